@@ -1,0 +1,76 @@
+// swift-tools-version:6.0
+// FingerAuth: a PAM module, its fingerprint helper, its command line and its reference
+// authenticator. C libraries come from Debian through system library targets; nothing
+// is fetched from outside the toolchain.
+import PackageDescription
+
+let root = Context.packageDirectory
+
+/// The module runs inside sudo/sshd: static Swift runtime, never unloaded (a runtime
+/// unmapped by pam_end's dlclose crashes the host), bound now, read-only relocations, and
+/// only pam_sm_* exported.
+let moduleLinkerFlags: [String] = [
+    "-static-stdlib",
+    "-Xlinker", "-z", "-Xlinker", "nodelete",
+    "-Xlinker", "-z", "-Xlinker", "now",
+    "-Xlinker", "-z", "-Xlinker", "relro",
+    "-Xlinker", "--version-script=\(root)/Sources/PAMFingerAuth/exports.map",
+]
+
+/// Executables carry the Swift runtime so that they run where no toolchain is installed.
+let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
+
+let v5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
+let package = Package(
+    name: "FingerAuth",
+    products: [
+        .library(name: "pam_fingerauth", type: .dynamic, targets: ["PAMFingerAuth"]),
+        .executable(name: "fingerauth-scan", targets: ["FingerAuthScan"]),
+        .executable(name: "fingerauth", targets: ["FingerAuthCLI"]),
+        .executable(name: "fingerauthd", targets: ["FingerAuthDaemon"]),
+        .executable(name: "fa-pamtest", targets: ["PAMHarness"]),
+    ],
+    targets: [
+        // C bridges, one per library; variadic functions get typed shims.
+        .systemLibrary(name: "CPAM", path: "Sources/CPAM"),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl"),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto"),
+        .systemLibrary(name: "CFPrint", path: "Sources/CFPrint", pkgConfig: "libfprint-2"),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3"),
+
+        // Plain Swift: config, JSON, JWT, claims, the login decision. No C, no Foundation.
+        .target(name: "FingerAuthCore", swiftSettings: v5),
+        // Thin adapters over the system and the C libraries.
+        .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore"], swiftSettings: v5),
+        .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "COpenSSL"], swiftSettings: v5),
+        .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v5),
+        .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v5),
+        .target(name: "FingerAuthServer",
+                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite", "CMicroHTTPD"],
+                swiftSettings: v5),
+
+        // Products.
+        .target(name: "PAMFingerAuth",
+                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthHTTP", "CPAM"],
+                swiftSettings: v5,
+                linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
+        .executableTarget(name: "FingerAuthScan",
+                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthReader"],
+                          swiftSettings: v5, linkerSettings: staticRuntime),
+        .executableTarget(name: "FingerAuthCLI",
+                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto",
+                                         "FingerAuthHTTP", "FingerAuthReader"],
+                          swiftSettings: v5, linkerSettings: staticRuntime),
+        .executableTarget(name: "FingerAuthDaemon",
+                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthServer"],
+                          swiftSettings: v5, linkerSettings: staticRuntime),
+        // Test support: drives real libpam through pam_start_confdir.
+        .executableTarget(name: "PAMHarness", dependencies: ["FingerAuthCore", "CPAM"],
+                          swiftSettings: v5, linkerSettings: staticRuntime),
+
+        .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v5),
+        .testTarget(name: "FingerAuthServerTests", dependencies: ["FingerAuthServer", "FingerAuthCrypto"], swiftSettings: v5),
+    ]
+)

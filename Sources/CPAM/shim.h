@@ -1,0 +1,28 @@
+/* Linux-PAM for Swift. pam_syslog and pam_prompt are variadic, so each use gets a typed
+ * wrapper that passes the text through "%s" (never as a format string). */
+#ifndef FINGERAUTH_CPAM_SHIM_H
+#define FINGERAUTH_CPAM_SHIM_H
+#include <security/pam_appl.h>
+#include <security/pam_modules.h>
+#include <security/pam_ext.h>
+#include <syslog.h>
+#include <stddef.h>
+
+/* pam_syslog(pamh, priority, "%s", message) */
+static inline void fa_pam_syslog(const pam_handle_t *pamh, int priority, const char *message) {
+    pam_syslog(pamh, priority, "%s", message);
+}
+
+/* pam_prompt for a message that expects no answer (PAM_TEXT_INFO / PAM_ERROR_MSG). */
+static inline int fa_pam_message(pam_handle_t *pamh, int style, const char *message) {
+    return pam_prompt(pamh, style, NULL, "%s", message);
+}
+
+/* pam_get_item with a const char * result (PAM_SERVICE, PAM_RHOST, ...). */
+static inline int fa_pam_get_string_item(const pam_handle_t *pamh, int item, const char **out) {
+    const void *value = NULL;
+    int rc = pam_get_item(pamh, item, &value);
+    *out = (const char *)value;
+    return rc;
+}
+#endif

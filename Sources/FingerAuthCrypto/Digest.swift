@@ -1,0 +1,31 @@
+import COpenSSL
+import FingerAuthCore
+
+/// Message digests through EVP_Digest.
+public enum Digest {
+    /// SHA-256 of `data` (EVP_Digest with EVP_sha256); nil only if libcrypto fails.
+    public static func sha256(_ data: [UInt8]) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let ok = data.withUnsafeBytes { input in
+            EVP_Digest(input.baseAddress, input.count, &out, &length, EVP_sha256(), nil)
+        }
+        guard ok == 1, length == 32 else { return nil }
+        return out
+    }
+
+    /// RFC 7638 JWK thumbprint (SHA-256, base64url): the key id everywhere in FingerAuth.
+    public static func thumbprint(of jwk: JWK) -> String? {
+        sha256(jwk.thumbprintInput).map(Base64URL.encode)
+    }
+}
+
+/// Cryptographically secure random bytes (RAND_bytes).
+public enum SecureRandom {
+    public static func bytes(_ count: Int) -> [UInt8]? {
+        guard count >= 0, count <= Int(Int32.max) else { return nil }
+        var out = [UInt8](repeating: 0, count: count)
+        guard RAND_bytes(&out, Int32(count)) == 1 else { return nil }
+        return out
+    }
+}

@@ -1,0 +1,51 @@
+import COpenSSL
+import FingerAuthCore
+
+/// An RSA public key built from a JWK (EVP_PKEY_fromdata), owned by this object.
+public final class RSAPublicKey {
+    let pkey: OpaquePointer
+
+    /// Refuses keys under 2048 or over 8192 bits and exponents that are not odd and > 1.
+    public init(jwk: JWK) throws {
+        guard jwk.bits >= 2048, jwk.bits <= 8192 else {
+            throw CryptoError(operation: "public key", reason: "RSA key size out of range")
+        }
+        guard jwk.e.count <= 8, let last = jwk.e.last, last & 1 == 1, jwk.e != [1] else {
+            throw CryptoError(operation: "public key", reason: "bad RSA exponent")
+        }
+        guard let n = BN_bin2bn(jwk.n, Int32(jwk.n.count), nil) else { throw CryptoError.last("public key") }
+        defer { BN_free(n) }
+        guard let e = BN_bin2bn(jwk.e, Int32(jwk.e.count), nil) else { throw CryptoError.last("public key") }
+        defer { BN_free(e) }
+        guard let builder = OSSL_PARAM_BLD_new() else { throw CryptoError.last("public key") }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        guard OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_N, n) == 1,
+              OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_E, e) == 1,
+              let params = OSSL_PARAM_BLD_to_param(builder) else { throw CryptoError.last("public key") }
+        defer { OSSL_PARAM_free(params) }
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw CryptoError.last("public key") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_fromdata_init(ctx) == 1,
+              EVP_PKEY_fromdata(ctx, &key, fa_evp_pkey_public_key_selection(), params) == 1,
+              let key else { throw CryptoError.last("public key") }
+        pkey = key
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    /// True only when `signature` is a valid RS256 signature of `data` by this key.
+    public func verifyRS256(signature: [UInt8], data: [UInt8]) -> Bool {
+        guard !signature.isEmpty, signature.count <= 1024 else { return false }
+        guard let ctx = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(ctx); ERR_clear_error() }
+        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else { return false }
+        let rc = data.withUnsafeBytes { d in
+            signature.withUnsafeBytes { s in
+                EVP_DigestVerify(ctx, s.baseAddress?.assumingMemoryBound(to: UInt8.self), s.count,
+                                 d.baseAddress?.assumingMemoryBound(to: UInt8.self), d.count)
+            }
+        }
+        return rc == 1
+    }
+}

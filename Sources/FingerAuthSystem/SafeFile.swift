@@ -1,0 +1,192 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a file was refused. The text names the path and the rule, never the content.
+public enum SafeFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    case missing(String)
+    case symlink(String)
+    case notRegular(String)
+    case notDirectory(String)
+    case wrongOwner(String, uid: UInt32)
+    case insecureMode(String, mode: UInt32)
+    case tooLarge(String, limit: Int)
+    case io(String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case let .missing(p): return "\(p): does not exist"
+        case let .symlink(p): return "\(p): is a symbolic link"
+        case let .notRegular(p): return "\(p): is not a regular file"
+        case let .notDirectory(p): return "\(p): is not a directory"
+        case let .wrongOwner(p, uid): return "\(p): owned by uid \(uid), must be owned by root"
+        case let .insecureMode(p, mode): return "\(p): mode \(String(mode & 0o7777, radix: 8)) is too open"
+        case let .tooLarge(p, limit): return "\(p): larger than \(limit) bytes"
+        case let .io(p, e): return "\(p): \(String(cString: strerror(e)))"
+        }
+    }
+}
+
+/// What a file must satisfy before its content is trusted.
+public struct FileRule: Sendable {
+    /// Required owner; nil accepts any owner (only for files a user may own).
+    public var owner: UInt32?
+    /// Permission bits that must be clear (0o077 for secrets, 0o022 for configuration).
+    public var forbiddenBits: UInt32
+    /// Largest accepted size in bytes.
+    public var maxBytes: Int
+
+    public init(owner: UInt32? = 0, forbiddenBits: UInt32, maxBytes: Int) {
+        self.owner = owner
+        self.forbiddenBits = forbiddenBits
+        self.maxBytes = maxBytes
+    }
+
+    /// Root-owned, 0600 or stricter, at most 64 KiB: keys, prints, tokens.
+    public static let secret = FileRule(forbiddenBits: 0o077, maxBytes: 64 * 1024)
+    /// Root-owned, not group/world writable, at most 64 KiB: configuration.
+    public static let config = FileRule(forbiddenBits: 0o022, maxBytes: 64 * 1024)
+    /// Root-owned directory closed to others: per-user state.
+    public static let privateDirectory = FileRule(forbiddenBits: 0o077, maxBytes: 0)
+}
+
+/// Files opened the careful way: O_NOFOLLOW|O_CLOEXEC, checked with fstat (type, owner,
+/// mode), size-capped, and written atomically (temporary file, fsync, rename).
+public enum SafeFile {
+    /// The whole content of a regular file that satisfies `rule`.
+    public static func read(_ path: String, rule: FileRule) throws(SafeFileError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw openError(path, errno) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .io(path, errno: errno) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .notRegular(path) }
+        try check(path, st: st, rule: rule)
+        guard st.st_size <= rule.maxBytes else { throw .tooLarge(path, limit: rule.maxBytes) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io(path, errno: errno)
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+            // The file may grow between fstat and read: the cap holds on what was read.
+            guard out.count <= rule.maxBytes else { throw .tooLarge(path, limit: rule.maxBytes) }
+        }
+        return out
+    }
+
+    /// Checks that `path` is a directory (not a link) that satisfies `rule`'s owner and mode.
+    public static func checkDirectory(_ path: String, rule: FileRule) throws(SafeFileError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            let e = errno
+            if e == ENOTDIR { throw .notDirectory(path) }
+            throw openError(path, e)
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .io(path, errno: errno) }
+        try check(path, st: st, rule: rule)
+    }
+
+    /// True when something (of any type) exists at `path`, links not followed.
+    public static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    /// Writes `bytes` to `path` atomically with `mode`: a new temporary file in the same
+    /// directory, fsync, rename over the target, fsync of the directory.
+    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: UInt32) throws(SafeFileError) {
+        let dir = directoryName(of: path)
+        var attempt = 0
+        var fd: Int32 = -1
+        var temp = ""
+        while fd < 0 {
+            attempt += 1
+            temp = "\(path).tmp.\(getpid()).\(attempt)"
+            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+            if fd < 0 && (errno != EEXIST || attempt > 100) { throw .io(temp, errno: errno) }
+        }
+        var ok = false
+        defer {
+            if fd >= 0 { close(fd) }
+            if !ok { unlink(temp) }
+        }
+        guard fchmod(fd, mode_t(mode)) == 0 else { throw .io(temp, errno: errno) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                Glibc.write(fd, raw.baseAddress.map { $0 + written }, raw.count - written)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io(temp, errno: errno)
+            }
+            written += n
+        }
+        guard fsync(fd) == 0 else { throw .io(temp, errno: errno) }
+        close(fd)
+        fd = -1
+        guard rename(temp, path) == 0 else { throw .io(path, errno: errno) }
+        ok = true
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
+    }
+
+    /// Creates `path` as a directory with `mode` if missing (parents included, 0755), and
+    /// then enforces `mode` on it. Refuses links.
+    public static func makeDirectory(_ path: String, mode: UInt32) throws(SafeFileError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw .io(prefix, errno: errno) }
+        }
+        var st = stat()
+        guard lstat(path, &st) == 0 else { throw .io(path, errno: errno) }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory(path) }
+        guard chmod(path, mode_t(mode)) == 0 else { throw .io(path, errno: errno) }
+    }
+
+    /// Removes a file; a missing file is not an error.
+    public static func remove(_ path: String) throws(SafeFileError) {
+        if unlink(path) != 0 && errno != ENOENT { throw .io(path, errno: errno) }
+    }
+
+    /// Names in a directory (without "." and ".."), sorted; empty when it does not exist.
+    public static func list(_ directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func directoryName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let dir = String(path[..<slash])
+        return dir.isEmpty ? "/" : dir
+    }
+
+    private static func check(_ path: String, st: stat, rule: FileRule) throws(SafeFileError) {
+        if let owner = rule.owner, st.st_uid != owner { throw .wrongOwner(path, uid: st.st_uid) }
+        if UInt32(st.st_mode) & rule.forbiddenBits != 0 { throw .insecureMode(path, mode: UInt32(st.st_mode)) }
+    }
+
+    private static func openError(_ path: String, _ e: Int32) -> SafeFileError {
+        switch e {
+        case ENOENT: return .missing(path)
+        case ELOOP: return .symlink(path)
+        default: return .io(path, errno: e)
+        }
+    }
+}
