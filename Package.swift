@@ -8,9 +8,10 @@ let root = Context.packageDirectory
 
 /// The module runs inside sudo/sshd: static Swift runtime, never unloaded (a runtime
 /// unmapped by pam_end's dlclose crashes the host), bound now, read-only relocations, and
-/// only pam_sm_* exported.
+/// only pam_sm_* exported. lld, because gold leaves the runtime's local symbols in .dynsym.
 let moduleLinkerFlags: [String] = [
     "-static-stdlib",
+    "-use-ld=lld",
     "-Xlinker", "-z", "-Xlinker", "nodelete",
     "-Xlinker", "-z", "-Xlinker", "now",
     "-Xlinker", "-z", "-Xlinker", "relro",
@@ -33,6 +34,7 @@ let package = Package(
     ],
     targets: [
         // C bridges, one per library; variadic functions get typed shims.
+        .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
         .systemLibrary(name: "CPAM", path: "Sources/CPAM"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl"),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto"),
@@ -43,8 +45,8 @@ let package = Package(
         // Plain Swift: config, JSON, JWT, claims, the login decision. No C, no Foundation.
         .target(name: "FingerAuthCore", swiftSettings: v5),
         // Thin adapters over the system and the C libraries.
-        .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore"], swiftSettings: v5),
-        .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "COpenSSL"], swiftSettings: v5),
+        .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore", "CSystem"], swiftSettings: v5),
+        .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"], swiftSettings: v5),
         .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v5),
         .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v5),
         .target(name: "FingerAuthServer",
@@ -53,7 +55,7 @@ let package = Package(
 
         // Products.
         .target(name: "PAMFingerAuth",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthHTTP", "CPAM"],
+                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthHTTP", "CPAM", "CSystem"],
                 swiftSettings: v5,
                 linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
         .executableTarget(name: "FingerAuthScan",

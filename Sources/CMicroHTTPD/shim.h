@@ -1,8 +1,80 @@
-/* libmicrohttpd for Swift. MHD_start_daemon and MHD_get_connection_info are variadic. */
+/* libmicrohttpd for Swift. MHD_start_daemon, MHD_get_connection_info and
+ * MHD_get_daemon_info are variadic, and the response memory modes are enum values Swift
+ * sees fine but the call sites read better typed: each wrapper below fixes one call shape. */
 #ifndef FINGERAUTH_CMICROHTTPD_SHIM_H
 #define FINGERAUTH_CMICROHTTPD_SHIM_H
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <stdint.h>
+#include <string.h>
 #include <microhttpd.h>
+
+/* Everything fingerauthd sets on its daemon, as plain typed fields. */
+struct fa_mhd_config {
+    unsigned int flags;                      /* MHD_USE_* */
+    const struct sockaddr *address;          /* where to bind (MHD_OPTION_SOCK_ADDR) */
+    MHD_AccessHandlerCallback handler;
+    void *handler_cls;
+    MHD_RequestCompletedCallback completed;  /* MHD_OPTION_NOTIFY_COMPLETED */
+    void *completed_cls;
+    unsigned int thread_pool_size;           /* MHD_OPTION_THREAD_POOL_SIZE (0: none) */
+    unsigned int connection_timeout;         /* seconds, MHD_OPTION_CONNECTION_TIMEOUT */
+    unsigned int connection_limit;           /* MHD_OPTION_CONNECTION_LIMIT */
+    unsigned int per_ip_connection_limit;    /* MHD_OPTION_PER_IP_CONNECTION_LIMIT */
+    size_t connection_memory_limit;          /* bytes, MHD_OPTION_CONNECTION_MEMORY_LIMIT */
+    const char *https_key_pem;               /* NULL: plain HTTP */
+    const char *https_cert_pem;
+    const char *https_priorities;            /* GnuTLS priority string, NULL: library default */
+};
+
+/* MHD_start_daemon is variadic: one typed call with the option list built here. */
+static inline struct MHD_Daemon *fa_mhd_start_daemon(const struct fa_mhd_config *c) {
+    struct MHD_OptionItem ops[12];
+    int i = 0;
+    ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)c->address };
+    ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)c->completed, c->completed_cls };
+    ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)c->connection_timeout, NULL };
+    ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)c->connection_limit, NULL };
+    ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)c->per_ip_connection_limit, NULL };
+    ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)c->connection_memory_limit, NULL };
+    if (c->thread_pool_size > 0)
+        ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)c->thread_pool_size, NULL };
+    if (c->https_key_pem != NULL && c->https_cert_pem != NULL) {
+        ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)c->https_key_pem };
+        ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)c->https_cert_pem };
+        if (c->https_priorities != NULL)
+            ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)c->https_priorities };
+    }
+    ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+    /* The NOTIFY_COMPLETED item in an option array carries the function in `value`. */
+    return MHD_start_daemon(c->flags, 0, NULL, NULL, c->handler, c->handler_cls,
+                            MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+}
+
+/* MHD_get_daemon_info is variadic: the port actually bound (useful with port 0); 0 on error. */
+static inline uint16_t fa_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/* MHD_get_connection_info is variadic: the peer's address as text into `out`
+ * (at least INET6_ADDRSTRLEN bytes). Returns 0 on success, -1 when unknown. */
+static inline int fa_mhd_peer_address(struct MHD_Connection *connection, char *out, size_t size) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL || size == 0) return -1;
+    const struct sockaddr *sa = info->client_addr;
+    const void *raw = NULL;
+    if (sa->sa_family == AF_INET) raw = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+    else if (sa->sa_family == AF_INET6) raw = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+    else return -1;
+    return inet_ntop(sa->sa_family, raw, out, (socklen_t)size) == NULL ? -1 : 0;
+}
+
+/* A response whose body MHD copies (MHD_RESPMEM_MUST_COPY), so Swift's buffer may go. */
+static inline struct MHD_Response *fa_mhd_response_copy(const void *data, size_t size) {
+    return MHD_create_response_from_buffer(size, (void *)data, MHD_RESPMEM_MUST_COPY);
+}
 #endif

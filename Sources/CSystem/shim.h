@@ -1,0 +1,23 @@
+/* glibc functions that Swift's Glibc module hides because it is built without
+ * _GNU_SOURCE. The prototypes below match glibc 2.36's; each wrapper only forwards. */
+#ifndef FINGERAUTH_CSYSTEM_SHIM_H
+#define FINGERAUTH_CSYSTEM_SHIM_H
+#include <sys/types.h>
+#include <spawn.h>
+
+extern size_t strnlen(const char *s, size_t maxlen);
+extern int pipe2(int pipefd[2], int flags);
+extern ssize_t getrandom(void *buffer, size_t length, unsigned int flags);
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
+/* pipe2(2): a pipe whose ends are close-on-exec from the start. */
+static inline int fa_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+/* getrandom(2) from the kernel's CSPRNG. */
+static inline ssize_t fa_getrandom(void *buffer, size_t length) { return getrandom(buffer, length, 0); }
+/* Close every descriptor >= from in the spawned child (glibc >= 2.34). */
+static inline int fa_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+/* strnlen(3): length of a C string from outside, bounded. */
+static inline size_t fa_strnlen(const char *s, size_t maxlen) { return strnlen(s, maxlen); }
+#endif

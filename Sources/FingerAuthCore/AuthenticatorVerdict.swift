@@ -1,0 +1,38 @@
+/// What the authenticator's answer to `POST /v1/login` means for this login.
+public enum AuthenticatorVerdict: Equatable, Sendable {
+    /// 2xx with `{"ok":true}` for this user and this token.
+    case accepted
+    /// The authenticator said no (401/403/400, `ok` false, or yes for another user or token).
+    case rejected(String)
+    /// The authenticator could not answer properly (5xx, redirect, 429, unreadable body).
+    case unavailable(String)
+
+    /// Largest answer body read.
+    public static let maxBodyBytes = 16 * 1024
+
+    /// Only `ok` true together with our own `sub` and `jti` counts as a yes.
+    public static func interpret(status: Int, body: [UInt8], user: String, jti: String) -> AuthenticatorVerdict {
+        switch status {
+        case 200..<300:
+            guard let json = try? JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(body),
+                  let ok = json["ok"]?.boolValue else {
+                return .unavailable("authenticator answered \(status) with an unreadable body")
+            }
+            guard ok else { return .rejected("authenticator answered ok=false") }
+            guard json["sub"]?.stringValue == user else { return .rejected("authenticator accepted another user") }
+            guard json["jti"]?.stringValue == jti else { return .rejected("authenticator accepted another token") }
+            return .accepted
+        case 400, 401, 403:
+            let reason = (try? JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(body))?["error"]?.stringValue
+            return .rejected("authenticator refused (\(status)\(reason.map { ": " + printable($0) } ?? ""))")
+        case 300..<400:
+            return .unavailable("authenticator redirected (\(status)); redirects are not followed")
+        default:
+            return .unavailable("authenticator answered \(status)")
+        }
+    }
+
+    private static func printable(_ s: String) -> String {
+        String(String(s.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "?" }).prefix(80))
+    }
+}

@@ -1,0 +1,147 @@
+/// Every setting of FingerAuth, with its default. Built anew for each login from the
+/// defaults, then `/etc/security/fingerauth.conf` (or `conf=`), then the pam.d arguments.
+public struct Options: Equatable, Sendable {
+    public static let defaultConfigPath = "/etc/security/fingerauth.conf"
+    public static let defaultStateDirectory = "/var/lib/fingerauth"
+    public static let defaultScanHelper = "/usr/libexec/fingerauth/fingerauth-scan"
+    public static let defaultTokenFile = "/etc/security/fingerauth.token"
+
+    /// Where the module POSTs the token (`url`). Required.
+    public var url: AuthenticatorURL?
+    /// `aud` of the token (`audience`); defaults to the url.
+    public var audience: String?
+    /// `iss` of the token (`host_id`); defaults to the host name.
+    public var hostID: String?
+    /// CA bundle for the authenticator's certificate (`cafile`).
+    public var caFile: String?
+    /// libcurl pinned public key, e.g. `sha256//…` (`pinned_pubkey`).
+    public var pinnedPublicKey: String?
+    /// Seconds to wait for a finger (`timeout`, 1–120).
+    public var timeoutSeconds = 10
+    /// Non-matching fingers before giving up (`max_tries`, 1–10).
+    public var maxTries = 3
+    /// Token lifetime in seconds (`ttl`, 1–300).
+    public var ttlSeconds = 30
+    /// Per-user state (`state_dir`).
+    public var stateDirectory = Options.defaultStateDirectory
+    /// The scan helper's path (`scan_helper`).
+    public var scanHelper = Options.defaultScanHelper
+    /// libfprint virtual reader socket, for tests and demos (`virtual_reader`).
+    public var virtualReader: String?
+    /// Permit `http://` to a loopback authenticator (`allow_http`).
+    public var allowHTTP = false
+    /// Run for remote sessions too (`remote=allow`); by default they are skipped.
+    public var allowRemote = false
+    /// Step-by-step log lines (`debug`).
+    public var debug = false
+    /// Where debug lines go instead of syslog (`debug_file`).
+    public var debugFile: String?
+    /// The module does nothing (`disabled`).
+    public var disabled = false
+    /// This host's enrollment token for registering keys (`token_file`; the CLI only).
+    public var tokenFile = Options.defaultTokenFile
+    /// Extra claims (`claim.NAME = value`); they never replace the standard ones.
+    public var extraClaims: [(String, String)] = []
+
+    public init() {}
+
+    public static func == (a: Options, b: Options) -> Bool {
+        a.url == b.url && a.audience == b.audience && a.hostID == b.hostID && a.caFile == b.caFile
+            && a.pinnedPublicKey == b.pinnedPublicKey && a.timeoutSeconds == b.timeoutSeconds
+            && a.maxTries == b.maxTries && a.ttlSeconds == b.ttlSeconds && a.stateDirectory == b.stateDirectory
+            && a.scanHelper == b.scanHelper && a.virtualReader == b.virtualReader && a.allowHTTP == b.allowHTTP
+            && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
+            && a.disabled == b.disabled && a.tokenFile == b.tokenFile
+            && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
+    }
+
+    /// The names of the claims FingerAuth sets itself; `claim.NAME` cannot use them.
+    public static let reservedClaims: Set<String> = ["iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service"]
+
+    /// Sets one key. `source` names the file and line or the pam.d argument for errors.
+    public mutating func set(_ key: String, _ value: String, source: String) throws(ConfigError) {
+        func error(_ m: String) -> ConfigError { ConfigError(source: source, key: key, message: m) }
+        func path() throws(ConfigError) -> String {
+            guard value.hasPrefix("/"), !value.contains("\0"), value.utf8.count < 4096 else {
+                throw error("must be an absolute path")
+            }
+            return value
+        }
+        func number(_ range: ClosedRange<Int>) throws(ConfigError) -> Int {
+            guard let n = Int(value), range.contains(n) else {
+                throw error("must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return n
+        }
+        func flag() throws(ConfigError) -> Bool {
+            switch value {
+            case "", "yes", "true", "1", "on": return true
+            case "no", "false", "0", "off": return false
+            default: throw error("must be yes or no")
+            }
+        }
+        func text() throws(ConfigError) -> String {
+            guard !value.isEmpty, value.utf8.count <= 256,
+                  value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
+                throw error("must be 1 to 256 printable characters")
+            }
+            return value
+        }
+        switch key {
+        case "url":
+            switch AuthenticatorURL.parse(value) {
+            case let .success(u): url = u
+            case let .failure(e): throw error(e.message)
+            }
+        case "audience": audience = try text()
+        case "host_id": hostID = try text()
+        case "cafile": caFile = try path()
+        case "pinned_pubkey": pinnedPublicKey = try text()
+        case "timeout": timeoutSeconds = try number(1...120)
+        case "max_tries": maxTries = try number(1...10)
+        case "ttl": ttlSeconds = try number(1...300)
+        case "state_dir": stateDirectory = try path()
+        case "scan_helper": scanHelper = try path()
+        case "virtual_reader": virtualReader = try path()
+        case "allow_http": allowHTTP = try flag()
+        case "remote":
+            switch value {
+            case "allow": allowRemote = true
+            case "deny", "skip": allowRemote = false
+            default: throw error("must be allow or deny")
+            }
+        case "debug": debug = try flag()
+        case "debug_file": debugFile = try path()
+        case "disabled": disabled = try flag()
+        case "token_file": tokenFile = try path()
+        default:
+            if key.hasPrefix("claim.") {
+                let name = String(key.dropFirst(6))
+                guard UserName.isValid(name), !name.contains(".") else { throw error("claim names are letters, digits, _ and -") }
+                guard !Options.reservedClaims.contains(name) else { throw error("cannot replace a standard claim") }
+                let v = try text()
+                extraClaims.removeAll { $0.0 == name }
+                extraClaims.append((name, v))
+            } else {
+                throw error("unknown key")
+            }
+        }
+    }
+
+    /// Checks what cannot be checked key by key: a url is set, http only when allowed and to loopback.
+    public func validated(source: String) throws(ConfigError) -> Options {
+        guard let url else { throw ConfigError(source: source, key: "url", message: "is not set") }
+        if !url.isHTTPS {
+            guard allowHTTP else {
+                throw ConfigError(source: source, key: "url", message: "http:// needs allow_http (loopback only)")
+            }
+            guard url.isLoopback else {
+                throw ConfigError(source: source, key: "url", message: "http:// is allowed only to a loopback address")
+            }
+        }
+        return self
+    }
+
+    /// The audience put in tokens: `audience`, else the url.
+    public var effectiveAudience: String { audience ?? url?.text ?? "" }
+}

@@ -1,0 +1,157 @@
+import CCurl
+import FingerAuthCore
+
+/// How to reach the authenticator: TLS settings and the bounds on every request.
+public struct HTTPSettings: Sendable {
+    public var allowHTTP = false
+    public var caFile: String?
+    public var pinnedPublicKey: String?
+    public var connectTimeoutMilliseconds = 2000
+    public var totalTimeoutMilliseconds = 5000
+    public var maxResponseBytes = 16 * 1024
+
+    public init() {}
+
+    /// The settings the configuration gives (`cafile`, `pinned_pubkey`, `allow_http`).
+    public init(options: Options) {
+        allowHTTP = options.allowHTTP
+        caFile = options.caFile
+        pinnedPublicKey = options.pinnedPublicKey
+    }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var body: [UInt8]
+}
+
+/// Why no answer came; the text is for logs and people, free of secrets.
+public struct HTTPFailure: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable { case refused, timeout, tls, tooLarge, other }
+    public var kind: Kind
+    public var message: String
+    public var description: String { message }
+}
+
+/// One HTTPS request through libcurl, hardened for use inside a PAM host: no redirects,
+/// no proxy from the environment, no signals, peer and host verified, bounded time and size.
+public enum HTTPClient {
+    public static func send(method: String, url: String, body: [UInt8]?, headers: [String] = [],
+                            settings: HTTPSettings) -> Result<HTTPResponse, HTTPFailure> {
+        guard let handle = CurlHandle() else { return .failure(HTTPFailure(kind: .other, message: "libcurl unavailable")) }
+        let sink = ResponseSink(limit: settings.maxResponseBytes)
+        let context = Unmanaged.passUnretained(sink).toOpaque()
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        for header in ["Content-Type: application/json", "Accept: application/json", "Expect:"] + headers {
+            headerList = curl_slist_append(headerList, header)
+        }
+
+        let c = handle.pointer
+        var ok = true
+        ok = ok && fa_curl_setopt_string(c, CURLOPT_URL, url) == CURLE_OK
+        ok = ok && fa_curl_setopt_string(c, CURLOPT_PROTOCOLS_STR, settings.allowHTTP ? "http,https" : "https") == CURLE_OK
+        ok = ok && fa_curl_setopt_long(c, CURLOPT_FOLLOWLOCATION, 0) == CURLE_OK
+        ok = ok && fa_curl_setopt_string(c, CURLOPT_PROXY, "") == CURLE_OK
+        ok = ok && fa_curl_setopt_string(c, CURLOPT_NOPROXY, "*") == CURLE_OK
+        ok = ok && fa_curl_setopt_long(c, CURLOPT_NOSIGNAL, 1) == CURLE_OK
+        ok = ok && fa_curl_setopt_long(c, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds) == CURLE_OK
+        ok = ok && fa_curl_setopt_long(c, CURLOPT_TIMEOUT_MS, settings.totalTimeoutMilliseconds) == CURLE_OK
+        ok = ok && fa_curl_setopt_long(c, CURLOPT_SSL_VERIFYPEER, 1) == CURLE_OK
+        ok = ok && fa_curl_setopt_long(c, CURLOPT_SSL_VERIFYHOST, 2) == CURLE_OK
+        ok = ok && fa_curl_setopt_long(c, CURLOPT_SSLVERSION, CURL_SSLVERSION_TLSv1_2) == CURLE_OK
+        ok = ok && fa_curl_setopt_string(c, CURLOPT_USERAGENT, "fingerauth/0.1") == CURLE_OK
+        ok = ok && fa_curl_setopt_slist(c, CURLOPT_HTTPHEADER, headerList) == CURLE_OK
+        ok = ok && fa_curl_setopt_write_function(c, responseWriter) == CURLE_OK
+        ok = ok && fa_curl_setopt_pointer(c, CURLOPT_WRITEDATA, context) == CURLE_OK
+        ok = ok && fa_curl_setopt_pointer(c, CURLOPT_ERRORBUFFER, handle.errorBuffer) == CURLE_OK
+        if let caFile = settings.caFile {
+            ok = ok && fa_curl_setopt_string(c, CURLOPT_CAINFO, caFile) == CURLE_OK
+        }
+        if let pin = settings.pinnedPublicKey {
+            ok = ok && fa_curl_setopt_string(c, CURLOPT_PINNEDPUBLICKEY, pin) == CURLE_OK
+        }
+        if method != "GET" && method != "POST" {
+            ok = ok && fa_curl_setopt_string(c, CURLOPT_CUSTOMREQUEST, method) == CURLE_OK
+        }
+        guard ok else { return .failure(HTTPFailure(kind: .other, message: "libcurl refused an option")) }
+
+        let code: CURLcode = withBody(body ?? [], post: method == "POST") { pointer, count in
+            if method == "POST" {
+                _ = fa_curl_setopt_long(c, CURLOPT_POSTFIELDSIZE, count)
+                _ = fa_curl_setopt_pointer(c, CURLOPT_POSTFIELDS, pointer)
+            }
+            return curl_easy_perform(c)
+        }
+        if sink.overflowed {
+            return .failure(HTTPFailure(kind: .tooLarge, message: "answer larger than \(settings.maxResponseBytes) bytes"))
+        }
+        guard code == CURLE_OK else { return .failure(failure(code, handle: handle, url: url)) }
+        var status = 0
+        _ = fa_curl_getinfo_long(c, CURLINFO_RESPONSE_CODE, &status)
+        return .success(HTTPResponse(status: status, body: sink.bytes))
+    }
+
+    private static func withBody(_ body: [UInt8], post: Bool,
+                                 _ run: (UnsafeMutableRawPointer?, Int) -> CURLcode) -> CURLcode {
+        var copy = body
+        return copy.withUnsafeMutableBytes { run($0.baseAddress, $0.count) }
+    }
+
+    private static func failure(_ code: CURLcode, handle: CurlHandle, url: String) -> HTTPFailure {
+        let detail = handle.errorText.isEmpty ? String(cString: curl_easy_strerror(code)) : handle.errorText
+        switch code {
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST:
+            return HTTPFailure(kind: .refused, message: "cannot connect to the authenticator: \(detail)")
+        case CURLE_OPERATION_TIMEDOUT:
+            return HTTPFailure(kind: .timeout, message: "authenticator timed out: \(detail)")
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
+             CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR:
+            return HTTPFailure(kind: .tls, message: "TLS failure with the authenticator: \(detail)")
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return HTTPFailure(kind: .other, message: "protocol not allowed: \(detail)")
+        default:
+            return HTTPFailure(kind: .other, message: "request to the authenticator failed: \(detail)")
+        }
+    }
+}
+
+/// Owns a `CURL *` (curl_easy_cleanup in deinit) and its error buffer.
+final class CurlHandle {
+    let pointer: UnsafeMutableRawPointer
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init?() {
+        guard let p = curl_easy_init() else { return nil }
+        pointer = p
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    var errorText: String { String(cString: errorBuffer) }
+
+    deinit {
+        curl_easy_cleanup(pointer)
+        errorBuffer.deallocate()
+    }
+}
+
+/// Collects the answer body up to a limit; past it the transfer is aborted.
+final class ResponseSink {
+    let limit: Int
+    var bytes: [UInt8] = []
+    var overflowed = false
+    init(limit: Int) { self.limit = limit }
+}
+
+private let responseWriter: fa_curl_write_callback = { data, size, count, context in
+    guard let data, let context else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let (total, overflow) = size.multipliedReportingOverflow(by: count)
+    guard !overflow, total <= sink.limit - sink.bytes.count else {
+        sink.overflowed = true
+        return 0
+    }
+    data.withMemoryRebound(to: UInt8.self, capacity: total) { sink.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: total)) }
+    return total
+}

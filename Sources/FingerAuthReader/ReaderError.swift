@@ -1,0 +1,23 @@
+import FingerAuthCore
+
+/// Why the reader could not do what was asked: a `ScanFailure` for the wire protocol and a
+/// sentence for people. Built from `GError`s in one place (`ReaderError.from(_:)`).
+public struct ReaderError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The protocol reason (`FAIL <reason> …`).
+    public var failure: ScanFailure
+    /// What happened, in plain words; never print data.
+    public var message: String
+
+    public init(_ failure: ScanFailure, _ message: String) {
+        self.failure = failure
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// The `FAIL` message the scan helper prints for this error.
+    public var scanMessage: ScanMessage { .fail(failure, detail: message) }
+
+    public static let noReader = ReaderError(.noReader, "No fingerprint reader found")
+    public static let timeout = ReaderError(.timeout, "No finger was read before the deadline")
+}

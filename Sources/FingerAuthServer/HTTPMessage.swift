@@ -1,0 +1,50 @@
+import FingerAuthCore
+
+/// A request as the service sees it, free of libmicrohttpd types.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// The path, without the query string.
+    public var path: String
+    /// The `Authorization` header, if any. Secret: never logged.
+    public var authorization: String?
+    public var contentType: String?
+    public var body: [UInt8]
+    /// True when the body went past the cap and was discarded.
+    public var bodyTooLarge: Bool
+    /// The client's address as text.
+    public var peer: String
+
+    public init(method: String, path: String, authorization: String? = nil, contentType: String? = nil,
+                body: [UInt8] = [], bodyTooLarge: Bool = false, peer: String = "-") {
+        self.method = method
+        self.path = path
+        self.authorization = authorization
+        self.contentType = contentType
+        self.body = body
+        self.bodyTooLarge = bodyTooLarge
+        self.peer = peer
+    }
+}
+
+/// An answer: status, JSON body (may be empty), extra headers.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    public var body: [UInt8]
+    public var headers: [(String, String)]
+
+    public init(status: Int, json: JSONValue?, headers: [(String, String)] = []) {
+        self.status = status
+        self.body = json.map { JSONEncoding.encodeBytes($0) } ?? []
+        self.headers = headers
+    }
+
+    /// `{"error": code}` with `status`.
+    public static func error(_ status: Int, _ code: String, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, json: .object([("error", .string(code))]), headers: headers)
+    }
+
+    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+        lhs.status == rhs.status && lhs.body == rhs.body &&
+            lhs.headers.map { $0.0 + ":" + $0.1 } == rhs.headers.map { $0.0 + ":" + $0.1 }
+    }
+}

@@ -1,0 +1,32 @@
+import FingerAuthCore
+import FingerAuthCrypto
+
+/// Host enrollment tokens: 32 random bytes, base64url (43 characters). The registry keeps
+/// only their SHA-256, as lowercase hex, so a copy of the database enrolls nothing.
+public enum HostToken {
+    /// Length of a token's text.
+    public static let length = 43
+
+    /// A new random token (RAND_bytes); nil only if the random source fails.
+    public static func generate() -> String? {
+        SecureRandom.bytes(32).map(Base64URL.encode)
+    }
+
+    /// The stored form of `token`: hex SHA-256 of its text. Nil for anything that is not
+    /// shaped like a token, so junk never reaches the database.
+    public static func hash(_ token: String) -> String? {
+        guard token.utf8.count == length, Base64URL.decode(token)?.count == 32 else { return nil }
+        return Digest.sha256(Array(token.utf8)).map(hex)
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xf)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

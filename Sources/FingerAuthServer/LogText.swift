@@ -1,0 +1,27 @@
+/// Turns untrusted text (claims, paths, peer names) into something safe for a log line or
+/// an audit column: printable ASCII without spaces or quotes, at most `limit` characters.
+/// A compact JWT never fits in the path limit, so a token pasted into a URL stays out of logs.
+public enum LogText {
+    /// `text` with every other byte replaced by `?` and cut to `limit` bytes ("…" marks a cut).
+    public static func clean(_ text: String, limit: Int = 128) -> String {
+        var out = ""
+        var count = 0
+        for byte in text.utf8 {
+            if count == limit {
+                out += "..."
+                break
+            }
+            let allowed = byte > 0x20 && byte < 0x7f && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+            out.unicodeScalars.append(Unicode.Scalar(allowed ? byte : UInt8(ascii: "?")))
+            count += 1
+        }
+        return out
+    }
+}
+
+extension LogText {
+    /// `text` with control characters replaced by `?` (spaces kept), for free-form messages.
+    public static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value >= 0x20 && $0.value != 0x7f ? $0 : "?" }))
+    }
+}

@@ -1,0 +1,22 @@
+/// What the verifier enforces besides the signature.
+public struct VerifierPolicy: Sendable {
+    /// The `aud` this authenticator answers to.
+    public var audience: String
+    /// Largest accepted `exp - iat`, seconds (DESIGN: at most 300).
+    public var maxTTL: Int64
+    /// Clock difference tolerated on `exp`, `nbf` and `iat`, seconds.
+    public var skew: Int64
+    /// Largest accepted compact token, bytes.
+    public var maxTokenBytes: Int
+    /// Longest accepted `jti`, bytes.
+    public var maxJTIBytes: Int
+
+    public init(audience: String, maxTTL: Int64 = 300, skew: Int64 = 30,
+                maxTokenBytes: Int = 8 * 1024, maxJTIBytes: Int = 128) {
+        self.audience = audience
+        self.maxTTL = maxTTL
+        self.skew = skew
+        self.maxTokenBytes = maxTokenBytes
+        self.maxJTIBytes = maxJTIBytes
+    }
+}

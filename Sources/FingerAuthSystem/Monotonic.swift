@@ -1,0 +1,63 @@
+import CSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+import FingerAuthCore
+
+/// A point on CLOCK_MONOTONIC, in milliseconds: deadlines that wall-clock changes cannot move.
+public struct MonotonicInstant: Comparable, Sendable {
+    public let milliseconds: Int64
+
+    public static func now() -> MonotonicInstant {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return MonotonicInstant(milliseconds: Int64(ts.tv_sec) &* 1000 &+ Int64(ts.tv_nsec) / 1_000_000)
+    }
+
+    public func adding(milliseconds ms: Int64) -> MonotonicInstant {
+        MonotonicInstant(milliseconds: milliseconds.addingReportingOverflow(ms).overflow ? Int64.max : milliseconds + ms)
+    }
+
+    /// Milliseconds left until this instant, never negative, at most Int32.max.
+    public var remaining: Int32 {
+        let left = milliseconds &- MonotonicInstant.now().milliseconds
+        return Int32(clamping: max(0, left))
+    }
+
+    public static func < (a: MonotonicInstant, b: MonotonicInstant) -> Bool { a.milliseconds < b.milliseconds }
+}
+
+/// The wall clock (CLOCK_REALTIME), in seconds, for token times.
+public struct SystemClock: Clock {
+    public init() {}
+    public func now() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec)
+    }
+}
+
+/// The kernel's random bytes (getrandom(2)); bounded retries on EINTR.
+public struct SystemRandom: RandomSource {
+    public init() {}
+    public func bytes(_ count: Int) -> [UInt8]? {
+        guard count >= 0, count <= 256 else { return nil }
+        var out = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        var attempts = 0
+        while filled < count && attempts < 16 {
+            attempts += 1
+            let n = out.withUnsafeMutableBytes { fa_getrandom($0.baseAddress.map { $0 + filled }, count - filled) }
+            if n > 0 { filled += n } else if errno != EINTR { return nil }
+        }
+        return filled == count ? out : nil
+    }
+}
+
+/// This machine's host name (gethostname), the default token issuer.
+public func currentHostName() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+    let bytes = buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+    return bytes.isEmpty ? "localhost" : String(decoding: bytes, as: UTF8.self)
+}

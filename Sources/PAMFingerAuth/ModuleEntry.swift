@@ -1,0 +1,77 @@
+import CPAM
+import CSystem
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthHTTP
+import FingerAuthSystem
+
+/// libpam's entry point for `auth` lines (DESIGN "The login, step by step").
+/// Everything is built per call; the module keeps no state between calls.
+@_cdecl("pam_sm_authenticate")
+public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+                                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let pamh else { return PAMCode.systemError.rawValue }
+    return authenticate(PAMHandle(raw: pamh), flags: flags, arguments: moduleArguments(argc, argv)).rawValue
+}
+
+/// Nothing to set: the module grants no credentials of its own.
+@_cdecl("pam_sm_setcred")
+public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+                           _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    PAMCode.success.rawValue
+}
+
+func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAMCode {
+    let started = MonotonicInstant.now()
+    let service = handle.stringItem(PAM_SERVICE) ?? "unknown"
+    let options: Options
+    do {
+        options = try OptionsLoader.load(arguments: arguments, readFile: readConfigFile)
+    } catch {
+        handle.syslog(LOG_ERR, "configuration error, fingerprint login disabled: \(error)")
+        return .serviceError
+    }
+    let log = ModuleLog(handle: handle, debug: options.debug, debugFile: options.debugFile)
+    log.step("options read; url \(options.url?.text ?? "-"), helper \(options.scanHelper)")
+
+    let asked = handle.user()
+    guard let user = asked.name else {
+        log.outcome(LoginOutcome(asked.failure, "pam_get_user failed"), user: nil, service: service,
+                    milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
+        return asked.failure
+    }
+    let request = LoginRequest(user: user, service: service, remoteHost: handle.stringItem(PAM_RHOST),
+                               inSSHSession: handle.inSSHSession(), silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
+    let flow = LoginFlow(scanner: HelperScanner(), store: FileEnrollmentStore(), transport: CurlTransport(),
+                         conversation: PAMConversation(handle: handle), clock: SystemClock(),
+                         random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
+    let outcome = flow.authenticate(request, options: options)
+    log.outcome(outcome, user: user, service: service,
+                milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
+    return outcome.code
+}
+
+/// The configuration file: root-owned, not writable by group or others, size-capped.
+/// A missing file is nil (the caller decides whether that is fine).
+func readConfigFile(_ path: String) throws(ConfigError) -> String? {
+    do {
+        return String(decoding: try SafeFile.read(path, rule: .config), as: UTF8.self)
+    } catch {
+        if case .missing = error { return nil }
+        throw ConfigError(source: path, message: error.description)
+    }
+}
+
+/// The pam.d arguments as Swift strings (at most 64 of them, each at most 4 KiB).
+func moduleArguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String] {
+    guard let argv, argc > 0 else { return [] }
+    var out: [String] = []
+    for i in 0..<Int(min(argc, 64)) {
+        guard let p = argv[i] else { continue }
+        let length = fa_strnlen(p, 4096)
+        out.append(p.withMemoryRebound(to: UInt8.self, capacity: length) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+        })
+    }
+    return out
+}

@@ -1,0 +1,44 @@
+import FingerAuthCore
+import FingerAuthSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The module's log: one line per attempt through pam_syslog, step lines with `debug`,
+/// and with `debug_file=` every line appended to that file (root, 0600) as well.
+/// Lines carry names, codes and ids; never a key, a token or a JWT.
+struct ModuleLog {
+    let handle: PAMHandle
+    let debug: Bool
+    let debugFile: String?
+
+    func step(_ text: String) {
+        guard debug else { return }
+        handle.syslog(LOG_DEBUG, "debug: " + text)
+        append("debug: " + text)
+    }
+
+    func outcome(_ outcome: LoginOutcome, user: String?, service: String, milliseconds: Int64) {
+        var line = "service=\(service)"
+        // A name that failed validation may be a password typed at the user prompt.
+        if let user, outcome.code != .userUnknown { line += " user=\(user)" }
+        line += " result=\(outcome.code) reason=\"\(outcome.reason)\""
+        if let finger = outcome.finger { line += " finger=\(finger)" }
+        if let kid = outcome.kid { line += " kid=\(kid)" }
+        if let jti = outcome.jti { line += " jti=\(jti)" }
+        line += " ms=\(milliseconds)"
+        handle.syslog(outcome.code == .success ? LOG_INFO : LOG_NOTICE, line)
+        append(line)
+    }
+
+    private func append(_ line: String) {
+        guard let debugFile else { return }
+        let fd = open(debugFile, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == 0 else { return }
+        let bytes = Array(("pam_fingerauth: " + line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,0 +1,156 @@
+"""Feeder for libfprint's `virtual_device` test reader (FP_VIRTUAL_DEVICE=<socket>).
+
+Protocol (see /work/shared/libfprint-virtual-device.md): a Unix stream socket, one command
+per connection, no trailing newline; the device reads one chunk and closes the connection,
+so wait for EOF before the next one. Each open of the device re-creates the socket, so a
+feeder waits for a *new* socket (another inode or creation time than the one it fed
+last) before sending.
+
+    reader = VirtualReader(path)
+    reader.feed(["SLEEP 0", "SCAN alice"])   # background thread, waits for the socket
+    ...run the program that opens the device...
+    reader.wait()                             # joins, re-raises the feeder's error
+"""
+
+import os
+import socket
+import stat
+import threading
+import time
+
+__all__ = ["VirtualReader", "VirtualReaderError", "enroll_commands", "scan_commands"]
+
+
+class VirtualReaderError(Exception):
+    """The feeder could not deliver its commands in time."""
+
+
+def enroll_commands(identity, stages=5):
+    """Commands for a whole enrollment of `identity` in `stages` scans."""
+    commands = ["SET_ENROLL_STAGES %d" % stages]
+    for _ in range(stages):
+        commands += ["SLEEP 0", "SCAN %s" % identity]
+    return commands
+
+
+def scan_commands(*identities):
+    """Commands for one finger per identity; `SLEEP 0` first makes each one land whether
+    the verify has started yet or not."""
+    commands = []
+    for identity in identities:
+        commands += ["SLEEP 0", "SCAN %s" % identity]
+    return commands
+
+
+class VirtualReader:
+    """One virtual reader socket, fed from a background thread."""
+
+    def __init__(self, socket_path, connect_timeout=2.0):
+        self.path = str(socket_path)
+        self.connect_timeout = connect_timeout
+        self.last_inode = None
+        self._thread = None
+        self._error = None
+        self.sent = []
+
+    # -- one command -------------------------------------------------------------------
+
+    def send(self, command, timeout=None):
+        """Sends one command on its own connection and waits until the device closed it."""
+        timeout = self.connect_timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(self.path)
+            sock.sendall(command.encode("ascii"))
+            reply = b""
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise VirtualReaderError("no EOF after %r within %.1fs" % (command, timeout))
+                sock.settimeout(left)
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+        self.sent.append(command)
+        return reply.decode("ascii", "replace")
+
+    # -- the socket ----------------------------------------------------------------------
+
+    def _inode(self):
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISSOCK(st.st_mode):
+            return None
+        # Inode numbers are reused at once when a socket is unlinked and bound again:
+        # the creation time tells two sockets apart.
+        return (st.st_dev, st.st_ino, st.st_ctime_ns)
+
+    def wait_for_new_socket(self, timeout=10.0):
+        """Waits until the socket exists and is not the one fed last; returns its inode."""
+        deadline = time.monotonic() + timeout
+        while True:
+            inode = self._inode()
+            if inode is not None and inode != self.last_inode:
+                self.last_inode = inode
+                return inode
+            if time.monotonic() >= deadline:
+                raise VirtualReaderError("no new socket at %s within %.1fs" % (self.path, timeout))
+            time.sleep(0.005)
+
+    # -- background feeding --------------------------------------------------------------
+
+    def feed(self, commands, timeout=10, delay=0.0):
+        """Starts a thread that waits for a new socket, then sends `commands` in order
+        (`delay` seconds apart). Returns self; call wait() to join it."""
+        if self._thread is not None:
+            raise VirtualReaderError("a feed is still running; wait() first")
+        commands = list(commands)
+        self._error = None
+
+        def run():
+            try:
+                deadline = time.monotonic() + timeout
+                self.wait_for_new_socket(timeout)
+                for command in commands:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise VirtualReaderError("feed timed out before %r" % command)
+                    self._send_retrying(command, deadline)
+                    if delay:
+                        time.sleep(delay)
+            except BaseException as error:  # re-raised by wait()
+                self._error = error
+
+        self._thread = threading.Thread(target=run, name="vreader-feed", daemon=True)
+        self._thread.start()
+        return self
+
+    def _send_retrying(self, command, deadline):
+        # The socket can exist a moment before the device listens on it.
+        while True:
+            try:
+                self.send(command, timeout=max(0.1, min(self.connect_timeout, deadline - time.monotonic())))
+                return
+            except (ConnectionRefusedError, FileNotFoundError):
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
+
+    def wait(self, timeout=15):
+        """Joins the feeding thread and re-raises its error, if any."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        thread.join(timeout)
+        if thread.is_alive():
+            raise VirtualReaderError("feeder still running after %.1fs" % timeout)
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def __repr__(self):
+        return "VirtualReader(%r)" % self.path
