@@ -54,7 +54,7 @@ extension FingerprintReader {
         }
         defer { g_free(data) }
         if let error { g_error_free(error) }
-        return Array(UnsafeBufferPointer(start: data, count: Int(length)))
+        return Array(UnsafeBufferPointer(start: data, count: Int(clamping: length)))
     }
 }
 

@@ -4,8 +4,9 @@ import FingerAuthCore
 extension FingerprintReader {
     /// Reads one finger and matches it against `prints` (serialized, labelled by finger
     /// name). One print: `fp_device_verify_sync`. Several: `fp_device_identify_sync` when the
-    /// reader can identify, else `fp_device_verify_sync` on each print in turn (one scan each)
-    /// until one matches. A retry request from the reader is reported through `events` as
+    /// reader can identify, else `fp_device_verify_sync` on each print in turn (one scan each,
+    /// a `.retry` with `nextPrintHint` before each further scan) until one matches; the whole
+    /// round is one attempt. A retry request from the reader is reported through `events` as
     /// `.retry` and the scan starts again; it does not count as an attempt.
     ///
     /// Errors: `.badPrint` (corrupt, or made by another reader), `.timeout` at `deadline`,
@@ -24,13 +25,19 @@ extension FingerprintReader {
         if owned.count > 1 && supportsIdentify {
             return try identify(owned, deadline: deadline, events: events)
         }
-        for print in owned {
+        // A reader without identify needs one scan per print; the user is asked for each
+        // further scan. The exposure per attempt is the same as identify over all prints.
+        for (index, print) in owned.enumerated() {
+            if index > 0 { events(.retry(hint: FingerprintReader.nextPrintHint)) }
             if try verifyOne(print, deadline: deadline, events: events) {
                 return .match(finger: print.finger)
             }
         }
         return .noMatch
     }
+
+    /// The hint between two prints when the reader cannot identify.
+    public static let nextPrintHint = "Place the finger again to try your other enrolled fingers"
 
     /// One verify, started again after each retry request until a decision or an error.
     private func verifyOne(_ print: OwnedPrint, deadline: Deadline,

@@ -102,7 +102,7 @@ final class OwnedPrint {
 
     /// `fp_print_deserialize`; a corrupt print is `.badPrint`.
     init(finger: String, data: [UInt8]) throws(ReaderError) {
-        // fp_print_deserialize g_assert()s more than 3 bytes (an abort, not an error): check first.
+        // fp_print_deserialize aborts the process on 3 bytes or fewer (not an error): check first.
         guard data.count > 3, Array(data.prefix(3)) == Array("FP3".utf8) else {
             throw ReaderError(.badPrint, "The print for \(finger) is not a libfprint print")
         }
