@@ -1,1 +1,38 @@
-print("not yet")
+// fingerauthd: the FingerAuth reference authenticator. This file only dispatches the
+// subcommand; each one lives in its own file.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the command line and returns the exit status (0 ok, 1 failure, 2 usage).
+func runCommandLine(_ arguments: [String]) -> Int32 {
+    let args = arguments.dropFirst()
+    do {
+        switch (args.first, args.dropFirst().first) {
+        case ("--help", _), ("-h", _), ("help", _):
+            print(Usage.text)
+            return 0
+        case ("serve", _):
+            return try ServeCommand.run(args.dropFirst())
+        case ("token", "create"):
+            return try AdminCommands.tokenCreate(args.dropFirst(2))
+        case ("keys", "list"):
+            return try AdminCommands.keysList(args.dropFirst(2))
+        case ("keys", "revoke"):
+            return try AdminCommands.keysRevoke(args.dropFirst(2))
+        case (nil, _):
+            throw UsageError(message: "a command is needed: serve, token create, keys list or keys revoke; see 'fingerauthd --help'")
+        default:
+            let words = args.prefix(2).joined(separator: " ")
+            throw UsageError(message: "unknown command '\(words)'; see 'fingerauthd --help'")
+        }
+    } catch let error as UsageError {
+        fputs("fingerauthd: \(error.message)\n", stderr)
+        return 2
+    } catch {
+        fputs("fingerauthd: \(error)\n", stderr)
+        return 2
+    }
+}
+
+exit(runCommandLine(CommandLine.arguments))

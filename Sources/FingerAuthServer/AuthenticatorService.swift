@@ -12,7 +12,7 @@ public final class AuthenticatorService: Sendable {
     let clock: any AuthClock
     let log: RequestLog
 
-    public init(store: AuthStore, policy: VerifierPolicy, clock: any AuthClock = SystemClock(),
+    public init(store: AuthStore, policy: VerifierPolicy, clock: any AuthClock = WallClock(),
                 log: RequestLog = RequestLog()) {
         self.store = store
         self.clock = clock
