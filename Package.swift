@@ -30,7 +30,6 @@ let package = Package(
         .executable(name: "fingerauth-scan", targets: ["FingerAuthScan"]),
         .executable(name: "fingerauth", targets: ["FingerAuthCLI"]),
         .executable(name: "fingerauthd", targets: ["FingerAuthDaemon"]),
-        .executable(name: "fa-pamtest", targets: ["PAMHarness"]),
     ],
     targets: [
         // C bridges, one per library; variadic functions get typed shims.
@@ -67,9 +66,6 @@ let package = Package(
                           swiftSettings: v5, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthDaemon",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthServer"],
-                          swiftSettings: v5, linkerSettings: staticRuntime),
-        // Test support: drives real libpam through pam_start_confdir.
-        .executableTarget(name: "PAMHarness", dependencies: ["FingerAuthCore", "CPAM"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
 
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v5),

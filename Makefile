@@ -1,0 +1,52 @@
+# FingerAuth — build, test, demo. `make demo` and `make test` install what is missing.
+SHELL := /bin/bash
+BUILD := build
+PY := /usr/bin/python3
+SWIFT_BUILD := swift build -c release --disable-local-rpath
+
+# Build: libraries and tools. Test: real libpam harness, pam_wrapper's pam_matrix,
+# nss_wrapper, PyJWT/cryptography as the independent JWT implementation.
+BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-dev \
+  libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev openssl
+TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography
+
+PRODUCTS := fingerauth-scan fingerauth fingerauthd
+
+.PHONY: all deps test-deps build unit integration test demo clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh $(BUILD_PACKAGES)
+	@command -v swift >/dev/null || { echo "the Swift toolchain is not on PATH (see README)"; exit 1; }
+
+test-deps: deps
+	@scripts/install-deps.sh $(TEST_PACKAGES)
+
+# One release build of everything (products and tests); every later stage reuses it.
+build: deps
+	$(SWIFT_BUILD) --build-tests 2>&1 | grep -v "prohibited flag(s): -pthread" ; test $${PIPESTATUS[0]} -eq 0
+	@mkdir -p $(BUILD)
+	@bin=$$($(SWIFT_BUILD) --show-bin-path) && \
+	  strip --strip-unneeded -o $(BUILD)/pam_fingerauth.so $$bin/libpam_fingerauth.so && \
+	  for p in $(PRODUCTS); do strip -o $(BUILD)/$$p $$bin/$$p; done
+	@chmod 0755 $(BUILD)/* && chmod 0644 $(BUILD)/pam_fingerauth.so
+	gcc -O2 -Wall -Wextra -o $(BUILD)/fa-pamtest Tests/harness/fa-pamtest.c -lpam
+	@echo "built: $$(cd $(BUILD) && ls | tr '\n' ' ')"
+
+unit: build
+	$(SWIFT_BUILD) --build-tests >/dev/null 2>&1 || true
+	swift test -c release --disable-local-rpath --skip-build
+
+integration: build test-deps
+	$(PY) -m pytest -q -p no:cacheprovider Tests/integration
+
+test: test-deps build
+	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory integration
+
+demo: test-deps build
+	@scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD) .build

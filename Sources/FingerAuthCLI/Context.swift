@@ -1,0 +1,103 @@
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What every command needs: the options (defaults, config file, command-line overrides),
+/// the user it acts for, and the paths of that user's state.
+struct Context {
+    var options: Options
+    var configPath: String
+    let user: String
+
+    static let commonOptions: Set<String> = ["config", "state-dir", "user"]
+
+    /// `--config` (default /etc/security/fingerauth.conf), then `--state-dir`, then the user:
+    /// `--user`, else `$SUDO_USER` when run through sudo, else the caller.
+    init(_ args: Arguments, requireURL: Bool) throws(CommandError) {
+        configPath = args["config"] ?? Options.defaultConfigPath
+        do {
+            let named = args["config"] != nil
+            options = try OptionsLoader.load(arguments: named ? ["conf=" + configPath] : [], requireURL: requireURL) {
+                (path) throws(ConfigError) -> String? in try readConfig(path, mayBeMissing: !named)
+            }
+        } catch {
+            throw CommandError("configuration: \(error)")
+        }
+        if let dir = args["state-dir"] {
+            do { try options.set("state_dir", dir, source: "--state-dir") } catch { throw CommandError("\(error)") }
+        }
+        let name = args["user"] ?? Context.invokingUser()
+        guard let name, UserName.isValid(name) else {
+            throw CommandError("\(args["user"].map { "'\($0)'" } ?? "the calling user") is not a valid user name")
+        }
+        guard Context.userExists(name) else { throw CommandError("no such user: \(name)") }
+        user = name
+    }
+
+    var paths: StatePaths { StatePaths(root: options.stateDirectory, user: user) }
+
+    /// Refuses to go on unless running as root, saying how to run it instead.
+    static func requireRoot(_ command: String) throws(CommandError) {
+        guard geteuid() == 0 else {
+            throw CommandError("fingerauth \(command) must run as root (try: sudo fingerauth \(command))")
+        }
+    }
+
+    private static func invokingUser() -> String? {
+        if geteuid() == 0, let sudo = getenv("SUDO_USER"), sudo.pointee != 0 { return String(cString: sudo) }
+        guard let pw = getpwuid(getuid()), let name = pw.pointee.pw_name else { return nil }
+        return String(cString: name)
+    }
+
+    private static func userExists(_ name: String) -> Bool {
+        getpwnam(name) != nil
+    }
+
+    /// Creates `<state_dir>/users/<user>/prints` (user and prints directories root 0700).
+    func makeUserDirectories() throws(CommandError) {
+        do {
+            try SafeFile.makeDirectory(paths.usersDirectory, mode: 0o755)
+            try SafeFile.makeDirectory(paths.userDirectory, mode: 0o700)
+            try SafeFile.makeDirectory(paths.printsDirectory, mode: 0o700)
+        } catch {
+            throw CommandError("cannot create the state directory: \(error)")
+        }
+    }
+
+    /// The device key, or an error saying how to make one.
+    func loadDeviceKey() throws(CommandError) -> DeviceKey {
+        guard SafeFile.exists(paths.deviceKey) else {
+            throw CommandError("\(user) has no device key (create one: fingerauth key create --user \(user))")
+        }
+        switch FileEnrollmentStore().loadKey(paths.deviceKey) {
+        case let .success(key): return key
+        case let .failure(e): throw CommandError("device key: \(e.message)")
+        }
+    }
+}
+
+/// A root-owned configuration file that is not writable by others; nil when it is absent
+/// and `mayBeMissing`.
+func readConfig(_ path: String, mayBeMissing: Bool) throws(ConfigError) -> String? {
+    do {
+        return String(decoding: try SafeFile.read(path, rule: .config), as: UTF8.self)
+    } catch {
+        if case .missing = error, mayBeMissing { return nil }
+        throw ConfigError(source: path, message: error.description)
+    }
+}
+
+/// Writes a line to standard error.
+func printError(_ text: String) {
+    var line = Array((text + "\n").utf8)
+    _ = line.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+/// Writes a line to standard output and flushes it, so progress shows at once.
+func say(_ text: String) {
+    print(text)
+    fflush(stdout)
+}

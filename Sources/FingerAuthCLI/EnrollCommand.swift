@@ -1,0 +1,84 @@
+import FingerAuthCore
+import FingerAuthReader
+import FingerAuthSystem
+
+/// `fingerauth enroll`: reads a finger with libfprint, saves the print (root 0600), makes
+/// the device key if there is none, and registers it unless `--no-register`.
+enum EnrollCommand {
+    static let usage = """
+        usage: fingerauth enroll [--user U] [--finger NAME] [--force] [--no-register] [--config F] [--state-dir D]
+          finger names: \(Finger.allCases.map(\.rawValue).joined(separator: ", "))
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: Context.commonOptions.union(["finger"]), flags: ["force", "no-register"])
+        let fingerName = args["finger"] ?? Finger.rightIndex.rawValue
+        guard let finger = Finger(rawValue: fingerName) else { throw UsageError("unknown finger '\(fingerName)'") }
+        try Context.requireRoot("enroll")
+        let register = !args.has("no-register")
+        let context = try Context(args, requireURL: register)
+        let printPath = context.paths.printFile(finger: finger.rawValue)
+        if SafeFile.exists(printPath) && !args.has("force") {
+            throw CommandError("\(finger.rawValue) is already enrolled for \(context.user) (use --force to replace it)")
+        }
+        try context.makeUserDirectories()
+
+        let reader: FingerprintReader
+        do {
+            reader = try FingerprintReader.open(virtualReader: context.options.virtualReader)
+        } catch {
+            throw CommandError("\(error.message)")
+        }
+        say("enrolling \(finger.rawValue) for \(context.user) on \(reader.name): place your finger on the reader \(reader.enrollStages) times")
+        let print: [UInt8]
+        do {
+            print = try reader.enroll(finger: finger, username: context.user, deadline: .after(seconds: 120)) { progress in
+                switch progress {
+                case let .stage(done, total): say("stage \(done)/\(total)")
+                case let .retry(hint): say(hint)
+                }
+            }
+        } catch {
+            throw CommandError("enrollment failed: \(error.message)")
+        }
+        do {
+            try SafeFile.writeAtomically(printPath, print, mode: 0o600)
+        } catch {
+            throw CommandError("cannot save the print: \(error)")
+        }
+        say("enrolled \(finger.rawValue) for \(context.user)")
+
+        let key: DeviceKeyRef
+        if SafeFile.exists(context.paths.deviceKey) {
+            key = .init(try context.loadDeviceKey(), created: false)
+        } else {
+            key = .init(try KeyCommands.createKey(context), created: true)
+            say("created device key: kid \(key.key.kid)")
+        }
+        guard register else {
+            say("not registered (--no-register); run: fingerauth register --user \(context.user)")
+            return 0
+        }
+        do {
+            let status = try RegisterCommand.register(key.key, context: context)
+            say("registered key \(key.key.kid) at \(RegisterCommand.keysURL(context.options)): \(status)")
+        } catch {
+            printError("fingerauth: enrolled, but the key is not registered: \(error.message)")
+            printError("fingerauth: fix that, then run: fingerauth register --user \(context.user)")
+            return 1
+        }
+        return 0
+    }
+}
+
+import FingerAuthCrypto
+
+/// A device key and whether this enrollment made it.
+struct DeviceKeyRef {
+    let key: DeviceKey
+    let created: Bool
+    init(_ key: DeviceKey, created: Bool) {
+        self.key = key
+        self.created = created
+    }
+}

@@ -1,0 +1,120 @@
+/* fa-pamtest: drives real libpam through pam_start_confdir, the way sudo or login would,
+ * and prints what the user would see and the PAM code, one line each:
+ *
+ *   INFO <text>        PAM_TEXT_INFO
+ *   ERROR <text>       PAM_ERROR_MSG
+ *   PROMPT <text>      a password prompt (answered with --password, else refused)
+ *   RESULT <code> <name> [<microseconds>]
+ *
+ * Test support only: it is not installed. */
+#include <security/pam_appl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct answers {
+    const char *password;
+};
+
+static const char *code_name(int rc) {
+    switch (rc) {
+    case PAM_SUCCESS: return "PAM_SUCCESS";
+    case PAM_SERVICE_ERR: return "PAM_SERVICE_ERR";
+    case PAM_SYSTEM_ERR: return "PAM_SYSTEM_ERR";
+    case PAM_PERM_DENIED: return "PAM_PERM_DENIED";
+    case PAM_AUTH_ERR: return "PAM_AUTH_ERR";
+    case PAM_CRED_INSUFFICIENT: return "PAM_CRED_INSUFFICIENT";
+    case PAM_AUTHINFO_UNAVAIL: return "PAM_AUTHINFO_UNAVAIL";
+    case PAM_USER_UNKNOWN: return "PAM_USER_UNKNOWN";
+    case PAM_MAXTRIES: return "PAM_MAXTRIES";
+    case PAM_CONV_ERR: return "PAM_CONV_ERR";
+    case PAM_IGNORE: return "PAM_IGNORE";
+    case PAM_ABORT: return "PAM_ABORT";
+    case PAM_OPEN_ERR: return "PAM_OPEN_ERR";
+    case PAM_SYMBOL_ERR: return "PAM_SYMBOL_ERR";
+    default: return "PAM_OTHER";
+    }
+}
+
+static int conversation(int count, const struct pam_message **messages,
+                        struct pam_response **responses, void *data) {
+    struct answers *answers = data;
+    struct pam_response *out = calloc((size_t)count, sizeof *out);
+    if (out == NULL) return PAM_BUF_ERR;
+    for (int i = 0; i < count; i++) {
+        const char *text = messages[i]->msg ? messages[i]->msg : "";
+        switch (messages[i]->msg_style) {
+        case PAM_TEXT_INFO: printf("INFO %s\n", text); break;
+        case PAM_ERROR_MSG: printf("ERROR %s\n", text); break;
+        case PAM_PROMPT_ECHO_OFF:
+        case PAM_PROMPT_ECHO_ON:
+            printf("PROMPT %s\n", text);
+            if (answers->password == NULL) {
+                fflush(stdout);
+                for (int j = 0; j < i; j++) free(out[j].resp);
+                free(out);
+                return PAM_CONV_ERR;
+            }
+            out[i].resp = strdup(answers->password);
+            break;
+        default: break;
+        }
+        fflush(stdout);
+    }
+    *responses = out;
+    return PAM_SUCCESS;
+}
+
+static long long now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: fa-pamtest --confdir DIR --service NAME --user USER "
+                    "[--password PW] [--rhost HOST] [--repeat N] [--timing]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL;
+    struct answers answers = { NULL };
+    long repeat = 1;
+    int timing = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--timing") == 0) { timing = 1; continue; }
+        if (v == NULL) usage();
+        if (strcmp(a, "--confdir") == 0) confdir = v;
+        else if (strcmp(a, "--service") == 0) service = v;
+        else if (strcmp(a, "--user") == 0) user = v;
+        else if (strcmp(a, "--password") == 0) answers.password = v;
+        else if (strcmp(a, "--rhost") == 0) rhost = v;
+        else if (strcmp(a, "--repeat") == 0) repeat = strtol(v, NULL, 10);
+        else usage();
+        i++;
+    }
+    if (confdir == NULL || service == NULL || user == NULL || repeat < 1) usage();
+
+    struct pam_conv conv = { conversation, &answers };
+    for (long n = 0; n < repeat; n++) {
+        pam_handle_t *pamh = NULL;
+        int rc = pam_start_confdir(service, user, &conv, confdir, &pamh);
+        if (rc != PAM_SUCCESS) {
+            printf("RESULT %d %s pam_start_confdir\n", rc, code_name(rc));
+            return 1;
+        }
+        if (rhost != NULL) pam_set_item(pamh, PAM_RHOST, rhost);
+        long long started = now_us();
+        rc = pam_authenticate(pamh, 0);
+        long long elapsed = now_us() - started;
+        if (timing) printf("RESULT %d %s %lld\n", rc, code_name(rc), elapsed);
+        else printf("RESULT %d %s\n", rc, code_name(rc));
+        fflush(stdout);
+        pam_end(pamh, rc);
+    }
+    return 0;
+}
