@@ -1,0 +1,45 @@
+import XCTest
+import FingerAuthCore
+
+final class OptionsTests: XCTestCase {
+    func load(_ args: [String], file: String? = nil) throws -> Options {
+        try OptionsLoader.load(arguments: args) { _ in file }
+    }
+
+    func testArgumentsOverrideTheFile() throws {
+        let o = try load(["timeout=4", "debug"], file: "url = https://a.example/v1/login\ntimeout = 9\n# c\n\nmax_tries=2\n")
+        XCTAssertEqual(o.timeoutSeconds, 4)
+        XCTAssertEqual(o.maxTries, 2)
+        XCTAssertTrue(o.debug)
+        XCTAssertEqual(o.effectiveAudience, "https://a.example/v1/login")
+    }
+
+    func testErrorsNameTheKeyAndLine() {
+        XCTAssertThrowsError(try load([], file: "url = https://a.example/\nbogus = 1\n")) { error in
+            XCTAssertEqual((error as? ConfigError)?.key, "bogus")
+            XCTAssertEqual((error as? ConfigError)?.source, "/etc/security/fingerauth.conf:2")
+        }
+        XCTAssertThrowsError(try load(["url=https://a.example/", "timeout=0"])) { XCTAssertEqual(($0 as? ConfigError)?.key, "timeout") }
+        XCTAssertThrowsError(try load(["url=https://a.example/", "ttl=301"])) { XCTAssertEqual(($0 as? ConfigError)?.key, "ttl") }
+        XCTAssertThrowsError(try load(["url=https://a.example/", "claim.sub=x"])) { XCTAssertEqual(($0 as? ConfigError)?.key, "claim.sub") }
+        XCTAssertThrowsError(try load(["url=https://a.example/", "state_dir=relative"])) { XCTAssertEqual(($0 as? ConfigError)?.key, "state_dir") }
+        XCTAssertThrowsError(try load([])) { XCTAssertEqual(($0 as? ConfigError)?.key, "url") }
+    }
+
+    func testPlainHTTPOnlyToLoopbackAndOnlyWhenAllowed() {
+        XCTAssertThrowsError(try load(["url=http://127.0.0.1:8080/v1/login"]))
+        XCTAssertThrowsError(try load(["url=http://auth.example/v1/login", "allow_http"]))
+        XCTAssertNoThrow(try load(["url=http://127.0.0.1:8080/v1/login", "allow_http"]))
+        XCTAssertThrowsError(try load(["url=https://user@auth.example/"]))
+        XCTAssertThrowsError(try load(["url=ftp://auth.example/"]))
+    }
+
+    func testNamedConfFileMustExist() {
+        XCTAssertThrowsError(try OptionsLoader.load(arguments: ["conf=/nonexistent", "url=https://a/"]) { _ in nil })
+    }
+
+    func testUserNames() {
+        for ok in ["alice", "a.b-c_d", "_svc", String(repeating: "a", count: 32)] { XCTAssertTrue(UserName.isValid(ok), ok) }
+        for bad in ["", ".", "..", "a/b", "-x", "al ice", String(repeating: "a", count: 33), "é"] { XCTAssertFalse(UserName.isValid(bad), bad) }
+    }
+}

@@ -1,0 +1,86 @@
+import XCTest
+import FingerAuthCore
+
+final class JSONParserTests: XCTestCase {
+    func testParsesNestedValues() throws {
+        let v = try JSONParser().parse(#"{"a":[1,-2.5e3,true,null],"b":"x\u00e9\ud83d\ude00\n"}"#)
+        XCTAssertEqual(v["a"], .array([.number("1"), .number("-2.5e3"), .bool(true), .null]))
+        XCTAssertEqual(v["b"], .string("xé😀\n"))
+    }
+
+    func testRefusesWhatIsNotStrictJSON() {
+        for text in ["", "{", "{\"a\":1,}", "[01]", "{\"a\":1}x", "'a'", "{\"a\":1,\"a\":2}", "\"\\ud800\"", "[1.]", "\"\u{01}\"", "nul"] {
+            XCTAssertThrowsError(try JSONParser().parse(text), text)
+        }
+    }
+
+    func testDepthAndSizeAreBounded() {
+        XCTAssertThrowsError(try JSONParser(maxDepth: 4).parse("[[[[[1]]]]]"))
+        XCTAssertThrowsError(try JSONParser(maxBytes: 8).parse("[1,2,3,4,5]"))
+    }
+
+    func testEncodingRoundTrips() throws {
+        let v: JSONValue = .object([("s", .string("q\"\\\u{01}é")), ("n", .integer(-42)), ("a", .array([.bool(false)]))])
+        XCTAssertEqual(try JSONParser().parse(JSONEncoding.encode(v)), v)
+        XCTAssertEqual(JSONEncoding.encode(v), #"{"s":"q\"\\\u0001é","n":-42,"a":[false]}"#)
+    }
+
+    func testIntegersAreExact() throws {
+        XCTAssertEqual(try JSONParser().parse("9007199254740993").int64Value, 9_007_199_254_740_993)
+        XCTAssertNil(try JSONParser().parse("1.0").int64Value)
+        XCTAssertNil(try JSONParser().parse("1e3").int64Value)
+    }
+}
+
+final class Base64URLTests: XCTestCase {
+    func testRFC4648Vectors() {
+        let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors {
+            XCTAssertEqual(Base64URL.encode(plain), encoded)
+            XCTAssertEqual(Base64URL.decode(encoded), Array(plain.utf8))
+        }
+        XCTAssertEqual(Base64URL.encode([0xfb, 0xff]), "-_8")
+    }
+
+    func testRefusesNonCanonicalText() {
+        for text in ["Zg==", "Z", "Zh", "Zm9v!", "Zm 9v", "Zm+v"] { XCTAssertNil(Base64URL.decode(text), text) }
+    }
+}
+
+final class CompactJWTTests: XCTestCase {
+    func testNeedsExactlyThreeSegments() {
+        XCTAssertThrowsError(try CompactJWT(parsing: "a.b")) { XCTAssertEqual($0 as? JWTFormatError, .segmentCount) }
+        XCTAssertThrowsError(try CompactJWT(parsing: "a.b.c.d")) { XCTAssertEqual($0 as? JWTFormatError, .segmentCount) }
+        XCTAssertThrowsError(try CompactJWT(parsing: String(repeating: "a", count: 9000))) { XCTAssertEqual($0 as? JWTFormatError, .tooLarge) }
+    }
+
+    func testSplitsAndDecodes() throws {
+        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: "k"), claims: .object([("sub", .string("a"))]))
+        let token = CompactJWT.serialize(signingInput: input, signature: [1, 2])
+        let jwt = try CompactJWT(parsing: token)
+        XCTAssertEqual(jwt.header["alg"], .string("RS256"))
+        XCTAssertEqual(jwt.claims["sub"], .string("a"))
+        XCTAssertEqual(jwt.signature, [1, 2])
+        XCTAssertEqual(jwt.signingInput, input)
+    }
+
+    func testJWKThumbprintInputIsRFC7638Form() {
+        let jwk = JWK(n: [0, 1, 2], e: [1, 0, 1])
+        XCTAssertEqual(String(decoding: jwk.thumbprintInput, as: UTF8.self), #"{"e":"AQAB","kty":"RSA","n":"AQI"}"#)
+    }
+}
+
+final class ScanMessageTests: XCTestCase {
+    func testRoundTrip() {
+        let messages: [ScanMessage] = [.ready(reader: "Virtual device"), .retry(hint: "Center your finger"),
+                                       .noMatch(triesLeft: 2), .match(finger: "right-index-finger"),
+                                       .fail(.busy, detail: "in use")]
+        for m in messages { XCTAssertEqual(ScanMessage(line: m.line), m) }
+    }
+
+    func testRefusesAnythingElse() {
+        for line in ["", "MATCH", "NOMATCH -1", "NOMATCH x", "FAIL nonsense x", "HELLO", "READY \u{7f}", String(repeating: "R", count: 300)] {
+            XCTAssertNil(ScanMessage(line: line), line)
+        }
+    }
+}
