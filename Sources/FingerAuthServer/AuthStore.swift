@@ -220,4 +220,22 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
             try insert.run()
         }
     }
+
+    /// The last `limit` audit rows, oldest first (for `fingerauthd` tests and tooling).
+    public func auditEvents(limit: Int = 100) throws(StoreError) -> [AuditEvent] {
+        try lock.withLock { () throws(StoreError) -> [AuditEvent] in
+            let stmt = try database.prepare("""
+                SELECT event, user, host, kid, jti, outcome, reason, peer FROM
+                (SELECT * FROM audit ORDER BY id DESC LIMIT ?1) ORDER BY id
+                """)
+            try stmt.bind(1, Int64(limit))
+            var events: [AuditEvent] = []
+            while try stmt.step() {
+                events.append(AuditEvent(event: stmt.text(0) ?? "", user: stmt.text(1), host: stmt.text(2),
+                                         kid: stmt.text(3), jti: stmt.text(4), outcome: stmt.text(5) ?? "",
+                                         reason: stmt.text(6), peer: stmt.text(7)))
+            }
+            return events
+        }
+    }
 }

@@ -159,6 +159,14 @@ def test_audience_may_be_an_array_containing_ours(world):
     assert answer.status == 200, answer
 
 
+def test_concurrent_replays_accept_exactly_once(world):
+    import concurrent.futures
+    token = world.alice.sign(claims())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = sorted(pool.map(lambda _: world.login(token).status, range(8)))
+    assert statuses == [200] + [401] * 7
+
+
 def test_replayed_token_is_refused(world):
     token = world.alice.sign(claims())
     assert world.login(token).status == 200
@@ -390,3 +398,4 @@ def test_only_the_token_hash_is_stored(tmp_path):
     finally:
         connection.close()
     assert rows == [(hashlib.sha256(token.encode()).hexdigest(), "h")]
+    assert os.stat(authd.db).st_mode & 0o077 == 0

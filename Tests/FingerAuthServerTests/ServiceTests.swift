@@ -1,0 +1,128 @@
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthServer
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The endpoints without HTTP: statuses, bodies, audit rows, and what the log line holds.
+final class ServiceTests: XCTestCase {
+    var temp = TempDatabase()
+    var clock = FakeClock()
+    var logPipe: [Int32] = [-1, -1]
+
+    override func setUp() {
+        temp = TempDatabase()
+        clock = FakeClock()
+        logPipe = [-1, -1]
+        pipe(&logPipe)
+        _ = fcntl(logPipe[0], F_SETFL, O_NONBLOCK)
+    }
+
+    override func tearDown() {
+        close(logPipe[0])
+        close(logPipe[1])
+        temp.cleanup()
+    }
+
+    func makeService() throws -> (AuthenticatorService, AuthStore) {
+        let store = try AuthStore(path: temp.path)
+        let service = AuthenticatorService(store: store, policy: VerifierPolicy(audience: "aud"), clock: clock,
+                                           log: RequestLog(fd: logPipe[1]))
+        return (service, store)
+    }
+
+    func logText() -> String {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let n = read(logPipe[0], &buffer, buffer.count)
+        return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
+    }
+
+    func post(_ path: String, _ body: String, token: String? = nil) -> HTTPRequest {
+        HTTPRequest(method: "POST", path: path, authorization: token.map { "Bearer " + $0 },
+                    contentType: "application/json", body: Array(body.utf8), peer: "127.0.0.1")
+    }
+
+    func testRegisterThenLoginThenRevoke() throws {
+        let (service, store) = try makeService()
+        let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
+        let hostToken = try store.createHostToken(host: "host1", now: clock.now())
+        let proof = maker.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "proof"))
+        let body = JSONEncoding.encode(.object([("user", .string("alice")), ("host", .string("host1")),
+                                                ("jwk", maker.jwk.json), ("proof", .string(proof))]))
+        let created = service.handle(post("/v1/keys", body, token: hostToken))
+        XCTAssertEqual(created.status, 201)
+        XCTAssertEqual(String(decoding: created.body, as: UTF8.self), "{\"kid\":\"\(maker.kid)\",\"status\":\"active\"}")
+
+        let jwt = maker.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "login1"))
+        let ok = service.handle(post("/v1/login", "{\"jwt\":\"\(jwt)\"}"))
+        XCTAssertEqual(ok.status, 200)
+        XCTAssertEqual(String(decoding: ok.body, as: UTF8.self),
+                       "{\"ok\":true,\"sub\":\"alice\",\"kid\":\"\(maker.kid)\",\"jti\":\"login1\"}")
+        let last = try XCTUnwrap(try store.auditEvents().last)
+        XCTAssertEqual(last, AuditEvent(event: "login", user: "alice", host: "host1", kid: maker.kid, jti: "login1",
+                                        outcome: "accept", peer: "127.0.0.1"))
+
+        let revoke = HTTPRequest(method: "DELETE", path: "/v1/keys/" + maker.kid, authorization: "Bearer " + hostToken)
+        XCTAssertEqual(service.handle(revoke).status, 204)
+        let jwt2 = maker.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "login2"))
+        let refused = service.handle(post("/login", "{\"jwt\":\"\(jwt2)\"}"))
+        XCTAssertEqual(refused.status, 401)
+        XCTAssertEqual(String(decoding: refused.body, as: UTF8.self), "{\"error\":\"key_revoked\"}")
+
+        let log = logText()
+        XCTAssertFalse(log.contains(jwt) || log.contains(jwt2) || log.contains(proof) || log.contains(hostToken))
+        XCTAssertTrue(log.contains("path=/v1/login status=200 outcome=accept reason=- sub=alice"))
+    }
+
+    func testBodyAndRouteErrors() throws {
+        let (service, store) = try makeService()
+        XCTAssertEqual(service.handle(post("/v1/login", "{\"jwt\":")).status, 400)
+        XCTAssertEqual(service.handle(post("/v1/login", "[]")).status, 400)
+        var big = post("/v1/login", "{}")
+        big.bodyTooLarge = true
+        XCTAssertEqual(service.handle(big).status, 413)
+        var plain = post("/v1/login", "{}")
+        plain.contentType = "text/plain"
+        XCTAssertEqual(service.handle(plain).status, 415)
+        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/v1/login")).status, 405)
+        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/v1/keys/x")).status, 405)
+        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/elsewhere")).status, 404)
+        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/healthz")).status, 200)
+        XCTAssertEqual(try store.auditEvents().map(\.reason), ["invalid_json", "invalid_request", "body_too_large",
+                                                               "unsupported_media_type"])
+    }
+
+    func testPathsInLogLinesAreCutShortAndCleaned() {
+        let long = "/" + String(repeating: "eyJhbGciOiJSUzI1NiJ9", count: 10) + "\n\"x"
+        let line = RequestLog.line(RequestSummary(method: "GET", path: long, status: 404))
+        XCTAssertTrue(line.hasSuffix("\n"))
+        XCTAssertEqual(line.filter { $0 == "\n" }.count, 1)
+        XCTAssertFalse(line.contains(String(repeating: "eyJhbGciOiJSUzI1NiJ9", count: 3)))
+    }
+
+    func testListenAddresses() {
+        XCTAssertEqual(ListenAddress("127.0.0.1:0")?.isLoopback, true)
+        XCTAssertEqual(ListenAddress("127.1.2.3:8443")?.isLoopback, true)
+        XCTAssertEqual(ListenAddress("[::1]:8443")?.isLoopback, true)
+        XCTAssertEqual(ListenAddress("[::1]:8443")?.urlHost, "[::1]")
+        XCTAssertEqual(ListenAddress("0.0.0.0:8443")?.isLoopback, false)
+        XCTAssertEqual(ListenAddress("10.0.0.1:443")?.isLoopback, false)
+        XCTAssertNil(ListenAddress("localhost:8443"))
+        XCTAssertNil(ListenAddress("127.0.0.1"))
+        XCTAssertNil(ListenAddress("127.0.0.1:65536"))
+        XCTAssertNil(ListenAddress("127.0.0.1:-1"))
+        XCTAssertNil(ListenAddress("[::1]8443"))
+    }
+
+    func testNames() {
+        XCTAssertTrue(Names.isValidUser("alice"))
+        XCTAssertTrue(Names.isValidUser("a.b-c_d"))
+        for bad in ["", "-x", ".x", "a/b", "a..b", "a b", "é", String(repeating: "a", count: 65)] {
+            XCTAssertFalse(Names.isValidUser(bad), bad)
+        }
+        XCTAssertTrue(Names.isValidHost("host1.example.com"))
+        XCTAssertFalse(Names.isValidHost("host1/../x"))
+    }
+}
