@@ -46,7 +46,7 @@ test: test-deps build
 	$(MAKE) --no-print-directory integration
 
 demo: test-deps build
-	@scripts/demo.sh
+	$(PY) scripts/demo.py
 
 clean:
 	rm -rf $(BUILD) .build

@@ -108,7 +108,7 @@ class World:
                 self.settings.pop(key, None)
             else:
                 self.settings[key] = value
-        self.conf_path.write_text("# written by the test\n" + "".join(
+        self.conf_path.write_text("# FingerAuth configuration, generated for this run\n" + "".join(
             "%s = %s\n" % item for item in self.settings.items()))
         os.chmod(self.conf_path, 0o644)
 
