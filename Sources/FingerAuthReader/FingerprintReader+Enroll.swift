@@ -22,14 +22,17 @@ extension FingerprintReader {
             return try withExtendedLifetime(box) { () throws(ReaderError) -> OpaquePointer in
                 try withDeadline(deadline) { (cancellable) throws(ReaderError) -> OpaquePointer in
                     var error: UnsafeMutablePointer<GError>? = nil
-                    let print = fp_device_enroll_sync(device, template, cancellable, { _, completed, _, data, error in
+                    let print = fp_device_enroll_sync(device, template, cancellable, { device, completed, _, data, error in
                         guard let data else { return }
                         let box = Unmanaged<EnrollBox>.fromOpaque(data).takeUnretainedValue()
                         if let error {
                             // Progress errors are always FP_DEVICE_RETRY; libfprint frees them.
                             box.report(.retry(hint: retryHint(code: error.pointee.code)))
                         } else {
-                            box.report(.stage(completed: Int(completed), total: box.total))
+                            // Read the total now: a driver may change it once enrollment runs
+                            // (the virtual device's SET_ENROLL_STAGES does).
+                            let total = device.map { Int(fp_device_get_nr_enroll_stages($0)) } ?? box.total
+                            box.report(.stage(completed: Int(completed), total: total))
                         }
                     }, Unmanaged.passUnretained(box).toOpaque(), &error)
                     guard let print else { throw ReaderError.final(error, context: "Enrollment failed") }

@@ -7,9 +7,16 @@ feeder waits for a *new* socket (another inode or creation time than the one it 
 last) before sending.
 
     reader = VirtualReader(path)
-    reader.feed(["SLEEP 0", "SCAN alice"])   # background thread, waits for the socket
+    reader.feed(scan_commands("alice"))   # background thread, waits for the socket
     ...run the program that opens the device...
-    reader.wait()                             # joins, re-raises the feeder's error
+    reader.wait()                          # joins, re-raises the feeder's error
+
+Observed with libfprint 1.94.5: plain `SCAN <id>` commands queue in the device and each one
+is used by exactly one verify or enroll stage, whether it arrives before or after the
+operation started. `SLEEP 0` + `SCAN <id>` pairs are NOT safe when several are queued
+before the operation reads them: a `SLEEP` right behind a processed `SCAN` makes the driver
+finish that operation after the sleep and swallow the next `SCAN` (a verify loses the
+scan, an enroll counts a stage twice). So the helpers below send plain `SCAN`s.
 """
 
 import os
@@ -27,19 +34,12 @@ class VirtualReaderError(Exception):
 
 def enroll_commands(identity, stages=5):
     """Commands for a whole enrollment of `identity` in `stages` scans."""
-    commands = ["SET_ENROLL_STAGES %d" % stages]
-    for _ in range(stages):
-        commands += ["SLEEP 0", "SCAN %s" % identity]
-    return commands
+    return ["SET_ENROLL_STAGES %d" % stages] + ["SCAN %s" % identity] * stages
 
 
 def scan_commands(*identities):
-    """Commands for one finger per identity; `SLEEP 0` first makes each one land whether
-    the verify has started yet or not."""
-    commands = []
-    for identity in identities:
-        commands += ["SLEEP 0", "SCAN %s" % identity]
-    return commands
+    """Commands for one finger per identity, one verify (attempt) each."""
+    return ["SCAN %s" % identity for identity in identities]
 
 
 class VirtualReader:
