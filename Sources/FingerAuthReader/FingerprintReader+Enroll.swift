@@ -48,6 +48,12 @@ extension FingerprintReader {
         return try serialize(enrolled)
     }
 
+    /// `enroll(finger:username:deadline:progress:)` with a deadline `seconds` from now.
+    public func enroll(finger: Finger, username: String?, timeout seconds: Double,
+                       progress: (EnrollProgress) -> Void) throws(ReaderError) -> [UInt8] {
+        try enroll(finger: finger, username: username, deadline: .after(seconds: seconds), progress: progress)
+    }
+
     private func serialize(_ print: OpaquePointer) throws(ReaderError) -> [UInt8] {
         var data: UnsafeMutablePointer<guchar>? = nil
         var length: gsize = 0

@@ -36,6 +36,12 @@ extension FingerprintReader {
         return .noMatch
     }
 
+    /// `verify(prints:deadline:events:)` with a deadline `seconds` from now.
+    public func verify(prints: [(finger: String, data: [UInt8])], timeout seconds: Double,
+                       events: (ScanMessage) -> Void) throws(ReaderError) -> VerifyResult {
+        try verify(prints: prints, deadline: .after(seconds: seconds), events: events)
+    }
+
     /// The hint between two prints when the reader cannot identify.
     public static let nextPrintHint = "Place the finger again to try your other enrolled fingers"
 

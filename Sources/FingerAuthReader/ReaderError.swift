@@ -8,6 +8,7 @@ public struct ReaderError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What happened, in plain words; never print data.
     public var message: String
 
+    /// An error with its protocol reason and its sentence.
     public init(_ failure: ScanFailure, _ message: String) {
         self.failure = failure
         self.message = message
@@ -18,6 +19,8 @@ public struct ReaderError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The `FAIL` message the scan helper prints for this error.
     public var scanMessage: ScanMessage { .fail(failure, detail: message) }
 
+    /// libfprint found no reader at all.
     public static let noReader = ReaderError(.noReader, "No fingerprint reader found")
+    /// The deadline passed (the operation was cancelled by its GLib timeout).
     public static let timeout = ReaderError(.timeout, "No finger was read before the deadline")
 }
