@@ -91,6 +91,7 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
 
     // MARK: - Keys
 
+    /// The key stored under `kid`, in any status.
     public func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? {
         try lock.withLock { () throws(StoreError) -> RegisteredKey? in try lockedKey(kid: kid) }
     }
@@ -186,6 +187,7 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
 
     // MARK: - Replay
 
+    /// INSERT of `jti` into the replay table (primary key): false when it is already there.
     public func claimOnce(jti: String, exp: Int64, purgeBefore: Int64) throws(StoreError) -> Bool {
         try lock.withLock { () throws(StoreError) -> Bool in
             let purge = try database.prepare("DELETE FROM replay WHERE exp < ?1")

@@ -12,6 +12,7 @@ public final class AuthenticatorService: Sendable {
     let clock: any AuthClock
     let log: RequestLog
 
+    /// A service over `store` that verifies with `policy`, reads `clock` and logs to `log`.
     public init(store: AuthStore, policy: VerifierPolicy, clock: any AuthClock = WallClock(),
                 log: RequestLog = RequestLog()) {
         self.store = store

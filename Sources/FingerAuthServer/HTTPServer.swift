@@ -139,6 +139,13 @@ final class RequestDispatcher: Sendable {
         return MHD_queue_response(connection, UInt32(clamping: answer.status), response)
     }
 
+    /// Lets the service audit and log a body cut off mid-upload; its answer is not sent.
+    func refuseOversized(_ connection: OpaquePointer, method: String, url: String) {
+        var peer = [CChar](repeating: 0, count: 64)
+        let peerText = fa_mhd_peer_address(connection, &peer, peer.count) == 0 ? String(cString: peer) : "-"
+        _ = service.handle(HTTPRequest(method: method, path: url, bodyTooLarge: true, peer: peerText))
+    }
+
     func header(_ connection: OpaquePointer, _ name: String) -> String? {
         MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
     }
@@ -175,8 +182,12 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
         if state.received > AuthenticatorService.maxBodyBytes {
             state.tooLarge = true
             state.body = []
-            // Past the drain limit (chunked uploads): give up on the connection.
-            if state.received > HTTPServer.drainLimit { return .NO }
+            // Past the drain limit (chunked uploads): no answer can be queued while data
+            // is arriving, so record the refusal (audit row, log line) and drop the connection.
+            if state.received > HTTPServer.drainLimit {
+                dispatcher.refuseOversized(connection, method: methodText, url: urlText)
+                return .NO
+            }
         } else if let uploadData {
             uploadData.withMemoryRebound(to: UInt8.self, capacity: size) {
                 state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size))

@@ -7,6 +7,7 @@ import Glibc
 public struct ListenAddress: Sendable, Equatable {
     public enum Family: Sendable { case ipv4, ipv6 }
 
+    /// The address text without brackets, and the port.
     public let host: String
     public let port: UInt16
     public let family: Family

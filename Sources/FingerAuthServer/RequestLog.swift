@@ -35,6 +35,7 @@ public struct RequestSummary: Sendable {
 public final class RequestLog: Sendable {
     private let fd: Int32
 
+    /// A log on file descriptor `fd` (standard error by default); the fd is not owned.
     public init(fd: Int32 = 2) { self.fd = fd }
 
     /// `method=… path=… status=… outcome=… reason=… sub=… kid=… jti=… peer=…`

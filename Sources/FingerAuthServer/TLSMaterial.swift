@@ -11,6 +11,8 @@ public final class TLSMaterial {
     /// Secret. Never logged; cleared in deinit.
     private(set) var keyPEM: [UInt8]
 
+    /// Reads both files; refuses links, non-regular files, oversized files and a key that
+    /// is not owned by the effective user or is open to group/others.
     public init(certificatePath: String, keyPath: String) throws(SafeFileError) {
         certificatePEM = try SafeFile.read(certificatePath, rule: FileRule(owner: nil, forbiddenBits: 0o022, maxBytes: 256 * 1024))
         keyPEM = try SafeFile.read(keyPath, rule: FileRule(owner: UInt32(geteuid()), forbiddenBits: 0o077, maxBytes: 64 * 1024))

@@ -13,6 +13,7 @@ public struct TokenVerifier: Sendable {
     public let keys: any KeyDirectory
     public let replay: any ReplayGuard
 
+    /// A verifier enforcing `policy` at `clock`'s time, with keys from `keys` and `jti`s in `replay`.
     public init(policy: VerifierPolicy, clock: any AuthClock, keys: any KeyDirectory, replay: any ReplayGuard) {
         self.policy = policy
         self.clock = clock

@@ -20,5 +20,6 @@ public struct Verification: Sendable, Equatable {
     /// nil when the token was accepted.
     public var refusal: Refusal?
 
+    /// True when no refusal was found.
     public var accepted: Bool { refusal == nil }
 }
