@@ -35,8 +35,7 @@ build: deps
 	@echo "built: $$(cd $(BUILD) && ls | tr '\n' ' ')"
 
 unit: build
-	$(SWIFT_BUILD) --build-tests >/dev/null 2>&1 || true
-	swift test -c release --disable-local-rpath --skip-build
+	swift test -c release --disable-local-rpath --skip-build --disable-swift-testing
 
 integration: build test-deps
 	$(PY) -m pytest -q -p no:cacheprovider Tests/integration

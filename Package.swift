@@ -55,6 +55,7 @@ let package = Package(
         // Products.
         .target(name: "PAMFingerAuth",
                 dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthHTTP", "CPAM", "CSystem"],
+                exclude: ["exports.map"],
                 swiftSettings: v5,
                 linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
         .executableTarget(name: "FingerAuthScan",

@@ -1,0 +1,35 @@
+"""The module as libpam will load it: no Swift runtime to find, no RPATH, never unloaded,
+bound at load, and nothing exported but the PAM entry points."""
+
+import subprocess
+
+from support.authd import build_dir
+
+MODULE = "%s/pam_fingerauth.so" % build_dir()
+
+
+def _dynamic_section():
+    return subprocess.run(["readelf", "-d", MODULE], capture_output=True, text=True, check=True).stdout
+
+
+def test_module_needs_no_swift_runtime_and_has_no_rpath():
+    section = _dynamic_section()
+    needed = [line for line in section.splitlines() if "(NEEDED)" in line]
+    assert needed and not any("swift" in line.lower() for line in needed), needed
+    assert "RPATH" not in section and "RUNPATH" not in section
+
+
+def test_module_is_never_unloaded_and_bound_now():
+    section = _dynamic_section()
+    assert "NODELETE" in section and "BIND_NOW" in section
+
+
+def test_module_exports_only_the_pam_entry_points():
+    symbols = subprocess.run(["nm", "-D", "--defined-only", MODULE], capture_output=True, text=True, check=True).stdout
+    assert sorted(line.split()[-1] for line in symbols.splitlines()) == ["pam_sm_authenticate", "pam_sm_setcred"]
+
+
+def test_executables_carry_their_swift_runtime():
+    for name in ("fingerauth", "fingerauth-scan", "fingerauthd"):
+        section = subprocess.run(["readelf", "-d", "%s/%s" % (build_dir(), name)], capture_output=True, text=True, check=True).stdout
+        assert "swift" not in section.lower() and "RUNPATH" not in section, name
