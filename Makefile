@@ -12,6 +12,11 @@ TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python
 
 PRODUCTS := fingerauth-scan fingerauth fingerauthd
 
+# Stages of `make test`, in order. Files in mk/ add their own stages (lint, fuzz smoke,
+# end-to-end) and targets (install, deb, bench); each owns one concern.
+TEST_STAGES := unit integration
+include $(sort $(wildcard mk/*.mk))
+
 .PHONY: all deps test-deps build unit integration test demo clean
 
 all: build
@@ -41,8 +46,8 @@ integration: build test-deps
 	$(PY) -m pytest -q -p no:cacheprovider Tests/integration
 
 test: test-deps build
-	$(MAKE) --no-print-directory unit
-	$(MAKE) --no-print-directory integration
+	@for stage in $(TEST_STAGES); do \
+	  echo "== make $$stage"; $(MAKE) --no-print-directory $$stage || exit 1; done
 
 demo: test-deps build
 	$(PY) scripts/demo.py

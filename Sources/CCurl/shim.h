@@ -20,6 +20,9 @@ typedef size_t (*fa_curl_write_callback)(char *data, size_t size, size_t count, 
 static inline CURLcode fa_curl_setopt_write_function(CURL *curl, fa_curl_write_callback callback) {
     return curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, callback);
 }
+static inline CURLcode fa_curl_setopt_header_function(CURL *curl, fa_curl_write_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, callback);
+}
 static inline CURLcode fa_curl_getinfo_long(CURL *curl, CURLINFO info, long *value) {
     return curl_easy_getinfo(curl, info, value);
 }

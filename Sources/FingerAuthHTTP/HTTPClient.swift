@@ -23,6 +23,8 @@ public struct HTTPSettings: Sendable {
 public struct HTTPResponse: Sendable {
     public var status: Int
     public var body: [UInt8]
+    /// The `Date` header's value, when the server sent one (clock-skew checks).
+    public var date: String?
 }
 
 /// Why no answer came; the text is for logs and people, free of secrets.
@@ -64,6 +66,8 @@ public enum HTTPClient {
         ok = ok && fa_curl_setopt_slist(c, CURLOPT_HTTPHEADER, headerList) == CURLE_OK
         ok = ok && fa_curl_setopt_write_function(c, responseWriter) == CURLE_OK
         ok = ok && fa_curl_setopt_pointer(c, CURLOPT_WRITEDATA, context) == CURLE_OK
+        ok = ok && fa_curl_setopt_header_function(c, headerReader) == CURLE_OK
+        ok = ok && fa_curl_setopt_pointer(c, CURLOPT_HEADERDATA, context) == CURLE_OK
         ok = ok && fa_curl_setopt_pointer(c, CURLOPT_ERRORBUFFER, handle.errorBuffer) == CURLE_OK
         if let caFile = settings.caFile {
             ok = ok && fa_curl_setopt_string(c, CURLOPT_CAINFO, caFile) == CURLE_OK
@@ -89,7 +93,7 @@ public enum HTTPClient {
         guard code == CURLE_OK else { return .failure(failure(code, handle: handle, url: url)) }
         var status = 0
         _ = fa_curl_getinfo_long(c, CURLINFO_RESPONSE_CODE, &status)
-        return .success(HTTPResponse(status: status, body: sink.bytes))
+        return .success(HTTPResponse(status: status, body: sink.bytes, date: sink.date))
     }
 
     private static func withBody(_ body: [UInt8], post: Bool,
@@ -141,7 +145,23 @@ final class ResponseSink {
     let limit: Int
     var bytes: [UInt8] = []
     var overflowed = false
+    var date: String?
     init(limit: Int) { self.limit = limit }
+}
+
+/// Keeps the `Date` header (one line per call; at most 256 bytes looked at).
+private let headerReader: fa_curl_write_callback = { data, size, count, context in
+    let (total, overflow) = size.multipliedReportingOverflow(by: count)
+    guard let data, let context, !overflow else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = min(total, 256)
+    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
+        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+    }
+    if line.lowercased().hasPrefix("date:") {
+        sink.date = String(line.dropFirst(5).drop(while: { $0 == " " }).prefix(while: { $0 != "\r" && $0 != "\n" }))
+    }
+    return total
 }
 
 private let responseWriter: fa_curl_write_callback = { data, size, count, context in
