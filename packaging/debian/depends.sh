@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Prints the Depends: value for the ELF files under a staged tree: every NEEDED library
+# resolved to the Debian package that ships it (dpkg -S), with the installed upstream
+# version as the minimum. Usage: depends.sh STAGE_DIR
+set -euo pipefail
+stage=$1
+declare -A packages=()
+while IFS= read -r -d '' file; do
+  head -c 4 "$file" | grep -q $'\x7fELF' || continue
+  for lib in $(readelf -d "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')
+    [ -n "$path" ] || { echo "depends.sh: $lib (needed by $file) not found" >&2; exit 1; }
+    owner=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null || dpkg -S "$path" 2>/dev/null || dpkg -S "/lib/${path#/usr/lib/}" 2>/dev/null || true)
+    [ -n "$owner" ] || { echo "depends.sh: no package ships $path" >&2; exit 1; }
+    pkg=${owner%%:*}
+    packages[$pkg]=1
+  done
+done < <(find "$stage" -type f -print0)
+out=()
+for pkg in $(printf '%s\n' "${!packages[@]}" | sort); do
+  version=$(dpkg-query -W -f='${Version}' "$pkg")
+  out+=("$pkg (>= ${version%-*})")
+done
+(IFS=,; echo "${out[*]}" | sed 's/,/, /g')
