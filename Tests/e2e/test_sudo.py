@@ -1,0 +1,102 @@
+"""Real sudo, as a real test user, through a PAM service of the test's own:
+/etc/sudoers.d/<user> says `Defaults:<user> pam_service=fa-e2e-sudo-…`, so /etc/pam.d/sudo
+is never read. The stack is the module (absolute path, conf= in the temp folder) then
+pam_unix: exactly what an admin adds to /etc/pam.d/sudo.
+
+Debian 12's sudo (1.9.13) calls pam_authenticate with PAM_SILENT, and the module honours
+it: at sudo the user sees no "Place your finger" and no reason line, only sudo's own
+password prompt when the finger path ends. The tests assert exactly that, and read the
+reason from the module's log."""
+
+import time
+
+import pytest
+
+from machine import PamService, SudoersDropIn
+
+SUDO = ["sudo", "-k", "-S", "true"]
+
+
+@pytest.fixture
+def sudo_setup(install, user):
+    service = PamService("fa-e2e-sudo-" + user.name.split("-")[-1], [
+        "#%PAM-1.0",
+        install.module_line(),
+        "auth     required  pam_unix.so",
+        "account  required  pam_unix.so",
+        "session  required  pam_permit.so",
+    ])
+    try:
+        dropin = SudoersDropIn(user, service.name)
+        try:
+            install.enroll(user, "finger-right")
+            yield install, user
+        finally:
+            dropin.remove()
+    finally:
+        service.remove()
+
+
+def password_prompt(user):
+    return "[sudo] password for %s: " % user.name
+
+
+def test_sudo_with_the_enrolled_finger_asks_no_password(sudo_setup, observe):
+    """sudo: enrolled finger on the reader, nothing on stdin -> sudo runs, no password prompt"""
+    install, user = sudo_setup
+    install.feed("finger-right")
+    done = user.as_user(SUDO)  # stdin is empty: a password prompt would fail the command
+    install.fed()
+    observe("exit %d; stderr %r" % (done.returncode, done.stderr.strip()))
+    assert done.returncode == 0, done.stderr
+    # sudo 1.9.13 calls pam_authenticate with PAM_SILENT and the module honours it:
+    # the user sees nothing at all, and no password prompt.
+    assert done.stderr == "" and done.stdout == ""
+    [row] = install.login_rows(user)
+    assert row["outcome"] == "accept" and row["host"] == "e2e-host"
+    assert row["jti"] == install.last_jti()
+    assert "service=%s" % ("fa-e2e-sudo-" + user.name.split("-")[-1]) in install.log_lines()[-1]
+
+
+def test_sudo_after_three_wrong_fingers_takes_the_password(sudo_setup, observe):
+    """sudo: a wrong finger 3 times -> sudo's password prompt; the right password on stdin runs sudo"""
+    install, user = sudo_setup
+    install.feed("finger-wrong", "finger-wrong", "finger-wrong")
+    done = user.as_user(SUDO, stdin_text=user.password + "\n")
+    install.fed()
+    observe("exit %d; stderr %r" % (done.returncode, done.stderr.replace(user.password, "***").strip()))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == password_prompt(user).strip()  # the prompt and nothing else
+    assert install.login_rows(user) == []  # no finger matched: nothing reached the authenticator
+    assert "result=PAM_MAXTRIES" in install.log_lines()[-1]
+
+
+def test_sudo_after_three_wrong_fingers_refuses_a_wrong_password(sudo_setup, observe):
+    """sudo: a wrong finger 3 times, then a wrong password -> sudo refuses (exit 1)"""
+    install, user = sudo_setup
+    install.feed("finger-wrong", "finger-wrong", "finger-wrong")
+    done = user.as_user(SUDO, stdin_text="not-the-password\n")
+    install.fed()
+    observe("exit %d; stderr %r" % (done.returncode, done.stderr.strip()))
+    assert done.returncode == 1
+    assert password_prompt(user) in done.stderr
+    assert "incorrect password" in done.stderr or "Sorry, try again" in done.stderr
+
+
+def test_sudo_with_the_authenticator_stopped_asks_the_password_at_once(sudo_setup, observe):
+    """sudo: authenticator stopped -> the password prompt right after the finger (< 5 s); the password runs sudo"""
+    install, user = sudo_setup
+    rows_before = len(install.authd.audit_rows())
+    install.authd.stop()
+    install.feed("finger-right")
+    started = time.monotonic()
+    done = user.as_user(SUDO, stdin_text=user.password + "\n")
+    elapsed = time.monotonic() - started
+    install.fed()
+    observe("exit %d after %.1fs; stderr %r" % (done.returncode, elapsed, done.stderr.replace(user.password, "***").strip()))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == password_prompt(user).strip()
+    assert elapsed < 5, "the password should be asked at once, not after a timeout"
+    assert len(install.authd.audit_rows()) == rows_before  # nothing reached it
+    line = install.log_lines()[-1]
+    assert "result=PAM_AUTHINFO_UNAVAIL" in line and "connect" in line
