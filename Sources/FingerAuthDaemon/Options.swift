@@ -50,14 +50,24 @@ struct Options {
 
     func optional(_ name: String) -> String? { values[name] }
 
+    /// Every valued option given, by name.
+    var all: [String: String] { values }
+
+    /// These options with `defaults` (from the configuration file) under them: a flag wins.
+    func over(_ defaults: [String: String]) -> Options {
+        var merged = self
+        for (name, value) in defaults where merged.values[name] == nil { merged.values[name] = value }
+        return merged
+    }
+
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
-    /// A whole number of seconds in `range`, or `fallback` when absent.
+    /// A whole number (seconds, counts) in `range`, or `fallback` when absent.
     func seconds(_ name: String, default fallback: Int64, range: ClosedRange<Int64>,
                  command: String) throws(UsageError) -> Int64 {
         guard let text = values[name] else { return fallback }
         guard let value = Int64(text), range.contains(value) else {
-            throw UsageError(message: "\(command): --\(name) must be a whole number of seconds from \(range.lowerBound) to \(range.upperBound)")
+            throw UsageError(message: "\(command): --\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
     }

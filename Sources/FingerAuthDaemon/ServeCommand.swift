@@ -4,33 +4,18 @@ import FingerAuthSystem
 import Glibc
 #endif
 
-/// `fingerauthd serve`: opens the registry, starts the HTTP daemon, prints the one
-/// `listening on URL` line, then waits for SIGTERM or SIGINT and shuts down cleanly.
+/// `fingerauthd serve`: reads flags over the configuration file, opens the registry,
+/// starts the HTTP daemon, prints the one `listening on URL` line, then waits for SIGTERM
+/// or SIGINT and shuts down cleanly: no new connections, requests in flight answered
+/// (up to `shutdown-grace` seconds), database closed.
 enum ServeCommand {
     static let name = "serve"
 
     static func run(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
-        let options = try Options(arguments, valued: ["listen", "db", "audience", "tls-cert", "tls-key", "max-ttl", "skew"],
-                                  command: name)
-        let listenText = try options.required("listen", command: name)
-        guard let listen = ListenAddress(listenText) else {
-            throw UsageError(message: "serve: --listen takes a numeric address and port, such as 127.0.0.1:8443 or [::1]:8443")
-        }
-        let dbPath = try options.required("db", command: name)
-        let audience = try options.required("audience", command: name)
-        guard audience.utf8.count <= 256, audience.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
-            throw UsageError(message: "serve: --audience must be 1 to 256 printable characters without spaces")
-        }
-        let maxTTL = try options.seconds("max-ttl", default: 300, range: 1...300, command: name)
-        let skew = try options.seconds("skew", default: 30, range: 0...300, command: name)
-        let certPath = options.optional("tls-cert")
-        let keyPath = options.optional("tls-key")
-        guard (certPath == nil) == (keyPath == nil) else {
-            throw UsageError(message: "serve: give both --tls-cert and --tls-key, or neither")
-        }
-        guard certPath != nil || listen.isLoopback else {
-            throw UsageError(message: "serve: plain HTTP is only allowed on a loopback address; give --tls-cert and --tls-key, or listen on 127.0.0.1")
-        }
+        let flags = try Options(arguments, valued: ConfigFile.keys.union(["config"]), command: name)
+        let options = flags.over(try ConfigFile.load(flags.optional("config"), command: name))
+        let settings = try ServeSettings(options, command: name)
+        let listen = settings.listen
 
         let log = RequestLog()
         // Signals are taken by sigwait below; block them before any thread exists so that
@@ -44,7 +29,7 @@ enum ServeCommand {
         umask(0o077)
 
         var tls: TLSMaterial?
-        if let certPath, let keyPath {
+        if let certPath = settings.certificate, let keyPath = settings.key {
             do {
                 tls = try TLSMaterial(certificatePath: certPath, keyPath: keyPath)
             } catch {
@@ -54,16 +39,15 @@ enum ServeCommand {
         }
         let store: AuthStore
         do {
-            store = try AuthStore(path: dbPath)
+            store = try AuthStore(path: settings.database)
         } catch {
             log.message("\(error)")
             return 1
         }
-        let policy = VerifierPolicy(audience: audience, maxTTL: maxTTL, skew: skew)
-        let service = AuthenticatorService(store: store, policy: policy, log: log)
+        let service = AuthenticatorService(store: store, policy: settings.policy, settings: settings.service, log: log)
         let server: HTTPServer
         do {
-            server = try HTTPServer(service: service, listen: listen, tls: tls)
+            server = try HTTPServer(service: service, listen: listen, tls: tls, limits: settings.limits)
         } catch {
             log.message("\(error)")
             store.close()
@@ -72,15 +56,17 @@ enum ServeCommand {
         tls = nil
         print("listening on \(server.scheme)://\(listen.urlHost):\(server.port)")
         fflush(stdout)
-        log.message("serving on \(listen.urlHost):\(server.port) audience=\(audience) max-ttl=\(maxTTL) skew=\(skew)")
+        log.message("serving on \(listen.urlHost):\(server.port) audience=\(settings.policy.audience) " +
+                    "max-ttl=\(settings.policy.maxTTL) skew=\(settings.policy.skew) approval=\(settings.service.approval.rawValue)")
 
         var received: Int32 = 0
         while true {
             let rc = sigwait(&stopSignals, &received)
             if rc == 0 && (received == SIGTERM || received == SIGINT) { break }
         }
-        log.message("signal \(received): stopping")
-        server.stop()
+        log.message("signal \(received): stopping; finishing requests in flight (up to \(Int(settings.shutdownGrace)) s)")
+        let unfinished = server.stop(grace: settings.shutdownGrace)
+        if unfinished > 0 { log.message("\(unfinished) requests still unfinished at the deadline were cut off") }
         store.close()
         log.message("stopped")
         return 0

@@ -4,21 +4,39 @@ enum Usage {
     fingerauthd: the FingerAuth reference authenticator
 
     Usage:
-      fingerauthd serve --listen ADDR:PORT --db PATH --audience AUD
-                        [--tls-cert FILE --tls-key FILE] [--max-ttl SECONDS] [--skew SECONDS]
+      fingerauthd serve [--config FILE] [--listen ADDR:PORT] [--db PATH] --audience AUD
+                        [--tls-cert FILE --tls-key FILE] [OPTION VALUE]...
           Serve the HTTP API. ADDR is a numeric IPv4 address or [IPv6]; PORT 0 picks a free
           port. Without TLS only a loopback address is allowed. Prints one line
-          "listening on URL" once ready; SIGTERM or SIGINT stops it.
-          --max-ttl  longest accepted token lifetime, exp - iat (default 300, at most 300)
-          --skew     tolerated clock difference (default 30, at most 300)
-      fingerauthd token create --host HOST --db PATH
-          Create an enrollment token for HOST and print it (only its SHA-256 is stored).
-      fingerauthd keys list --db PATH [--json]
-          List registered keys: kid, user, host, status, created.
-      fingerauthd keys revoke --kid KID --db PATH
-          Revoke a key; tokens signed by it are refused from now on.
+          "listening on URL" once ready; SIGTERM or SIGINT stops it after the requests in
+          flight are answered. Every option may also stand in the configuration file
+          (default /etc/fingerauthd.conf) as "name = value"; a flag wins over the file.
+          --listen            address and port (default 127.0.0.1:8443)
+          --db                database (default /var/lib/fingerauthd/authd.db)
+          --max-ttl           longest accepted token lifetime, exp - iat (default 300, at most 300)
+          --skew              tolerated clock difference, seconds (default 30)
+          --approval          automatic | manual: new keys pending until approved (default automatic)
+          --access-token-ttl  lifetime of /oauth2/token access tokens, seconds (default 300)
+          --user-failures     refused logins per user per window before 429; 0 off (default 10)
+          --address-failures  refused requests per client address per window; 0 off (default 50)
+          --failure-window    the window, seconds (default 300)
+          --threads           worker threads (default 4)
+          --connection-timeout  idle seconds before a connection is closed (default 10)
+          --request-timeout   seconds to receive a whole body (default 30)
+          --max-connections   simultaneous connections (default 256)
+          --max-connections-per-address  per client address (default 64)
+          --shutdown-grace    seconds SIGTERM waits for requests in flight (default 10)
+      fingerauthd token create --host HOST     print a new enrollment token for HOST
+      fingerauthd token list [--json]          tokens by id (never the token itself)
+      fingerauthd token revoke --id ID | --host HOST
+      fingerauthd keys list [--status S] [--user U] [--json]
+      fingerauthd keys approve --kid KID       make a pending key active
+      fingerauthd keys revoke --kid KID        refuse the key's tokens from now on
+      fingerauthd audit [--user U] [--since T] [--limit N] [--json]
+          T: seconds since 1970, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, or an age (30m, 12h, 7d).
+      Admin commands take --db PATH, or --config FILE to read db from it.
       fingerauthd --help
 
-    Exit status: 0 success, 1 failure, 2 usage error.
+    Exit status: 0 success, 1 failure, 2 usage or configuration error.
     """
 }

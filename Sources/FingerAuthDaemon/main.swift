@@ -7,6 +7,7 @@ import Glibc
 /// Runs the command line and returns the exit status (0 ok, 1 failure, 2 usage).
 func runCommandLine(_ arguments: [String]) -> Int32 {
     let args = arguments.dropFirst()
+    let rest = args.dropFirst(2)
     do {
         switch (args.first, args.dropFirst().first) {
         case ("--help", _), ("-h", _), ("help", _):
@@ -14,14 +15,16 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
             return 0
         case ("serve", _):
             return try ServeCommand.run(args.dropFirst())
-        case ("token", "create"):
-            return try AdminCommands.tokenCreate(args.dropFirst(2))
-        case ("keys", "list"):
-            return try AdminCommands.keysList(args.dropFirst(2))
-        case ("keys", "revoke"):
-            return try AdminCommands.keysRevoke(args.dropFirst(2))
+        case ("audit", _):
+            return try AuditCommand.run(args.dropFirst())
+        case ("token", "create"): return try TokenCommands.create(rest)
+        case ("token", "list"): return try TokenCommands.list(rest)
+        case ("token", "revoke"): return try TokenCommands.revoke(rest)
+        case ("keys", "list"): return try KeyCommands.list(rest)
+        case ("keys", "approve"): return try KeyCommands.approve(rest)
+        case ("keys", "revoke"): return try KeyCommands.revoke(rest)
         case (nil, _):
-            throw UsageError(message: "a command is needed: serve, token create, keys list or keys revoke; see 'fingerauthd --help'")
+            throw UsageError(message: "a command is needed: serve, token, keys or audit; see 'fingerauthd --help'")
         default:
             let words = args.prefix(2).joined(separator: " ")
             throw UsageError(message: "unknown command '\(words)'; see 'fingerauthd --help'")

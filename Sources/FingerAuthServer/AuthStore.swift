@@ -23,11 +23,9 @@ public enum RevocationResult: Sendable, Equatable {
 /// SQLite database (WAL, busy timeout, foreign keys). One connection behind a mutex; every
 /// value is a bound parameter of a prepared statement.
 public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
-    private let lock = Lock()
-    private let database: SQLiteDatabase
+    let lock = Lock()
+    let database: SQLiteDatabase
 
-    /// Schema version kept in `PRAGMA user_version`.
-    static let schemaVersion = 1
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String) throws(StoreError) {
@@ -35,58 +33,12 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
         try database.execute("PRAGMA busy_timeout = 5000")
         try database.execute("PRAGMA foreign_keys = ON")
         try database.execute("PRAGMA journal_mode = WAL")
-        try migrate()
+        try AuthSchema.migrate(database)
     }
 
     /// Closes the connection (sqlite3_close_v2); later calls throw.
     public func close() {
         lock.withLock { database.close() }
-    }
-
-    private func migrate() throws(StoreError) {
-        let version = try database.prepare("PRAGMA user_version")
-        let current = try version.step() ? (version.int64(0) ?? 0) : 0
-        guard current <= Int64(Self.schemaVersion) else {
-            throw StoreError("database schema \(current) is newer than this fingerauthd (\(Self.schemaVersion))")
-        }
-        try database.execute("""
-            BEGIN IMMEDIATE;
-            CREATE TABLE IF NOT EXISTS keys (
-                kid TEXT PRIMARY KEY NOT NULL,
-                user TEXT NOT NULL,
-                host TEXT NOT NULL,
-                jwk TEXT NOT NULL,
-                status TEXT NOT NULL CHECK (status IN ('active', 'revoked')),
-                created INTEGER NOT NULL,
-                revoked INTEGER
-            );
-            CREATE INDEX IF NOT EXISTS keys_user ON keys (user);
-            CREATE TABLE IF NOT EXISTS host_tokens (
-                sha256 TEXT PRIMARY KEY NOT NULL,
-                host TEXT NOT NULL,
-                created INTEGER NOT NULL,
-                revoked INTEGER
-            );
-            CREATE TABLE IF NOT EXISTS replay (
-                jti TEXT PRIMARY KEY NOT NULL,
-                exp INTEGER NOT NULL
-            ) WITHOUT ROWID;
-            CREATE INDEX IF NOT EXISTS replay_exp ON replay (exp);
-            CREATE TABLE IF NOT EXISTS audit (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                time INTEGER NOT NULL,
-                event TEXT NOT NULL,
-                user TEXT,
-                host TEXT,
-                kid TEXT,
-                jti TEXT,
-                outcome TEXT NOT NULL,
-                reason TEXT,
-                peer TEXT
-            );
-            PRAGMA user_version = \(Self.schemaVersion);
-            COMMIT;
-            """)
     }
 
     // MARK: - Keys
@@ -125,11 +77,12 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
         }
     }
 
-    /// Registers `key` (status active) unless its kid is taken.
+    /// Registers `key` (status active, or pending when `key.status` says so) unless its kid
+    /// is taken. `.alreadyRegistered` covers an active or pending key of the same user and host.
     public func register(_ key: RegisteredKey) throws(StoreError) -> RegistrationResult {
         try lock.withLock { () throws(StoreError) -> RegistrationResult in
             let insert = try database.prepare("""
-                INSERT INTO keys (kid, user, host, jwk, status, created) VALUES (?1, ?2, ?3, ?4, 'active', ?5)
+                INSERT INTO keys (kid, user, host, jwk, status, created) VALUES (?1, ?2, ?3, ?4, ?6, ?5)
                 ON CONFLICT (kid) DO NOTHING
                 """)
             try insert.bind(1, key.kid)
@@ -137,19 +90,20 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
             try insert.bind(3, key.host)
             try insert.bind(4, JSONEncoding.encode(key.jwk.json))
             try insert.bind(5, key.created)
+            try insert.bind(6, key.status == .pending ? "pending" : "active")
             try insert.run()
             if database.changes == 1 { return .created }
             guard let existing = try lockedKey(kid: key.kid) else { throw StoreError("key vanished during registration") }
             guard existing.user == key.user, existing.host == key.host else { return .conflict }
-            return existing.status == .active ? .alreadyRegistered : .revoked
+            return existing.status == .revoked ? .revoked : .alreadyRegistered
         }
     }
 
-    /// Marks the key revoked (it stays, so the kid can never be registered again).
+    /// Marks an active or pending key revoked (it stays, so the kid can never be registered again).
     public func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult {
         try lock.withLock { () throws(StoreError) -> RevocationResult in
             guard let existing = try lockedKey(kid: kid) else { return .unknown }
-            guard existing.status == .active else { return .alreadyRevoked }
+            guard existing.status != .revoked else { return .alreadyRevoked }
             let update = try database.prepare("UPDATE keys SET status = 'revoked', revoked = ?2 WHERE kid = ?1")
             try update.bind(1, kid)
             try update.bind(2, now)
@@ -158,30 +112,39 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
         }
     }
 
-    // MARK: - Host tokens
-
-    /// Stores the hash of a new token for `host` and returns the token (shown once).
-    public func createHostToken(host: String, now: Int64) throws(StoreError) -> String {
-        guard let token = HostToken.generate(), let digest = HostToken.hash(token) else {
-            throw StoreError("no random bytes for a token")
-        }
-        try lock.withLock { () throws(StoreError) in
-            let insert = try database.prepare("INSERT INTO host_tokens (sha256, host, created) VALUES (?1, ?2, ?3)")
-            try insert.bind(1, digest)
-            try insert.bind(2, host)
-            try insert.bind(3, now)
-            try insert.run()
-        }
-        return token
+    /// What approving a pending key did.
+    public enum ApprovalResult: Sendable, Equatable {
+        case approved
+        case alreadyActive
+        case revoked
+        case unknown
     }
 
-    /// The host a presented token enrolls for, or nil (unknown, revoked or malformed).
-    public func host(forToken token: String) throws(StoreError) -> String? {
-        guard let digest = HostToken.hash(token) else { return nil }
-        return try lock.withLock { () throws(StoreError) -> String? in
-            let stmt = try database.prepare("SELECT host FROM host_tokens WHERE sha256 = ?1 AND revoked IS NULL")
-            try stmt.bind(1, digest)
-            return try stmt.step() ? stmt.text(0) : nil
+    /// Turns a pending key active (`approval = manual`); a revoked key stays revoked.
+    public func approve(kid: String) throws(StoreError) -> ApprovalResult {
+        try lock.withLock { () throws(StoreError) -> ApprovalResult in
+            guard let existing = try lockedKey(kid: kid) else { return .unknown }
+            switch existing.status {
+            case .active: return .alreadyActive
+            case .revoked: return .revoked
+            case .pending:
+                let update = try database.prepare("UPDATE keys SET status = 'active' WHERE kid = ?1 AND status = 'pending'")
+                try update.bind(1, kid)
+                try update.run()
+                return .approved
+            }
+        }
+    }
+
+    /// How many keys are in each status (for /metrics); every status is present.
+    public func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)] {
+        try lock.withLock { () throws(StoreError) -> [(KeyStatus, Int64)] in
+            let stmt = try database.prepare("SELECT status, count(*) FROM keys GROUP BY status")
+            var counts: [KeyStatus: Int64] = [:]
+            while try stmt.step() {
+                if let status = stmt.text(0).flatMap(KeyStatus.init(rawValue:)) { counts[status] = stmt.int64(1) ?? 0 }
+            }
+            return KeyStatus.allCases.map { ($0, counts[$0] ?? 0) }
         }
     }
 
@@ -198,46 +161,6 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
             try insert.bind(2, exp)
             try insert.run()
             return database.changes == 1
-        }
-    }
-
-    // MARK: - Audit
-
-    /// Appends one audit row at time `now`. Callers answer only after this returned.
-    public func audit(_ event: AuditEvent, now: Int64) throws(StoreError) {
-        try lock.withLock { () throws(StoreError) in
-            let insert = try database.prepare("""
-                INSERT INTO audit (time, event, user, host, kid, jti, outcome, reason, peer)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                """)
-            try insert.bind(1, now)
-            try insert.bind(2, event.event)
-            try insert.bind(3, event.user)
-            try insert.bind(4, event.host)
-            try insert.bind(5, event.kid)
-            try insert.bind(6, event.jti)
-            try insert.bind(7, event.outcome)
-            try insert.bind(8, event.reason)
-            try insert.bind(9, event.peer)
-            try insert.run()
-        }
-    }
-
-    /// The last `limit` audit rows, oldest first (for `fingerauthd` tests and tooling).
-    public func auditEvents(limit: Int = 100) throws(StoreError) -> [AuditEvent] {
-        try lock.withLock { () throws(StoreError) -> [AuditEvent] in
-            let stmt = try database.prepare("""
-                SELECT event, user, host, kid, jti, outcome, reason, peer FROM
-                (SELECT * FROM audit ORDER BY id DESC LIMIT ?1) ORDER BY id
-                """)
-            try stmt.bind(1, Int64(limit))
-            var events: [AuditEvent] = []
-            while try stmt.step() {
-                events.append(AuditEvent(event: stmt.text(0) ?? "", user: stmt.text(1), host: stmt.text(2),
-                                         kid: stmt.text(3), jti: stmt.text(4), outcome: stmt.text(5) ?? "",
-                                         reason: stmt.text(6), peer: stmt.text(7)))
-            }
-            return events
         }
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FingerAuthCore
 
 /// The authenticator's endpoints as plain Swift: a request in, an answer out, with the
@@ -11,23 +14,33 @@ public final class AuthenticatorService: Sendable {
     let verifier: TokenVerifier
     let clock: any AuthClock
     let log: RequestLog
+    let settings: ServiceSettings
+    /// Counters for /metrics.
+    public let metrics = Metrics()
+    let users: FailureLimiter
+    let addresses: FailureLimiter
 
     /// A service over `store` that verifies with `policy`, reads `clock` and logs to `log`.
-    public init(store: AuthStore, policy: VerifierPolicy, clock: any AuthClock = WallClock(),
-                log: RequestLog = RequestLog()) {
+    public init(store: AuthStore, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
+                clock: any AuthClock = WallClock(), log: RequestLog = RequestLog()) {
         self.store = store
         self.clock = clock
         self.log = log
+        self.settings = settings
+        self.users = FailureLimiter(settings.userLimit)
+        self.addresses = FailureLimiter(settings.addressLimit)
         self.verifier = TokenVerifier(policy: policy, clock: clock, keys: store, replay: store)
     }
 
     /// Routes `request` and answers it. Unknown paths get 404, known paths with another
     /// method 405 (with `Allow`).
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let started = Self.monotonicSeconds()
         var summary = RequestSummary(method: request.method, path: request.path, status: 500, peer: request.peer)
         let response = route(request, &summary)
         summary.status = response.status
         log.record(summary)
+        metrics.request(path: request.path, status: response.status, seconds: max(0, Self.monotonicSeconds() - started))
         return response
     }
 
@@ -37,17 +50,25 @@ public final class AuthenticatorService: Sendable {
         case "/healthz":
             guard request.method == "GET" || request.method == "HEAD" else { return Self.notAllowed("GET, HEAD") }
             return HTTPResponse(status: 200, json: .object([("ok", .bool(true))]))
+        case "/metrics":
+            guard request.method == "GET" else { return Self.notAllowed("GET") }
+            let keys = try? store.keyCounts()
+            return HTTPResponse(status: 200, text: metrics.render(keys: keys),
+                                contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/v1/login", "/login":
             guard request.method == "POST" else { return Self.notAllowed("POST") }
-            return login(request, &summary)
-        case "/v1/keys":
+            return limited(request, "login", &summary) ?? login(request, &summary)
+        case "/oauth2/token":
             guard request.method == "POST" else { return Self.notAllowed("POST") }
-            return register(request, &summary)
+            return limited(request, "oauth_token", &summary) ?? tokenGrant(request, &summary)
+        case "/v1/keys", "/pubkey":
+            guard request.method == "POST" else { return Self.notAllowed("POST") }
+            return limited(request, "register", &summary) ?? register(request, &summary)
         default:
             let prefix = "/v1/keys/"
             if path.hasPrefix(prefix) {
                 guard request.method == "DELETE" else { return Self.notAllowed("DELETE") }
-                return revoke(kid: String(path.dropFirst(prefix.count)), request, &summary)
+                return limited(request, "revoke", &summary) ?? revoke(kid: String(path.dropFirst(prefix.count)), request, &summary)
             }
             return .error(404, "not_found")
         }
@@ -55,6 +76,35 @@ public final class AuthenticatorService: Sendable {
 
     static func notAllowed(_ allow: String) -> HTTPResponse {
         .error(405, "method_not_allowed", headers: [("Allow", allow)])
+    }
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    // MARK: - Rate limits
+
+    /// Seconds the user a login token claims must wait, or nil when it may try.
+    func userRetryAfter(_ user: String?) -> Int64? {
+        user.flatMap { users.retryAfter($0, now: clock.now()) }
+    }
+
+    /// Marks `event` rate-limited, counts it, and returns the 429 answer with `Retry-After`.
+    func rateLimitedAnswer(_ event: inout AuditEvent, scope: String, wait: Int64) -> HTTPResponse {
+        event.outcome = "deny"
+        event.reason = "rate_limited"
+        metrics.rateLimited(scope: scope)
+        return .error(429, "rate_limited", headers: [("Retry-After", String(wait))])
+    }
+
+    /// The 429 answer (audited) when the client's address is over its failure limit.
+    private func limited(_ request: HTTPRequest, _ eventName: String, _ summary: inout RequestSummary) -> HTTPResponse? {
+        guard let wait = addresses.retryAfter(request.peer, now: clock.now()) else { return nil }
+        var event = AuditEvent(event: eventName, outcome: "deny", peer: LogText.clean(request.peer))
+        let answer = rateLimitedAnswer(&event, scope: "address", wait: wait)
+        return finish(event, answer, &summary, path: request.path)
     }
 
     // MARK: - Login
@@ -71,6 +121,14 @@ public final class AuthenticatorService: Sendable {
                 event.reason = "invalid_request"
                 answer = .error(400, "invalid_request")
             } else if let jwt = body["jwt"]?.stringValue {
+                let claimed = verifier.peek(jwt)
+                if let wait = userRetryAfter(claimed.sub) {
+                    event.user = claimed.sub
+                    event.kid = claimed.kid
+                    event.jti = claimed.jti
+                    let refused = rateLimitedAnswer(&event, scope: "user", wait: wait)
+                    return finish(event, refused, &summary, path: request.path)
+                }
                 let result = verifier.verifyLogin(jwt)
                 event.user = result.facts.sub
                 event.host = result.facts.iss
@@ -94,12 +152,14 @@ public final class AuthenticatorService: Sendable {
                 answer = .error(400, "invalid_request")
             }
         }
-        return finish(event, answer, &summary)
+        return finish(event, answer, &summary, path: request.path)
     }
 
-    /// Writes the audit row, then fills the log summary; an audit failure turns any answer
-    /// into 503 so that nothing is accepted unrecorded.
-    func finish(_ event: AuditEvent, _ answer: HTTPResponse, _ summary: inout RequestSummary) -> HTTPResponse {
+    /// Writes the audit row, then fills the log summary, counts the outcome for /metrics and
+    /// a refusal for the rate limits; an audit failure turns any answer into 503 so that
+    /// nothing is accepted unrecorded.
+    func finish(_ event: AuditEvent, _ answer: HTTPResponse, _ summary: inout RequestSummary,
+                path: String) -> HTTPResponse {
         summary.outcome = event.outcome
         summary.reason = event.reason
         summary.sub = event.user
@@ -112,6 +172,14 @@ public final class AuthenticatorService: Sendable {
             summary.outcome = "error"
             summary.reason = "audit_failed"
             return .error(503, "unavailable")
+        }
+        metrics.audited(event, path: path)
+        if event.outcome == "deny" && event.reason != "rate_limited" {
+            let now = clock.now()
+            if let peer = event.peer { addresses.recordFailure(peer, now: now) }
+            if event.event == "login" || event.event == "oauth_token", let user = event.user {
+                users.recordFailure(user, now: now)
+            }
         }
         return answer
     }

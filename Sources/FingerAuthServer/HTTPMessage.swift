@@ -26,16 +26,27 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-/// An answer: status, JSON body (may be empty), extra headers.
+/// An answer: status, body (JSON unless said otherwise; may be empty), extra headers.
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
     public var body: [UInt8]
     public var headers: [(String, String)]
+    /// The `Content-Type` sent with a non-empty body.
+    public var contentType: String
 
     public init(status: Int, json: JSONValue?, headers: [(String, String)] = []) {
         self.status = status
         self.body = json.map { JSONEncoding.encodeBytes($0) } ?? []
         self.headers = headers
+        self.contentType = "application/json"
+    }
+
+    /// A plain-text answer (`/metrics`).
+    public init(status: Int, text: String, contentType: String) {
+        self.status = status
+        self.body = Array(text.utf8)
+        self.headers = []
+        self.contentType = contentType
     }
 
     /// `{"error": code}` with `status`.
@@ -44,7 +55,7 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
-        lhs.status == rhs.status && lhs.body == rhs.body &&
+        lhs.status == rhs.status && lhs.body == rhs.body && lhs.contentType == rhs.contentType &&
             lhs.headers.map { $0.0 + ":" + $0.1 } == rhs.headers.map { $0.0 + ":" + $0.1 }
     }
 }

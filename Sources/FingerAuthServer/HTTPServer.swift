@@ -9,12 +9,31 @@ public struct ServerError: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
+/// How much the HTTP daemon lets clients use.
+public struct ServerLimits: Sendable {
+    /// Seconds a connection may stay idle (MHD_OPTION_CONNECTION_TIMEOUT): a client that
+    /// stops sending headers or body is disconnected after it.
+    public var connectionTimeout: UInt32 = 10
+    /// Seconds from the end of the headers to the end of the body: a client trickling its
+    /// body just under the idle timeout is cut off here.
+    public var requestTimeout: Double = 30
+    /// Simultaneous connections, all clients / one address.
+    public var maxConnections: UInt32 = 256
+    public var maxConnectionsPerAddress: UInt32 = 64
+    /// Worker threads (MHD_OPTION_THREAD_POOL_SIZE).
+    public var threads: UInt32 = 4
+    /// Bytes of memory per connection, which also caps the request line and headers
+    /// (MHD answers 431 past it).
+    public var connectionMemory: Int = 32 * 1024
+
+    public init() {}
+}
+
 /// The libmicrohttpd daemon (MHD_start_daemon … MHD_stop_daemon), owned by this object:
-/// an internal epoll thread pool, a connection timeout, connection and memory limits, TLS
-/// from memory when given. Requests go to `AuthenticatorService`; this type only moves bytes.
+/// an internal epoll thread pool, idle and request timeouts, connection and memory limits,
+/// TLS from memory when given. Requests go to `AuthenticatorService`; this type only moves
+/// bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
 public final class HTTPServer {
-    /// Seconds a connection may stay idle.
-    public static let connectionTimeout: UInt32 = 10
     /// Bodies between the service's cap and this size are read and dropped so that the
     /// client gets a clean 413; larger ones are cut off (413, then the connection closes).
     public static let drainLimit = 4 * 1024 * 1024
@@ -34,8 +53,9 @@ public final class HTTPServer {
     public let scheme: String
 
     /// Binds `listen` and starts serving `service` on `threads` worker threads.
-    public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSMaterial?, threads: UInt32 = 4) throws(ServerError) {
-        dispatcher = RequestDispatcher(service: service)
+    public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSMaterial?,
+                limits: ServerLimits = ServerLimits()) throws(ServerError) {
+        dispatcher = RequestDispatcher(service: service, requestTimeout: limits.requestTimeout)
         let storage = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<sockaddr_storage>.size,
                                                        alignment: MemoryLayout<sockaddr_storage>.alignment)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<sockaddr_storage>.size)
@@ -44,7 +64,8 @@ public final class HTTPServer {
             storage.copyMemory(from: UnsafeRawPointer(pointer), byteCount: Int(length))
         }
         scheme = tls == nil ? "http" : "https"
-        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue |
+            MHD_USE_ITC.rawValue
         if listen.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
         if let tls {
             flags |= MHD_USE_TLS.rawValue
@@ -61,12 +82,12 @@ public final class HTTPServer {
         config.handler = accessHandler
         config.handler_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
         config.completed = requestCompleted
-        config.completed_cls = nil
-        config.thread_pool_size = threads
-        config.connection_timeout = Self.connectionTimeout
-        config.connection_limit = 256
-        config.per_ip_connection_limit = 64
-        config.connection_memory_limit = 64 * 1024
+        config.completed_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
+        config.thread_pool_size = limits.threads
+        config.connection_timeout = limits.connectionTimeout
+        config.connection_limit = limits.maxConnections
+        config.per_ip_connection_limit = limits.maxConnectionsPerAddress
+        config.connection_memory_limit = limits.connectionMemory
         config.https_key_pem = keyPEM.flatMap { UnsafePointer($0.baseAddress) }
         config.https_cert_pem = certificatePEM.flatMap { UnsafePointer($0.baseAddress) }
         let started: OpaquePointer? = Self.tlsPriorities.withCString { priorities in
@@ -81,10 +102,28 @@ public final class HTTPServer {
         port = fa_mhd_bound_port(started)
     }
 
-    /// Stops accepting, closes every connection and joins the worker threads (MHD_stop_daemon).
-    public func stop() {
-        if let daemon { MHD_stop_daemon(daemon) }
-        daemon = nil
+    /// Stops accepting (MHD_quiesce_daemon, listening socket closed), waits up to `grace`
+    /// seconds for the requests in flight to be answered (answers say `Connection: close`
+    /// meanwhile), then closes every connection and joins the workers (MHD_stop_daemon).
+    /// Returns how many requests were still unfinished when it closed them.
+    @discardableResult
+    public func stop(grace: Double = 0) -> Int {
+        guard let daemon else { return 0 }
+        var left = 0
+        if grace > 0 {
+            dispatcher.startDraining()
+            let listener = MHD_quiesce_daemon(daemon)
+            if listener >= 0 { close(listener) }
+            let deadline = AuthenticatorService.monotonicSeconds() + grace
+            while true {
+                left = dispatcher.inFlight
+                if left == 0 || AuthenticatorService.monotonicSeconds() >= deadline { break }
+                usleep(20_000)
+            }
+        }
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+        return left
     }
 
     deinit {
@@ -111,14 +150,31 @@ final class RequestState {
     var body: [UInt8] = []
     var received = 0
     var tooLarge = false
+    /// When the headers were complete (CLOCK_MONOTONIC seconds).
+    let started = AuthenticatorService.monotonicSeconds()
 }
 
 /// What the C callbacks reach through their closure pointer; the server keeps it alive
 /// until MHD_stop_daemon has returned.
-final class RequestDispatcher: Sendable {
+final class RequestDispatcher: @unchecked Sendable {
     let service: AuthenticatorService
+    let requestTimeout: Double
+    private let lock = Lock()
+    private var active = 0
+    private var draining = false
 
-    init(service: AuthenticatorService) { self.service = service }
+    init(service: AuthenticatorService, requestTimeout: Double) {
+        self.service = service
+        self.requestTimeout = requestTimeout
+    }
+
+    /// Requests begun (headers read) and not yet completed.
+    var inFlight: Int { lock.withLock { active } }
+
+    func begin() { lock.withLock { active += 1 } }
+    func end() { lock.withLock { active -= 1 } }
+    func startDraining() { lock.withLock { draining = true } }
+    var isDraining: Bool { lock.withLock { draining } }
 
     /// Builds the request, asks the service, queues the answer (MHD_queue_response).
     func respond(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
@@ -133,8 +189,9 @@ final class RequestDispatcher: Sendable {
         let created = answer.body.withUnsafeBytes { fa_mhd_response_copy($0.baseAddress, $0.count) }
         guard let response = created else { return .NO }
         defer { MHD_destroy_response(response) }
-        if !answer.body.isEmpty { MHD_add_response_header(response, "Content-Type", "application/json") }
+        if !answer.body.isEmpty { MHD_add_response_header(response, "Content-Type", answer.contentType) }
         MHD_add_response_header(response, "Cache-Control", "no-store")
+        if isDraining { MHD_add_response_header(response, "Connection", "close") }
         for (name, value) in answer.headers { MHD_add_response_header(response, name, value) }
         return MHD_queue_response(connection, UInt32(clamping: answer.status), response)
     }
@@ -166,6 +223,7 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
     guard let raw = conCls.pointee else {
         let state = RequestState()
         conCls.pointee = Unmanaged.passRetained(state).toOpaque()
+        dispatcher.begin()
         // A body announced beyond what we are willing to drain: answer now; MHD discards
         // the rest and closes the connection after the answer.
         if let length = dispatcher.header(connection, "Content-Length").flatMap({ Int($0) }),
@@ -177,6 +235,11 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
     }
     let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
     let size = uploadDataSize.pointee
+    if AuthenticatorService.monotonicSeconds() - state.started > dispatcher.requestTimeout {
+        // A body trickled in just under the idle timeout: drop the connection.
+        dispatcher.service.log.message("\(methodText) from a slow client: body not complete after \(dispatcher.requestTimeout) s; connection closed")
+        return .NO
+    }
     if size > 0 {
         state.received += size
         if state.received > AuthenticatorService.maxBodyBytes {
@@ -199,11 +262,13 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
     return dispatcher.respond(connection, method: methodText, url: urlText, state: state)
 }
 
-/// MHD_RequestCompletedCallback: releases the request's `RequestState`.
+/// MHD_RequestCompletedCallback: releases the request's `RequestState` and counts the
+/// request finished.
 private func requestCompleted(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
                               conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
                               toe: MHD_RequestTerminationCode) {
     guard let conCls, let raw = conCls.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(raw).release()
     conCls.pointee = nil
+    if let cls { Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue().end() }
 }

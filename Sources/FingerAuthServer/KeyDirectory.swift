@@ -1,8 +1,12 @@
 import FingerAuthCore
 
 /// A registered device key's state.
-public enum KeyStatus: String, Sendable {
+public enum KeyStatus: String, Sendable, CaseIterable {
+    /// Tokens signed by it are accepted.
     case active
+    /// Registered while `approval = manual`; refused until `fingerauthd keys approve`.
+    case pending
+    /// Refused for good; the kid can never be registered again.
     case revoked
 }
 

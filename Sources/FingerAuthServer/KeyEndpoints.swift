@@ -1,8 +1,10 @@
 import FingerAuthCore
 import FingerAuthCrypto
 
-/// `POST /v1/keys` and `DELETE /v1/keys/<kid>`: both need a host enrollment token, and a
-/// host acts only on its own keys.
+/// `POST /v1/keys` (and its TouchIDAuth-compatible alias `POST /pubkey`, same body, same
+/// rules) and `DELETE /v1/keys/<kid>`. Registering needs the host enrollment token and a
+/// proof signed by the new key; revoking needs the host token of the key's host, or a
+/// one-time JWT signed by that very key.
 extension AuthenticatorService {
     /// Registers a key: host token (401), body (400), token's host = body host (403), an RSA
     /// key of 2048+ bits (400), a proof signed by that key (401), then the registry
@@ -10,7 +12,7 @@ extension AuthenticatorService {
     func register(_ request: HTTPRequest, _ summary: inout RequestSummary) -> HTTPResponse {
         var event = AuditEvent(event: "register", outcome: "deny", peer: LogText.clean(request.peer))
         let answer = registerAnswer(request, &event)
-        return finish(event, answer, &summary)
+        return finish(event, answer, &summary, path: request.path)
     }
 
     private func registerAnswer(_ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
@@ -64,7 +66,8 @@ extension AuthenticatorService {
             }
             return .error(401, "proof_" + refusal.rawValue)
         }
-        let key = RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: .active, created: clock.now())
+        let status: KeyStatus = settings.approval == .manual ? .pending : .active
+        let key = RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: clock.now())
         let result: RegistrationResult
         do {
             result = try store.register(key)
@@ -74,15 +77,16 @@ extension AuthenticatorService {
             event.reason = "unavailable"
             return .error(503, "unavailable")
         }
-        let ok = HTTPResponse(status: 201, json: .object([("kid", .string(kid)), ("status", .string("active"))]))
         switch result {
         case .created:
             event.outcome = "accept"
-            return ok
+            if status == .pending { event.reason = "pending_approval" }
+            return HTTPResponse(status: 201, json: .object([("kid", .string(kid)), ("status", .string(status.rawValue))]))
         case .alreadyRegistered:
             event.outcome = "accept"
             event.reason = "already_registered"
-            return HTTPResponse(status: 200, json: .object([("kid", .string(kid)), ("status", .string("active"))]))
+            let current = (try? store.registeredKey(kid: kid))?.status ?? status
+            return HTTPResponse(status: 200, json: .object([("kid", .string(kid)), ("status", .string(current.rawValue))]))
         case .conflict:
             event.reason = "kid_conflict"
             return .error(409, "kid_conflict")
@@ -92,15 +96,21 @@ extension AuthenticatorService {
         }
     }
 
-    /// Revokes a key for its own host: 401 bad token, 404 unknown kid, 403 other host, 204.
+    /// Revokes a key: with its host's token (401 bad token, 404 unknown kid, 403 other host)
+    /// or with a JWT signed by the key itself (`Authorization: Bearer <JWT>`, checked like a
+    /// login token plus kid = the path's kid: 401 refused, 403 kid_mismatch, 404 unknown).
+    /// 204 when revoked (or already revoked).
     func revoke(kid rawKid: String, _ request: HTTPRequest, _ summary: inout RequestSummary) -> HTTPResponse {
         var event = AuditEvent(event: "revoke", kid: LogText.clean(rawKid), outcome: "deny",
                                peer: LogText.clean(request.peer))
         let answer = revokeAnswer(kid: rawKid, request, &event)
-        return finish(event, answer, &summary)
+        return finish(event, answer, &summary, path: request.path)
     }
 
     private func revokeAnswer(kid: String, _ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
+        if let jwt = Self.bearerJWT(request.authorization) {
+            return revokeByKeyHolder(kid: kid, jwt: jwt, &event)
+        }
         let tokenHost: String
         switch hostForBearer(request.authorization) {
         case let .failure(failure):
@@ -132,6 +142,48 @@ extension AuthenticatorService {
             }
             event.outcome = "accept"
             if result == .alreadyRevoked { event.reason = "already_revoked" }
+            return HTTPResponse(status: 204, json: nil)
+        } catch {
+            log.message("revoke failed: \(error)")
+            event.outcome = "error"
+            event.reason = "unavailable"
+            return .error(503, "unavailable")
+        }
+    }
+
+    /// A Bearer credential shaped like a compact JWT (two dots), as opposed to a host token.
+    static func bearerJWT(_ header: String?) -> String? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let credential = String(parts[1].trimmingSpaces)
+        return credential.utf8.filter({ $0 == UInt8(ascii: ".") }).count == 2 ? credential : nil
+    }
+
+    private func revokeByKeyHolder(kid: String, jwt: String, _ event: inout AuditEvent) -> HTTPResponse {
+        let result = verifier.verifyKeyHolder(jwt, kid: kid)
+        event.user = result.facts.sub
+        event.host = result.facts.iss
+        event.jti = result.facts.jti
+        if let refusal = result.refusal {
+            event.reason = refusal.rawValue
+            switch refusal {
+            case .unavailable:
+                event.outcome = "error"
+                return .error(503, "unavailable")
+            case .unknownKid: return .error(404, refusal.rawValue)
+            case .kidMismatch: return .error(403, refusal.rawValue)
+            default: return .error(401, refusal.rawValue)
+            }
+        }
+        do {
+            let outcome = try store.revoke(kid: kid, now: clock.now())
+            guard outcome != .unknown else {
+                event.reason = "unknown_kid"
+                return .error(404, "unknown_kid")
+            }
+            event.outcome = "accept"
+            event.reason = outcome == .alreadyRevoked ? "already_revoked" : "key_holder"
             return HTTPResponse(status: 204, json: nil)
         } catch {
             log.message("revoke failed: \(error)")

@@ -12,6 +12,9 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
     // Key binding.
     case unknownKid = "unknown_kid"
     case keyRevoked = "key_revoked"
+    case keyPending = "key_pending"
+    /// A key-holder JWT (DELETE /v1/keys/<kid>) whose `kid` is not the key in the path.
+    case kidMismatch = "kid_mismatch"
     case kidNotForSubject = "kid_not_for_sub"
     case kidNotForIssuer = "kid_not_for_iss"
     case kidNotThumbprint = "kid_not_thumbprint"

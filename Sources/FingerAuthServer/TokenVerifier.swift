@@ -33,7 +33,11 @@ public struct TokenVerifier: Sendable {
             let key: RegisteredKey?
             do { key = try keys.registeredKey(kid: kid) } catch { throw Refusal.unavailable }
             guard let key else { throw Refusal.unknownKid }
-            guard key.status == .active else { throw Refusal.keyRevoked }
+            switch key.status {
+            case .active: break
+            case .pending: throw Refusal.keyPending
+            case .revoked: throw Refusal.keyRevoked
+            }
             guard key.user == sub else { throw Refusal.kidNotForSubject }
             guard key.host == iss else { throw Refusal.kidNotForIssuer }
             try checkSignature(jwt, jwk: key.jwk)
@@ -42,6 +46,40 @@ public struct TokenVerifier: Sendable {
         } catch {
             return Verification(facts: facts, refusal: error)
         }
+    }
+
+    /// A token that proves possession of the key `kid` (DELETE /v1/keys/<kid>): every check
+    /// of `verifyLogin` (so it is a one-time, short-lived token for this audience), the
+    /// header's `kid` equal to `kid`, and the key active or pending (a pending key may be
+    /// withdrawn by its holder).
+    public func verifyKeyHolder(_ token: String, kid expected: String) -> Verification {
+        var facts = TokenFacts()
+        do throws(Refusal) {
+            let jwt = try parse(token)
+            facts = Self.facts(of: jwt)
+            let kid = try checkHeader(jwt.header)
+            guard kid == expected else { throw Refusal.kidMismatch }
+            let sub = try requiredString(jwt.claims["sub"], missing: .missingSubject)
+            let iss = try requiredString(jwt.claims["iss"], missing: .missingIssuer)
+            let key: RegisteredKey?
+            do { key = try keys.registeredKey(kid: kid) } catch { throw Refusal.unavailable }
+            guard let key else { throw Refusal.unknownKid }
+            guard key.status != .revoked else { throw Refusal.keyRevoked }
+            guard key.user == sub else { throw Refusal.kidNotForSubject }
+            guard key.host == iss else { throw Refusal.kidNotForIssuer }
+            try checkSignature(jwt, jwk: key.jwk)
+            try checkClaims(jwt.claims)
+            return Verification(facts: facts, refusal: nil)
+        } catch {
+            return Verification(facts: facts, refusal: error)
+        }
+    }
+
+    /// What `token` claims about itself, unverified (for rate limiting before the work);
+    /// empty facts for anything that does not parse.
+    public func peek(_ token: String) -> TokenFacts {
+        guard let jwt = try? parse(token) else { return TokenFacts() }
+        return Self.facts(of: jwt)
     }
 
     /// A registration proof: signed by the key being registered (`kid` its RFC 7638

@@ -50,12 +50,15 @@ class Authd:
     START_DEADLINE = 15.0
     STOP_DEADLINE = 10.0
 
-    def __init__(self, workdir, audience="fingerauth-test", tls=None):
+    def __init__(self, workdir, audience="fingerauth-test", tls=None, args=(), db=None):
+        """`args`: extra `serve` flags (e.g. ("--user-failures", "0")); `db`: another
+        database path (default <workdir>/authd.db)."""
         self.workdir = str(workdir)
         os.makedirs(self.workdir, exist_ok=True)
         self.audience = audience
         self.tls = tls
-        self.db = os.path.join(self.workdir, "authd.db")
+        self.db = db or os.path.join(self.workdir, "authd.db")
+        self.args = list(args)
         self.binary = os.path.join(build_dir(), "fingerauthd")
         self.stderr_path = os.path.join(self.workdir, "authd.stderr")
         self.url = None
@@ -84,6 +87,7 @@ class Authd:
         args = [self.binary, "serve", "--listen", "127.0.0.1:0", "--db", self.db, "--audience", self.audience]
         if self.tls is not None:
             args += ["--tls-cert", self.tls.server_cert, "--tls-key", self.tls.server_key]
+        args += self.args
         self._stderr = open(self.stderr_path, "ab")
         self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=self._stderr, close_fds=True)
@@ -119,6 +123,18 @@ class Authd:
                 break
             data += chunk
         return data.decode("utf-8", "replace")
+
+    @property
+    def pid(self):
+        return self._proc.pid if self._proc is not None else None
+
+    def kill(self):
+        """SIGKILL, as a crash would; the process is reaped. `start()` may follow."""
+        proc = self._proc
+        if proc is not None:
+            proc.kill()
+            proc.wait(timeout=self.STOP_DEADLINE)
+        self.stop()
 
     def stop(self):
         """SIGTERM, wait up to STOP_DEADLINE, then SIGKILL. Safe to call twice."""

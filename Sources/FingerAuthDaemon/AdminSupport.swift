@@ -1,0 +1,59 @@
+import FingerAuthServer
+import FingerAuthSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What every admin command shares: the database path (`--db`, else `db` in the
+/// configuration file, else the default), opening the store, times, tables.
+enum Admin {
+    /// Parses `arguments` for `command` with its own `valued` options plus `db` and `config`.
+    static func options(_ arguments: ArraySlice<String>, valued: Set<String>, switches: Set<String> = [],
+                        command: String) throws(UsageError) -> (Options, String) {
+        let options = try Options(arguments, valued: valued.union(["db", "config"]), switches: switches, command: command)
+        if let db = options.optional("db") { return (options, db) }
+        let file = try ConfigFile.load(options.optional("config"), command: command)
+        return (options, file["db"] ?? ServeSettings.defaultDatabase)
+    }
+
+    /// Opens the store, runs `body` with the current time, closes; store errors exit 1.
+    static func withStore(_ path: String, mustExist: Bool,
+                          _ body: (AuthStore, Int64) throws(StoreError) -> Int32) -> Int32 {
+        if mustExist && !SafeFile.exists(path) {
+            fputs("fingerauthd: \(path): no such database; check --db\n", stderr)
+            return 1
+        }
+        umask(0o077)
+        do {
+            let store = try AuthStore(path: path)
+            defer { store.close() }
+            return try body(store, WallClock().now())
+        } catch {
+            fputs("fingerauthd: \(error)\n", stderr)
+            return 1
+        }
+    }
+
+    /// `2025-01-31T12:00:00Z` (gmtime_r + strftime).
+    static func utcTime(_ seconds: Int64) -> String {
+        var t = time_t(seconds)
+        var parts = tm()
+        guard gmtime_r(&t, &parts) != nil else { return String(seconds) }
+        var buffer = [CChar](repeating: 0, count: 32)
+        let n = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return n > 0 ? String(cString: buffer) : String(seconds)
+    }
+
+    /// Prints `rows` under `header` in aligned columns (two spaces apart); empty cells as `-`.
+    static func printTable(_ header: [String], _ rows: [[String]]) {
+        let all = [header] + rows.map { $0.map { $0.isEmpty ? "-" : $0 } }
+        var widths = [Int](repeating: 0, count: header.count)
+        for row in all { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        for row in all {
+            let cells = row.enumerated().map { i, cell in
+                i == row.count - 1 ? cell : cell + String(repeating: " ", count: max(0, widths[i] - cell.count))
+            }
+            print(cells.joined(separator: "  "))
+        }
+    }
+}

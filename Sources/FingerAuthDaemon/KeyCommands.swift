@@ -1,0 +1,93 @@
+import FingerAuthCore
+import FingerAuthServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `fingerauthd keys list|approve|revoke`: the key registry. Each change is audited
+/// (`admin_approve`, `admin_revoke`, peer `local`).
+enum KeyCommands {
+    static func list(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
+        let (options, db) = try Admin.options(arguments, valued: ["status", "user"], switches: ["json"], command: "keys list")
+        let status = options.optional("status")
+        if let status, KeyStatus(rawValue: status) == nil {
+            throw UsageError(message: "keys list: --status must be active, pending or revoked")
+        }
+        let user = options.optional("user")
+        return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
+            let keys = try store.listKeys().filter {
+                (status == nil || $0.status.rawValue == status) && (user == nil || $0.user == user)
+            }
+            if options.flag("json") {
+                print(JSONEncoding.encode(.array(keys.map { key in
+                    .object([("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
+                             ("status", .string(key.status.rawValue)), ("created", .integer(key.created))])
+                })))
+            } else {
+                Admin.printTable(["KID", "USER", "HOST", "STATUS", "CREATED"], keys.map {
+                    [$0.kid, $0.user, $0.host, $0.status.rawValue, Admin.utcTime($0.created)]
+                })
+            }
+            return 0
+        }
+    }
+
+    static func approve(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
+        let command = "keys approve"
+        let (options, db) = try Admin.options(arguments, valued: ["kid"], command: command)
+        let kid = try options.required("kid", command: command)
+        return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
+            let result = try store.approve(kid: kid)
+            let key = try store.registeredKey(kid: kid)
+            var event = AuditEvent(event: "admin_approve", user: key?.user, host: key?.host,
+                                   kid: LogText.clean(kid), outcome: "accept", peer: "local")
+            switch result {
+            case .approved:
+                try store.audit(event, now: now)
+                print("approved \(kid)")
+                return 0
+            case .alreadyActive:
+                event.reason = "already_active"
+                try store.audit(event, now: now)
+                print("\(kid) was already active")
+                return 0
+            case .revoked, .unknown:
+                event.outcome = "deny"
+                event.reason = result == .revoked ? "key_revoked" : "unknown_kid"
+                try store.audit(event, now: now)
+                let why = result == .revoked ? "is revoked and stays revoked" : "is not registered"
+                fputs("fingerauthd: keys approve: \(LogText.clean(kid)) \(why); see 'fingerauthd keys list'\n", stderr)
+                return 1
+            }
+        }
+    }
+
+    static func revoke(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
+        let command = "keys revoke"
+        let (options, db) = try Admin.options(arguments, valued: ["kid"], command: command)
+        let kid = try options.required("kid", command: command)
+        return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
+            let result = try store.revoke(kid: kid, now: now)
+            let key = try store.registeredKey(kid: kid)
+            var event = AuditEvent(event: "admin_revoke", user: key?.user, host: key?.host,
+                                   kid: LogText.clean(kid), outcome: "accept", peer: "local")
+            switch result {
+            case .revoked:
+                try store.audit(event, now: now)
+                print("revoked \(kid)")
+                return 0
+            case .alreadyRevoked:
+                event.reason = "already_revoked"
+                try store.audit(event, now: now)
+                print("\(kid) was already revoked")
+                return 0
+            case .unknown:
+                event.outcome = "deny"
+                event.reason = "unknown_kid"
+                try store.audit(event, now: now)
+                fputs("fingerauthd: keys revoke: no key with kid \(LogText.clean(kid)); see 'fingerauthd keys list'\n", stderr)
+                return 1
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import FingerAuthServer
+
+/// Everything `serve` runs with, read from flags over the configuration file, each value
+/// checked with a message that names the key.
+struct ServeSettings {
+    static let defaultListen = "127.0.0.1:8443"
+    static let defaultDatabase = "/var/lib/fingerauthd/authd.db"
+
+    var listen: ListenAddress
+    var database: String
+    var certificate: String?
+    var key: String?
+    var policy: VerifierPolicy
+    var service: ServiceSettings
+    var limits: ServerLimits
+    /// Seconds SIGTERM waits for requests in flight.
+    var shutdownGrace: Double
+
+    init(_ options: Options, command: String) throws(UsageError) {
+        let listenText = options.optional("listen") ?? Self.defaultListen
+        guard let listen = ListenAddress(listenText) else {
+            throw UsageError(message: "\(command): listen takes a numeric address and port, such as 127.0.0.1:8443 or [::1]:8443")
+        }
+        self.listen = listen
+        database = options.optional("db") ?? Self.defaultDatabase
+        let audience = try options.required("audience", command: command)
+        guard audience.utf8.count <= 256, audience.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+            throw UsageError(message: "\(command): audience must be 1 to 256 printable characters without spaces")
+        }
+        let maxTTL = try options.seconds("max-ttl", default: 300, range: 1...300, command: command)
+        let skew = try options.seconds("skew", default: 30, range: 0...300, command: command)
+        policy = VerifierPolicy(audience: audience, maxTTL: maxTTL, skew: skew)
+        certificate = options.optional("tls-cert")
+        key = options.optional("tls-key")
+        guard (certificate == nil) == (key == nil) else {
+            throw UsageError(message: "\(command): give both tls-cert and tls-key, or neither")
+        }
+        guard certificate != nil || listen.isLoopback else {
+            throw UsageError(message: "\(command): plain HTTP is only allowed on a loopback address; give --tls-cert and --tls-key, or listen on 127.0.0.1")
+        }
+        let approvalText = options.optional("approval") ?? "automatic"
+        guard let approval = Approval(rawValue: approvalText) else {
+            throw UsageError(message: "\(command): approval must be automatic or manual")
+        }
+        let window = try options.seconds("failure-window", default: 300, range: 1...86_400, command: command)
+        let userFailures = try options.seconds("user-failures", default: 10, range: 0...1_000_000, command: command)
+        let addressFailures = try options.seconds("address-failures", default: 50, range: 0...1_000_000, command: command)
+        service = ServiceSettings(
+            approval: approval,
+            accessTokenTTL: try options.seconds("access-token-ttl", default: 300, range: 10...86_400, command: command),
+            userLimit: RateLimit(failures: Int(userFailures), window: window),
+            addressLimit: RateLimit(failures: Int(addressFailures), window: window))
+        limits = ServerLimits()
+        limits.threads = UInt32(try options.seconds("threads", default: 4, range: 1...64, command: command))
+        limits.connectionTimeout = UInt32(try options.seconds("connection-timeout", default: 10, range: 1...300, command: command))
+        limits.requestTimeout = Double(try options.seconds("request-timeout", default: 30, range: 1...300, command: command))
+        limits.maxConnections = UInt32(try options.seconds("max-connections", default: 256, range: 1...10_000, command: command))
+        limits.maxConnectionsPerAddress = UInt32(try options.seconds("max-connections-per-address", default: 64,
+                                                                     range: 1...10_000, command: command))
+        shutdownGrace = Double(try options.seconds("shutdown-grace", default: 10, range: 0...300, command: command))
+    }
+}

@@ -1,0 +1,68 @@
+import FingerAuthCore
+import FingerAuthServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `fingerauthd token create|list|revoke`: host enrollment tokens. A token is printed once,
+/// at creation; the database and `list` know only its SHA-256 (and a 16-digit id from it).
+enum TokenCommands {
+    static func create(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
+        let command = "token create"
+        let (options, db) = try Admin.options(arguments, valued: ["host"], command: command)
+        let host = try options.required("host", command: command)
+        guard Names.isValidHost(host) else {
+            throw UsageError(message: "token create: --host must be 1 to 253 of A-Z a-z 0-9 . _ - (not starting with . or -)")
+        }
+        return Admin.withStore(db, mustExist: false) { store, now throws(StoreError) in
+            let token = try store.createHostToken(host: host, now: now)
+            try store.audit(AuditEvent(event: "token_create", host: host, outcome: "accept", peer: "local"), now: now)
+            print(token)
+            return 0
+        }
+    }
+
+    static func list(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
+        let (options, db) = try Admin.options(arguments, valued: [], switches: ["json"], command: "token list")
+        return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
+            let tokens = try store.listHostTokens()
+            if options.flag("json") {
+                print(JSONEncoding.encode(.array(tokens.map { t in
+                    .object([("id", .string(t.id)), ("host", .string(t.host)), ("created", .integer(t.created)),
+                             ("status", .string(t.revoked == nil ? "active" : "revoked"))]
+                            + (t.revoked.map { [("revoked", JSONValue.integer($0))] } ?? []))
+                })))
+            } else {
+                Admin.printTable(["ID", "HOST", "STATUS", "CREATED", "REVOKED"], tokens.map {
+                    [$0.id, $0.host, $0.revoked == nil ? "active" : "revoked", Admin.utcTime($0.created),
+                     $0.revoked.map(Admin.utcTime) ?? ""]
+                })
+            }
+            return 0
+        }
+    }
+
+    static func revoke(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
+        let command = "token revoke"
+        let (options, db) = try Admin.options(arguments, valued: ["id", "host"], command: command)
+        let id = options.optional("id")
+        let host = options.optional("host")
+        guard (id == nil) != (host == nil) else {
+            throw UsageError(message: "token revoke: give --id ID (see 'fingerauthd token list') or --host HOST")
+        }
+        return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
+            let hosts = try store.revokeHostTokens(id: id, host: host, now: now)
+            guard !hosts.isEmpty else {
+                try store.audit(AuditEvent(event: "token_revoke", host: host.map { LogText.clean($0) }, outcome: "deny",
+                                           reason: "unknown_token", peer: "local"), now: now)
+                fputs("fingerauthd: token revoke: no active token matches; see 'fingerauthd token list'\n", stderr)
+                return 1
+            }
+            for name in hosts {
+                try store.audit(AuditEvent(event: "token_revoke", host: name, outcome: "accept", peer: "local"), now: now)
+            }
+            print("revoked \(hosts.count) token\(hosts.count == 1 ? "" : "s")")
+            return 0
+        }
+    }
+}

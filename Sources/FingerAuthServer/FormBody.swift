@@ -1,0 +1,54 @@
+/// `application/x-www-form-urlencoded` bodies (RFC 6749 appendix B): `name=value` pairs
+/// joined by `&`, `+` for space, `%XX` escapes. Strict: a repeated name, a bad escape or
+/// bytes that are not UTF-8 make the whole body invalid (RFC 6749 §3.2: parameters must
+/// not be repeated).
+enum FormBody {
+    /// The pairs of `body`, or nil when it is not a valid form.
+    static func parse(_ body: [UInt8]) -> [String: String]? {
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decode(parts[0]), !name.isEmpty else { return nil }
+            let value = parts.count == 2 ? decode(parts[1]) : ""
+            guard let value, fields[name] == nil else { return nil }
+            fields[name] = value
+        }
+        return fields
+    }
+
+    private static func decode(_ raw: ArraySlice<UInt8>) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        var i = raw.startIndex
+        while i < raw.endIndex {
+            let byte = raw[i]
+            if byte == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if byte == UInt8(ascii: "%") {
+                guard i + 2 < raw.endIndex, let high = hexValue(raw[i + 1]), let low = hexValue(raw[i + 2]) else { return nil }
+                out.append(high << 4 | low)
+                i += 2
+            } else {
+                out.append(byte)
+            }
+            i += 1
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// `application/x-www-form-urlencoded`, optionally with parameters, any case.
+    static func isFormContentType(_ value: String?) -> Bool {
+        guard let value else { return false }
+        let type = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return type.trimmingSpaces.lowercased() == "application/x-www-form-urlencoded"
+    }
+}

@@ -1,0 +1,104 @@
+/// The counters behind `GET /metrics`, rendered in the Prometheus text format 0.0.4.
+/// Label values come from fixed sets (routes, outcomes, refusal codes), never from a
+/// request, so a client cannot grow the series or put text into them.
+public final class Metrics: @unchecked Sendable {
+    /// Upper bounds of the request latency histogram, seconds.
+    public static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    private let lock = Lock()
+    private var logins: [String: Int64] = [:]
+    private var keyEvents: [String: Int64] = [:]
+    private var requests: [String: Int64] = [:]
+    private var bucketCounts = [Int64](repeating: 0, count: Metrics.buckets.count)
+    private var latencySum = 0.0
+    private var latencyCount: Int64 = 0
+    private var replays: Int64 = 0
+    private var rateLimited: [String: Int64] = [:]
+
+    public init() {}
+
+    /// The fixed route name of `path`, for labels.
+    static func route(_ path: String) -> String {
+        switch path {
+        case "/v1/login", "/login", "/oauth2/token", "/v1/keys", "/pubkey", "/healthz", "/metrics": return path
+        default: return path.hasPrefix("/v1/keys/") ? "/v1/keys/{kid}" : "other"
+        }
+    }
+
+    /// Counts one finished request: route, status and handling time.
+    func request(path: String, status: Int, seconds: Double) {
+        let key = "route=\"\(Self.route(path))\",status=\"\(status)\""
+        lock.withLock {
+            requests[key, default: 0] += 1
+            latencySum += seconds
+            latencyCount += 1
+            for (i, bound) in Self.buckets.enumerated() where seconds <= bound { bucketCounts[i] += 1 }
+        }
+    }
+
+    /// Counts an audited event: logins (and OAuth grants) by endpoint, outcome and reason;
+    /// key registrations and revocations by event, outcome and reason.
+    func audited(_ event: AuditEvent, path: String) {
+        let reason = event.reason.map(Self.labelSafe) ?? "none"
+        lock.withLock {
+            switch event.event {
+            case "login", "oauth_token":
+                logins["endpoint=\"\(Self.route(path))\",outcome=\"\(event.outcome)\",reason=\"\(reason)\"", default: 0] += 1
+                if event.reason == Refusal.replayed.rawValue { replays += 1 }
+            default:
+                keyEvents["event=\"\(Self.labelSafe(event.event))\",outcome=\"\(event.outcome)\",reason=\"\(reason)\"", default: 0] += 1
+            }
+        }
+    }
+
+    /// Counts a request refused with 429 because of the `scope` (`user` or `address`) limit.
+    func rateLimited(scope: String) {
+        lock.withLock { rateLimited["scope=\"\(scope)\"", default: 0] += 1 }
+    }
+
+    /// The exposition text; `keys` are the registry's counts by status (nil when the
+    /// database could not be read, then the gauge is left out).
+    public func render(keys: [(KeyStatus, Int64)]?) -> String {
+        lock.withLock {
+            var out = ""
+            func family(_ name: String, _ type: String, _ help: String) {
+                out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            }
+            func series(_ name: String, _ values: [String: Int64]) {
+                for key in values.keys.sorted() { out += "\(name){\(key)} \(values[key] ?? 0)\n" }
+            }
+            family("fingerauthd_logins_total", "counter", "Login attempts (/v1/login, /login, /oauth2/token) by outcome and reason.")
+            series("fingerauthd_logins_total", logins)
+            family("fingerauthd_key_events_total", "counter", "Key registrations and revocations by outcome and reason.")
+            series("fingerauthd_key_events_total", keyEvents)
+            family("fingerauthd_replays_refused_total", "counter", "Tokens refused because their jti was already used.")
+            out += "fingerauthd_replays_refused_total \(replays)\n"
+            family("fingerauthd_rate_limited_total", "counter", "Requests answered 429, by the limit that applied.")
+            var limited = rateLimited
+            for scope in ["user", "address"] where limited["scope=\"\(scope)\""] == nil { limited["scope=\"\(scope)\""] = 0 }
+            series("fingerauthd_rate_limited_total", limited)
+            family("fingerauthd_requests_total", "counter", "HTTP requests by route and status.")
+            series("fingerauthd_requests_total", requests)
+            family("fingerauthd_request_duration_seconds", "histogram", "Time from complete request to answer.")
+            for (i, bound) in Self.buckets.enumerated() {
+                out += "fingerauthd_request_duration_seconds_bucket{le=\"\(bound)\"} \(bucketCounts[i])\n"
+            }
+            out += "fingerauthd_request_duration_seconds_bucket{le=\"+Inf\"} \(latencyCount)\n"
+            out += "fingerauthd_request_duration_seconds_sum \(latencySum)\n"
+            out += "fingerauthd_request_duration_seconds_count \(latencyCount)\n"
+            if let keys {
+                family("fingerauthd_keys", "gauge", "Registered device keys by status.")
+                for (status, count) in keys { out += "fingerauthd_keys{status=\"\(status.rawValue)\"} \(count)\n" }
+            }
+            return out
+        }
+    }
+
+    /// Reason codes are fixed ASCII words; anything else becomes `other`.
+    static func labelSafe(_ text: String) -> String {
+        let ok = !text.isEmpty && text.utf8.count <= 40 && text.utf8.allSatisfy {
+            ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f
+        }
+        return ok ? text : "other"
+    }
+}
