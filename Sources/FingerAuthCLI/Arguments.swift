@@ -5,8 +5,9 @@ struct Arguments {
     private(set) var flags: Set<String> = []
     private(set) var positional: [String] = []
 
-    /// Parses `words` given the option names that take a value and the flags.
-    init(_ words: [String], options: Set<String>, flags allowedFlags: Set<String>) throws(UsageError) {
+    /// Parses `words` given the option names that take a value, the flags, and how many
+    /// positional words the command takes.
+    init(_ words: [String], options: Set<String>, flags allowedFlags: Set<String>, maxPositional: Int = 0) throws(UsageError) {
         var i = 0
         while i < words.count {
             let word = words[i]
@@ -31,6 +32,7 @@ struct Arguments {
                     throw UsageError("unknown option \(word)")
                 }
             } else {
+                guard positional.count < maxPositional else { throw UsageError("unexpected argument '\(word)'") }
                 positional.append(word)
             }
             i += 1
@@ -51,8 +53,12 @@ struct UsageError: Error {
 struct CommandError: Error {
     let message: String
     let status: Int32
-    init(_ message: String, status: Int32 = 1) {
+    /// The authenticator could not be reached (connection, TLS, timeout): commands that
+    /// can go on without it (`reset`) warn instead of failing.
+    let unreachable: Bool
+    init(_ message: String, status: Int32 = 1, unreachable: Bool = false) {
         self.message = message
         self.status = status
+        self.unreachable = unreachable
     }
 }

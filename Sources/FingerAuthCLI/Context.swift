@@ -18,23 +18,38 @@ struct Context {
     /// `--user`, else `$SUDO_USER` when run through sudo, else the caller.
     init(_ args: Arguments, requireURL: Bool) throws(CommandError) {
         configPath = args["config"] ?? Options.defaultConfigPath
+        options = try Context.loadOptions(args, requireURL: requireURL)
+        let name = args["user"] ?? Context.invokingUser()
+        guard let name, UserName.isValid(name) else {
+            throw CommandError("\(args["user"].map { "'\($0)'" } ?? "the calling user") is not a valid user name")
+        }
+        guard Context.userExists(name) else { throw CommandError("no such user: \(name) (check the name, or create the account first)") }
+        user = name
+    }
+
+    /// The options: defaults, then `--config` (default /etc/security/fingerauth.conf; a
+    /// missing default file is fine, a missing named one is not), then `--state-dir`.
+    static func loadOptions(_ args: Arguments, requireURL: Bool) throws(CommandError) -> Options {
+        let configPath = args["config"] ?? Options.defaultConfigPath
+        var options: Options
         do {
             let named = args["config"] != nil
             options = try OptionsLoader.load(arguments: named ? ["conf=" + configPath] : [], requireURL: requireURL) {
                 (path) throws(ConfigError) -> String? in try readConfig(path, mayBeMissing: !named)
             }
         } catch {
-            throw CommandError("configuration: \(error)")
+            throw CommandError("configuration: \(error) (fix it in \(configPath); see fingerauth(1))")
         }
         if let dir = args["state-dir"] {
             do { try options.set("state_dir", dir, source: "--state-dir") } catch { throw CommandError("\(error)") }
         }
-        let name = args["user"] ?? Context.invokingUser()
-        guard let name, UserName.isValid(name) else {
-            throw CommandError("\(args["user"].map { "'\($0)'" } ?? "the calling user") is not a valid user name")
-        }
-        guard Context.userExists(name) else { throw CommandError("no such user: \(name)") }
-        user = name
+        return options
+    }
+
+    /// `--user`, else `$SUDO_USER` under sudo, else the caller; nil when not a valid name.
+    static func defaultUser(_ args: Arguments) -> String? {
+        guard let name = args["user"] ?? invokingUser(), UserName.isValid(name) else { return nil }
+        return name
     }
 
     var paths: StatePaths { StatePaths(root: options.stateDirectory, user: user) }
@@ -42,7 +57,8 @@ struct Context {
     /// Refuses to go on unless running as root, saying how to run it instead.
     static func requireRoot(_ command: String) throws(CommandError) {
         guard geteuid() == 0 else {
-            throw CommandError("fingerauth \(command) must run as root (try: sudo fingerauth \(command))")
+            throw CommandError("fingerauth \(command) must run as root: it reads and writes root-only files "
+                + "under the state directory (try: sudo fingerauth \(command))")
         }
     }
 

@@ -7,7 +7,12 @@ import FingerAuthSystem
 enum EnrollCommand {
     static let usage = """
         usage: fingerauth enroll [--user U] [--finger NAME] [--force] [--no-register] [--config F] [--state-dir D]
+          Reads the finger (one line per stage, `stage 3/5`, and the reader's hints), saves the
+          print (root 0600), creates the device key if there is none and registers it with the
+          authenticator unless --no-register. Refuses to replace an enrolled finger without --force.
+          Default finger right-index-finger; default user $SUDO_USER under sudo, else you. Needs root.
           finger names: \(Finger.allCases.map(\.rawValue).joined(separator: ", "))
+          Exit status: 0 enrolled (and registered), 1 failed (the message says what to do), 2 wrong usage.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
@@ -29,7 +34,7 @@ enum EnrollCommand {
         } catch {
             throw CommandError("\(error.message)")
         }
-        say("enrolling \(finger.rawValue) for \(context.user) on \(reader.name): place your finger on the reader \(reader.enrollStages) times")
+        say("enrolling \(finger.rawValue) for \(context.user) on \(reader.name): place your finger on the reader, lift it, and repeat until every stage is done")
         let print: [UInt8]
         do {
             print = try reader.enroll(finger: finger, username: context.user, deadline: .after(seconds: 120)) { progress in

@@ -6,7 +6,12 @@ import FingerAuthSystem
 /// `fingerauth register`: sends the user's public key to the authenticator with this
 /// host's enrollment token, and a proof signed by the key itself.
 enum RegisterCommand {
-    static let usage = "usage: fingerauth register [--user U] [--config F] [--state-dir D]"
+    static let usage = """
+        usage: fingerauth register [--user U] [--config F] [--state-dir D]
+          POST /v1/keys with this host's enrollment token (token_file) and a proof signed by the key;
+          records kid, authenticator, time and status in <state_dir>/users/U/registration.
+          Needs root. Exit status: 0 registered, 1 failed (the message says what to do), 2 wrong usage.
+        """
 
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, options: Context.commonOptions, flags: [])
@@ -18,28 +23,15 @@ enum RegisterCommand {
         return 0
     }
 
-    /// `…/v1/keys` next to the login URL (`…/v1/login`), else at the URL's origin.
-    static func keysURL(_ options: Options) -> String {
-        let login = options.url?.text ?? ""
-        if login.hasSuffix("/v1/login") { return String(login.dropLast("/v1/login".count)) + "/v1/keys" }
-        let scheme = login.hasPrefix("https://") ? "https://" : "http://"
-        let authority = login.dropFirst(scheme.count).prefix(while: { $0 != "/" && $0 != "?" })
-        return scheme + authority + "/v1/keys"
-    }
+    /// `…/v1/keys` next to the login URL.
+    static func keysURL(_ options: Options) -> String { Authenticator(options: options).keysURL }
 
     /// Registers `key` and records it in the user's `registration` file; returns the status.
     static func register(_ key: DeviceKey, context: Context) throws(CommandError) -> String {
         let options = context.options
-        var token: [UInt8]
-        do {
-            token = try SafeFile.read(options.tokenFile, rule: .secret)
-        } catch {
-            throw CommandError("host enrollment token: \(error) (create one on the authenticator: fingerauthd token create --host \(options.hostID ?? currentHostName()))")
-        }
-        defer { wipe(&token) }
-        let tokenText = String(decoding: token, as: UTF8.self).filter { !$0.isWhitespace }
-
-        let host = options.hostID ?? currentHostName()
+        let authenticator = Authenticator(options: options)
+        let token = try authenticator.hostToken()
+        let host = authenticator.hostID
         let now = SystemClock().now()
         guard let jti = SystemRandom().bytes(16) else { throw CommandError("no random bytes") }
         let claims: JSONValue = .object([
@@ -52,32 +44,32 @@ enum RegisterCommand {
             ("user", .string(context.user)), ("host", .string(host)), ("jwk", key.jwk.json),
             ("proof", .string(CompactJWT.serialize(signingInput: input, signature: signature))),
         ]))
-        let url = keysURL(options)
-        let answer = HTTPClient.send(method: "POST", url: url, body: body,
-                                     headers: ["Authorization: Bearer " + tokenText],
-                                     settings: HTTPSettings(options: options))
-        switch answer {
+        let url = authenticator.keysURL
+        switch authenticator.send("POST", url, body: body, token: token) {
         case let .failure(failure):
-            throw CommandError("\(failure.message) (url \(url))")
+            throw CommandError("\(failure.message) (url \(url))", unreachable: true)
         case let .success(response):
             let json = try? JSONParser().parse(response.body)
             switch response.status {
             case 200, 201:
                 let status = json?["status"]?.stringValue ?? "active"
-                let record = "kid = \(key.kid)\nauthenticator = \(url)\ntime = \(now)\nstatus = \(status)\n"
                 do {
-                    try SafeFile.writeAtomically(context.paths.registration, Array(record.utf8), mode: 0o600)
+                    try Registration(kid: key.kid, authenticator: url, time: now, status: status)
+                        .save(context.paths.registration)
                 } catch {
                     throw CommandError("registered, but cannot record it: \(error)")
                 }
                 return status
             case 401, 403:
-                throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile))")
+                throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile)): "
+                    + Authenticator.reason(response))
             case 409:
+                if json?["error"]?.stringValue == "key_revoked" {
+                    throw CommandError("the authenticator has revoked this key; make a new one: fingerauth key rotate --user \(context.user)")
+                }
                 throw CommandError("the authenticator has this key registered to another user or host")
             default:
-                let reason = json?["error"]?.stringValue ?? "no reason given"
-                throw CommandError("the authenticator answered \(response.status): \(reason)")
+                throw CommandError("the authenticator answered \(response.status): \(Authenticator.reason(response))")
             }
         }
     }

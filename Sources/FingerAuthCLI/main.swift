@@ -2,31 +2,48 @@
 import Glibc
 #endif
 
-/// `fingerauth`: the command line for people — enroll fingers, manage and register keys.
+/// `fingerauth`: the command line for people — enroll fingers, manage and register keys,
+/// test the login, diagnose what blocks it.
 let usage = """
     fingerauth — fingerprint login with a remote authenticator
 
-    usage: fingerauth COMMAND [options]
+    usage: fingerauth COMMAND [options]      (fingerauth COMMAND --help for each)
 
     commands:
       enroll      read a finger and save the print; create and register the device key
-      key create  make the user's device key (RSA, root 0600)
-      key show    print the key id (RFC 7638 thumbprint) and the public JWK
+      list        the user's enrolled fingers
+      remove      delete one print (--finger NAME) or all of them (--all)
+      key         create | show | rotate the user's device key
       register    register the device key with the authenticator (needs the host token)
+      revoke      revoke the device key (or --kid) at the authenticator
+      reset       revoke at the authenticator, then delete prints, key and registration
+      test        run the whole login as the PAM module does, one timed line per step
+      status      checklist of everything fingerprint login needs, each with its fix
+      pam-line    the line to add to /etc/pam.d/SERVICE
 
     common options:
       --user U         the user (default: $SUDO_USER under sudo, else you)
       --config F       configuration file (default /etc/security/fingerauth.conf)
       --state-dir D    state directory (default /var/lib/fingerauth)
+      --json           machine-readable output (list, key show, status, pam-line)
 
-    exit status: 0 done, 1 failed (the message says what to do), 2 wrong usage
+    All commands but pam-line and help need root.
+    exit status: 0 done, 1 failed (the message says what to do; for test and status: the
+    login would not succeed), 2 wrong usage
     """
 
 func commandUsage(_ command: String) -> String {
     switch command {
     case "enroll": return EnrollCommand.usage
+    case "list": return ListCommand.usage
+    case "remove": return RemoveCommand.usage
     case "key": return KeyCommands.usage
     case "register": return RegisterCommand.usage
+    case "revoke": return RevokeCommand.usage
+    case "reset": return ResetCommand.usage
+    case "test": return TestCommand.usage
+    case "status", "doctor": return StatusCommand.usage
+    case "pam-line": return PamLineCommand.usage
     default: return usage
     }
 }
@@ -46,8 +63,15 @@ do {
     let status: Int32
     switch command {
     case "enroll": status = try EnrollCommand.run(rest)
+    case "list": status = try ListCommand.run(rest)
+    case "remove": status = try RemoveCommand.run(rest)
     case "key": status = try KeyCommands.run(rest)
     case "register": status = try RegisterCommand.run(rest)
+    case "revoke": status = try RevokeCommand.run(rest)
+    case "reset": status = try ResetCommand.run(rest)
+    case "test": status = try TestCommand.run(rest)
+    case "status", "doctor": status = try StatusCommand.run(rest)
+    case "pam-line": status = try PamLineCommand.run(rest)
     default: throw UsageError("unknown command '\(command)'")
     }
     exit(status)

@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthSystem
+
+/// `fingerauth key rotate`, in an order that never leaves the user without a registered key:
+/// new key beside the old one (`device.key.new`), register it, swap it in (the old one
+/// becomes `device.key.old`), revoke the old one at the authenticator, and only then delete it.
+struct KeyRotation {
+    let context: Context
+    let bits: Int
+
+    /// `…/device.key.new`: the new key until it is registered.
+    var newPath: String { context.paths.deviceKey + ".new" }
+    /// `…/device.key.old`: the old key until the authenticator has revoked it.
+    static func oldPath(_ paths: StatePaths) -> String { paths.deviceKey + ".old" }
+
+    func run() throws(CommandError) -> Int32 {
+        let old = try context.loadDeviceKey()
+        let fresh = try KeyCommands.generate(bits: bits, to: newPath)
+        say("created new key \(fresh.kid) (RSA-\(bits))")
+        let status: String
+        do {
+            status = try RegisterCommand.register(fresh, context: context)
+        } catch {
+            try? SafeFile.remove(newPath)
+            throw CommandError("\(error.message); the old key \(old.kid) stays in use, nothing changed")
+        }
+        say("registered new key \(fresh.kid): \(status)")
+        let oldPath = KeyRotation.oldPath(context.paths)
+        guard rename(context.paths.deviceKey, oldPath) == 0, rename(newPath, context.paths.deviceKey) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw CommandError("cannot put the new key in place (\(reason)); see \(newPath) and \(oldPath)")
+        }
+        say("new key \(fresh.kid) is now in use for \(context.user)")
+        do {
+            let result = try Authenticator(options: context.options).revoke(kid: old.kid)
+            say(result == .revoked ? "revoked old key \(old.kid) at the authenticator"
+                                   : "old key \(old.kid) was not registered at the authenticator")
+        } catch {
+            printError("fingerauth: the old key \(old.kid) is still active at the authenticator: \(error.message)")
+            printError("fingerauth: it is kept in \(oldPath); revoke it later: fingerauth revoke --user \(context.user) --kid \(old.kid)")
+            return 1
+        }
+        do {
+            try SafeFile.remove(oldPath)
+        } catch {
+            throw CommandError("old key revoked, but cannot delete \(oldPath): \(error)")
+        }
+        say("deleted old key \(old.kid)")
+        return 0
+    }
+}

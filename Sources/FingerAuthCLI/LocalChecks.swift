@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthReader
+import FingerAuthSystem
+
+/// The checks of `fingerauth status` that look at this host only.
+enum LocalChecks {
+    static func config(_ context: Context) -> StatusCheck {
+        guard let url = context.options.url else {
+            let where_ = SafeFile.exists(context.configPath) ? context.configPath : "\(context.configPath) (does not exist)"
+            return .fail("config", "\(where_): url is not set",
+                         fix: "write url = https://<authenticator>/v1/login into \(context.configPath) (root, mode 644)")
+        }
+        do {
+            _ = try context.options.validated(source: context.configPath)
+        } catch {
+            return .fail("config", "\(error)", fix: "correct that key in \(context.configPath)")
+        }
+        if context.options.disabled {
+            return .fail("config", "\(context.configPath): disabled = yes, the module does nothing",
+                         fix: "remove disabled from \(context.configPath)")
+        }
+        let file = SafeFile.exists(context.configPath) ? "\(context.configPath) readable, root-owned, not writable by others"
+                                                       : "\(context.configPath) absent, options from the command line"
+        return .pass("config", "\(file); url \(url.text)")
+    }
+
+    static func scanHelper(_ options: Options) -> StatusCheck {
+        if let problem = HelperScanner.checkExecutable(options.scanHelper) {
+            return .fail("scan-helper", problem,
+                         fix: "install fingerauth-scan there, root-owned, mode 755 (or set scan_helper = PATH)")
+        }
+        return .pass("scan-helper", "\(options.scanHelper): root-owned executable")
+    }
+
+    /// Opens the reader the way the scan helper does, reads its driver and name, and closes
+    /// it again before returning.
+    static func reader(_ options: Options, fprintd: [Int32]) -> StatusCheck {
+        let opened: (driver: String, name: String)
+        do {
+            let reader = try FingerprintReader.open(virtualReader: options.virtualReader, deadline: .after(seconds: 5))
+            opened = (reader.driver, reader.name)
+        } catch {
+            if error.failure == .busy {
+                let holder = fprintd.isEmpty ? "another program" : "fprintd (pid \(fprintd.map(String.init).joined(separator: ", ")))"
+                return .fail("reader", "reader busy: \(error.message)",
+                             fix: "\(holder) holds the reader; stop it (systemctl stop fprintd) or wait until it is done")
+            }
+            let source = options.virtualReader.map { "virtual reader \($0)" } ?? "no reader configured as virtual_reader"
+            return .fail("reader", "\(error.message) (\(source))",
+                         fix: "connect a fingerprint reader libfprint supports (lsusb; https://fprint.freedesktop.org/supported-devices.html)")
+        }
+        return .pass("reader", "\(opened.name) (driver \(opened.driver))")
+    }
+
+    /// Process ids of running `fprintd` processes (from /proc/<pid>/comm).
+    static func fprintdProcesses() -> [Int32] {
+        SafeFile.list("/proc").compactMap { name -> Int32? in
+            guard let pid = Int32(name),
+                  let comm = try? SafeFile.read("/proc/\(name)/comm", rule: FileRule(owner: nil, forbiddenBits: 0, maxBytes: 64)) else {
+                return nil
+            }
+            return String(decoding: comm, as: UTF8.self).filter { $0 != "\n" } == "fprintd" ? pid : nil
+        }.sorted()
+    }
+
+    static func fprintd(_ pids: [Int32], readerOK: Bool) -> StatusCheck {
+        guard !pids.isEmpty else { return .pass("fprintd", "not running; the reader is free") }
+        let list = pids.map(String.init).joined(separator: ", ")
+        if readerOK {
+            return .warn("fprintd", "running (pid \(list)); it holds the reader while it enrolls or verifies, and a login then finds it busy",
+                         fix: "if pam_fprintd is not used: systemctl disable --now fprintd")
+        }
+        return .fail("fprintd", "running (pid \(list)) and the reader could not be opened",
+                     fix: "systemctl stop fprintd (and remove pam_fprintd from the stack), then try again")
+    }
+
+    static func enrolled(_ context: Context) -> StatusCheck {
+        do {
+            let fingers = try ListCommand.enrolledFingers(context)
+            guard !fingers.isEmpty else {
+                return .fail("enrolled", "\(context.user) has no enrolled fingers",
+                             fix: "fingerauth enroll --user \(context.user)")
+            }
+            if let problem = directoryProblem(context.paths.userDirectory) {
+                return .fail("enrolled", problem, fix: "chown root:root \(context.paths.userDirectory) && chmod 700 \(context.paths.userDirectory)")
+            }
+            return .pass("enrolled", fingers.joined(separator: ", "))
+        } catch {
+            return .fail("enrolled", error.message, fix: "chown -R root:root \(context.paths.userDirectory) && chmod 700 \(context.paths.printsDirectory)")
+        }
+    }
+
+    private static func directoryProblem(_ path: String) -> String? {
+        do { try SafeFile.checkDirectory(path, rule: .privateDirectory) } catch { return error.description }
+        return nil
+    }
+
+    /// The key's presence, owner and mode (it must be root 0600), size and kid.
+    static func key(_ context: Context) -> (StatusCheck, DeviceKey?) {
+        let path = context.paths.deviceKey
+        var st = stat()
+        guard lstat(path, &st) == 0 else {
+            return (.fail("key", "\(path) does not exist", fix: "fingerauth key create --user \(context.user) && fingerauth register --user \(context.user)"), nil)
+        }
+        let mode = String(UInt32(st.st_mode) & 0o7777, radix: 8)
+        switch FileEnrollmentStore().loadKey(path) {
+        case let .success(key):
+            return (.pass("key", "\(path): root, mode \(mode), RSA-\(key.jwk.bits), kid \(key.kid)"), key)
+        case let .failure(error):
+            return (.fail("key", error.message,
+                          fix: "chown root:root \(path) && chmod 600 \(path); if others could read it, replace it: fingerauth key rotate --user \(context.user)"), nil)
+        }
+    }
+
+    static func pam(directory: String) -> StatusCheck {
+        let services = PamServices.using(directory: directory)
+        guard !services.isEmpty else {
+            return .fail("pam", "no service in \(directory) uses \(PamServices.module)",
+                         fix: "add the line from `fingerauth pam-line sudo` to \(directory)/sudo (before @include common-auth)")
+        }
+        return .pass("pam", services.map { $0.how == "direct" ? $0.service : "\($0.service) (\($0.how))" }.joined(separator: ", "))
+    }
+}

@@ -1,0 +1,48 @@
+import FingerAuthCore
+
+/// `fingerauth pam-line [SERVICE]`: the line to put into `/etc/pam.d/SERVICE`, with the
+/// configured options, and where it goes.
+enum PamLineCommand {
+    static let usage = """
+        usage: fingerauth pam-line [SERVICE] [--json] [--config F]
+          Prints the recommended auth line for SERVICE (default sudo) with the configured url
+          (and conf= when --config names another file), then a comment saying where it goes.
+          --json prints {"service","file","line","placement"}. Does not need root.
+          Exit status: 0 printed, 1 configuration unusable, 2 wrong usage.
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: ["config", "state-dir", "pam-dir"], flags: ["json"], maxPositional: 1)
+        let service = args.positional.first ?? "sudo"
+        guard UserName.isValid(service) else { throw UsageError("'\(service)' is not a PAM service name") }
+        let options = try Context.loadOptions(args, requireURL: true)
+        var words = ["auth", "sufficient", "pam_fingerauth.so"]
+        if let url = options.url { words.append("url=" + url.text) }
+        if let config = args["config"], config != Options.defaultConfigPath { words.append("conf=" + config) }
+        if let dir = args["state-dir"] { words.append("state_dir=" + dir) }
+        let line = words.joined(separator: "  ")
+        let directory = args["pam-dir"] ?? PamServices.defaultDirectory
+        let file = directory + "/" + service
+        let placement = placementNote(service)
+        if args.has("json") {
+            say(JSONEncoding.encode(.object([("service", .string(service)), ("file", .string(file)),
+                                             ("line", .string(line)), ("placement", .string(placement))])))
+        } else {
+            say(line)
+            say("# \(file): \(placement)")
+        }
+        return 0
+    }
+
+    private static func placementNote(_ service: String) -> String {
+        let base = "put it before the password (@include common-auth); `sufficient` lets the password follow when the finger is not accepted"
+        switch service {
+        case "sshd":
+            return base + "; remote sessions are skipped unless remote=allow is added (nobody sits at this host's reader)"
+        case "common-auth":
+            return "put it first: every service that includes common-auth then tries the finger (remote sessions are skipped)"
+        default:
+            return base
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import FingerAuthCore
+import FingerAuthSystem
+
+/// The user's `registration` file (root 0600): which key was registered where and when,
+/// and whether this host revoked it since. `key = value` lines.
+struct Registration: Equatable {
+    var kid: String
+    var authenticator: String
+    var time: Int64
+    var status: String
+
+    /// Reads the record; nil when there is none. Unsafe or unreadable files are errors.
+    static func load(_ path: String) throws(SafeFileError) -> Registration? {
+        let bytes: [UInt8]
+        do {
+            bytes = try SafeFile.read(path, rule: .secret)
+        } catch {
+            if case .missing = error { return nil }
+            throw error
+        }
+        var values: [String: String] = [:]
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            guard let eq = line.firstIndex(of: "=") else { continue }
+            let key = line[..<eq].filter { $0 != " " }
+            let value = line[line.index(after: eq)...].drop(while: { $0 == " " })
+            values[String(key)] = String(value)
+        }
+        guard let kid = values["kid"], !kid.isEmpty else { return nil }
+        return Registration(kid: kid, authenticator: values["authenticator"] ?? "",
+                            time: Int64(values["time"] ?? "") ?? 0, status: values["status"] ?? "active")
+    }
+
+    /// Writes the record atomically, root 0600.
+    func save(_ path: String) throws(SafeFileError) {
+        let text = "kid = \(kid)\nauthenticator = \(authenticator)\ntime = \(time)\nstatus = \(status)\n"
+        try SafeFile.writeAtomically(path, Array(text.utf8), mode: 0o600)
+    }
+}

@@ -1,0 +1,74 @@
+import FingerAuthCore
+
+/// `fingerauth status`: a checklist of everything a fingerprint login needs, each line
+/// passed or failed with its fix. Exit status 1 when a failed line blocks the login.
+enum StatusCommand {
+    static let usage = """
+        usage: fingerauth status [--user U] [--json] [--pam-dir D] [--config F] [--state-dir D]
+          Checks, in order: config (readable, safe, url set), scan-helper, reader (driver, name;
+          opened and closed again), fprintd (running, holding the reader), enrolled (fingers),
+          key (present, root 0600, kid), registered (local record; the authenticator's view when
+          it offers GET /v1/keys/<kid>), authenticator (GET /healthz, TLS), clock (skew against
+          the authenticator's Date), pam (services in --pam-dir, default /etc/pam.d, using the module).
+          Each line is ok, warn, FAIL (with the fix) or skip. --json prints
+          {"user","ready","checks":[{"name","status","detail","fix"}]}. Needs root.
+          Exit status: 0 nothing blocks fingerprint login (warnings allowed), 1 something does,
+          2 wrong usage.
+        """
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: Context.commonOptions.union(["pam-dir"]), flags: ["json"])
+        let pamDirectory = args["pam-dir"] ?? PamServices.defaultDirectory
+        try Context.requireRoot("status")
+        var checks: [StatusCheck] = []
+        let user: String
+        do {
+            let context = try Context(args, requireURL: false)
+            user = context.user
+            checks = runChecks(context, pamDirectory: pamDirectory)
+        } catch {
+            guard let fallback = Context.defaultUser(args) else { throw error }
+            user = fallback
+            checks = [.fail("config", error.message, fix: "correct the configuration file and run fingerauth status again")]
+            for name in ["scan-helper", "reader", "fprintd", "enrolled", "key", "registered", "authenticator", "clock"] {
+                checks.append(.skip(name, "the configuration could not be read"))
+            }
+            checks.append(LocalChecks.pam(directory: pamDirectory))
+        }
+        let blocking = checks.filter { $0.result == .fail }
+        if args.has("json") {
+            say(JSONEncoding.encode(.object([("user", .string(user)), ("ready", .bool(blocking.isEmpty)),
+                                             ("checks", .array(checks.map(\.json)))])))
+        } else {
+            say("fingerauth status for \(user)")
+            for check in checks { say(check.text) }
+            say(blocking.isEmpty ? "fingerprint login for \(user): ready"
+                                 : "fingerprint login for \(user): blocked by \(blocking.map(\.name).joined(separator: ", "))")
+        }
+        return blocking.isEmpty ? 0 : 1
+    }
+
+    static func runChecks(_ context: Context, pamDirectory: String) -> [StatusCheck] {
+        let options = context.options
+        var checks = [LocalChecks.config(context), LocalChecks.scanHelper(options)]
+        let fprintd = LocalChecks.fprintdProcesses()
+        let reader = LocalChecks.reader(options, fprintd: fprintd)
+        checks.append(reader)
+        checks.append(LocalChecks.fprintd(fprintd, readerOK: reader.result == .pass))
+        checks.append(LocalChecks.enrolled(context))
+        let (keyCheck, key) = LocalChecks.key(context)
+        checks.append(keyCheck)
+        if options.url == nil {
+            checks.append(.skip("registered", "no url configured"))
+            checks.append(.skip("authenticator", "no url configured"))
+            checks.append(.skip("clock", "no url configured"))
+        } else {
+            let (health, reachable, clock) = RemoteChecks.authenticator(options)
+            checks.append(RemoteChecks.registered(context, key: key, reachable: reachable))
+            checks.append(health)
+            checks.append(clock)
+        }
+        checks.append(LocalChecks.pam(directory: pamDirectory))
+        return checks
+    }
+}
