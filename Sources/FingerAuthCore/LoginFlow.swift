@@ -17,11 +17,10 @@ public struct LoginRequest: Sendable {
         self.silent = silent
     }
 
-    /// A remote host other than the local machine, or an SSH session.
+    /// Any `PAM_RHOST` (sshd sets it even for 127.0.0.1: nobody is known to sit at this
+    /// host's reader), or an SSH session.
     public var isRemote: Bool {
-        if inSSHSession { return true }
-        guard let host = remoteHost, !host.isEmpty else { return false }
-        return !(host == "localhost" || host == "127.0.0.1" || host == "::1")
+        inSSHSession || !(remoteHost ?? "").isEmpty
     }
 }
 

@@ -48,7 +48,7 @@ struct PrintStore {
             } catch {
                 throw ReaderError(.badPrint, "refused: \(error.description)")
             }
-            try FingerprintReader.checkPrint(finger: finger.rawValue, data: data)
+            try IsolatedPrintCheck.check(finger: finger.rawValue, data: data)
             prints.append((finger: finger.rawValue, data: data))
         }
         guard !prints.isEmpty else { throw ReaderError(.noPrints, "\(user) has no enrolled finger") }

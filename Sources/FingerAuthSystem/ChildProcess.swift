@@ -28,7 +28,8 @@ public struct SpawnError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// A helper process started with posix_spawn: clean environment, standard input from
 /// /dev/null, standard output to a pipe the parent reads, standard error discarded, every
-/// other descriptor closed, default signal dispositions and an empty signal mask. This
+/// other descriptor closed, default signal dispositions, an empty signal mask and a process
+/// group of its own. This
 /// object owns the pipe and the process: it kills and reaps it at the latest in deinit.
 public final class ChildProcess {
     public let pid: pid_t
@@ -71,7 +72,9 @@ public final class ChildProcess {
         sigemptyset(&noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        // Its own process group, so that a kill at the deadline reaches anything it started.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
 
         let argv = CStringArray([path] + arguments)
         let envp = CStringArray(environment)
@@ -126,7 +129,7 @@ public final class ChildProcess {
     public func finish(until deadline: MonotonicInstant) -> ChildExit {
         if let reaped { return reaped }
         if let status = poll(until: deadline) { return status }
-        Glibc.kill(pid, SIGKILL)
+        killGroup()
         let status = poll(until: MonotonicInstant.now().adding(milliseconds: 2000)) ?? .unknown
         reaped = status
         return status
@@ -136,8 +139,14 @@ public final class ChildProcess {
     @discardableResult
     public func kill() -> ChildExit {
         if let reaped { return reaped }
-        Glibc.kill(pid, SIGKILL)
+        killGroup()
         return finish(until: MonotonicInstant.now())
+    }
+
+    /// SIGKILL to the child's process group and to the child itself.
+    private func killGroup() {
+        Glibc.kill(-pid, SIGKILL)
+        Glibc.kill(pid, SIGKILL)
     }
 
     private func poll(until deadline: MonotonicInstant) -> ChildExit? {

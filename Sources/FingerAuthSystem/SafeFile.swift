@@ -84,7 +84,12 @@ public enum SafeFile {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
-            if e == ENOTDIR { throw .notDirectory(path) }
+            if e == ENOTDIR {
+                // O_NOFOLLOW|O_DIRECTORY on a link says ENOTDIR: name the real reason.
+                var st = stat()
+                if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK { throw .symlink(path) }
+                throw .notDirectory(path)
+            }
             throw openError(path, e)
         }
         defer { close(fd) }

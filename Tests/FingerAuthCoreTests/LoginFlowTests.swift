@@ -36,6 +36,7 @@ final class LoginFlowTests: XCTestCase {
             ("bad name", flow(), LoginRequest(user: "../etc", service: "s"), .userUnknown),
             ("unknown user", flow(), LoginRequest(user: "bob", service: "s"), .userUnknown),
             ("remote", flow(), LoginRequest(user: "alice", service: "sshd", remoteHost: "10.0.0.1"), .ignore),
+            ("remote loopback", flow(), LoginRequest(user: "alice", service: "sshd", remoteHost: "127.0.0.1"), .ignore),
             ("ssh session", flow(), LoginRequest(user: "alice", service: "sudo", inSSHSession: true), .ignore),
             ("not enrolled", flow(store: FakeStore(state: .notEnrolled)), LoginRequest(user: "alice", service: "s"), .ignore),
             ("unsafe state", flow(store: FakeStore(state: .unsafe("mode 777"))), LoginRequest(user: "alice", service: "s"), .authInfoUnavailable),
@@ -61,6 +62,10 @@ final class LoginFlowTests: XCTestCase {
         options.allowRemote = true
         let outcome = flow().authenticate(LoginRequest(user: "alice", service: "sshd", remoteHost: "10.0.0.1"), options: options)
         XCTAssertEqual(outcome.code, .success)
+    }
+
+    func testEmptyRemoteHostIsLocal() {
+        XCTAssertEqual(flow().authenticate(LoginRequest(user: "alice", service: "login", remoteHost: ""), options: testOptions()).code, .success)
     }
 
     func testDisabledIsIgnoredBeforeAnythingRuns() {

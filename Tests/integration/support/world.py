@@ -38,8 +38,9 @@ class Login:
             elif kind == "PROMPT":
                 self.prompts.append(text)
             elif kind == "RESULT":
-                code, name = text.split()[:2]
-                self.code, self.name = int(code), name
+                fields = text.split()
+                self.code, self.name = int(fields[0]), fields[1]
+                self.seconds = int(fields[2]) / 1e6 if len(fields) > 2 else None
 
     def __repr__(self):
         return "Login(%s, infos=%r, errors=%r, prompts=%r)" % (self.name, self.infos, self.errors, self.prompts)
@@ -112,6 +113,19 @@ class World:
             "%s = %s\n" % item for item in self.settings.items()))
         os.chmod(self.conf_path, 0o644)
 
+    def fake_helper(self, script, name="fake-scan"):
+        """Configures a stand-in scan helper (a shell script, root 0755) for fault tests."""
+        path = self.tmp / name
+        path.write_text("#!/bin/sh\n" + script + "\n")
+        os.chmod(path, 0o755)
+        self.write_conf(scan_helper=str(path))
+        return path
+
+    def paths(self, user):
+        """The user's state files: (user dir, prints dir, device key)."""
+        user_dir = self.state / "users" / user
+        return user_dir, user_dir / "prints", user_dir / "device.key"
+
     def service(self, name="fa-test", module_args="", fallback=True):
         """A PAM service: the module `sufficient`, then the password (`fallback`); or the
         module alone, `[default=done]`, so that pam_authenticate returns its own code."""
@@ -155,22 +169,26 @@ class World:
         assert done.returncode == 0, done.stderr
         return re.search(r'"kid":"([^"]+)"', done.stdout).group(1)
 
-    def login(self, user, scans=(), password=None, service="fa-test", rhost=None, timeout=30):
+    def login(self, user, scans=(), password=None, service="fa-test", rhost=None, timeout=30, env=None,
+              commands=None):
         """One pam_authenticate through real libpam; `scans` are the fingers put on the
         virtual reader, one per verify attempt."""
         if not (self.confdir / service).exists():
             self.service(service)
-        if scans:
-            self.reader.feed(scan_commands(*scans), timeout=timeout)
-        cmd = [str(self.build / "fa-pamtest"), "--confdir", str(self.confdir), "--service", service, "--user", user]
+        feed = list(commands) if commands is not None else scan_commands(*scans) if scans else []
+        if feed:
+            self.reader.feed(feed, timeout=timeout)
+        cmd = [str(self.build / "fa-pamtest"), "--timing", "--confdir", str(self.confdir), "--service", service,
+               "--user", user]
         if password is not None:
             cmd += ["--password", password]
         if rhost is not None:
             cmd += ["--rhost", rhost]
         try:
-            done = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(cmd, env=dict(self.env, **(env or {})), capture_output=True, text=True,
+                                  timeout=timeout)
         finally:
-            if scans:
+            if feed:
                 self.reader.wait(timeout=timeout)
         assert "RESULT" in done.stdout, done.stdout + done.stderr
         return Login(done.stdout)

@@ -1,0 +1,131 @@
+"""The authenticator failing or lying: slow, 5xx, a yes for someone else, nonsense, a
+redirect, the wrong certificate, plain http, proxies. Never PAM_SUCCESS."""
+
+import os
+
+from support.fakeauth import FakeAuthenticator, SilentServer, accept_as, answer, closed_port_url, issue_server_cert
+from support.tls import make_ca
+
+REFUSED = "Fingerprint login refused by the authenticator"
+UNREACHABLE = "Fingerprint login unavailable: authenticator not reachable"
+
+
+def login_against(world, url):
+    world.enroll("alice", "finger-A")
+    world.write_conf(url=url + "/v1/login")
+    return world.login("alice", scans=["finger-A"], service=world.service("fa-only", fallback=False))
+
+
+def test_fake_that_accepts_properly_succeeds(world):
+    # The stand-in itself works: the failures below are the module's doing.
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, accept_as()) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_SUCCESS", login
+
+
+def test_answer_slower_than_the_total_timeout(world):
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, accept_as(), delay=7) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL" and login.errors == [UNREACHABLE], login
+    assert "timed out" in world.log_lines()[-1]
+    assert login.seconds < 5 + 1.5, login.seconds
+
+
+def test_server_error(world):
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, answer(500, {"error": "boom"})) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL" and login.errors == [UNREACHABLE], login
+    assert "answered 500" in world.log_lines()[-1]
+
+
+def test_yes_for_another_user_is_refused(world):
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, accept_as("mallory")) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTH_ERR" and login.errors == [REFUSED], login
+    assert "accepted another user" in world.log_lines()[-1]
+
+
+def test_yes_for_another_token_is_refused(world):
+    behaviour = lambda claims: (200, {}, b'{"ok":true,"sub":"%s","jti":"other"}' % claims["sub"].encode())  # noqa: E731
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, behaviour) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTH_ERR", login
+
+
+def test_unparseable_answer(world):
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, answer(200, raw=b"<html>ok</html>")) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert "unreadable body" in world.log_lines()[-1]
+
+
+def test_redirect_is_not_followed(world):
+    redirect = answer(302, {}, headers={"Location": world.authd.url + "/v1/login"})
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, redirect) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert "redirected (302)" in world.log_lines()[-1]
+    assert not [r for r in world.authd.audit_rows() if r.get("event") == "login"]
+
+
+def test_certificate_from_another_ca(world, tmp_path):
+    other = make_ca(str(tmp_path / "other-ca"))
+    with FakeAuthenticator(other.server_cert, other.server_key, accept_as()) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL" and fake.requests == 0, login
+    assert "TLS failure" in world.log_lines()[-1]
+
+
+def test_certificate_for_another_name(world, tmp_path):
+    cert, key = issue_server_cert(world.ca, str(tmp_path / "wrong-name"), "DNS:wrong.example")
+    with FakeAuthenticator(cert, key, accept_as()) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL" and fake.requests == 0, login
+    assert "TLS failure" in world.log_lines()[-1]
+
+
+def test_pinned_key_mismatch(world):
+    world.enroll("alice", "finger-A")
+    world.write_conf(pinned_pubkey="sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+    login = world.login("alice", scans=["finger-A"], service=world.service("fa-only", fallback=False))
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert "TLS failure" in world.log_lines()[-1]
+
+
+def test_plain_http_to_another_host_is_a_configuration_error(world):
+    world.enroll("alice", "finger-A")
+    world.write_conf(url="http://auth.example.com/v1/login", allow_http="yes")
+    login = world.login("alice", service=world.service("fa-only", fallback=False))
+    assert login.name == "PAM_SERVICE_ERR", login
+    fallback = world.login("alice", password="alice-password")
+    assert fallback.name == "PAM_SUCCESS" and fallback.prompts == ["Password: "], fallback
+
+
+def test_plain_http_to_loopback_needs_allow_http(world):
+    world.enroll("alice", "finger-A")
+    world.write_conf(url="http://127.0.0.1:9/v1/login")
+    assert world.login("alice", service=world.service("fa-only", fallback=False)).name == "PAM_SERVICE_ERR"
+
+
+def test_proxy_variables_are_ignored(world):
+    world.enroll("alice", "finger-A")
+    proxy = closed_port_url().replace("https", "http")
+    env = {"https_proxy": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "ALL_PROXY": proxy, "no_proxy": ""}
+    login = world.login("alice", scans=["finger-A"], env=env, service=world.service("fa-only", fallback=False))
+    assert login.name == "PAM_SUCCESS", login
+
+
+def test_silent_authenticator_is_cut_off(world):
+    with SilentServer() as silent:
+        login = login_against(world, silent.url)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL" and login.errors == [UNREACHABLE], login
+    assert login.seconds < 5 + 1.5, login.seconds
+
+
+def test_refused_connection_falls_over_fast(world):
+    login = login_against(world, closed_port_url())
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert "cannot connect" in world.log_lines()[-1]
+    # The whole login, scan included, in well under a second.
+    assert login.seconds < 1.0, login.seconds
+    assert os.path.exists(world.module_log)
