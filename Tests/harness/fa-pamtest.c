@@ -5,6 +5,10 @@
  *   ERROR <text>       PAM_ERROR_MSG
  *   PROMPT <text>      a password prompt (answered with --password, else refused)
  *   RESULT <code> <name> [<microseconds>]
+ *   RSS <cycle> <kB>   with --rss-every N: resident memory after every N cycles
+ *
+ * --repeat N runs N whole transactions (pam_start_confdir … pam_end, so libpam dlopens and
+ * dlcloses the modules each time) in this one process; --quiet prints only the last RESULT.
  *
  * Test support only: it is not installed. */
 #include <security/pam_appl.h>
@@ -66,6 +70,18 @@ static int conversation(int count, const struct pam_message **messages,
     return PAM_SUCCESS;
 }
 
+static long rss_kb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    if (f == NULL) return -1;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "VmRSS:", 6) == 0) { kb = strtol(line + 6, NULL, 10); break; }
+    }
+    fclose(f);
+    return kb;
+}
+
 static long long now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -74,19 +90,20 @@ static long long now_us(void) {
 
 static void usage(void) {
     fprintf(stderr, "usage: fa-pamtest --confdir DIR --service NAME --user USER "
-                    "[--password PW] [--rhost HOST] [--repeat N] [--timing]\n");
+                    "[--password PW] [--rhost HOST] [--repeat N] [--rss-every N] [--quiet] [--timing]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL;
     struct answers answers = { NULL };
-    long repeat = 1;
-    int timing = 0;
+    long repeat = 1, rss_every = 0;
+    int timing = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--timing") == 0) { timing = 1; continue; }
+        if (strcmp(a, "--quiet") == 0) { quiet = 1; continue; }
         if (v == NULL) usage();
         if (strcmp(a, "--confdir") == 0) confdir = v;
         else if (strcmp(a, "--service") == 0) service = v;
@@ -94,6 +111,7 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--password") == 0) answers.password = v;
         else if (strcmp(a, "--rhost") == 0) rhost = v;
         else if (strcmp(a, "--repeat") == 0) repeat = strtol(v, NULL, 10);
+        else if (strcmp(a, "--rss-every") == 0) rss_every = strtol(v, NULL, 10);
         else usage();
         i++;
     }
@@ -111,10 +129,13 @@ int main(int argc, char **argv) {
         long long started = now_us();
         rc = pam_authenticate(pamh, 0);
         long long elapsed = now_us() - started;
-        if (timing) printf("RESULT %d %s %lld\n", rc, code_name(rc), elapsed);
-        else printf("RESULT %d %s\n", rc, code_name(rc));
-        fflush(stdout);
         pam_end(pamh, rc);
+        if (!quiet || n == repeat - 1) {
+            if (timing) printf("RESULT %d %s %lld\n", rc, code_name(rc), elapsed);
+            else printf("RESULT %d %s\n", rc, code_name(rc));
+        }
+        if (rss_every > 0 && (n + 1) % rss_every == 0) printf("RSS %ld %ld\n", n + 1, rss_kb());
+        fflush(stdout);
     }
     return 0;
 }
