@@ -1,0 +1,165 @@
+"""The Debian package built by `make deb` ($FINGERAUTH_DEB): `apt-get install ./….deb`
+installs it without enabling anything, the installed programs run with no Swift toolchain
+on PATH, libpam finds the module by its bare name, and `apt-get remove` then `purge`
+leave nothing of it. /etc/pam.d/common-* must not change at any point."""
+
+import hashlib
+import glob
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "fingerauth"
+MULTIARCH = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True).stdout.strip() or "x86_64-linux-gnu"
+MODULE = "/lib/%s/security/pam_fingerauth.so" % MULTIARCH
+FILES = {  # path: mode
+    MODULE: 0o644,
+    "/usr/libexec/fingerauth/fingerauth-scan": 0o755,
+    "/usr/bin/fingerauth": 0o755,
+    "/usr/sbin/fingerauthd": 0o755,
+    "/etc/security/fingerauth.conf": 0o644,
+    "/usr/share/pam-configs/fingerauth": 0o644,
+    "/usr/share/man/man8/pam_fingerauth.8.gz": 0o644,
+    "/usr/share/man/man5/fingerauth.conf.5.gz": 0o644,
+    "/usr/share/man/man8/fingerauthd.8.gz": 0o644,
+}
+APT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive", "LANG": "C.UTF-8"}
+PLAIN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}  # no /opt/swift
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=kw.pop("timeout", 300), **kw)
+
+
+def package_state():
+    done = run(["dpkg-query", "-W", "-f=${db:Status-Abbrev}", PACKAGE])
+    return done.stdout.strip() if done.returncode == 0 else "absent"
+
+
+def pam_config_digest():
+    digest = hashlib.sha256()
+    for path in sorted(glob.glob("/etc/pam.d/common-*")):
+        digest.update(path.encode() + b"\0" + Path(path).read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture
+def deb():
+    path = os.environ.get("FINGERAUTH_DEB")
+    if not path:
+        pytest.skip("FINGERAUTH_DEB not set (make e2e builds the package and sets it)")
+    assert os.path.isfile(path), "no package at %s" % path
+    if package_state() not in ("absent", "un", "pn"):
+        pytest.skip("the fingerauth package is installed on this machine; not touching it")
+    if os.path.exists("/etc/security/fingerauth.conf"):
+        pytest.skip("/etc/security/fingerauth.conf exists; not touching it")
+    try:
+        yield os.path.abspath(path)
+    finally:
+        if package_state() not in ("absent", "un", "pn"):
+            run(["dpkg", "--purge", PACKAGE], env=APT_ENV)
+
+
+def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observe):
+    """package: apt-get install ./fingerauth_*.deb -> not enabled, programs and module work; remove + purge -> nothing left"""
+    pam_before = pam_config_digest()
+    seen = []
+
+    installed = run(["apt-get", "install", "-y", "--no-install-recommends", deb], env=APT_ENV)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert package_state() == "ii"
+    assert "FingerAuth is installed but NOT enabled" in installed.stdout
+    assert pam_config_digest() == pam_before, "installing must not change /etc/pam.d/common-*"
+    for path, mode in FILES.items():
+        st = os.stat(path)
+        assert (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid) == (mode, 0, 0), path
+    st = os.stat("/var/lib/fingerauth")
+    assert (stat.S_IMODE(st.st_mode), st.st_uid) == (0o700, 0)
+    listed = set(run(["dpkg", "-L", PACKAGE]).stdout.split())
+    assert set(FILES) <= listed
+    seen.append("installed (ii), common-* unchanged")
+
+    # The programs need no Swift toolchain: PATH without /opt/swift, no libswift* loaded.
+    for program in ("/usr/bin/fingerauth", "/usr/sbin/fingerauthd", "/usr/libexec/fingerauth/fingerauth-scan", MODULE):
+        ldd = run(["ldd", program]).stdout
+        assert "not found" not in ldd and "libswift" not in ldd and "/opt/swift" not in ldd, program + ldd
+    usage = run(["fingerauth", "--help"], env=PLAIN_ENV)
+    assert usage.returncode == 0 and "usage: fingerauth" in usage.stdout, usage.stdout + usage.stderr
+    if re.search(r"^\s+status\s", usage.stdout, re.M):  # a command line of the usage
+        status = run(["fingerauth", "status"], env=PLAIN_ENV)
+        # A fresh, unconfigured host: status runs and reports (0 all good, 1 something to fix).
+        assert status.returncode in (0, 1), status.stdout + status.stderr
+        assert status.stdout.strip() and "error while loading" not in status.stderr
+        seen.append("fingerauth status -> exit %d" % status.returncode)
+    else:
+        status = run(["fingerauth", "key", "show", "--help"], env=PLAIN_ENV)
+        assert status.returncode == 0, status.stdout + status.stderr
+        seen.append("no `fingerauth status` in this build; fingerauth key show --help -> exit 0")
+    daemon = run(["fingerauthd", "--help"], env=PLAIN_ENV)
+    assert daemon.returncode == 0 and "fingerauthd serve" in daemon.stdout
+
+    # libpam finds the installed module by its bare name (a private service directory).
+    confdir = tmp_path / "pam.d"
+    confdir.mkdir()
+    conf, log = tmp_path / "fingerauth.conf", tmp_path / "module.log"
+    conf.write_text("url = https://127.0.0.1:9/v1/login\nstate_dir = %s\ndebug_file = %s\n" % (tmp_path / "state", log))
+    os.chmod(conf, 0o644)
+    (confdir / "fa-pkg").write_text("auth [default=done] pam_fingerauth.so conf=%s\n" % conf)
+    harness = os.path.join(os.environ.get("FINGERAUTH_BUILD", "build"), "fa-pamtest")
+    login = run([harness, "--confdir", str(confdir), "--service", "fa-pkg", "--user", "root"], env=PLAIN_ENV, timeout=30)
+    assert "RESULT" in login.stdout, login.stdout + login.stderr
+    assert 'reason="user not enrolled"' in log.read_text() and "result=PAM_IGNORE" in log.read_text()
+    seen.append("libpam loaded pam_fingerauth.so by name (PAM_IGNORE, not enrolled)")
+
+    removed = run(["apt-get", "remove", "-y", PACKAGE], env=APT_ENV)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert package_state() == "rc"  # only the conffile is left, as Debian does on remove
+    for path in FILES:
+        assert os.path.exists(path) == (path == "/etc/security/fingerauth.conf"), path
+    assert pam_config_digest() == pam_before
+
+    purged = run(["apt-get", "purge", "-y", PACKAGE], env=APT_ENV)
+    assert purged.returncode == 0, purged.stdout + purged.stderr
+    assert package_state() == "absent"
+    assert run(["dpkg", "-L", PACKAGE]).returncode != 0
+    left = [p for p in list(FILES) + ["/var/lib/fingerauth", "/usr/libexec/fingerauth"] if os.path.lexists(p)]
+    assert left == []
+    assert pam_config_digest() == pam_before
+    seen.append("removed (rc: conffile kept), purged: dpkg -L empty, no file left, common-* unchanged")
+    observe("; ".join(seen))
+
+
+PROFILE = Path(__file__).resolve().parents[2] / "packaging" / "pam-configs" / "fingerauth"
+
+
+def test_pam_auth_update_profile_puts_the_module_before_pam_unix(tmp_path, observe):
+    """package: pam-auth-update --enable fingerauth (in a private mount namespace) -> module first, [success=2], then pam_unix; --remove restores common-auth"""
+    pamd, state, configs = tmp_path / "pam.d", tmp_path / "varlibpam", tmp_path / "pam-configs"
+    for src, dst in (("/etc/pam.d", pamd), ("/var/lib/pam", state), ("/usr/share/pam-configs", configs)):
+        assert run(["cp", "-a", src, str(dst)]).returncode == 0
+    (configs / "fingerauth").write_bytes(PROFILE.read_bytes())
+    original = (pamd / "common-auth").read_text()
+    script = ("set -e; mount --bind {p} /etc/pam.d; mount --bind {s} /var/lib/pam; mount --bind {c} /usr/share/pam-configs; "
+              "pam-auth-update --package; cp /etc/pam.d/common-auth {t}/after-package; "
+              "pam-auth-update --enable fingerauth; cp /etc/pam.d/common-auth {t}/enabled; "
+              "pam-auth-update --package --remove fingerauth; cp /etc/pam.d/common-auth {t}/removed"
+              ).format(p=pamd, s=state, c=configs, t=tmp_path)
+    done = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], env=APT_ENV)
+    if done.returncode != 0 and "Operation not permitted" in done.stderr:
+        pytest.skip("no mount namespace here: %s" % done.stderr.strip())
+    assert done.returncode == 0, done.stderr
+
+    def auth_lines(name):
+        return [l.split() for l in (tmp_path / name).read_text().splitlines() if l.startswith("auth")]
+
+    assert "pam_fingerauth.so" not in (tmp_path / "after-package").read_text()  # Default: no
+    enabled = auth_lines("enabled")
+    assert enabled[0] == ["auth", "[success=2", "default=ignore]", "pam_fingerauth.so"]
+    assert enabled[1][:4] == ["auth", "[success=1", "default=ignore]", "pam_unix.so"]
+    assert (tmp_path / "removed").read_text() == original
+    assert (Path("/etc/pam.d/common-auth")).read_text() == original  # the real one never changed
+    observe("--package: not enabled; --enable: %s; --remove: common-auth as before" % " ".join(enabled[0][1:]))
