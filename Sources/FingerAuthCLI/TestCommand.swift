@@ -65,7 +65,7 @@ enum TestCommand {
 enum Step {
     static func report(_ ok: Bool, _ name: String, _ detail: String, since start: MonotonicInstant) {
         let ms = MonotonicInstant.now().milliseconds - start.milliseconds
-        let label = name + String(repeating: " ", count: max(0, 13 - name.count))
+        let label = name + String(repeating: " ", count: max(1, 14 - name.count))
         say("\(ok ? "ok  " : "FAIL") \(label) \(detail) (\(ms) ms)")
     }
 }

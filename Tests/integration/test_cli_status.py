@@ -1,0 +1,167 @@
+"""`fingerauth status`: the checklist through the built binary, with each blocking line
+produced by a real cause (no reader, world-readable key, authenticator down, revoked key)."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from support.cli import CHECK_NAMES, enroll, run, status_checks, status_lines
+
+
+def status(world, *extra, user="alice"):
+    return run(world, "status", "--user", user, "--pam-dir", str(world.confdir), *extra)
+
+
+def ready_world(world):
+    enroll(world)
+    world.service("fa-test")
+
+
+def test_everything_in_place_is_ready(world):
+    ready_world(world)
+    done = status(world)
+    assert done.returncode == 0, done.stdout
+    assert done.stderr == ""
+    lines = status_lines(done.stdout)
+    assert list(lines) == CHECK_NAMES
+    assert done.stdout.splitlines()[0] == "fingerauth status for alice"
+    assert done.stdout.splitlines()[-1] == "fingerprint login for alice: ready"
+    assert lines["reader"] == ("ok", "Virtual device for debugging (driver virtual_device)")
+    assert lines["enrolled"] == ("ok", "right-index-finger")
+    assert lines["key"][1].endswith("root, mode 600, RSA-3072, kid " + world.kid("alice"))
+    assert lines["authenticator"] == ("ok", "%s/healthz answered 200; TLS certificate valid" % world.authd.url)
+    assert lines["clock"][0] == "ok" and lines["clock"][1].startswith("skew +0 s against the authenticator's Date")
+    assert lines["pam"] == ("ok", "fa-test")
+    # fingerauthd has no key-status endpoint: the local record is reported, and says so.
+    assert lines["registered"][0] == "warn"
+    assert "GET /v1/keys/<kid> answered 405" in lines["registered"][1]
+    assert all(row["event"] != "login" for row in world.authd.audit_rows())  # status never logs in
+
+
+def test_status_json_is_one_entry_per_check(world):
+    ready_world(world)
+    done = status(world, "--json")
+    assert done.returncode == 0 and done.stderr == ""
+    document = json.loads(done.stdout)
+    assert document["user"] == "alice" and document["ready"] is True
+    assert [c["name"] for c in document["checks"]] == CHECK_NAMES
+    for check in document["checks"]:
+        assert set(check) == {"name", "status", "detail", "fix"}
+        assert check["status"] in ("pass", "warn")
+
+
+def test_no_reader_fails_the_reader_line(world):
+    ready_world(world)
+    world.write_conf(virtual_reader=None)
+    done = status(world)
+    assert done.returncode == 1 and done.stderr == ""
+    mark, text = status_lines(done.stdout)["reader"]
+    assert mark == "FAIL" and text == "No fingerprint reader found (no reader configured as virtual_reader)"
+    assert "fix: connect a fingerprint reader libfprint supports" in done.stdout
+    assert done.stdout.splitlines()[-1] == "fingerprint login for alice: blocked by reader"
+
+
+def test_world_readable_key_fails_the_key_line(world):
+    ready_world(world)
+    key = world.paths("alice")[2]
+    os.chmod(key, 0o644)
+    done = status(world, "--json")
+    assert done.returncode == 1 and done.stderr == ""
+    check = status_checks(done.stdout)["key"]
+    assert check["status"] == "fail"
+    assert check["detail"] == "%s: mode 644 is too open" % key
+    assert check["fix"].startswith("chown root:root %s && chmod 600 %s; if others could read it, replace it" % (key, key))
+    assert json.loads(done.stdout)["ready"] is False
+
+
+def test_authenticator_down_fails_its_line_and_skips_the_clock(world):
+    ready_world(world)
+    world.authd.stop()
+    done = status(world)
+    assert done.returncode == 1 and done.stderr == ""
+    lines = status_lines(done.stdout)
+    assert lines["authenticator"][0] == "FAIL"
+    assert lines["authenticator"][1].startswith("%s/healthz: cannot connect to the authenticator" % world.authd.url)
+    assert "fix: start the authenticator or correct url" in done.stdout
+    assert lines["clock"] == ("skip", "no answer from the authenticator to compare clocks with")
+    assert lines["registered"][0] == "warn" and lines["registered"][1].endswith("the authenticator cannot be asked now")
+
+
+def test_wrong_ca_fails_the_authenticator_line_as_tls(world):
+    ready_world(world)
+    world.write_conf(cafile="/etc/ssl/certs/ca-certificates.crt")
+    done = status(world, "--json")
+    assert done.returncode == 1
+    check = status_checks(done.stdout)["authenticator"]
+    assert check["status"] == "fail" and "TLS failure with the authenticator" in check["detail"]
+    assert check["fix"].startswith("set cafile = the CA that signed")
+
+
+def test_revoked_key_fails_the_registered_line(world):
+    ready_world(world)
+    kid = world.kid("alice")
+    assert run(world, "revoke", "--user", "alice").returncode == 0
+    done = status(world)
+    assert done.returncode == 1 and done.stderr == ""
+    mark, text = status_lines(done.stdout)["registered"]
+    assert mark == "FAIL" and text.startswith("key %s was revoked (recorded in " % kid)
+    assert "fix: fingerauth key rotate --user alice" in done.stdout
+
+
+def test_key_revoked_by_the_admin_is_not_visible_without_a_status_endpoint(world):
+    """fingerauthd offers no GET /v1/keys/<kid>: status says it cannot confirm (warn).
+    When the endpoint exists, the same check turns into a FAIL (see RemoteChecks)."""
+    ready_world(world)
+    world.authd.revoke(world.kid("alice"))
+    check = status_checks(status(world, "--json").stdout)["registered"]
+    assert check["status"] == "warn" and "not confirmed" in check["detail"]
+
+
+def test_not_enrolled_and_no_pam_service(world):
+    done = run(world, "status", "--user", "bob", "--pam-dir", str(world.tmp / "empty-pam.d"))
+    assert done.returncode == 1 and done.stderr == ""
+    lines = status_lines(done.stdout)
+    assert lines["enrolled"] == ("FAIL", "bob has no enrolled fingers")
+    assert lines["key"][0] == "FAIL" and lines["key"][1].endswith("device.key does not exist")
+    assert lines["registered"] == ("skip", "no usable device key")
+    assert lines["pam"][0] == "FAIL" and "fix: add the line from `fingerauth pam-line sudo`" in done.stdout
+    assert done.stdout.splitlines()[-1] == "fingerprint login for bob: blocked by enrolled, key, pam"
+
+
+def test_pam_services_that_include_a_file_with_the_module_are_listed(world):
+    ready_world(world)
+    pam = world.tmp / "pam-include"
+    pam.mkdir()
+    (pam / "common-auth").write_text("auth sufficient pam_fingerauth.so\nauth required pam_unix.so\n")
+    (pam / "sudo").write_text("#%PAM-1.0\n@include common-auth\n")
+    (pam / "login").write_text("# pam_fingerauth.so commented out\nauth required pam_unix.so\n")
+    done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
+    assert status_checks(done.stdout)["pam"]["detail"] == "common-auth, sudo (via common-auth)"
+
+
+def test_a_running_fprintd_is_reported(world):
+    ready_world(world)
+    fake = world.tmp / "fprintd"
+    shutil.copy("/bin/sleep", fake)
+    proc = subprocess.Popen([str(fake), "30"])
+    try:
+        time.sleep(0.1)
+        done = status(world)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=5)
+    mark, text = status_lines(done.stdout)["fprintd"]
+    assert mark == "warn" and text.startswith("running (pid %d)" % proc.pid)
+    assert done.returncode == 0  # the reader could still be opened: a warning, not a block
+
+
+def test_broken_configuration_fails_the_config_line_and_skips_the_rest(world):
+    world.conf_path.write_text("url = https://example.invalid/v1/login\nbogus = 1\n")
+    done = run(world, "status", "--user", "alice", "--json", "--pam-dir", str(world.confdir))
+    assert done.returncode == 1 and done.stderr == ""
+    checks = status_checks(done.stdout)
+    assert checks["config"]["status"] == "fail" and "bogus" in checks["config"]["detail"]
+    assert [checks[n]["status"] for n in CHECK_NAMES[1:-1]] == ["skip"] * 8

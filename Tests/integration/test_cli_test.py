@@ -1,0 +1,90 @@
+"""`fingerauth test`: the module's login path (scan helper, key, libcurl, fingerauthd) run by
+the command line, one timed line per step; exit status 0 only when the authenticator accepted."""
+
+import re
+
+from support.cli import enroll, run
+
+STEP = re.compile(r"^(ok  |FAIL) (\S+(?: \S+)?) {2,}(.*) \((\d+) ms\)$")
+
+
+def steps(stdout):
+    """[(mark, step, detail, ms)] of the step lines (the user's messages start with spaces)."""
+    out = []
+    for line in stdout.splitlines():
+        if line.startswith("     >"):
+            continue
+        match = STEP.match(line)
+        assert match, "not a step line: %r" % line
+        out.append((match.group(1).strip(), match.group(2), match.group(3), int(match.group(4))))
+    return out
+
+
+def test_accepted_login_prints_every_step_and_exits_0(world):
+    enroll(world)
+    kid = world.kid("alice")
+    done = run(world, "test", "--user", "alice", feed=["SCAN finger-A"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""
+    lines = steps(done.stdout)
+    assert [(m, s) for m, s, _, _ in lines] == [
+        ("ok", "config"), ("ok", "enrollment"), ("ok", "device key"), ("ok", "scan"), ("ok", "sign"),
+        ("ok", "authenticator"), ("ok", "result")]
+    assert lines[2][2] == "kid " + kid
+    assert lines[3][2].startswith("right-index-finger matched on Virtual device for debugging via ")
+    assert lines[5][2] == "POST %s/v1/login answered 200" % world.authd.url
+    assert lines[6][2] == "accepted by the authenticator for alice (PAM_SUCCESS)"
+    assert "     > Place your finger on the fingerprint reader" in done.stdout.splitlines()
+    assert all(ms >= 0 for _, _, _, ms in lines) and lines[-1][3] >= lines[3][3]
+    row = [r for r in world.authd.audit_rows() if r["event"] == "login"][-1]
+    assert row["outcome"] == "accept" and row["user"] == "alice" and row["kid"] == kid
+
+
+def test_wrong_finger_exits_1_with_the_scan_step_failed(world):
+    enroll(world)
+    done = run(world, "test", "--user", "alice", feed=["SCAN finger-B"] * 3)
+    assert done.returncode == 1 and done.stderr == ""
+    lines = steps(done.stdout)
+    assert lines[3][:3] == ("FAIL", "scan", "no match in 3 tries")
+    assert lines[-1][:2] == ("FAIL", "result")
+    assert lines[-1][2].startswith("PAM_MAXTRIES: no match after 3 tries")
+    assert "     > No match, try again (2 left)" in done.stdout
+
+
+def test_revoked_key_is_refused_by_the_authenticator(world):
+    enroll(world)
+    world.authd.revoke(world.kid("alice"))
+    done = run(world, "test", "--user", "alice", feed=["SCAN finger-A"])
+    assert done.returncode == 1 and done.stderr == ""
+    lines = steps(done.stdout)
+    assert lines[5][:2] == ("FAIL", "authenticator") and lines[5][2].startswith("POST %s/v1/login answered 401" % world.authd.url)
+    assert lines[-1][2].startswith("PAM_AUTH_ERR: authenticator refused (401")
+    assert lines[-1][2].endswith("check the key: fingerauth status --user alice (register or rotate it)")
+
+
+def test_authenticator_down_fails_the_post_step(world):
+    enroll(world)
+    world.authd.stop()
+    done = run(world, "test", "--user", "alice", feed=["SCAN finger-A"])
+    assert done.returncode == 1 and done.stderr == ""
+    lines = steps(done.stdout)
+    assert [s for m, s, _, _ in lines if m == "FAIL"] == ["authenticator", "result"]
+    assert "cannot connect to the authenticator" in lines[5][2]
+    assert lines[-1][2].startswith("PAM_AUTHINFO_UNAVAIL: cannot connect")
+
+
+def test_not_enrolled_user_stops_at_the_enrollment_step(world):
+    done = run(world, "test", "--user", "bob")
+    assert done.returncode == 1 and done.stderr == ""
+    lines = steps(done.stdout)
+    assert [(m, s) for m, s, _, _ in lines] == [("ok", "config"), ("FAIL", "enrollment"), ("FAIL", "result")]
+    assert lines[-1][2] == "PAM_IGNORE: user not enrolled; enroll: fingerauth enroll --user bob"
+
+
+def test_no_reader_fails_the_scan_step(world):
+    enroll(world)
+    world.write_conf(virtual_reader=None)
+    done = run(world, "test", "--user", "alice")
+    assert done.returncode == 1 and done.stderr == ""
+    lines = steps(done.stdout)
+    assert lines[3][:2] == ("FAIL", "scan") and lines[3][2].startswith("reader: no-reader")
