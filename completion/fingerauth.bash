@@ -1,0 +1,70 @@
+# bash completion for fingerauth(1)
+
+_fingerauth_users() {
+    compgen -u -- "$1"
+}
+
+_fingerauth() {
+    local cur prev words cword
+    if declare -F _init_completion >/dev/null 2>&1; then
+        _init_completion || return
+    else
+        COMPREPLY=()
+        cur="${COMP_WORDS[COMP_CWORD]}"
+        prev="${COMP_WORDS[COMP_CWORD-1]}"
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    fi
+
+    local commands="enroll list remove key register revoke reset test status pam-line help"
+    local fingers="left-thumb left-index-finger left-middle-finger left-ring-finger left-little-finger
+        right-thumb right-index-finger right-middle-finger right-ring-finger right-little-finger"
+    local common="--user --config --state-dir --help"
+
+    case "$prev" in
+        --user) COMPREPLY=($(_fingerauth_users "$cur")); return ;;
+        --finger) COMPREPLY=($(compgen -W "$fingers" -- "$cur")); return ;;
+        --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --state-dir|--pam-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --bits) COMPREPLY=($(compgen -W "3072 2048" -- "$cur")); return ;;
+        --kid|--service) return ;;
+    esac
+
+    if [[ $cword -eq 1 ]]; then
+        COMPREPLY=($(compgen -W "$commands --help" -- "$cur"))
+        return
+    fi
+
+    local command="${words[1]}" options=""
+    case "$command" in
+        enroll) options="$common --finger --force --no-register" ;;
+        list) options="$common --json" ;;
+        remove) options="$common --finger --all" ;;
+        key)
+            if [[ $cword -eq 2 ]]; then
+                COMPREPLY=($(compgen -W "create show rotate" -- "$cur"))
+                return
+            fi
+            case "${words[2]}" in
+                create) options="$common --bits --force" ;;
+                show) options="$common --json" ;;
+                rotate) options="$common --bits" ;;
+            esac
+            ;;
+        register|reset) options="$common" ;;
+        revoke) options="$common --kid" ;;
+        test) options="$common --service" ;;
+        status|doctor) options="$common --json --pam-dir" ;;
+        pam-line)
+            if [[ "$cur" != -* ]]; then
+                COMPREPLY=($(compgen -W "sudo sshd login common-auth gdm-password lightdm su polkit-1" -- "$cur"))
+                return
+            fi
+            options="--config --state-dir --json --help"
+            ;;
+        help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
+    esac
+    COMPREPLY=($(compgen -W "$options" -- "$cur"))
+}
+
+complete -F _fingerauth fingerauth
