@@ -149,13 +149,17 @@ def pytest_runtest_makereport(item, call):
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
         seen = getattr(item, "observed", "")
-        _results.append((report.outcome.upper(), item.nodeid.split("::")[0].split("/")[-1], doc, seen))
+        where = item.nodeid.split("::")[0].split("/")[-1]
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None:
+            where += "[%s]" % callspec.id
+        _results.append((report.outcome.upper(), where, doc, seen))
 
 
 def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("FingerAuth end-to-end scenarios")
     for outcome, where, doc, seen in _results:
-        terminalreporter.write_line("%-7s %-16s %s" % (outcome, where, doc))
+        terminalreporter.write_line("%-7s %s: %s" % (outcome, where, doc))
         if seen:
             terminalreporter.write_line("        observed: %s" % seen)
 
