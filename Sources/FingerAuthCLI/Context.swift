@@ -38,7 +38,8 @@ struct Context {
                 (path) throws(ConfigError) -> String? in try readConfig(path, mayBeMissing: !named)
             }
         } catch {
-            throw CommandError("configuration: \(error) (fix it in \(configPath); see fingerauth(1))")
+            let text = "\(error)"
+            throw CommandError("configuration: " + (text.contains("fix:") ? text : text + " (fix it in \(configPath); see fingerauth(1))"))
         }
         if let dir = args["state-dir"] {
             do { try options.set("state_dir", dir, source: "--state-dir") } catch { throw CommandError("\(error)") }
@@ -102,7 +103,14 @@ func readConfig(_ path: String, mayBeMissing: Bool) throws(ConfigError) -> Strin
         return String(decoding: try SafeFile.read(path, rule: .config), as: UTF8.self)
     } catch {
         if case .missing = error, mayBeMissing { return nil }
-        throw ConfigError(source: path, message: error.description)
+        var message = error.description
+        if message.hasPrefix(path + ": ") { message.removeFirst(path.count + 2) }
+        switch error {
+        case .insecureMode, .wrongOwner:
+            message += "; fix: chown root:root \(path) && chmod 644 \(path)"
+        default: break
+        }
+        throw ConfigError(source: path, message: message)
     }
 }
 

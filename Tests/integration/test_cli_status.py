@@ -165,3 +165,23 @@ def test_broken_configuration_fails_the_config_line_and_skips_the_rest(world):
     checks = status_checks(done.stdout)
     assert checks["config"]["status"] == "fail" and "bogus" in checks["config"]["detail"]
     assert [checks[n]["status"] for n in CHECK_NAMES[1:-1]] == ["skip"] * 8
+
+
+def test_group_writable_configuration_is_unsafe(world):
+    ready_world(world)
+    os.chmod(world.conf_path, 0o664)
+    done = status(world)
+    assert done.returncode == 1 and done.stderr == ""
+    mark, text = status_lines(done.stdout)["config"]
+    assert mark == "FAIL" and text == "configuration: %s: mode 664 is too open; fix: chown root:root %s && chmod 644 %s" % (
+        world.conf_path, world.conf_path, world.conf_path)
+
+
+def test_configuration_without_url_fails_the_config_line(world):
+    ready_world(world)
+    world.write_conf(url=None)
+    done = status(world, "--json")
+    checks = status_checks(done.stdout)
+    assert done.returncode == 1
+    assert checks["config"]["status"] == "fail" and checks["config"]["detail"] == "%s: url is not set" % world.conf_path
+    assert [checks[n]["status"] for n in ("registered", "authenticator", "clock")] == ["skip"] * 3
