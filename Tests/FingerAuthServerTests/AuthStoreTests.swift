@@ -68,3 +68,50 @@ final class AuthStoreTests: XCTestCase {
         XCTAssertEqual(try again.listKeys().map(\.kid), ["k2"])
     }
 }
+
+/// Version 2 of the registry: host token listing and revocation, access tokens, audit queries.
+final class AuthStoreV2Tests: XCTestCase {
+    var temp = TempDatabase()
+
+    override func setUp() { temp = TempDatabase() }
+    override func tearDown() { temp.cleanup() }
+
+    func testHostTokensAreListedByIdAndRevokedByIdOrHost() throws {
+        let store = try AuthStore(path: temp.path)
+        let a = try store.createHostToken(host: "h1", now: 1)
+        let b = try store.createHostToken(host: "h1", now: 2)
+        _ = try store.createHostToken(host: "h2", now: 3)
+        let listed = try store.listHostTokens()
+        XCTAssertEqual(listed.map(\.host), ["h1", "h1", "h2"])
+        let idA = try XCTUnwrap(HostToken.hash(a)).prefix(16)
+        XCTAssertEqual(listed[0].id, String(idA))
+        XCTAssertEqual(try store.revokeHostTokens(id: String(idA), host: nil, now: 5), ["h1"])
+        XCTAssertNil(try store.host(forToken: a))
+        XCTAssertEqual(try store.host(forToken: b), "h1")
+        XCTAssertEqual(try store.revokeHostTokens(id: "' OR 1=1 --", host: nil, now: 5), [])
+        XCTAssertEqual(try store.revokeHostTokens(id: nil, host: "h1", now: 6), ["h1"])
+        XCTAssertNil(try store.host(forToken: b))
+        XCTAssertEqual(try store.listHostTokens().map { $0.revoked != nil }, [true, true, false])
+    }
+
+    func testAuditRecordsFilterByUserAndTime() throws {
+        let store = try AuthStore(path: temp.path)
+        for (t, user) in [(10, "alice"), (20, "bob"), (30, "alice")] as [(Int64, String)] {
+            try store.audit(AuditEvent(event: "login", user: user, outcome: "accept"), now: t)
+        }
+        XCTAssertEqual(try store.auditRecords(user: "alice", since: nil, limit: 10).map(\.time), [10, 30])
+        XCTAssertEqual(try store.auditRecords(user: nil, since: 20, limit: 10).map(\.time), [20, 30])
+        XCTAssertEqual(try store.auditRecords(user: nil, since: nil, limit: 1).map(\.time), [30])
+    }
+
+    func testPendingKeysRegisterAsPending() throws {
+        let store = try AuthStore(path: temp.path)
+        let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
+        let key = RegisteredKey(kid: "p1", user: "alice", host: "h", jwk: maker.jwk, status: .pending, created: 1)
+        XCTAssertEqual(try store.register(key), .created)
+        XCTAssertEqual(try store.register(key), .alreadyRegistered)
+        XCTAssertEqual(try store.registeredKey(kid: "p1")?.status, .pending)
+        XCTAssertEqual(try store.revoke(kid: "p1", now: 2), .revoked)
+        XCTAssertEqual(try store.approve(kid: "nope"), .unknown)
+    }
+}

@@ -1,0 +1,142 @@
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthServer
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// /oauth2/token, key-holder DELETE, pending keys, rate limits over time and /metrics,
+/// driven without HTTP on a real store and a fake clock.
+final class EndpointTests: XCTestCase {
+    var temp = TempDatabase()
+    var clock = FakeClock()
+
+    override func setUp() {
+        temp = TempDatabase()
+        clock = FakeClock()
+    }
+
+    override func tearDown() { temp.cleanup() }
+
+    func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, AuthStore, TokenMaker) {
+        let store = try AuthStore(path: temp.path)
+        let log = RequestLog(fd: open("/dev/null", O_WRONLY | O_CLOEXEC))
+        let service = AuthenticatorService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
+                                           clock: clock, log: log)
+        let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
+        let hostToken = try store.createHostToken(host: "host1", now: clock.now())
+        let proof = maker.token(TokenMaker.claims(now: clock.now(), jti: "proof-\(clock.now())"))
+        let body = JSONEncoding.encode(.object([("user", .string("alice")), ("host", .string("host1")),
+                                                ("jwk", maker.jwk.json), ("proof", .string(proof))]))
+        let created = service.handle(HTTPRequest(method: "POST", path: "/v1/keys", authorization: "Bearer " + hostToken,
+                                                 contentType: "application/json", body: Array(body.utf8), peer: "10.0.0.1"))
+        XCTAssertEqual(created.status, 201)
+        return (service, store, maker)
+    }
+
+    func form(_ text: String, peer: String = "10.0.0.1") -> HTTPRequest {
+        HTTPRequest(method: "POST", path: "/oauth2/token", contentType: "application/x-www-form-urlencoded",
+                    body: Array(text.utf8), peer: peer)
+    }
+
+    func text(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
+
+    func testGrantIssuesAnOpaqueTokenAndRefusesReplayAsInvalidGrant() throws {
+        let (service, store, maker) = try makeService()
+        let jwt = maker.token(TokenMaker.claims(now: clock.now(), jti: "g1"))
+        let request = form("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + jwt)
+        let ok = service.handle(request)
+        XCTAssertEqual(ok.status, 200)
+        let json = try JSONParser(maxBytes: 4096, maxDepth: 4).parse(ok.body)
+        XCTAssertEqual(json["token_type"]?.stringValue, "Bearer")
+        XCTAssertEqual(json["expires_in"]?.int64Value, 300)
+        XCTAssertEqual(json["access_token"]?.stringValue?.utf8.count, 43)
+        let again = service.handle(request)
+        XCTAssertEqual(again.status, 400)
+        XCTAssertEqual(text(again), "{\"error\":\"invalid_grant\",\"error_description\":\"replayed\"}")
+        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.event), ["oauth_token", "oauth_token"])
+        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.outcome), ["accept", "deny"])
+    }
+
+    func testMalformedGrantRequests() throws {
+        let (service, _, _) = try makeService(ServiceSettings(addressLimit: .off))
+        let cases: [(String, String)] = [
+            ("", "invalid_request"),
+            ("assertion=a.b.c", "invalid_request"),
+            ("grant_type=password&username=a", "unsupported_grant_type"),
+            ("grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer", "invalid_request"),
+            ("grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=", "invalid_request"),
+            ("grant_type=a&grant_type=a", "invalid_request"),
+            ("grant_type=%4", "invalid_request"),
+            ("grant_type=%ff%fe", "invalid_request"),
+            ("grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=x.y.z", "invalid_grant"),
+        ]
+        for (body, error) in cases {
+            let answer = service.handle(form(body))
+            XCTAssertEqual(answer.status, 400, body)
+            XCTAssertTrue(text(answer).hasPrefix("{\"error\":\"\(error)\""), body + " -> " + text(answer))
+        }
+        var json = form("grant_type=x")
+        json.contentType = "application/json"
+        XCTAssertEqual(text(service.handle(json)), "{\"error\":\"invalid_request\"}")
+    }
+
+    func testUserLimitEndsWithItsWindow() throws {
+        let (service, _, maker) = try makeService(ServiceSettings(userLimit: RateLimit(failures: 2, window: 60),
+                                                                  addressLimit: .off))
+        func login(_ jti: String, aud: String = "aud") -> HTTPResponse {
+            let jwt = maker.token(TokenMaker.claims(now: clock.now(), aud: .string(aud), jti: jti))
+            return service.handle(HTTPRequest(method: "POST", path: "/v1/login", contentType: "application/json",
+                                              body: Array("{\"jwt\":\"\(jwt)\"}".utf8), peer: "10.0.0.2"))
+        }
+        XCTAssertEqual(login("f1", aud: "x").status, 401)
+        XCTAssertEqual(login("f2", aud: "x").status, 401)
+        clock.current += 10
+        let limited = login("ok1")
+        XCTAssertEqual(limited.status, 429)
+        XCTAssertEqual(limited.headers.first { $0.0 == "Retry-After" }?.1, "50")
+        clock.current += 50
+        XCTAssertEqual(login("ok2").status, 200)
+        XCTAssertTrue(service.metrics.render(keys: nil).contains("fingerauthd_rate_limited_total{scope=\"user\"} 1\n"))
+    }
+
+    func testKeyHolderRevocationAndPendingKeys() throws {
+        let (service, store, maker) = try makeService(ServiceSettings(approval: .manual))
+        XCTAssertEqual(try store.registeredKey(kid: maker.kid)?.status, .pending)
+        let login = maker.token(TokenMaker.claims(now: clock.now(), jti: "l1"))
+        let refused = service.handle(HTTPRequest(method: "POST", path: "/v1/login", contentType: "application/json",
+                                                 body: Array("{\"jwt\":\"\(login)\"}".utf8)))
+        XCTAssertEqual(text(refused), "{\"error\":\"key_pending\"}")
+        XCTAssertEqual(try store.approve(kid: maker.kid), .approved)
+        XCTAssertEqual(try store.approve(kid: maker.kid), .alreadyActive)
+        XCTAssertEqual(try store.keyCounts().map { "\($0.0.rawValue)=\($0.1)" }, ["active=1", "pending=0", "revoked=0"])
+
+        let other = try XCTUnwrap(TokenMaker(TestKeys.other))
+        let wrongKid = other.token(TokenMaker.claims(now: clock.now(), jti: "d0"))
+        let path = "/v1/keys/" + maker.kid
+        XCTAssertEqual(service.handle(HTTPRequest(method: "DELETE", path: path, authorization: "Bearer " + wrongKid)).status, 403)
+        let own = maker.token(TokenMaker.claims(now: clock.now(), jti: "d1"))
+        XCTAssertEqual(service.handle(HTTPRequest(method: "DELETE", path: path, authorization: "Bearer " + own)).status, 204)
+        XCTAssertEqual(try store.registeredKey(kid: maker.kid)?.status, .revoked)
+        XCTAssertEqual(try store.approve(kid: maker.kid), .revoked)
+        let last = try XCTUnwrap(try store.auditEvents().last)
+        XCTAssertEqual([last.event, last.outcome, last.reason], ["revoke", "accept", "key_holder"])
+    }
+
+    func testMetricsTextHasEveryFamily() throws {
+        let (service, _, _) = try makeService()
+        let answer = service.handle(HTTPRequest(method: "GET", path: "/metrics"))
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertEqual(answer.contentType, "text/plain; version=0.0.4; charset=utf-8")
+        let body = text(answer)
+        for family in ["fingerauthd_logins_total", "fingerauthd_key_events_total", "fingerauthd_replays_refused_total",
+                       "fingerauthd_rate_limited_total", "fingerauthd_requests_total",
+                       "fingerauthd_request_duration_seconds", "fingerauthd_keys"] {
+            XCTAssertTrue(body.contains("# TYPE \(family) "), family)
+        }
+        XCTAssertTrue(body.contains("fingerauthd_key_events_total{event=\"register\",outcome=\"accept\",reason=\"none\"} 1\n"))
+        XCTAssertTrue(body.contains("fingerauthd_keys{status=\"active\"} 1\n"))
+        XCTAssertEqual(service.handle(HTTPRequest(method: "POST", path: "/metrics")).status, 405)
+    }
+}
