@@ -11,9 +11,9 @@ E2E_PACKAGES := sudo openssh-server openssh-client sshpass
 .PHONY: e2e e2e-deps
 
 e2e-deps:
-	@scripts/install-deps.sh $(E2E_PACKAGES)
+	@scripts/install-deps.sh $(TEST_PACKAGES) $(E2E_PACKAGES)
 
-e2e: $(if $(NOBUILD),,build test-deps) e2e-deps
+e2e: $(if $(NOBUILD),,build) e2e-deps
 	@test "$$(id -u)" -eq 0 || { echo "make e2e: run as root (it adds test users, a sudoers drop-in, PAM files)"; exit 1; }
 	@$(MAKE) --no-print-directory deb NOBUILD=1 BUILD=$(BUILD)
 	@tmp=$$(mktemp -d /tmp/fingerauth-e2e.XXXXXX) && chmod 0755 $$tmp && \

@@ -53,8 +53,8 @@ class TestUser:
             raise
 
     def remove(self):
-        # userdel refuses while a process of the user runs; sudo/ssh children are gone by now.
-        run(["pkill", "-KILL", "-u", self.name])
+        # --force: remove the account even if a process of it were still running (the
+        # tests wait for every sudo and ssh they start; leftovers.py would report one).
         done = run(["userdel", "--force", "--remove", self.name])
         # 12: the home folder (/nonexistent) could not be removed; the account is gone.
         if done.returncode not in (0, 12):

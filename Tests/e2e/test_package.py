@@ -27,6 +27,12 @@ FILES = {  # path: mode
     "/usr/share/man/man5/fingerauth.conf.5.gz": 0o644,
     "/usr/share/man/man8/fingerauthd.8.gz": 0o644,
 }
+REPO = Path(__file__).resolve().parents[2]
+for source, target in (("man/fingerauth.1", "/usr/share/man/man1/fingerauth.1.gz"),
+                       ("completion/fingerauth.bash", "/usr/share/bash-completion/completions/fingerauth"),
+                       ("packaging/systemd/fingerauthd.service", "/lib/systemd/system/fingerauthd.service")):
+    if (REPO / source).exists():  # colleagues' files: installed when the tree has them
+        FILES[target] = 0o644
 APT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive", "LANG": "C.UTF-8"}
 PLAIN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}  # no /opt/swift
 
@@ -133,7 +139,7 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     observe("; ".join(seen))
 
 
-PROFILE = Path(__file__).resolve().parents[2] / "packaging" / "pam-configs" / "fingerauth"
+PROFILE = REPO / "packaging" / "pam-configs" / "fingerauth"
 
 
 def test_pam_auth_update_profile_puts_the_module_before_pam_unix(tmp_path, observe):

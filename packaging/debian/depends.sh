@@ -6,7 +6,7 @@ set -euo pipefail
 stage=$1
 declare -A packages=()
 while IFS= read -r -d '' file; do
-  head -c 4 "$file" | grep -q $'\x7fELF' || continue
+  readelf -h "$file" >/dev/null 2>&1 || continue  # ELF files only
   for lib in $(readelf -d "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')
     [ -n "$path" ] || { echo "depends.sh: $lib (needed by $file) not found" >&2; exit 1; }
