@@ -17,6 +17,9 @@ enum Admin {
     }
 
     /// Opens the store, runs `body` with the current time, closes; store errors exit 1.
+    /// Run as root on a database (or, before it exists, a directory) owned by another user
+    /// (the service's), the command first takes that user's identity, so that the files
+    /// SQLite creates (`-wal`, `-shm`, the database itself) stay the service's.
     static func withStore(_ path: String, mustExist: Bool,
                           _ body: (AuthStore, Int64) throws(StoreError) -> Int32) -> Int32 {
         if mustExist && !SafeFile.exists(path) {
@@ -24,6 +27,10 @@ enum Admin {
             return 1
         }
         umask(0o077)
+        if let problem = actAsOwner(of: path) {
+            fputs("fingerauthd: \(problem)\n", stderr)
+            return 1
+        }
         do {
             let store = try AuthStore(path: path)
             defer { store.close() }
@@ -32,6 +39,24 @@ enum Admin {
             fputs("fingerauthd: \(error)\n", stderr)
             return 1
         }
+    }
+
+    /// Drops root for the owner of `path` (or of its directory when it does not exist yet)
+    /// when that owner is not root: setgroups, setgid, setuid. Returns what went wrong.
+    static func actAsOwner(of path: String) -> String? {
+        guard geteuid() == 0 else { return nil }
+        var st = stat()
+        var target = path
+        if lstat(path, &st) != 0 {
+            let slash = path.lastIndex(of: "/")
+            target = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            guard stat(target, &st) == 0 else { return nil }
+        }
+        guard st.st_uid != 0 else { return nil }
+        guard setgroups(0, nil) == 0, setgid(st.st_gid) == 0, setuid(st.st_uid) == 0, getuid() == st.st_uid else {
+            return "\(target): cannot act as its owner (uid \(st.st_uid)): \(String(cString: strerror(errno)))"
+        }
+        return nil
     }
 
     /// `2025-01-31T12:00:00Z` (gmtime_r + strftime).

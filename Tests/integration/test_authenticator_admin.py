@@ -178,3 +178,28 @@ def test_bad_config_files_are_refused_with_the_line_and_key(tmp_path, text, mode
     missing = subprocess.run([BINARY, "serve", "--config", str(tmp_path / "nope.conf")],
                              capture_output=True, text=True, timeout=30)
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_admin_commands_run_by_root_act_as_the_owner_of_the_database(tmp_path):
+    """The service runs as its own user; root's admin commands must not leave root-owned
+    database files that the service could no longer write."""
+    import pwd
+    import shutil
+    import tempfile
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    nobody = pwd.getpwnam("nobody")
+    state = tempfile.mkdtemp(prefix="fa-owner-")
+    try:
+        os.chmod(state, 0o755)
+        os.chown(state, nobody.pw_uid, nobody.pw_gid)
+        db = os.path.join(state, "authd.db")
+        created = subprocess.run([BINARY, "token", "create", "--host", HOST, "--db", db],
+                                 capture_output=True, text=True, timeout=30)
+        assert created.returncode == 0, created.stderr
+        listed = subprocess.run([BINARY, "token", "list", "--db", db], capture_output=True, text=True, timeout=30)
+        assert listed.returncode == 0 and HOST in listed.stdout
+        for name in os.listdir(state):
+            assert os.stat(os.path.join(state, name)).st_uid == nobody.pw_uid, name
+    finally:
+        shutil.rmtree(state)
