@@ -67,6 +67,7 @@ enum EnrollCommand {
         do {
             let status = try RegisterCommand.register(key.key, context: context)
             say("registered key \(key.key.kid) at \(RegisterCommand.keysURL(context.options)): \(status)")
+            RegisterCommand.pendingHint(status, kid: key.key.kid)
         } catch {
             printError("fingerauth: enrolled, but the key is not registered: \(error.message)")
             printError("fingerauth: fix that, then run: fingerauth register --user \(context.user)")

@@ -29,6 +29,7 @@ struct KeyRotation {
             throw CommandError("\(error.message); the old key \(old.kid) stays in use, nothing changed")
         }
         say("registered new key \(fresh.kid): \(status)")
+        RegisterCommand.pendingHint(status, kid: fresh.kid)
         let oldPath = KeyRotation.oldPath(context.paths)
         guard rename(context.paths.deviceKey, oldPath) == 0, rename(newPath, context.paths.deviceKey) == 0 else {
             let reason = String(cString: strerror(errno))

@@ -20,7 +20,14 @@ enum RegisterCommand {
         let key = try context.loadDeviceKey()
         let status = try register(key, context: context)
         say("registered key \(key.kid) for \(context.user) at \(keysURL(context.options)): \(status)")
+        pendingHint(status, kid: key.kid)
         return 0
+    }
+
+    /// A key held for approval cannot log in yet: says who has to act.
+    static func pendingHint(_ status: String, kid: String) {
+        guard status == "pending" else { return }
+        say("the authenticator holds this key until an admin approves it: fingerauthd keys approve --kid \(kid)")
     }
 
     /// `…/v1/keys` next to the login URL.

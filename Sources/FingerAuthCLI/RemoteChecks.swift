@@ -82,6 +82,10 @@ enum RemoteChecks {
         guard record.status != "revoked" else {
             return .fail("registered", "key \(key.kid) was revoked (recorded in \(path))", fix: "fingerauth key rotate --user \(user)")
         }
+        if record.status == "pending" {
+            return .warn("registered", "key \(key.kid) was pending approval when registered (\(path)); logins are refused until an admin approves it",
+                         fix: "on the authenticator: fingerauthd keys approve --kid \(key.kid)")
+        }
         let local = "registered locally (\(path): kid \(key.kid), status \(record.status))"
         guard reachable else { return .warn("registered", local + "; the authenticator cannot be asked now") }
         let authenticator = Authenticator(options: context.options)

@@ -140,3 +140,19 @@ def test_reset_with_the_authenticator_down_warns_and_still_deletes(world):
     assert err[1] == ("fingerauth: warning: key %s may still be active; revoke it there: fingerauthd keys revoke --kid %s"
                       % (kid, kid))
     assert not world.paths("alice")[0].exists()
+
+
+def test_a_key_held_for_approval_says_who_has_to_act(world):
+    from support.cli import manual_approval
+    from support.vreader import enroll_commands
+    manual_approval(world)
+    done = run(world, "enroll", "--user", "alice", feed=enroll_commands("finger-A"))
+    assert done.returncode == 0 and done.stderr == ""
+    kid = world.kid("alice")
+    assert done.stdout.splitlines()[-2:] == [
+        "registered key %s at %s/v1/keys: pending" % (kid, world.authd.url),
+        "the authenticator holds this key until an admin approves it: fingerauthd keys approve --kid %s" % kid]
+    status = run(world, "status", "--user", "alice", "--json", "--pam-dir", str(world.confdir))
+    check = json.loads(status.stdout)["checks"][6]
+    assert check["name"] == "registered" and check["status"] == "warn"
+    assert check["fix"] == "on the authenticator: fingerauthd keys approve --kid " + kid

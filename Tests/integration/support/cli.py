@@ -6,7 +6,7 @@ import subprocess
 
 from support.vreader import enroll_commands
 
-__all__ = ["run", "enroll", "server_keys", "active_kids", "status_lines", "status_checks", "CHECK_NAMES"]
+__all__ = ["run", "enroll", "manual_approval", "server_keys", "active_kids", "status_lines", "status_checks", "CHECK_NAMES"]
 
 CHECK_NAMES = ["config", "scan-helper", "reader", "fprintd", "enrolled", "key", "registered",
                "authenticator", "clock", "pam"]
@@ -64,3 +64,17 @@ def status_checks(stdout):
     """{check name: entry} from `fingerauth status --json`."""
     document = json.loads(stdout)
     return {c["name"]: c for c in document["checks"]}
+
+
+def manual_approval(world):
+    """Replaces the world's authenticator by one that holds new keys for approval
+    (`--approval manual`); world.close() stops it."""
+    import os
+    from support.authd import Authd
+    from support.world import AUDIENCE, HOST_ID
+    world.authd.stop()
+    world.authd = Authd(str(world.tmp / "authd-manual"), audience=AUDIENCE, tls=world.ca, args=("--approval", "manual"))
+    world.authd.start()
+    world.token_path.write_text(world.authd.create_token(HOST_ID) + "\n")
+    os.chmod(world.token_path, 0o600)
+    world.write_conf(url=world.authd.url + "/v1/login")
