@@ -10,8 +10,7 @@ enum AuthSchema {
     /// Brings the database at `database` up to `version` in one transaction; refuses a
     /// newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
-        let stmt = try database.prepare("PRAGMA user_version")
-        let current = try stmt.step() ? (stmt.int64(0) ?? 0) : 0
+        let current = try userVersion(database)
         guard current <= version else {
             throw StoreError("database schema \(current) is newer than this fingerauthd (\(version))")
         }
@@ -26,6 +25,13 @@ enum AuthSchema {
             try? database.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// `PRAGMA user_version`; the statement is finalized on return (a live statement would
+    /// keep the schema locked for DROP TABLE).
+    private static func userVersion(_ database: SQLiteDatabase) throws(StoreError) -> Int64 {
+        let stmt = try database.prepare("PRAGMA user_version")
+        return try stmt.step() ? (stmt.int64(0) ?? 0) : 0
     }
 
     /// Version 1's `keys` had a CHECK without `pending`: SQLite cannot alter a CHECK, so the

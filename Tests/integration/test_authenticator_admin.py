@@ -203,3 +203,43 @@ def test_admin_commands_run_by_root_act_as_the_owner_of_the_database(tmp_path):
             assert os.stat(os.path.join(state, name)).st_uid == nobody.pw_uid, name
     finally:
         shutil.rmtree(state)
+
+
+def test_a_version_1_database_is_migrated_and_keeps_its_keys_and_tokens(tmp_path):
+    """The walking skeleton's schema (keys active/revoked only) becomes version 2 on start."""
+    import sqlite3
+    db = str(tmp_path / "v1.db")
+    key = DeviceKey()
+    token = "A" * 43
+    import hashlib
+    connection = sqlite3.connect(db)
+    try:
+        connection.executescript("""
+            CREATE TABLE keys (kid TEXT PRIMARY KEY NOT NULL, user TEXT NOT NULL, host TEXT NOT NULL,
+                jwk TEXT NOT NULL, status TEXT NOT NULL CHECK (status IN ('active', 'revoked')),
+                created INTEGER NOT NULL, revoked INTEGER);
+            CREATE INDEX keys_user ON keys (user);
+            CREATE TABLE host_tokens (sha256 TEXT PRIMARY KEY NOT NULL, host TEXT NOT NULL,
+                created INTEGER NOT NULL, revoked INTEGER);
+            CREATE TABLE replay (jti TEXT PRIMARY KEY NOT NULL, exp INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, event TEXT NOT NULL,
+                user TEXT, host TEXT, kid TEXT, jti TEXT, outcome TEXT NOT NULL, reason TEXT, peer TEXT);
+            PRAGMA user_version = 1;
+        """)
+        connection.execute("INSERT INTO keys VALUES (?, 'alice', ?, ?, 'active', 1, NULL)",
+                           (key.kid, HOST, json.dumps(key.jwk)))
+        connection.execute("INSERT INTO host_tokens VALUES (?, ?, 1, NULL)",
+                           (hashlib.sha256(token.encode()).hexdigest(), HOST))
+        connection.commit()
+    finally:
+        connection.close()
+    with Authd(tmp_path / "m", db=db, args=("--approval", "manual")) as authd:
+        assert authd.post_json("/v1/login", {"jwt": key.sign(claims())}).status == 200
+        answer, _ = register(authd, token, "bob")
+        assert answer.status == 201 and answer.json()["status"] == "pending"
+    connection = sqlite3.connect(db)
+    try:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        connection.close()
