@@ -57,22 +57,45 @@ struct Authenticator {
         case unknown
     }
 
-    /// Revokes `kid` at the authenticator with the host token (`DELETE /v1/keys/<kid>`).
-    func revoke(kid: String) throws(CommandError) -> RevokeResult {
-        let token = try hostToken()
+    /// Revokes `kid` at the authenticator (`DELETE /v1/keys/<kid>`) with the host token; when
+    /// that cannot be read and `holder` is the key itself (for `user`), with a short-lived JWT
+    /// signed by it instead (fingerauthd accepts either).
+    func revoke(kid: String, holder: DeviceKey? = nil, user: String? = nil) throws(CommandError) -> RevokeResult {
+        let credential: String
+        var signedByKey = false
+        do {
+            credential = try hostToken()
+        } catch {
+            guard let holder, holder.kid == kid, let user, let jwt = keyHolderToken(holder, user: user) else { throw error }
+            credential = jwt
+            signedByKey = true
+        }
         let url = keysURL + "/" + kid
-        switch send("DELETE", url, token: token) {
+        switch send("DELETE", url, token: credential) {
         case let .failure(failure):
             throw CommandError("\(failure.message) (url \(url))", unreachable: true)
         case let .success(response):
             switch response.status {
             case 200, 204: return .revoked
             case 404: return .unknown
+            case 401 where signedByKey:
+                throw CommandError("the authenticator refused the request signed by key \(kid): \(Self.reason(response))")
             case 401: throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile))")
             case 403: throw CommandError("key \(kid) belongs to another host at the authenticator; ask its admin to revoke it")
             default: throw CommandError("the authenticator answered \(response.status) to DELETE \(url): \(Self.reason(response))")
             }
         }
+    }
+
+    /// A 60-second RS256 token signed by `key` for `user`, as a key holder's credential.
+    private func keyHolderToken(_ key: DeviceKey, user: String) -> String? {
+        guard let jti = SystemRandom().bytes(16) else { return nil }
+        let claims = LoginClaims(issuer: hostID, subject: user, audience: options.effectiveAudience,
+                                 issuedAt: SystemClock().now(), ttlSeconds: 60, jti: Base64URL.encode(jti),
+                                 service: "fingerauth-revoke")
+        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid), claims: claims.json)
+        guard let signature = key.signRS256(input) else { return nil }
+        return CompactJWT.serialize(signingInput: input, signature: signature)
     }
 
     /// The `error` member of a JSON answer, or a placeholder.

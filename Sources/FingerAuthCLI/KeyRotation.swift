@@ -37,7 +37,7 @@ struct KeyRotation {
         }
         say("new key \(fresh.kid) is now in use for \(context.user)")
         do {
-            let result = try Authenticator(options: context.options).revoke(kid: old.kid)
+            let result = try Authenticator(options: context.options).revoke(kid: old.kid, holder: old, user: context.user)
             say(result == .revoked ? "revoked old key \(old.kid) at the authenticator"
                                    : "old key \(old.kid) was not registered at the authenticator")
         } catch {

@@ -22,8 +22,12 @@ enum ResetCommand {
         let context = try Context(args, requireURL: false)
         let paths = context.paths
         var kids: [String] = []
+        var keys: [String: DeviceKey] = [:]
         for path in [paths.deviceKey, KeyRotation.oldPath(paths)] {
-            if case let .success(key) = FileEnrollmentStore().loadKey(path) { kids.append(key.kid) }
+            if case let .success(key) = FileEnrollmentStore().loadKey(path) {
+                kids.append(key.kid)
+                keys[key.kid] = key
+            }
         }
         if let record = try? Registration.load(paths.registration) {
             if record.status == "revoked" {
@@ -32,7 +36,7 @@ enum ResetCommand {
                 kids.append(record.kid)
             }
         }
-        for kid in kids { revoke(kid, context) }
+        for kid in kids { revoke(kid, holder: keys[kid], context) }
 
         var removed = 0
         let prints = SafeFile.list(paths.printsDirectory)
@@ -53,13 +57,13 @@ enum ResetCommand {
         return 0
     }
 
-    private static func revoke(_ kid: String, _ context: Context) {
+    private static func revoke(_ kid: String, holder: DeviceKey?, _ context: Context) {
         guard context.options.url != nil else {
             printError("fingerauth: warning: no url configured, key \(kid) was not revoked at the authenticator; revoke it there: fingerauthd keys revoke --kid \(kid)")
             return
         }
         do {
-            switch try Authenticator(options: context.options).revoke(kid: kid) {
+            switch try Authenticator(options: context.options).revoke(kid: kid, holder: holder, user: context.user) {
             case .revoked: say("revoked key \(kid) at the authenticator")
             case .unknown: say("key \(kid) was not registered at the authenticator")
             }

@@ -18,7 +18,8 @@ enum RevokeCommand {
         try Context.requireRoot("revoke")
         let context = try Context(args, requireURL: true)
         let kid = try args["kid"] ?? currentKid(context)
-        let result = try Authenticator(options: context.options).revoke(kid: kid)
+        let holder = try? context.loadDeviceKey()
+        let result = try Authenticator(options: context.options).revoke(kid: kid, holder: holder, user: context.user)
         switch result {
         case .revoked: say("revoked key \(kid) for \(context.user) at the authenticator")
         case .unknown: say("key \(kid) is not registered at the authenticator; nothing to revoke there")

@@ -156,3 +156,15 @@ def test_a_key_held_for_approval_says_who_has_to_act(world):
     check = json.loads(status.stdout)["checks"][6]
     assert check["name"] == "registered" and check["status"] == "warn"
     assert check["fix"] == "on the authenticator: fingerauthd keys approve --kid " + kid
+
+
+def test_without_the_host_token_the_key_revokes_itself(world):
+    enroll(world)
+    kid = world.kid("alice")
+    os.remove(world.token_path)
+    done = run(world, "revoke", "--user", "alice")
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.splitlines()[0] == "revoked key %s for alice at the authenticator" % kid
+    assert active_kids(world) == []
+    row = [r for r in world.authd.audit_rows() if r["event"] == "revoke"][-1]
+    assert (row["outcome"], row["reason"], row["kid"]) == ("accept", "key_holder", kid)
