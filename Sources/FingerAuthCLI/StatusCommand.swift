@@ -23,11 +23,16 @@ enum StatusCommand {
         var checks: [StatusCheck] = []
         let user: String
         do {
+            _ = try Context.loadOptions(args, requireURL: false)
             let context = try Context(args, requireURL: false)
             user = context.user
             checks = runChecks(context, pamDirectory: pamDirectory)
         } catch {
-            guard let fallback = Context.defaultUser(args) else { throw error }
+            // Only a configuration that cannot be read gets here with a valid user: the
+            // checklist says so; a wrong --user is an ordinary error.
+            guard (try? Context.loadOptions(args, requireURL: false)) == nil, let fallback = Context.defaultUser(args) else {
+                throw error
+            }
             user = fallback
             checks = [.fail("config", error.message, fix: "correct the configuration file and run fingerauth status again")]
             for name in ["scan-helper", "reader", "fprintd", "enrolled", "key", "registered", "authenticator", "clock"] {

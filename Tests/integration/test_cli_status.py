@@ -185,3 +185,9 @@ def test_configuration_without_url_fails_the_config_line(world):
     assert done.returncode == 1
     assert checks["config"]["status"] == "fail" and checks["config"]["detail"] == "%s: url is not set" % world.conf_path
     assert [checks[n]["status"] for n in ("registered", "authenticator", "clock")] == ["skip"] * 3
+
+
+def test_unknown_user_is_an_error_not_a_checklist(world):
+    done = status(world, user="mallory")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == "fingerauth: no such user: mallory (check the name, or create the account first)\n"
