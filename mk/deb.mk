@@ -1,6 +1,6 @@
 # `make deb`: build/fingerauth_<version>_<arch>.deb from a staged `make install`, with
-# Depends computed from the NEEDED libraries (packaging/debian/depends.sh) and the
-# maintainer scripts in packaging/debian/. Builds first unless NOBUILD=1.
+# Depends computed from the NEEDED libraries (packaging/debian/depends.sh), every file
+# under /etc a conffile, and the maintainer scripts in packaging/debian/. Builds first unless NOBUILD=1.
 
 DEB_VERSION ?= 0.1.0
 DEB_ARCH := $(shell dpkg --print-architecture)
@@ -16,7 +16,7 @@ deb: $(if $(NOBUILD),,build)
 	  size=$$(du -sk --exclude=DEBIAN $(DEB_STAGE) | cut -f1) && \
 	  sed -e "s/@VERSION@/$(DEB_VERSION)/" -e "s/@ARCH@/$(DEB_ARCH)/" -e "s/@SIZE@/$$size/" \
 	      -e "s/@DEPENDS@/$$depends/" packaging/debian/control.in > $(DEB_STAGE)/DEBIAN/control
-	@install -m 0644 packaging/debian/conffiles $(DEB_STAGE)/DEBIAN/conffiles
+	@cd $(DEB_STAGE) && find etc -type f -printf '/%p\n' | sort > DEBIAN/conffiles && chmod 0644 DEBIAN/conffiles
 	@for s in postinst prerm postrm; do install -m 0755 packaging/debian/$$s $(DEB_STAGE)/DEBIAN/$$s; done
 	@cd $(DEB_STAGE) && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | \
 	  xargs -0 md5sum > DEBIAN/md5sums && chmod 0644 DEBIAN/md5sums

@@ -14,6 +14,7 @@ SYSCONFDIR ?= /etc
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?= /lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 PAMCONFIGDIR ?= $(PREFIX)/share/pam-configs
 STATEDIR ?= /var/lib/fingerauth
 
@@ -23,6 +24,9 @@ INSTALL_OWNER := $(if $(filter 0,$(shell id -u)),-o root -g root,)
 INSTALL := install $(INSTALL_OWNER)
 CONF_SHIPPED := packaging/fingerauth.conf
 CONF_TARGET := $(DESTDIR)$(SYSCONFDIR)/security/fingerauth.conf
+# The authenticator's files (packaging/systemd/, a colleague's): installed when present.
+AUTHD_CONF_SHIPPED := packaging/systemd/fingerauthd.conf
+AUTHD_CONF_TARGET := $(DESTDIR)$(SYSCONFDIR)/fingerauthd.conf
 # Man pages present in man/ (fingerauth.1 may arrive later): section from the suffix.
 MAN_PAGES := $(sort $(wildcard man/*.1 man/*.5 man/*.8))
 INSTALL_BUILD_DEP := $(if $(NOBUILD),,build)
@@ -66,8 +70,16 @@ install: $(INSTALL_BUILD_DEP) install-check
 	@if [ -f packaging/systemd/fingerauthd.service ]; then \
 	  $(INSTALL) -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR) && \
 	  $(INSTALL) -m 0644 packaging/systemd/fingerauthd.service $(DESTDIR)$(SYSTEMDUNITDIR)/fingerauthd.service && \
-	  echo "systemd unit -> $(SYSTEMDUNITDIR)/fingerauthd.service"; \
+	  echo "systemd unit -> $(SYSTEMDUNITDIR)/fingerauthd.service (not enabled)"; \
 	else echo "install: no packaging/systemd/fingerauthd.service yet, skipped"; fi
+	@if [ -f packaging/systemd/fingerauthd.sysusers.conf ]; then \
+	  $(INSTALL) -d -m 0755 $(DESTDIR)$(SYSUSERSDIR) && \
+	  $(INSTALL) -m 0644 packaging/systemd/fingerauthd.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/fingerauthd.conf && \
+	  echo "sysusers -> $(SYSUSERSDIR)/fingerauthd.conf"; fi
+	@if [ -f $(AUTHD_CONF_SHIPPED) ]; then \
+	  if [ -e $(AUTHD_CONF_TARGET) ]; then echo "install: keeping the existing $(SYSCONFDIR)/fingerauthd.conf"; \
+	  else $(INSTALL) -m 0644 $(AUTHD_CONF_SHIPPED) $(AUTHD_CONF_TARGET) && echo "authenticator config -> $(SYSCONFDIR)/fingerauthd.conf"; fi; \
+	fi
 	@echo "installed. The module is NOT enabled: edit $(SYSCONFDIR)/security/fingerauth.conf, then run"
 	@echo "  pam-auth-update --enable fingerauth   (or add the pam.d line by hand, see pam_fingerauth(8))"
 
@@ -80,12 +92,16 @@ uninstall:
 	rm -f $(DESTDIR)$(PAMDIR)/pam_fingerauth.so $(DESTDIR)$(LIBEXECDIR)/fingerauth-scan \
 	  $(DESTDIR)$(BINDIR)/fingerauth $(DESTDIR)$(SBINDIR)/fingerauthd \
 	  $(DESTDIR)$(PAMCONFIGDIR)/fingerauth $(DESTDIR)$(BASHCOMPDIR)/fingerauth \
-	  $(DESTDIR)$(SYSTEMDUNITDIR)/fingerauthd.service
+	  $(DESTDIR)$(SYSTEMDUNITDIR)/fingerauthd.service $(DESTDIR)$(SYSUSERSDIR)/fingerauthd.conf
 	rm -f $(foreach page,$(notdir $(MAN_PAGES)) fingerauth.1,$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(page)))/$(page).gz)
 	@rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
 	@rmdir $(DESTDIR)$(STATEDIR) 2>/dev/null || true
 	@if [ -f $(CONF_TARGET) ]; then \
 	  if cmp -s $(CONF_TARGET) $(CONF_SHIPPED); then rm -f $(CONF_TARGET); echo "removed $(SYSCONFDIR)/security/fingerauth.conf (unchanged)"; \
 	  else echo "kept $(SYSCONFDIR)/security/fingerauth.conf: it differs from the shipped one (your edits)"; fi; \
+	fi
+	@if [ -f $(AUTHD_CONF_TARGET) ]; then \
+	  if [ -f $(AUTHD_CONF_SHIPPED) ] && cmp -s $(AUTHD_CONF_TARGET) $(AUTHD_CONF_SHIPPED); then rm -f $(AUTHD_CONF_TARGET); echo "removed $(SYSCONFDIR)/fingerauthd.conf (unchanged)"; \
+	  else echo "kept $(SYSCONFDIR)/fingerauthd.conf: it differs from the shipped one (your edits)"; fi; \
 	fi
 	@if [ -d $(DESTDIR)$(STATEDIR) ]; then echo "kept $(STATEDIR): it holds enrolled prints and keys (remove it by hand)"; fi

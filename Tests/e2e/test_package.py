@@ -7,6 +7,7 @@ import hashlib
 import glob
 import os
 import re
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -30,7 +31,9 @@ FILES = {  # path: mode
 REPO = Path(__file__).resolve().parents[2]
 for source, target in (("man/fingerauth.1", "/usr/share/man/man1/fingerauth.1.gz"),
                        ("completion/fingerauth.bash", "/usr/share/bash-completion/completions/fingerauth"),
-                       ("packaging/systemd/fingerauthd.service", "/lib/systemd/system/fingerauthd.service")):
+                       ("packaging/systemd/fingerauthd.service", "/lib/systemd/system/fingerauthd.service"),
+                       ("packaging/systemd/fingerauthd.sysusers.conf", "/usr/lib/sysusers.d/fingerauthd.conf"),
+                       ("packaging/systemd/fingerauthd.conf", "/etc/fingerauthd.conf")):
     if (REPO / source).exists():  # colleagues' files: installed when the tree has them
         FILES[target] = 0o644
 APT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive", "LANG": "C.UTF-8"}
@@ -39,6 +42,14 @@ PLAIN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}  # no /
 
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=kw.pop("timeout", 300), **kw)
+
+
+CONFFILES = sorted(p for p in FILES if p.startswith("/etc/"))
+SYSTEM_USER = "fingerauthd"
+
+
+def system_user_exists():
+    return run(["getent", "passwd", SYSTEM_USER]).returncode == 0
 
 
 def package_state():
@@ -61,13 +72,20 @@ def deb():
     assert os.path.isfile(path), "no package at %s" % path
     if package_state() not in ("absent", "un", "pn"):
         pytest.skip("the fingerauth package is installed on this machine; not touching it")
-    if os.path.exists("/etc/security/fingerauth.conf"):
-        pytest.skip("/etc/security/fingerauth.conf exists; not touching it")
+    for conf in CONFFILES:
+        if os.path.exists(conf):
+            pytest.skip("%s exists; not touching it" % conf)
+    had_user = system_user_exists()
     try:
         yield os.path.abspath(path)
     finally:
         if package_state() not in ("absent", "un", "pn"):
             run(["dpkg", "--purge", PACKAGE], env=APT_ENV)
+        if not had_user and system_user_exists():
+            # postinst made fingerauthd's system user (Debian keeps such users on purge);
+            # this machine did not have it before the test.
+            run(["userdel", SYSTEM_USER])
+            run(["groupdel", SYSTEM_USER])
 
 
 def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observe):
@@ -87,7 +105,13 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     assert (stat.S_IMODE(st.st_mode), st.st_uid) == (0o700, 0)
     listed = set(run(["dpkg", "-L", PACKAGE]).stdout.split())
     assert set(FILES) <= listed
-    seen.append("installed (ii), common-* unchanged")
+    conffiles = run(["dpkg-query", "-W", "-f=${Conffiles}", PACKAGE]).stdout.split()
+    assert sorted(p for p in conffiles if p.startswith("/")) == CONFFILES
+    if "/usr/lib/sysusers.d/fingerauthd.conf" in FILES and shutil.which("systemd-sysusers"):
+        entry = run(["getent", "passwd", SYSTEM_USER]).stdout.strip().split(":")
+        assert entry[0] == SYSTEM_USER and entry[-1] == "/usr/sbin/nologin", entry
+        assert int(entry[2]) < 1000  # a system user
+    seen.append("installed (ii), conffiles %s, common-* unchanged" % " ".join(CONFFILES))
 
     # The programs need no Swift toolchain: PATH without /opt/swift, no libswift* loaded.
     for program in ("/usr/bin/fingerauth", "/usr/sbin/fingerauthd", "/usr/libexec/fingerauth/fingerauth-scan", MODULE):
@@ -125,7 +149,7 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert package_state() == "rc"  # only the conffile is left, as Debian does on remove
     for path in FILES:
-        assert os.path.exists(path) == (path == "/etc/security/fingerauth.conf"), path
+        assert os.path.exists(path) == (path in CONFFILES), path
     assert pam_config_digest() == pam_before
 
     purged = run(["apt-get", "purge", "-y", PACKAGE], env=APT_ENV)
@@ -135,7 +159,7 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     left = [p for p in list(FILES) + ["/var/lib/fingerauth", "/usr/libexec/fingerauth"] if os.path.lexists(p)]
     assert left == []
     assert pam_config_digest() == pam_before
-    seen.append("removed (rc: conffile kept), purged: dpkg -L empty, no file left, common-* unchanged")
+    seen.append("removed (rc: conffiles kept), purged: dpkg -L empty, no file left, common-* unchanged")
     observe("; ".join(seen))
 
 

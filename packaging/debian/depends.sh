@@ -5,10 +5,11 @@
 set -euo pipefail
 stage=$1
 declare -A packages=()
+cache=$(ldconfig -p)  # read once: a reader that stops early would SIGPIPE under pipefail
 while IFS= read -r -d '' file; do
   readelf -h "$file" >/dev/null 2>&1 || continue  # ELF files only
   for lib in $(readelf -d "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')
+    path=$(awk -v l="$lib" '$1 == l && /x86-64/ && !found { print $NF; found = 1 }' <<< "$cache")
     [ -n "$path" ] || { echo "depends.sh: $lib (needed by $file) not found" >&2; exit 1; }
     owner=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null || dpkg -S "$path" 2>/dev/null || dpkg -S "/lib/${path#/usr/lib/}" 2>/dev/null || true)
     [ -n "$owner" ] || { echo "depends.sh: no package ships $path" >&2; exit 1; }
