@@ -3,6 +3,7 @@ every command and the options each one takes (read from the built binary's --hel
 
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -15,6 +16,7 @@ COMPLETION = os.path.join(REPO, "completion", "fingerauth.bash")
 COMMANDS = ["enroll", "list", "remove", "key", "register", "revoke", "reset", "test", "status", "pam-line"]
 
 
+@pytest.mark.skipif(shutil.which("man") is None, reason="man(1) is not installed")
 def test_man_page_renders_without_warnings_and_names_every_command():
     done = subprocess.run(["man", "--warnings", "-l", MAN], capture_output=True, text=True,
                           env=dict(os.environ, MANWIDTH="80", MANPAGER="cat", PAGER="cat"))
