@@ -46,7 +46,7 @@ integration: build test-deps
 	$(PY) -m pytest -q -p no:cacheprovider Tests/integration
 
 test: test-deps build
-	@for stage in $(TEST_STAGES); do \
+	@for stage in $(filter-out $(TEST_STAGES_LAST),$(TEST_STAGES)) $(TEST_STAGES_LAST); do \
 	  echo "== make $$stage"; $(MAKE) --no-print-directory $$stage || exit 1; done
 
 demo: test-deps build

@@ -15,15 +15,18 @@ public enum ScanMessage: Equatable, Sendable {
     /// Longest line the module reads from the helper.
     public static let maxLineBytes = 256
 
-    /// The line for this message, without the newline; text is cut to printable ASCII.
+    /// The line for this message, without the newline: printable ASCII only, cut to
+    /// `maxLineBytes`, so that every line reads back (a parsed line renders as itself).
     public var line: String {
+        let text: String
         switch self {
-        case let .ready(reader): return "READY " + ScanMessage.clean(reader)
-        case let .retry(hint): return "RETRY " + ScanMessage.clean(hint)
-        case let .noMatch(left): return "NOMATCH \(left)"
-        case let .match(finger): return "MATCH " + ScanMessage.clean(finger)
-        case let .fail(reason, detail): return "FAIL \(reason.rawValue) " + ScanMessage.clean(detail)
+        case let .ready(reader): text = "READY " + ScanMessage.clean(reader)
+        case let .retry(hint): text = "RETRY " + ScanMessage.clean(hint)
+        case let .noMatch(left): text = "NOMATCH \(left)"
+        case let .match(finger): text = "MATCH " + ScanMessage.clean(finger)
+        case let .fail(reason, detail): text = "FAIL \(reason.rawValue) " + ScanMessage.clean(detail)
         }
+        return String(text.prefix(ScanMessage.maxLineBytes))
     }
 
     /// Parses one line (without its newline); nil for anything that is not exactly a message.
@@ -59,7 +62,7 @@ public enum ScanMessage: Equatable, Sendable {
 
     private static func clean(_ text: String) -> String {
         let printable = text.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "?" }
-        return String(String(printable).prefix(200))
+        return String(printable)
     }
 }
 

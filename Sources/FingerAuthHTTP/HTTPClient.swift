@@ -159,7 +159,7 @@ private let headerReader: fa_curl_write_callback = { data, size, count, context 
         String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
     }
     if line.lowercased().hasPrefix("date:") {
-        sink.date = String(line.dropFirst(5).drop(while: { $0 == " " }).prefix(while: { $0 != "\r" && $0 != "\n" }))
+        sink.date = String(line.dropFirst(5).drop(while: { $0 == " " }).prefix(while: { !$0.isNewline }))
     }
     return total
 }

@@ -1,0 +1,52 @@
+// libFuzzer entry point for FingerAuthCore's parsers of outside input. One binary, the
+// target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message,
+// authenticator-response, jwt. Built by `make fuzz` with swiftc -sanitize=fuzzer,address
+// together with Sources/FingerAuthCore (see mk/fuzz.mk). A trap here is a finding.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let target: String = {
+    guard let value = getenv("FINGERAUTH_FUZZ_TARGET") else { return "config" }
+    return String(cString: value)
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    let text = String(decoding: bytes, as: UTF8.self)
+    switch target {
+    case "config":
+        if let entries = try? OptionsLoader.parseFile(text, name: "fuzz.conf") {
+            var options = Options()
+            for entry in entries { try? options.set(entry.key, entry.value, source: entry.source) }
+            _ = try? options.validated(source: "fuzz")
+        }
+    case "pam-args":
+        let arguments = text.split(separator: " ").map(String.init)
+        _ = try? OptionsLoader.load(arguments: arguments) { _ in "url = https://auth.example/v1/login\n" }
+    case "scan-message":
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let message = ScanMessage(line: String(line)) {
+                // What the helper prints must read back as the same message.
+                guard ScanMessage(line: message.line) == message else { abort() }
+            }
+        }
+    case "authenticator-response":
+        let status = bytes.first.map { 100 + Int($0) * 2 } ?? 200
+        _ = AuthenticatorVerdict.interpret(status: status, body: Array(bytes.dropFirst()), user: "alice", jti: "abc")
+        _ = AuthenticatorVerdict.interpret(status: 200, body: bytes, user: "alice", jti: "abc")
+    case "jwt":
+        if let jwt = try? CompactJWT(parsing: text) {
+            _ = JSONEncoding.encode(jwt.claims)
+            _ = JWK(json: jwt.header)
+        }
+        if let value = try? JSONParser().parse(bytes) {
+            guard (try? JSONParser().parse(JSONEncoding.encode(value))) == value else { abort() }
+        }
+    default:
+        abort()
+    }
+    return 0
+}

@@ -1,0 +1,26 @@
+# libFuzzer over FingerAuthCore's parsers of outside input (Tests/fuzz/FuzzTargets.swift):
+# the config file, the pam.d arguments, the scan helper's lines, the authenticator's
+# answers, JWTs and JSON. `make fuzz` runs each target FUZZ_SECONDS (default 60);
+# `make test` runs a smoke of FUZZ_SMOKE_SECONDS each. A crash fails the run and leaves
+# its input in build/fuzz/.
+FUZZ_TARGETS := config pam-args scan-message authenticator-response jwt
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 8
+FUZZER := $(BUILD)/fuzz/fa-fuzz
+
+TEST_STAGES += fuzz-smoke
+
+.PHONY: fuzz fuzz-smoke fuzz-build
+
+$(FUZZER): Tests/fuzz/FuzzTargets.swift $(wildcard Sources/FingerAuthCore/*.swift)
+	@mkdir -p $(BUILD)/fuzz
+	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name FuzzCore -use-ld=lld \
+	  Sources/FingerAuthCore/*.swift Tests/fuzz/FuzzTargets.swift -o $@
+
+fuzz-build: $(FUZZER)
+
+fuzz: fuzz-build
+	@scripts/fuzz.sh $(FUZZER) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke: fuzz-build
+	@scripts/fuzz.sh $(FUZZER) $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
