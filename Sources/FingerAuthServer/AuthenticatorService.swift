@@ -38,9 +38,11 @@ public final class AuthenticatorService: Sendable {
         let started = Self.monotonicSeconds()
         var summary = RequestSummary(method: request.method, path: request.path, status: 500, peer: request.peer)
         let response = route(request, &summary)
+        let seconds = max(0, Self.monotonicSeconds() - started)
         summary.status = response.status
+        summary.milliseconds = Int(seconds * 1000)
         log.record(summary)
-        metrics.request(path: request.path, status: response.status, seconds: max(0, Self.monotonicSeconds() - started))
+        metrics.request(path: request.path, status: response.status, seconds: seconds)
         return response
     }
 

@@ -14,6 +14,8 @@ public struct RequestSummary: Sendable {
     public var kid: String?
     public var jti: String?
     public var peer: String?
+    /// Handling time in milliseconds, once known.
+    public var milliseconds: Int?
 
     public init(method: String, path: String, status: Int, outcome: String = "-", reason: String? = nil,
                 sub: String? = nil, kid: String? = nil, jti: String? = nil, peer: String? = nil) {
@@ -38,7 +40,7 @@ public final class RequestLog: Sendable {
     /// A log on file descriptor `fd` (standard error by default); the fd is not owned.
     public init(fd: Int32 = 2) { self.fd = fd }
 
-    /// `method=… path=… status=… outcome=… reason=… sub=… kid=… jti=… peer=…`
+    /// `method=… path=… status=… outcome=… reason=… sub=… kid=… jti=… peer=… ms=…`
     public static func line(_ s: RequestSummary) -> String {
         func field(_ value: String?, _ limit: Int = 64) -> String {
             guard let value, !value.isEmpty else { return "-" }
@@ -46,7 +48,7 @@ public final class RequestLog: Sendable {
         }
         return "fingerauthd: method=\(field(s.method, 10)) path=\(field(s.path, 40)) status=\(s.status) " +
             "outcome=\(field(s.outcome)) reason=\(field(s.reason)) sub=\(field(s.sub)) kid=\(field(s.kid)) " +
-            "jti=\(field(s.jti)) peer=\(field(s.peer))\n"
+            "jti=\(field(s.jti)) peer=\(field(s.peer)) ms=\(s.milliseconds.map(String.init) ?? "-")\n"
     }
 
     /// Writes the line for `summary`.
