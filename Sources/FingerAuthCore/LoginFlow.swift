@@ -6,7 +6,10 @@ public struct LoginRequest: Sendable {
     public var remoteHost: String?
     /// True when the application runs inside an SSH session (SSH_CONNECTION and friends).
     public var inSSHSession: Bool
-    /// `PAM_SILENT`: no messages to the user.
+    /// `PAM_SILENT`: no explanations when the fingerprint path fails. The scan's own
+    /// prompts ("Place your finger…", "No match…") are still shown: sudo always passes
+    /// PAM_SILENT, and a person cannot use a reader nobody asked them to touch
+    /// (pam_fprintd prompts under PAM_SILENT too).
     public var silent: Bool
 
     public init(user: String, service: String, remoteHost: String? = nil, inSSHSession: Bool = false, silent: Bool = false) {
@@ -54,6 +57,8 @@ public struct LoginFlow {
     public let users: UserDatabase
     /// Host name for `iss` when `host_id` is not set.
     public let hostName: String
+    /// Step lines for the `debug` log (names, codes and ids only; never a key or a token).
+    public var trace: (String) -> Void = { _ in }
 
     public init(scanner: FingerprintScanner, store: EnrollmentStore, transport: AuthenticatorTransport,
                 conversation: Conversation, clock: Clock, random: RandomSource, users: UserDatabase, hostName: String) {
@@ -81,6 +86,7 @@ public struct LoginFlow {
         if options.disabled { return LoginOutcome(.ignore, "disabled") }
         guard UserName.isValid(request.user) else { return LoginOutcome(.userUnknown, "user name not acceptable") }
         guard users.exists(request.user) else { return LoginOutcome(.userUnknown, "user unknown to the system") }
+        trace("user \(request.user), service \(request.service), remote host \(request.remoteHost ?? "-"), ssh session \(request.inSSHSession)")
         if request.isRemote && !options.allowRemote { return LoginOutcome(.ignore, "remote session skipped") }
         switch store.enrollment(of: request.user, options: options) {
         case .notEnrolled: return LoginOutcome(.ignore, "user not enrolled")
@@ -93,7 +99,12 @@ public struct LoginFlow {
         case let .failure(e): return say(LoginOutcome(.authInfoUnavailable, "device key: " + e.message), Text.readerUnavailable, request)
         }
 
-        let scanned = scanner.scan(user: request.user, options: options) { message in relay(message, request) }
+        trace("enrolled; device key \(signer.kid); starting \(options.scanHelper)")
+        let scanned = scanner.scan(user: request.user, options: options) { message in
+            trace("scan helper: \(message.line)")
+            return relay(message, request)
+        }
+        trace("scan outcome: \(scanned)")
         let finger: String
         switch scanned {
         case let .matched(f): finger = f
@@ -115,10 +126,16 @@ public struct LoginFlow {
                        Text.readerUnavailable, request)
         }
         let token = CompactJWT.serialize(signingInput: input, signature: signature)
+        trace("token signed: jti \(claims.jti), iat \(claims.issuedAt), exp \(claims.expiresAt), aud \(claims.audience)")
         let body = JSONEncoding.encodeBytes(.object([("jwt", .string(token))]))
 
         var outcome = LoginOutcome(.authInfoUnavailable, "", kid: signer.kid, jti: claims.jti, finger: finger)
-        switch transport.post(json: body, options: options) {
+        let answer = transport.post(json: body, options: options)
+        switch answer {
+        case let .answered(status, bytes): trace("authenticator answered \(status) (\(bytes.count) bytes)")
+        case let .failed(why): trace("authenticator not reached: \(why)")
+        }
+        switch answer {
         case let .failed(why):
             outcome.reason = why
             return say(outcome, Text.authenticatorUnavailable, request)
@@ -140,7 +157,6 @@ public struct LoginFlow {
     }
 
     private func relay(_ message: ScanMessage, _ request: LoginRequest) -> Bool {
-        guard !request.silent else { return true }
         switch message {
         case .ready: return conversation.info(Text.placeFinger)
         case let .retry(hint): return conversation.info(hint)

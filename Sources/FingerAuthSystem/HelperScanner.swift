@@ -53,10 +53,12 @@ public struct HelperScanner: FingerprintScanner {
                         return .tooManyTries
                     }
                 case let .match(finger):
+                    _ = relay(message)
                     let exit = child.finish(until: MonotonicInstant.now().adding(milliseconds: exitGrace))
                     guard exit == .exited(0) else { return .unavailable("scan helper reported a match but ended with \(exit)") }
                     return .matched(finger: finger)
                 case let .fail(reason, detail):
+                    _ = relay(message)
                     child.finish(until: MonotonicInstant.now().adding(milliseconds: exitGrace))
                     return .unavailable("reader: \(reason.rawValue)" + (detail.isEmpty ? "" : ": " + detail))
                 }

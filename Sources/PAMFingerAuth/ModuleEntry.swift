@@ -42,9 +42,10 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
     }
     let request = LoginRequest(user: user, service: service, remoteHost: handle.stringItem(PAM_RHOST),
                                inSSHSession: handle.inSSHSession(), silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
-    let flow = LoginFlow(scanner: HelperScanner(), store: FileEnrollmentStore(), transport: CurlTransport(),
+    var flow = LoginFlow(scanner: HelperScanner(), store: FileEnrollmentStore(), transport: CurlTransport(),
                          conversation: PAMConversation(handle: handle), clock: SystemClock(),
                          random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
+    flow.trace = log.step
     let outcome = flow.authenticate(request, options: options)
     log.outcome(outcome, user: user, service: service,
                 milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)

@@ -4,18 +4,21 @@ import FingerAuthSystem
 import Glibc
 #endif
 
-/// The module's log: one line per attempt through pam_syslog, step lines with `debug`,
-/// and with `debug_file=` every line appended to that file (root, 0600) as well.
-/// Lines carry names, codes and ids; never a key, a token or a JWT.
+/// The module's log. One line per attempt through pam_syslog (LOG_AUTHPRIV), always.
+/// Step lines with `debug`: to syslog, or with `debug_file=` to that file instead (root,
+/// 0600, appended; the attempt's line is appended there too). Lines carry names, codes
+/// and ids; never a key, a token or a JWT.
 struct ModuleLog {
     let handle: PAMHandle
     let debug: Bool
     let debugFile: String?
 
     func step(_ text: String) {
-        guard debug else { return }
-        handle.syslog(LOG_DEBUG, "debug: " + text)
-        append("debug: " + text)
+        if debugFile != nil {
+            append("debug: " + text)
+        } else if debug {
+            handle.syslog(LOG_DEBUG, "debug: " + text)
+        }
     }
 
     func outcome(_ outcome: LoginOutcome, user: String?, service: String, milliseconds: Int64) {

@@ -91,10 +91,11 @@ final class LoginFlowTests: XCTestCase {
         XCTAssertEqual(talk.errors, [LoginFlow.Text.tooManyTries])
     }
 
-    func testSilentSaysNothing() {
+    func testSilentKeepsTheScanPromptsAndDropsTheExplanations() {
         let talk = RecordingConversation()
         _ = flow(scanner: ScriptedScanner(outcome: .tooManyTries), conversation: talk)
             .authenticate(LoginRequest(user: "alice", service: "s", silent: true), options: testOptions())
-        XCTAssertEqual(talk.infos + talk.errors, [])
+        XCTAssertEqual(talk.infos, [LoginFlow.Text.placeFinger])
+        XCTAssertEqual(talk.errors, [])
     }
 }

@@ -1,0 +1,97 @@
+"""What the admin reads: one syslog line per attempt at LOG_AUTHPRIV with user, service,
+result, reason, kid and jti; step lines with `debug`; never a key, token or JWT."""
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+LOG_AUTHPRIV = 10 << 3
+SEVERITY = {"info": 6, "notice": 5, "debug": 7, "err": 3}
+CAPTURE = os.path.join(os.path.dirname(__file__), "support", "syslog_capture.py")
+
+
+def namespaces_work():
+    return subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode == 0
+
+
+def login_with_syslog(world, service, scans=()):
+    if scans:
+        world.reader.feed(["SCAN %s" % s for s in scans], timeout=30)
+    cmd = ["unshare", "--mount", "--propagation", "private", "/usr/bin/python3", CAPTURE, "--",
+           str(world.build / "fa-pamtest"), "--confdir", str(world.confdir), "--service", service, "--user", "alice"]
+    try:
+        done = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=120)
+    finally:
+        if scans:
+            world.reader.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert "RESULT" in report["stdout"], report
+    return report
+
+
+def parse(message):
+    match = re.match(r"<(\d+)>(.*)", message)
+    return int(match.group(1)), match.group(2)
+
+
+pytestmark = pytest.mark.skipif(not namespaces_work(), reason="mount namespaces are not allowed here")
+
+
+def test_one_authpriv_line_per_attempt(world):
+    world.enroll("alice", "finger-A")
+    world.write_conf(debug_file=None)
+    report = login_with_syslog(world, world.service("fa-only", fallback=False), scans=["finger-A"])
+    lines = [parse(m) for m in report["syslog"] if "pam_fingerauth" in m]
+    assert len(lines) == 1, report["syslog"]
+    priority, text = lines[0]
+    assert priority == LOG_AUTHPRIV | SEVERITY["info"], priority
+    kid = json.loads(world.cli("key", "show", "--user", "alice", "--json").stdout)["kid"]
+    for part in ("service=fa-only", "user=alice", "result=PAM_SUCCESS", "kid=" + kid, "jti=", "finger=right-index-finger"):
+        assert part in text, text
+
+
+def test_failure_is_logged_at_notice_with_its_reason(world):
+    world.enroll("alice", "finger-A")
+    world.write_conf(debug_file=None)
+    world.authd.stop()
+    report = login_with_syslog(world, world.service("fa-only", fallback=False), scans=["finger-A"])
+    [(priority, text)] = [parse(m) for m in report["syslog"] if "pam_fingerauth" in m]
+    assert priority == LOG_AUTHPRIV | SEVERITY["notice"]
+    assert "result=PAM_AUTHINFO_UNAVAIL" in text and "cannot connect to the authenticator" in text
+
+
+def test_debug_adds_step_lines_without_secrets(world):
+    world.enroll("alice", "finger-A")
+    world.write_conf(debug_file=None, debug="yes")
+    report = login_with_syslog(world, world.service("fa-only", fallback=False), scans=["finger-A"])
+    lines = [parse(m) for m in report["syslog"] if "pam_fingerauth" in m]
+    steps = [text for priority, text in lines if priority == LOG_AUTHPRIV | SEVERITY["debug"]]
+    assert any("scan helper: READY" in s for s in steps) and any("token signed: jti" in s for s in steps), steps
+    assert any("authenticator answered 200" in s for s in steps), steps
+    everything = "\n".join(text for _, text in lines)
+    assert "eyJ" not in everything and "PRIVATE KEY" not in everything  # no JWT, no key
+    assert world.token_path.read_text().strip() not in everything
+
+
+def test_configuration_error_names_the_key(world):
+    world.enroll("alice", "finger-A")
+    world.write_conf(debug_file=None, max_tries="eleven")
+    report = login_with_syslog(world, world.service("fa-only", fallback=False))
+    [(priority, text)] = [parse(m) for m in report["syslog"] if "pam_fingerauth" in m]
+    assert priority == LOG_AUTHPRIV | SEVERITY["err"]
+    assert "max_tries" in text and "configuration error" in text
+
+
+def test_debug_file_gets_the_steps_instead_of_syslog(world):
+    world.enroll("alice", "finger-A")
+    report = login_with_syslog(world, world.service("fa-only", fallback=False), scans=["finger-A"])
+    syslog_lines = [m for m in report["syslog"] if "pam_fingerauth" in m]
+    assert len(syslog_lines) == 1 and "debug:" not in syslog_lines[0]
+    file_lines = world.log_lines()
+    assert any("debug: scan helper: MATCH right-index-finger" in line for line in file_lines), file_lines
+    assert "result=PAM_SUCCESS" in file_lines[-1]
+    assert os.stat(world.module_log).st_mode & 0o777 == 0o600
