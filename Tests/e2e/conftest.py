@@ -95,7 +95,9 @@ class Installation:
         return [r for r in self.authd.audit_rows() if r.get("event") == "login" and r.get("user") == user.name]
 
     def log_lines(self):
-        return self.module_log.read_text().splitlines() if self.module_log.exists() else []
+        """The module's one line per attempt (its `debug:` step lines left out)."""
+        lines = self.module_log.read_text().splitlines() if self.module_log.exists() else []
+        return [line for line in lines if not line.startswith("pam_fingerauth: debug:")]
 
     def last_jti(self):
         for line in reversed(self.log_lines()):

@@ -8,6 +8,7 @@ import glob
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -39,12 +40,22 @@ def main():
         problems.append("PAM service files left: %s" % ", ".join(left))
     # The test's sshd symlink, fingerauthd and fingerauth-scan all carry the temporary
     # folder or the service prefix on their command line; test users own the rest.
+    # sshd's per-connection processes end (and are reaped) a moment after the client:
+    # give them a few seconds before calling them left over.
     mine = ancestors()
-    for pattern in (SERVICE_PREFIX + "sshd", "/tmp/fingerauth-e2e", USER_PREFIX):
-        found = subprocess.run(["pgrep", "-a", "-f", pattern], capture_output=True, text=True).stdout
-        found = [line for line in found.splitlines() if int(line.split()[0]) not in mine]
-        if found:
-            problems.append("processes left (%s): %s" % (pattern, "; ".join(found)))
+    deadline = time.monotonic() + 5
+    while True:
+        left = {}
+        for pattern in (SERVICE_PREFIX + "sshd", "/tmp/fingerauth-e2e", USER_PREFIX):
+            found = subprocess.run(["pgrep", "-a", "-f", pattern], capture_output=True, text=True).stdout
+            found = [line for line in found.splitlines() if int(line.split()[0]) not in mine]
+            if found:
+                left[pattern] = found
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    for pattern, found in left.items():
+        problems.append("processes left (%s): %s" % (pattern, "; ".join(found)))
     if problems:
         print("e2e leftovers:\n  " + "\n  ".join(problems))
         return 1
