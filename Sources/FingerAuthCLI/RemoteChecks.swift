@@ -59,8 +59,8 @@ enum RemoteChecks {
     }
 
     /// The key's registration: the local record (kid, status), then the authenticator's view
-    /// through `GET /v1/keys/<kid>` with the host token when the authenticator has it (current
-    /// fingerauthd answers 405: it has no such endpoint, and the local record is all there is).
+    /// through `GET /v1/keys/<kid>` with the host token (an authenticator without that
+    /// endpoint leaves the local record as all there is: a warning).
     static func registered(_ context: Context, key: DeviceKey?, reachable: Bool) -> StatusCheck {
         let path = context.paths.registration
         let user = context.user

@@ -69,8 +69,12 @@ public final class AuthenticatorService: Sendable {
         default:
             let prefix = "/v1/keys/"
             if path.hasPrefix(prefix) {
-                guard request.method == "DELETE" else { return Self.notAllowed("DELETE") }
-                return limited(request, "revoke", &summary) ?? revoke(kid: String(path.dropFirst(prefix.count)), request, &summary)
+                let kid = String(path.dropFirst(prefix.count))
+                switch request.method {
+                case "DELETE": return limited(request, "revoke", &summary) ?? revoke(kid: kid, request, &summary)
+                case "GET": return keyStatus(kid: kid, request)
+                default: return Self.notAllowed("GET, DELETE")
+                }
             }
             return .error(404, "not_found")
         }

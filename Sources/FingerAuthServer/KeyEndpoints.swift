@@ -151,6 +151,28 @@ extension AuthenticatorService {
         }
     }
 
+    /// `GET /v1/keys/<kid>` with this host's token: the key's status as the authenticator
+    /// sees it (read-only, not audited). 401 bad token, 404 unknown_kid, 403 host_mismatch,
+    /// 200 `{"kid","user","host","status","created"}`.
+    func keyStatus(kid: String, _ request: HTTPRequest) -> HTTPResponse {
+        let host: String
+        switch hostForBearer(request.authorization) {
+        case let .failure(failure): return failure.response
+        case let .success(h): host = h
+        }
+        guard !kid.isEmpty, kid.utf8.count <= 128, TokenVerifier.isPrintableASCII(kid) else {
+            return .error(404, "unknown_kid")
+        }
+        let key: RegisteredKey?
+        do { key = try store.registeredKey(kid: kid) } catch { return .error(503, "unavailable") }
+        guard let key else { return .error(404, "unknown_kid") }
+        guard key.host == host else { return .error(403, "host_mismatch") }
+        return HTTPResponse(status: 200, json: .object([
+            ("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
+            ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
+        ]))
+    }
+
     /// A Bearer credential shaped like a compact JWT (two dots), as opposed to a host token.
     static func bearerJWT(_ header: String?) -> String? {
         guard let header else { return nil }

@@ -161,6 +161,27 @@ def test_pubkey_is_v1_keys_under_its_touchidauth_name(server):
     assert answer.status == 401 and answer.json() == {"error": "bad_host_token"}
 
 
+def test_a_host_reads_its_key_status_without_an_audit_row(server):
+    key = DeviceKey()
+    assert server.register("quinn", key).status == 201
+    rows = len(server.authd.audit_rows())
+    ask = lambda kid, token: server.authd.request(  # noqa: E731
+        "GET", "/v1/keys/" + kid, headers={} if token is None else {"Authorization": "Bearer " + token})
+    answer = ask(key.kid, server.token)
+    assert answer.status == 200
+    document = answer.json()
+    assert (document["kid"], document["user"], document["host"], document["status"]) == (key.kid, "quinn", HOST, "active")
+    assert ask(key.kid, None).status == 401
+    assert ask("no-such-kid", server.token).json() == {"error": "unknown_kid"}
+    other = server.authd.create_token("another-host")
+    server.secrets.append(other)
+    assert ask(key.kid, other).status == 403
+    server.authd.revoke(key.kid)
+    assert ask(key.kid, server.token).json()["status"] == "revoked"
+    # Reading is not audited: only the new host token and the admin's revocation are.
+    assert [r["event"] for r in server.authd.audit_rows()[rows:]] == ["token_create", "admin_revoke"]
+
+
 def test_a_key_revokes_itself_with_a_jwt_it_signed(server):
     key = DeviceKey()
     assert server.register("quinn", key).status == 201

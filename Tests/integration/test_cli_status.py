@@ -35,9 +35,7 @@ def test_everything_in_place_is_ready(world):
     assert lines["authenticator"] == ("ok", "%s/healthz answered 200; TLS certificate valid" % world.authd.url)
     assert lines["clock"][0] == "ok" and lines["clock"][1].startswith("skew +0 s against the authenticator's Date")
     assert lines["pam"] == ("ok", "fa-test")
-    # fingerauthd has no key-status endpoint: the local record is reported, and says so.
-    assert lines["registered"][0] == "warn"
-    assert "GET /v1/keys/<kid> answered 405" in lines["registered"][1]
+    assert lines["registered"] == ("ok", "key %s is active at the authenticator" % world.kid("alice"))
     assert all(row["event"] != "login" for row in world.authd.audit_rows())  # status never logs in
 
 
@@ -111,13 +109,16 @@ def test_revoked_key_fails_the_registered_line(world):
     assert "fix: fingerauth key rotate --user alice" in done.stdout
 
 
-def test_key_revoked_by_the_admin_is_not_visible_without_a_status_endpoint(world):
-    """fingerauthd offers no GET /v1/keys/<kid>: status says it cannot confirm (warn).
-    When the endpoint exists, the same check turns into a FAIL (see RemoteChecks)."""
+def test_key_revoked_by_the_admin_fails_the_check(world):
+    """A revocation made on the authenticator (`fingerauthd keys revoke`) shows here too."""
     ready_world(world)
-    world.authd.revoke(world.kid("alice"))
-    check = status_checks(status(world, "--json").stdout)["registered"]
-    assert check["status"] == "warn" and "not confirmed" in check["detail"]
+    kid = world.kid("alice")
+    world.authd.revoke(kid)
+    done = status(world, "--json")
+    assert done.returncode == 1
+    check = status_checks(done.stdout)["registered"]
+    assert check["status"] == "fail" and check["detail"] == "key %s is revoked at the authenticator" % kid
+    assert check["fix"] == "fingerauth key rotate --user alice"
 
 
 def test_not_enrolled_and_no_pam_service(world):
