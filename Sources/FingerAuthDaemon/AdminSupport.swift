@@ -21,7 +21,18 @@ enum Admin {
     /// (the service's), the command first takes that user's identity, so that the files
     /// SQLite creates (`-wal`, `-shm`, the database itself) stay the service's.
     static func withStore(_ path: String, mustExist: Bool,
-                          _ body: (AuthStore, Int64) throws(StoreError) -> Int32) -> Int32 {
+                          _ body: (any AuthStorage, Int64) throws(StoreError) -> Int32) -> Int32 {
+        let location = StoreLocation(path)
+        if case .postgres = location {
+            do {
+                let store = try location.open(connections: 1)
+                defer { store.close() }
+                return try body(store, WallClock().now())
+            } catch {
+                fputs("fingerauthd: \(error)\n", stderr)
+                return 1
+            }
+        }
         if mustExist && !SafeFile.exists(path) {
             fputs("fingerauthd: \(path): no such database; check --db\n", stderr)
             return 1
@@ -32,7 +43,7 @@ enum Admin {
             return 1
         }
         do {
-            let store = try AuthStore(path: path)
+            let store: any AuthStorage = try AuthStore(path: path)
             defer { store.close() }
             return try body(store, WallClock().now())
         } catch {

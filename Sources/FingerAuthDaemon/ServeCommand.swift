@@ -37,9 +37,10 @@ enum ServeCommand {
                 return 1
             }
         }
-        let store: AuthStore
+        let location = StoreLocation(settings.database)
+        let store: any AuthStorage
         do {
-            store = try AuthStore(path: settings.database)
+            store = try location.open(connections: Int(settings.limits.threads))
         } catch {
             log.message("\(error)")
             return 1
@@ -57,7 +58,7 @@ enum ServeCommand {
         print("listening on \(server.scheme)://\(listen.urlHost):\(server.port)")
         fflush(stdout)
         log.message("serving on \(listen.urlHost):\(server.port) audience=\(settings.policy.audience) " +
-                    "max-ttl=\(settings.policy.maxTTL) skew=\(settings.policy.skew) approval=\(settings.service.approval.rawValue)")
+                    "db=\(location.redacted) max-ttl=\(settings.policy.maxTTL) skew=\(settings.policy.skew) approval=\(settings.service.approval.rawValue)")
 
         var received: Int32 = 0
         while true {

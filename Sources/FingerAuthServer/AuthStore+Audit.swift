@@ -29,11 +29,6 @@ extension AuthStore {
         }
     }
 
-    /// The last `limit` audit rows, oldest first (for `fingerauthd` tests and tooling).
-    public func auditEvents(limit: Int = 100) throws(StoreError) -> [AuditEvent] {
-        try auditRecords(user: nil, since: nil, limit: limit).map(\.event)
-    }
-
     /// Audit rows of `user` (any user when nil) at or after `since`, the last `limit` of
     /// them, oldest first.
     public func auditRecords(user: String?, since: Int64?, limit: Int) throws(StoreError) -> [AuditRecord] {

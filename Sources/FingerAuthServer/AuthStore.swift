@@ -19,10 +19,10 @@ public enum RevocationResult: Sendable, Equatable {
     case unknown
 }
 
-/// The registry: keys, host enrollment tokens, the replay table and the audit log, in one
-/// SQLite database (WAL, busy timeout, foreign keys). One connection behind a mutex; every
-/// value is a bound parameter of a prepared statement.
-public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
+/// The registry (`AuthStorage`) in one SQLite database (WAL, busy timeout, foreign keys):
+/// the embedded default. One connection behind a mutex; every value is a bound parameter
+/// of a prepared statement.
+public final class AuthStore: AuthStorage, @unchecked Sendable {
     let lock = Lock()
     let database: SQLiteDatabase
 
@@ -39,6 +39,52 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
     /// Closes the connection (sqlite3_close_v2); later calls throw.
     public func close() {
         lock.withLock { database.close() }
+    }
+
+    /// Available while the file is open and readable (`SELECT 1`).
+    public func health() -> StoreHealth {
+        lock.withLock { () -> StoreHealth in
+            do throws(StoreError) {
+                let stmt = try database.prepare("SELECT 1")
+                _ = try stmt.step()
+                return .available
+            } catch {
+                return .unavailable(error.message)
+            }
+        }
+    }
+
+    /// Deletes expired replay rows and access tokens and (with `auditBefore`) old audit
+    /// rows, at most `batch` rows per statement, taking the connection between batches
+    /// so that a login waits for one batch at most.
+    public func prune(now: Int64, replayBefore: Int64, auditBefore: Int64?) throws(StoreError) -> PruneResult {
+        var result = PruneResult()
+        result.replay = try deleteInBatches(
+            "DELETE FROM replay WHERE jti IN (SELECT jti FROM replay WHERE exp < ?1 LIMIT \(Self.pruneBatch))", replayBefore)
+        result.accessTokens = try deleteInBatches(
+            "DELETE FROM access_tokens WHERE sha256 IN (SELECT sha256 FROM access_tokens WHERE expires < ?1 LIMIT \(Self.pruneBatch))", now)
+        if let auditBefore {
+            result.audit = try deleteInBatches(
+                "DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE time < ?1 ORDER BY id LIMIT \(Self.pruneBatch))", auditBefore)
+        }
+        return result
+    }
+
+    /// Rows one pruning statement deletes at most.
+    static let pruneBatch = 1000
+
+    private func deleteInBatches(_ sql: String, _ before: Int64) throws(StoreError) -> Int {
+        var total = 0
+        while true {
+            let deleted = try lock.withLock { () throws(StoreError) -> Int in
+                let stmt = try database.prepare(sql)
+                try stmt.bind(1, before)
+                try stmt.run()
+                return database.changes
+            }
+            total += deleted
+            if deleted < Self.pruneBatch { return total }
+        }
     }
 
     // MARK: - Keys
@@ -110,14 +156,6 @@ public final class AuthStore: KeyDirectory, ReplayGuard, @unchecked Sendable {
             try update.run()
             return .revoked
         }
-    }
-
-    /// What approving a pending key did.
-    public enum ApprovalResult: Sendable, Equatable {
-        case approved
-        case alreadyActive
-        case revoked
-        case unknown
     }
 
     /// Turns a pending key active (`approval = manual`); a revoked key stays revoked.

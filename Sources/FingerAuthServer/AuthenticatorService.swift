@@ -10,7 +10,7 @@ public final class AuthenticatorService: Sendable {
     /// Largest accepted request body, bytes; beyond it the answer is 413.
     public static let maxBodyBytes = 16 * 1024
 
-    let store: AuthStore
+    let store: any AuthStorage
     let verifier: TokenVerifier
     let clock: any AuthClock
     let log: RequestLog
@@ -21,7 +21,7 @@ public final class AuthenticatorService: Sendable {
     let addresses: FailureLimiter
 
     /// A service over `store` that verifies with `policy`, reads `clock` and logs to `log`.
-    public init(store: AuthStore, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
+    public init(store: any AuthStorage, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
                 clock: any AuthClock = WallClock(), log: RequestLog = RequestLog()) {
         self.store = store
         self.clock = clock
@@ -51,7 +51,14 @@ public final class AuthenticatorService: Sendable {
         switch path {
         case "/healthz":
             guard request.method == "GET" || request.method == "HEAD" else { return Self.notAllowed("GET, HEAD") }
-            return HTTPResponse(status: 200, json: .object([("ok", .bool(true))]))
+            switch store.health() {
+            case .available:
+                return HTTPResponse(status: 200, json: .object([("ok", .bool(true)), ("store", .string("available"))]))
+            case let .unavailable(reason):
+                summary.reason = "store_unavailable"
+                log.message("health: store unavailable: \(reason)")
+                return HTTPResponse(status: 503, json: .object([("ok", .bool(false)), ("store", .string("unavailable"))]))
+            }
         case "/metrics":
             guard request.method == "GET" else { return Self.notAllowed("GET") }
             let keys = try? store.keyCounts()

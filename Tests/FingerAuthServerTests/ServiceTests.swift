@@ -87,7 +87,7 @@ final class ServiceTests: XCTestCase {
         plain.contentType = "text/plain"
         XCTAssertEqual(service.handle(plain).status, 415)
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/v1/login")).status, 405)
-        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/v1/keys/x")).status, 405)
+        XCTAssertEqual(service.handle(HTTPRequest(method: "PUT", path: "/v1/keys/x")).status, 405)
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/elsewhere")).status, 404)
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/healthz")).status, 200)
         XCTAssertEqual(try store.auditEvents().map(\.reason), ["invalid_json", "invalid_request", "body_too_large",

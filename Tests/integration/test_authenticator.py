@@ -295,7 +295,7 @@ def test_json_content_type_is_required(world):
 
 
 def test_routes_and_methods(world):
-    assert world.authd.request("GET", "/healthz").json() == {"ok": True}
+    assert world.authd.request("GET", "/healthz").json() == {"ok": True, "store": "available"}
     assert world.authd.request("GET", "/nope").status == 404
     assert world.authd.request("GET", "/v1/login").status == 405
     answer = world.authd.request("POST", "/healthz", body=b"{}", headers={"Content-Type": "application/json"})

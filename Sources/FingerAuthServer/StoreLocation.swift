@@ -1,0 +1,48 @@
+/// Where the registry lives, as `--db` or `db =` gives it: a `postgresql://` (or
+/// `postgres://`) URL for the shared PostgreSQL store, anything else a SQLite file path.
+public enum StoreLocation: Sendable, Equatable {
+    case sqlite(path: String)
+    case postgres(url: String)
+
+    public init(_ text: String) {
+        if text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") {
+            self = .postgres(url: text)
+        } else {
+            self = .sqlite(path: text)
+        }
+    }
+
+    /// The location as logs may show it: a PostgreSQL URL without its password
+    /// (`postgresql://user:***@host/db`) and without query parameters (they may hold one).
+    public var redacted: String {
+        switch self {
+        case let .sqlite(path): return path
+        case let .postgres(url): return Self.redact(url)
+        }
+    }
+
+    static func redact(_ url: String) -> String {
+        let prefix = url.hasPrefix("postgresql://") ? "postgresql://" : "postgres://"
+        guard url.hasPrefix(prefix) else { return "postgresql://***" }
+        let scheme = prefix
+        var rest = url.dropFirst(prefix.count)
+        if let query = rest.firstIndex(of: "?") { rest = rest[..<query] }
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        let path = rest[authorityEnd...]
+        guard let at = authority.lastIndex(of: "@") else { return String(scheme) + rest }
+        let userInfo = authority[..<at]
+        let user = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let hidden = userInfo.contains(":") ? "\(user):***" : String(user)
+        return String(scheme) + hidden + authority[at...] + path
+    }
+
+    /// Opens the store (schema created or migrated). `connections`: the PostgreSQL pool's
+    /// bound (one per HTTP worker thread is enough).
+    public func open(connections: Int = 4) throws(StoreError) -> any AuthStorage {
+        switch self {
+        case let .sqlite(path): return try AuthStore(path: path)
+        case .postgres: throw StoreError("\(redacted): PostgreSQL is not supported yet")
+        }
+    }
+}
