@@ -40,6 +40,7 @@ let package = Package(
         .systemLibrary(name: "CFPrint", path: "Sources/CFPrint", pkgConfig: "libfprint-2"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3"),
+        .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq"),
 
         // Plain Swift: config, JSON, JWT, claims, the login decision. No C, no Foundation.
         .target(name: "FingerAuthCore", swiftSettings: v5),
@@ -49,7 +50,7 @@ let package = Package(
         .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v5),
         .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v5),
         .target(name: "FingerAuthServer",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite", "CMicroHTTPD"],
+                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite", "CPostgres", "CMicroHTTPD"],
                 swiftSettings: v5),
 
         // Products.

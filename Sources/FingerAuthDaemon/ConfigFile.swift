@@ -16,7 +16,8 @@ enum ConfigFile {
         "listen", "db", "audience", "tls-cert", "tls-key", "max-ttl", "skew", "approval",
         "access-token-ttl", "user-failures", "address-failures", "failure-window",
         "threads", "connection-timeout", "request-timeout", "max-connections",
-        "max-connections-per-address", "shutdown-grace",
+        "max-connections-per-address", "shutdown-grace", "prune-interval", "audit-retention-days",
+        "db-statement-timeout-ms",
     ]
 
     /// The settings of `--config PATH`, else of /etc/fingerauthd.conf when it exists, else none.

@@ -40,7 +40,8 @@ enum ServeCommand {
         let location = StoreLocation(settings.database)
         let store: any AuthStorage
         do {
-            store = try location.open(connections: Int(settings.limits.threads))
+            store = try location.open(connections: Int(settings.limits.threads) + 1,
+                                      statementTimeout: settings.statementTimeout)
         } catch {
             log.message("\(error)")
             return 1
@@ -55,6 +56,10 @@ enum ServeCommand {
             return 1
         }
         tls = nil
+        let pruner = StorePruner(store: store, interval: settings.pruneInterval,
+                                 replaySlack: settings.policy.skew + settings.policy.maxTTL,
+                                 auditRetention: settings.auditRetention, log: log)
+        pruner.start()
         print("listening on \(server.scheme)://\(listen.urlHost):\(server.port)")
         fflush(stdout)
         log.message("serving on \(listen.urlHost):\(server.port) audience=\(settings.policy.audience) " +
@@ -68,6 +73,7 @@ enum ServeCommand {
         log.message("signal \(received): stopping; finishing requests in flight (up to \(Int(settings.shutdownGrace)) s)")
         let unfinished = server.stop(grace: settings.shutdownGrace)
         if unfinished > 0 { log.message("\(unfinished) requests still unfinished at the deadline were cut off") }
+        pruner.stop()
         store.close()
         log.message("stopped")
         return 0

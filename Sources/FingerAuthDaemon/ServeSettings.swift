@@ -15,6 +15,12 @@ struct ServeSettings {
     var limits: ServerLimits
     /// Seconds SIGTERM waits for requests in flight.
     var shutdownGrace: Double
+    /// Seconds between two pruning passes (expired jti, access tokens, old audit rows).
+    var pruneInterval: Int64
+    /// Audit rows older than this many seconds are pruned; nil keeps them all.
+    var auditRetention: Int64?
+    /// PostgreSQL: milliseconds after which a statement is cancelled (statement_timeout).
+    var statementTimeout: Int
 
     init(_ options: Options, command: String) throws(UsageError) {
         let listenText = options.optional("listen") ?? Self.defaultListen
@@ -58,5 +64,10 @@ struct ServeSettings {
         limits.maxConnectionsPerAddress = UInt32(try options.seconds("max-connections-per-address", default: 64,
                                                                      range: 1...10_000, command: command))
         shutdownGrace = Double(try options.seconds("shutdown-grace", default: 10, range: 0...300, command: command))
+        pruneInterval = try options.seconds("prune-interval", default: 60, range: 1...86_400, command: command)
+        let retentionDays = try options.seconds("audit-retention-days", default: 365, range: 0...36_500, command: command)
+        auditRetention = retentionDays == 0 ? nil : retentionDays * 86_400
+        statementTimeout = Int(try options.seconds("db-statement-timeout-ms", default: 5000, range: 100...600_000,
+                                                   command: command))
     }
 }

@@ -12,7 +12,8 @@ enum Usage {
           flight are answered. Every option may also stand in the configuration file
           (default /etc/fingerauthd.conf) as "name = value"; a flag wins over the file.
           --listen            address and port (default 127.0.0.1:8443)
-          --db                database (default /var/lib/fingerauthd/authd.db)
+          --db                SQLite file (default /var/lib/fingerauthd/authd.db), or a
+                              postgresql://USER@HOST:PORT/DB URL shared by several instances
           --max-ttl           longest accepted token lifetime, exp - iat (default 300, at most 300)
           --skew              tolerated clock difference, seconds (default 30)
           --approval          automatic | manual: new keys pending until approved (default automatic)
@@ -26,6 +27,9 @@ enum Usage {
           --max-connections   simultaneous connections (default 256)
           --max-connections-per-address  per client address (default 64)
           --shutdown-grace    seconds SIGTERM waits for requests in flight (default 10)
+          --prune-interval    seconds between removals of expired jti and old audit rows (default 60)
+          --audit-retention-days  audit rows kept, days; 0 keeps them all (default 365)
+          --db-statement-timeout-ms  PostgreSQL statement timeout (default 5000)
       fingerauthd token create --host HOST     print a new enrollment token for HOST
       fingerauthd token list [--json]          tokens by id (never the token itself)
       fingerauthd token revoke --id ID | --host HOST
@@ -34,7 +38,7 @@ enum Usage {
       fingerauthd keys revoke --kid KID        refuse the key's tokens from now on
       fingerauthd audit [--user U] [--since T] [--limit N] [--json]
           T: seconds since 1970, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, or an age (30m, 12h, 7d).
-      Admin commands take --db PATH, or --config FILE to read db from it.
+      Admin commands take --db PATH|URL, or --config FILE to read db from it.
       fingerauthd --help
 
     Exit status: 0 success, 1 failure, 2 usage or configuration error.

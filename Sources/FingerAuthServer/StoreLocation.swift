@@ -37,12 +37,14 @@ public enum StoreLocation: Sendable, Equatable {
         return String(scheme) + hidden + authority[at...] + path
     }
 
-    /// Opens the store (schema created or migrated). `connections`: the PostgreSQL pool's
-    /// bound (one per HTTP worker thread is enough).
-    public func open(connections: Int = 4) throws(StoreError) -> any AuthStorage {
+    /// Opens the store (schema created or migrated). PostgreSQL: at most `connections`
+    /// connections (one per HTTP worker thread, plus one for the pruner), each statement
+    /// cancelled after `statementTimeout` milliseconds.
+    public func open(connections: Int = 4, statementTimeout: Int = 5000) throws(StoreError) -> any AuthStorage {
         switch self {
         case let .sqlite(path): return try AuthStore(path: path)
-        case .postgres: throw StoreError("\(redacted): PostgreSQL is not supported yet")
+        case let .postgres(url):
+            return try PostgresStore(url: url, connections: connections, statementTimeout: statementTimeout)
         }
     }
 }

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from support.authd import Authd, build_dir  # noqa: E402
+from support.postgres import Postgres, available as postgres_available  # noqa: E402
 from support.tls import make_ca  # noqa: E402
 
 AUDIENCE = "fingerauth-test"
@@ -86,14 +87,27 @@ def unsigned(header, payload, signature=b""):
 
 # -- fixtures ------------------------------------------------------------------------
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store(request):
+    """The database every test of this file runs against: the default SQLite file (None),
+    then a database on a PostgreSQL server of its own (stopped and removed afterwards)."""
+    if request.param == "sqlite":
+        yield None
+        return
+    if not postgres_available():
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    with Postgres() as pg:
+        yield pg.create_database("authd")
+
+
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(tmp_path_factory, store):
     """A TLS daemon with alice's and bob's keys registered for HOST."""
     root = tmp_path_factory.mktemp("authd")
     ca = make_ca(root / "ca")
     # Dozens of deliberate refusals for alice from 127.0.0.1: the failure limits are off
     # here and tested on their own daemons (test_authenticator_protection.py).
-    authd = Authd(root / "server", audience=AUDIENCE, tls=ca,
+    authd = Authd(root / "server", audience=AUDIENCE, tls=ca, db=store,
                   args=("--user-failures", "0", "--address-failures", "0"))
     try:
         authd.start()

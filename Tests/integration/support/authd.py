@@ -52,7 +52,7 @@ class Authd:
 
     def __init__(self, workdir, audience="fingerauth-test", tls=None, args=(), db=None):
         """`args`: extra `serve` flags (e.g. ("--user-failures", "0")); `db`: another
-        database path (default <workdir>/authd.db)."""
+        database path (default <workdir>/authd.db) or a postgresql:// URL."""
         self.workdir = str(workdir)
         os.makedirs(self.workdir, exist_ok=True)
         self.audience = audience
@@ -177,8 +177,26 @@ class Authd:
 
     # -- observation ---------------------------------------------------------------
 
+    @property
+    def is_postgres(self):
+        return self.db.startswith(("postgresql://", "postgres://"))
+
+    def sql(self, query):
+        """Rows of `query` on the daemon's database as dicts (sqlite3, or psql for PostgreSQL)."""
+        if self.is_postgres:
+            from support.postgres import psql_rows
+            return psql_rows(self.db, query)
+        connection = sqlite3.connect(self.db, timeout=5)
+        try:
+            connection.row_factory = sqlite3.Row
+            return [dict(row) for row in connection.execute(query)]
+        finally:
+            connection.close()
+
     def audit_rows(self):
         """The audit table, oldest first, as dicts."""
+        if self.is_postgres:
+            return self.sql("SELECT * FROM audit ORDER BY id")
         connection = sqlite3.connect(self.db, timeout=5)
         try:
             connection.row_factory = sqlite3.Row

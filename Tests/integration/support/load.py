@@ -36,10 +36,11 @@ class Item:
 
 class LoadResult:
     """What the run did. `answers[i]` is (status, body bytes) or (None, exception text) for
-    sent items, None for items never sent."""
+    sent items, None for items never sent; `began[i]` when item i was sent (monotonic)."""
 
     def __init__(self, count):
         self.answers = [None] * count
+        self.began = [None] * count
         self.started = 0.0
         self.elapsed = 0.0
         self.latencies = []
@@ -109,6 +110,7 @@ def run_load(host, port, ssl_context, work, clients=50, duration=60.0, pace=True
                 headers = {"Content-Type": item.content_type}
                 headers.update(item.headers)
                 began = time.monotonic()
+                result.began[i] = began
                 try:
                     connection.request("POST", item.path, body=item.body, headers=headers)
                     answer = connection.getresponse()

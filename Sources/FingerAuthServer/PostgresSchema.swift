@@ -1,0 +1,85 @@
+/// The registry's tables on PostgreSQL and their versioned migrations. The applied
+/// version is the highest row of `fingerauthd_schema`. Migrations run in one transaction
+/// under an advisory lock, so that instances starting together migrate once; a database
+/// newer than this fingerauthd is refused.
+///
+/// Version 1 holds what SQLite's version 2 holds: keys (active, pending, revoked), host
+/// tokens, replay, OAuth access tokens (hash only), audit. `user` and `time` are quoted:
+/// `user` is a reserved word in PostgreSQL.
+enum PostgresSchema {
+    /// Migration N brings the schema from version N-1 to N; append, never edit.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE keys (
+            kid TEXT PRIMARY KEY,
+            "user" TEXT NOT NULL,
+            host TEXT NOT NULL,
+            jwk TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('active', 'pending', 'revoked')),
+            created BIGINT NOT NULL,
+            revoked BIGINT
+        );
+        CREATE INDEX keys_user ON keys ("user");
+        CREATE TABLE host_tokens (
+            sha256 TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            created BIGINT NOT NULL,
+            revoked BIGINT
+        );
+        CREATE TABLE replay (
+            jti TEXT PRIMARY KEY,
+            exp BIGINT NOT NULL
+        );
+        CREATE INDEX replay_exp ON replay (exp);
+        CREATE TABLE access_tokens (
+            sha256 TEXT PRIMARY KEY,
+            "user" TEXT NOT NULL,
+            host TEXT NOT NULL,
+            kid TEXT NOT NULL,
+            created BIGINT NOT NULL,
+            expires BIGINT NOT NULL
+        );
+        CREATE INDEX access_tokens_expires ON access_tokens (expires);
+        CREATE TABLE audit (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            "time" BIGINT NOT NULL,
+            event TEXT NOT NULL,
+            "user" TEXT,
+            host TEXT,
+            kid TEXT,
+            jti TEXT,
+            outcome TEXT NOT NULL,
+            reason TEXT,
+            peer TEXT
+        );
+        CREATE INDEX audit_time ON audit ("time");
+        CREATE INDEX audit_user ON audit ("user", "time");
+        """,
+    ]
+
+    /// The version this fingerauthd writes.
+    static var version: Int { migrations.count }
+
+    /// Arbitrary key of the advisory lock that serializes migrations across instances.
+    static let lockKey = 0x4641_5344
+
+    static func migrate(_ db: PostgresConnection) throws(StoreError) {
+        try db.execute("BEGIN")
+        do throws(StoreError) {
+            try db.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
+            try db.execute("CREATE TABLE IF NOT EXISTS fingerauthd_schema (version INTEGER PRIMARY KEY, applied BIGINT NOT NULL)")
+            let current = Int(try db.execute("SELECT coalesce(max(version), 0) FROM fingerauthd_schema").text(0, 0) ?? "") ?? 0
+            guard current <= version else {
+                throw StoreError("database schema \(current) is newer than this fingerauthd (\(version))")
+            }
+            for next in (current + 1)..<(version + 1) where next >= 1 {
+                try db.execute(migrations[next - 1])
+                try db.execute("INSERT INTO fingerauthd_schema (version, applied) VALUES (\(next), extract(epoch from now())::bigint)")
+            }
+            try db.execute("COMMIT")
+        } catch {
+            _ = try? db.execute("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,293 @@
+"""Two fingerauthd instances on one PostgreSQL (Debian's `postgresql`, initdb in a
+temporary folder, a loopback port): one registry, one replay cache, one audit log.
+
+    FINGERAUTH_BUILD=/dir /usr/bin/python3 -m pytest -q Tests/integration/test_fleet.py
+
+Every server a test starts (PostgreSQL and both daemons) is stopped in a finally; the
+figures each test measured are printed (pytest -s shows them).
+"""
+
+import concurrent.futures
+import http.client
+import json
+import os
+import sys
+import threading
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from support.authd import Authd, build_dir  # noqa: E402
+from support.load import run_load  # noqa: E402
+from support.postgres import Postgres, available as postgres_available  # noqa: E402
+from support.tls import make_ca  # noqa: E402
+from test_authenticator import AUDIENCE, HOST, DeviceKey, claims  # noqa: E402
+from test_authenticator_load import login_items, register_users  # noqa: E402
+
+pytestmark = [
+    pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauthd"), os.X_OK),
+                       reason="no fingerauthd in %s" % build_dir()),
+    pytest.mark.skipif(not postgres_available(), reason="PostgreSQL is not installed (apt-get install postgresql)"),
+]
+
+UNLIMITED = ("--user-failures", "0", "--address-failures", "0")
+
+
+class Fleet:
+    def __init__(self, pg, url, a, b, ca):
+        self.pg = pg
+        self.url = url
+        self.a = a
+        self.b = b
+        self.ca = ca
+        self.token = None
+        self.killed = set()
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    ca = make_ca(tmp_path / "ca")
+    with Postgres() as pg:
+        url = pg.create_database("fleet")
+        f = None
+        a = Authd(tmp_path / "a", audience=AUDIENCE, tls=ca, db=url, args=UNLIMITED)
+        b = Authd(tmp_path / "b", audience=AUDIENCE, tls=ca, db=url, args=UNLIMITED)
+        try:
+            a.start()
+            b.start()
+            f = Fleet(pg, url, a, b, ca)
+            f.token = a.create_token(HOST)
+            yield f
+        finally:
+            a.stop()
+            b.stop()
+        for authd in (a, b):
+            if f is not None and authd not in f.killed:
+                assert authd.returncode == 0, authd.log_text()
+            assert "BEGIN" not in authd.log_text()
+
+
+def login(authd, token, connection=None):
+    """POST /v1/login on `connection` (kept alive) or a fresh one; (status, json body)."""
+    body = json.dumps({"jwt": token}).encode()
+    own = connection is None
+    connection = connection or authd.connection(10)
+    try:
+        connection.request("POST", "/v1/login", body=body, headers={"Content-Type": "application/json"})
+        answer = connection.getresponse()
+        return answer.status, json.loads(answer.read() or b"{}")
+    finally:
+        if own:
+            connection.close()
+
+
+def register(fleet, authd, user, key):
+    answer = authd.post_json("/v1/keys", {"user": user, "host": HOST, "jwk": key.jwk,
+                                          "proof": key.sign(claims(sub=user))}, token=fleet.token)
+    assert answer.status == 201, answer
+    return answer
+
+
+def test_the_schema_is_created_once_with_its_version(fleet):
+    assert fleet.pg.query("fleet", "SELECT version FROM fingerauthd_schema") == [{"version": 1}]
+    assert fleet.a.request("GET", "/healthz").json() == {"ok": True, "store": "available"}
+    assert fleet.b.request("GET", "/healthz").json() == {"ok": True, "store": "available"}
+
+
+def test_the_same_token_sent_to_both_at_the_same_moment_is_accepted_exactly_once(fleet):
+    key = DeviceKey()
+    register(fleet, fleet.a, "alice", key)
+    tokens = [key.sign(claims(sub="alice", ttl=120)) for _ in range(150)]
+    senders = [fleet.a, fleet.b] * 4  # 8 copies of each token, 4 to each instance
+    barrier = threading.Barrier(len(senders))
+    statuses = [[None] * len(senders) for _ in tokens]
+
+    def sender(n):
+        connection = senders[n].connection(10)
+        try:
+            for t, token in enumerate(tokens):
+                barrier.wait(timeout=30)
+                statuses[t][n] = login(senders[n], token, connection)[0]
+        finally:
+            connection.close()
+
+    with concurrent.futures.ThreadPoolExecutor(len(senders)) as pool:
+        list(pool.map(sender, range(len(senders))))
+    accepted = [row.count(200) for row in statuses]
+    print("\nsame token x8 on two instances, %d tokens: accepted once %d, twice or more %d, never %d"
+          % (len(tokens), accepted.count(1), sum(1 for n in accepted if n > 1), accepted.count(0)))
+    assert accepted == [1] * len(tokens)
+    assert all(sorted(row) == [200] + [401] * (len(senders) - 1) for row in statuses)
+    replays = [r for r in fleet.a.audit_rows() if r["reason"] == "replayed"]
+    assert len(replays) == len(tokens) * (len(senders) - 1)
+
+
+def test_a_key_revoked_through_one_instance_is_refused_by_the_other_at_once(fleet):
+    key = DeviceKey()
+    register(fleet, fleet.a, "carol", key)
+    assert login(fleet.b, key.sign(claims(sub="carol")))[0] == 200
+    answer = fleet.a.request("DELETE", "/v1/keys/" + key.kid, headers={"Authorization": "Bearer " + fleet.token})
+    assert answer.status == 204, answer
+    revoked_at = time.monotonic()
+    assert login(fleet.b, key.sign(claims(sub="carol"))) == (401, {"error": "key_revoked"})
+    print("\nrevoked through A, refused by B %.0f ms later" % ((time.monotonic() - revoked_at) * 1000))
+    answer = fleet.b.request("GET", "/v1/keys/" + key.kid, headers={"Authorization": "Bearer " + fleet.token})
+    assert answer.json()["status"] == "revoked"
+
+
+def test_both_instances_write_one_audit_log(fleet):
+    key = DeviceKey()
+    register(fleet, fleet.a, "dave", key)
+    first, second = claims(sub="dave"), claims(sub="dave")
+    assert login(fleet.a, key.sign(first))[0] == 200
+    assert login(fleet.b, key.sign(second))[0] == 200
+    for authd in (fleet.a, fleet.b):
+        shown = json.loads(authd.admin("audit", "--user", "dave", "--json").stdout)
+        assert [(r["event"], r["outcome"], r["jti"]) for r in shown if r["event"] == "login"] == \
+               [("login", "accept", first["jti"]), ("login", "accept", second["jti"])]
+    # One sequence of ids: rows of both instances interleave in one table.
+    ids = [r["id"] for r in fleet.a.audit_rows()]
+    assert ids == sorted(set(ids))
+
+
+def test_stopping_postgresql_under_load_fails_closed_and_recovers_without_a_restart(fleet):
+    users = register_users(fleet.a, fleet.token, 4)
+    items, jtis = login_items(users, 1200)
+    halves = [items[0::2], items[1::2]]
+    results = [None, None]
+    marks = {}
+
+    def drive(n, authd):
+        results[n] = run_load("127.0.0.1", authd.port, fleet.ca.ssl_context(), halves[n], clients=8, duration=12)
+
+    threads = [threading.Thread(target=drive, args=(n, authd)) for n, authd in enumerate((fleet.a, fleet.b))]
+    for thread in threads:
+        thread.start()
+    try:
+        time.sleep(3)
+        fleet.pg.stop("fast")
+        marks["stopped"] = time.monotonic()
+        down_health = [fleet.a.request("GET", "/healthz").status, fleet.b.request("GET", "/healthz").status]
+        key = users["load0"]
+        down_login = login(fleet.b, key.sign(claims(sub="load0")))
+        time.sleep(3)
+        marks["restarting"] = time.monotonic()
+        fleet.pg.start()
+    finally:
+        for thread in threads:
+            thread.join(timeout=60)
+    assert down_health == [503, 503]
+    assert down_login == (503, {"error": "unavailable"})
+    during = [a for r in results for a, began in zip(r.answers, r.began)
+              if a is not None and marks["stopped"] <= began < marks["restarting"]]
+    after = [a for r in results for a, began in zip(r.answers, r.began)
+             if a is not None and began > marks["restarting"] + 2]
+    print("\nPostgreSQL stopped %.1f s: %d requests then, %s; %d requests after it came back, %d accepted"
+          % (marks["restarting"] - marks["stopped"], len(during),
+             sorted({a[0] for a in during}, key=str), len(after), sum(1 for a in after if a[0] == 200)))
+    assert during and all(a[0] is not None and not 200 <= a[0] < 300 for a in during)
+    assert after and sum(1 for a in after if a[0] == 200) >= len(after) * 0.9
+    # Recovery without restarting either daemon; both report the store healthy again.
+    assert fleet.a.request("GET", "/healthz").status == 200
+    assert fleet.b.request("GET", "/healthz").status == 200
+    # No accepted jti is accepted again, through either instance.
+    accepted = [item for r, half in zip(results, halves) for a, item in zip(r.answers, half)
+                if a is not None and a[0] == 200 and item.path != "/oauth2/token"]
+    assert accepted
+    for n, item in enumerate(accepted):
+        authd = fleet.a if n % 2 else fleet.b
+        token = json.loads(item.body)["jwt"]
+        assert login(authd, token) == (401, {"error": "replayed"})
+
+
+def test_killing_one_instance_under_load_the_other_keeps_answering(fleet):
+    users = register_users(fleet.a, fleet.token, 4)
+    items, jtis = login_items(users, 1000)
+    halves = [items[0::2], items[1::2]]
+    results = [None, None]
+
+    def drive(n, authd):
+        results[n] = run_load("127.0.0.1", authd.port, fleet.ca.ssl_context(), halves[n], clients=8, duration=10)
+
+    threads = [threading.Thread(target=drive, args=(n, authd)) for n, authd in enumerate((fleet.a, fleet.b))]
+    for thread in threads:
+        thread.start()
+    try:
+        time.sleep(4)
+        fleet.killed.add(fleet.a)
+        fleet.a.kill()
+        killed = time.monotonic()
+    finally:
+        for thread in threads:
+            thread.join(timeout=60)
+    a_result, b_result = results
+    b_after = [a for a, began in zip(b_result.answers, b_result.began) if a is not None and began > killed]
+    print("\nA killed: B answered %d requests after it, %d of them 200; B errors %d"
+          % (len(b_after), sum(1 for a in b_after if a[0] == 200), len(b_result.errors)))
+    assert b_after and all(a[0] == 200 for a in b_after)
+    assert b_result.errors == []
+    # Nothing A acknowledged is lost: each accept is in the one audit log, and its token is
+    # refused as replayed by B.
+    acknowledged = [(item, jti) for a, item, jti in zip(a_result.answers, halves[0], jtis[0::2])
+                    if a is not None and a[0] == 200]
+    assert acknowledged
+    audited = {r["jti"] for r in fleet.b.audit_rows() if r["outcome"] == "accept"}
+    assert {jti for _, jti in acknowledged} <= audited
+    for item, _ in acknowledged[:200]:
+        if item.path == "/oauth2/token":
+            continue
+        assert login(fleet.b, json.loads(item.body)["jwt"]) == (401, {"error": "replayed"})
+
+
+def test_a_password_in_the_url_never_reaches_the_log(tmp_path):
+    with Postgres() as pg:
+        pg.psql("postgres", "ALTER USER fa PASSWORD 'sekrit-pw-123'")
+        url = pg.create_database("pw").replace("fa@", "fa:sekrit-pw-123@")
+        authd = Authd(tmp_path / "pw", audience=AUDIENCE, db=url)
+        try:
+            authd.start()
+            assert authd.request("GET", "/healthz").status == 200
+        finally:
+            authd.stop()
+        log = authd.log_text()
+        assert "sekrit-pw-123" not in log
+        assert "db=postgresql://fa:***@127.0.0.1:%d/pw" % pg.port in log
+
+
+def test_an_unreachable_database_at_start_is_an_error_without_the_password(tmp_path):
+    from support.postgres import free_port
+    url = "postgresql://fa:sekrit-pw-456@127.0.0.1:%d/none" % free_port()
+    authd = Authd(tmp_path / "down", audience=AUDIENCE, db=url)
+    with pytest.raises(RuntimeError):
+        authd.start()
+    authd.stop()
+    assert authd.returncode == 1
+    log = authd.log_text()
+    assert "cannot connect" in log and "sekrit-pw-456" not in log
+
+
+def test_expired_jti_and_old_audit_rows_are_pruned_on_schedule(tmp_path):
+    with Postgres() as pg:
+        url = pg.create_database("prune")
+        authd = Authd(tmp_path / "p", audience=AUDIENCE, db=url,
+                      args=("--prune-interval", "1", "--audit-retention-days", "30"))
+        try:
+            authd.start()
+            old = int(time.time()) - 40 * 86400
+            pg.psql("prune", "INSERT INTO replay (jti, exp) SELECT 'old' || g, %d FROM generate_series(1, 2500) g" % old)
+            pg.psql("prune", "INSERT INTO replay (jti, exp) VALUES ('fresh', %d)" % (int(time.time()) + 300))
+            pg.psql("prune", "INSERT INTO audit (\"time\", event, outcome) SELECT %d, 'login', 'accept' "
+                             "FROM generate_series(1, 1500)" % old)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                left = pg.query("prune", "SELECT (SELECT count(*) FROM replay) AS replay, "
+                                         "(SELECT count(*) FROM audit WHERE \"time\" < %d) AS audit" % (old + 1))[0]
+                if left == {"replay": 1, "audit": 0}:
+                    break
+                time.sleep(0.3)
+            assert left == {"replay": 1, "audit": 0}
+            assert "pruned 2500 jti" in authd.log_text()
+        finally:
+            authd.stop()
