@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 import sys
 import urllib.parse
 
@@ -19,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from support.authd import Authd, build_dir  # noqa: E402
 from support.tls import make_ca  # noqa: E402
-from test_authenticator import AUDIENCE, HOST, DeviceKey, claims, unsigned  # noqa: E402
+from test_authenticator import AUDIENCE, HOST, DeviceKey, claims, store, unsigned  # noqa: E402,F401 (store: fixture)
 
 pytestmark = pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauthd"), os.X_OK),
                                 reason="no fingerauthd in %s" % build_dir())
@@ -55,9 +54,10 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tmp_path_factory, store):
+    """One daemon for the module, on SQLite and then on PostgreSQL (`store`)."""
     root = tmp_path_factory.mktemp("endpoints")
-    authd = Authd(root / "server", audience=AUDIENCE, tls=make_ca(root / "ca"), args=NO_LIMITS)
+    authd = Authd(root / "server", audience=AUDIENCE, tls=make_ca(root / "ca"), db=store, args=NO_LIMITS)
     try:
         authd.start()
         s = Server(authd)
@@ -87,15 +87,13 @@ def test_valid_pyjwt_assertion_gets_an_access_token_of_which_only_the_hash_is_st
     row = server.last()
     assert (row["event"], row["outcome"], row["user"], row["host"], row["kid"], row["jti"]) == \
            ("oauth_token", "accept", "alice", HOST, server.alice.kid, c["jti"])
-    connection = sqlite3.connect(server.authd.db)
-    try:
-        stored = connection.execute("SELECT sha256, user, kid FROM access_tokens").fetchall()
-    finally:
-        connection.close()
+    stored = [(r["sha256"], r["user"], r["kid"]) for r in server.authd.sql("SELECT * FROM access_tokens")]
     digest = hashlib.sha256(body["access_token"].encode()).hexdigest()
     assert (digest, "alice", server.alice.kid) in stored
-    with open(server.authd.db, "rb") as f:
-        assert body["access_token"].encode() not in f.read()
+    assert not [r for r in stored if body["access_token"] in r]
+    if not server.authd.is_postgres:
+        with open(server.authd.db, "rb") as f:
+            assert body["access_token"].encode() not in f.read()
     server.secrets.append(body["access_token"])
 
 
