@@ -6,12 +6,17 @@
  *   PROMPT <text>      a password prompt (answered with --password, else refused)
  *   RESULT <code> <name> [<microseconds>]
  *   RSS <cycle> <kB>   with --rss-every N: resident memory after every N cycles
+ *   PROMPT_AT <us>     with --prompt-timing: after each PROMPT line, microseconds since
+ *                      the running pam_authenticate began (benchmarks: fall-over time)
+ *   CPU <user_us> <sys_us>  with --cpu: this process's own CPU time at the end (children
+ *                      not included), for per-login CPU cost in benchmarks
  *
  * --repeat N runs N whole transactions (pam_start_confdir … pam_end, so libpam dlopens and
  * dlcloses the modules each time) in this one process; --quiet prints only the last RESULT.
  *
  * Test support only: it is not installed. */
 #include <security/pam_appl.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +24,11 @@
 
 struct answers {
     const char *password;
+    int prompt_timing;
+    long long started; /* CLOCK_MONOTONIC microseconds when pam_authenticate began */
 };
+
+static long long now_us(void);
 
 static const char *code_name(int rc) {
     switch (rc) {
@@ -54,6 +63,7 @@ static int conversation(int count, const struct pam_message **messages,
         case PAM_PROMPT_ECHO_OFF:
         case PAM_PROMPT_ECHO_ON:
             printf("PROMPT %s\n", text);
+            if (answers->prompt_timing) printf("PROMPT_AT %lld\n", now_us() - answers->started);
             if (answers->password == NULL) {
                 fflush(stdout);
                 for (int j = 0; j < i; j++) free(out[j].resp);
@@ -90,20 +100,23 @@ static long long now_us(void) {
 
 static void usage(void) {
     fprintf(stderr, "usage: fa-pamtest --confdir DIR --service NAME --user USER "
-                    "[--password PW] [--rhost HOST] [--repeat N] [--rss-every N] [--quiet] [--timing]\n");
+                    "[--password PW] [--rhost HOST] [--repeat N] [--rss-every N] [--quiet] [--timing] "
+                    "[--prompt-timing] [--cpu]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL;
-    struct answers answers = { NULL };
+    struct answers answers = { NULL, 0, 0 };
     long repeat = 1, rss_every = 0;
-    int timing = 0, quiet = 0;
+    int timing = 0, quiet = 0, cpu = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--timing") == 0) { timing = 1; continue; }
         if (strcmp(a, "--quiet") == 0) { quiet = 1; continue; }
+        if (strcmp(a, "--prompt-timing") == 0) { answers.prompt_timing = 1; continue; }
+        if (strcmp(a, "--cpu") == 0) { cpu = 1; continue; }
         if (v == NULL) usage();
         if (strcmp(a, "--confdir") == 0) confdir = v;
         else if (strcmp(a, "--service") == 0) service = v;
@@ -127,6 +140,7 @@ int main(int argc, char **argv) {
         }
         if (rhost != NULL) pam_set_item(pamh, PAM_RHOST, rhost);
         long long started = now_us();
+        answers.started = started;
         rc = pam_authenticate(pamh, 0);
         long long elapsed = now_us() - started;
         pam_end(pamh, rc);
@@ -136,6 +150,13 @@ int main(int argc, char **argv) {
         }
         if (rss_every > 0 && (n + 1) % rss_every == 0) printf("RSS %ld %ld\n", n + 1, rss_kb());
         fflush(stdout);
+    }
+    if (cpu) {
+        struct rusage usage;
+        getrusage(RUSAGE_SELF, &usage);
+        printf("CPU %lld %lld\n",
+               (long long)usage.ru_utime.tv_sec * 1000000 + usage.ru_utime.tv_usec,
+               (long long)usage.ru_stime.tv_sec * 1000000 + usage.ru_stime.tv_usec);
     }
     return 0;
 }

@@ -1,0 +1,23 @@
+# `make bench`: the five figures of issue 7 (login latency through real libpam, the module's
+# own cost, fall-over time, authenticator throughput against a Python peer, steadiness),
+# each against a baseline measured in the same run, printed as one table (bench/run.py,
+# results also in build/bench-results.json; BENCHMARKS.md has the last run). Root only: it
+# adds a user (fabench) and runs fprintd on a system bus for the pam_unix and pam_fprintd
+# baselines, and removes both. Not a test stage. Uses the binaries in $(BUILD); builds
+# first unless NOBUILD=1. PyPI tools (uvicorn, PyJWT, cryptography for the peer verifier)
+# go into a venv, $(BENCH_VENV).
+BENCH_PACKAGES := fprintd libpam-fprintd dbus polkitd wrk valgrind python3-venv
+BENCH_VENV ?= build/bench-venv
+BENCH_PIP := 'uvicorn[standard]==0.54.0' 'PyJWT==2.15.1' 'cryptography==50.0.2'
+
+.PHONY: bench bench-deps
+
+bench-deps:
+	@scripts/install-deps.sh $(TEST_PACKAGES) $(BENCH_PACKAGES)
+	@test -x $(BENCH_VENV)/bin/python || $(PY) -m venv $(BENCH_VENV)
+	@$(BENCH_VENV)/bin/python -c 'import uvicorn, uvloop, httptools, jwt, cryptography' 2>/dev/null || \
+	  $(BENCH_VENV)/bin/pip install -q $(BENCH_PIP)
+
+bench: $(if $(NOBUILD),,build) bench-deps
+	@test "$$(id -u)" -eq 0 || { echo "make bench: run as root (it adds a user and runs fprintd on a system bus)"; exit 1; }
+	FINGERAUTH_BUILD=$(abspath $(BUILD)) BENCH_VENV=$(abspath $(BENCH_VENV)) $(PY) bench/run.py
