@@ -19,7 +19,29 @@ def _claims(body):
     return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
-class FakeAuthenticator:
+class TLSServer:
+    """An HTTPS server on a free loopback port, serving in a thread while in a `with`."""
+
+    def __init__(self, handler, cert, key):
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.url = "https://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+class FakeAuthenticator(TLSServer):
     """`behaviour(claims) -> (status, headers, body_bytes)`, optionally after `delay` s."""
 
     def __init__(self, cert, key, behaviour, delay=0.0):
@@ -49,22 +71,7 @@ class FakeAuthenticator:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert, key)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.url = "https://127.0.0.1:%d" % self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        TLSServer.__init__(self, Handler, cert, key)
 
 
 def answer(status, document=None, raw=None, headers=None):

@@ -4,12 +4,13 @@ and the real fingerauthd, so a test can look at the exact JWT that reached the s
 import http.server
 import json
 import ssl
-import threading
 import urllib.error
 import urllib.request
 
+from support.fakeauth import TLSServer
 
-class RecordingProxy:
+
+class RecordingProxy(TLSServer):
     def __init__(self, upstream, ca):
         self.upstream = upstream
         self.requests = []
@@ -37,18 +38,4 @@ class RecordingProxy:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(ca.server_cert, ca.server_key)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.url = "https://127.0.0.1:%d" % self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        TLSServer.__init__(self, Handler, ca.server_cert, ca.server_key)
