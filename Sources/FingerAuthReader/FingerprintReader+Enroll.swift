@@ -1,5 +1,6 @@
 import CFPrint
 import FingerAuthCore
+import FingerAuthSystem
 
 extension FingerprintReader {
     /// Enrolls `finger` (`fp_device_enroll_sync`) and returns the serialized print

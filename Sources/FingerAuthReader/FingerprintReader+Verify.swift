@@ -1,5 +1,6 @@
 import CFPrint
 import FingerAuthCore
+import FingerAuthSystem
 
 extension FingerprintReader {
     /// Reads one finger and matches it against `prints` (serialized, labelled by finger

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFPrint
 import FingerAuthCore
+import FingerAuthSystem
 
 /// One open fingerprint reader: owns the `FpContext` and the `FpDevice` (closed and
 /// unreferenced in deinit). Every libfprint wait runs under a `Deadline`, enforced by a

@@ -1,5 +1,6 @@
 import CFPrint
 import FingerAuthCore
+import FingerAuthSystem
 
 /// A `GCancellable` that a GLib timeout source (`g_timeout_add`, millisecond precision, on
 /// the default main context that libfprint's `*_sync` calls iterate) cancels at a deadline.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FingerAuthCore
+import FingerAuthSystem
 import FingerAuthReader
 
 /// The helper's two jobs: verify a finger for the PAM module (default) or, with `--enroll`,

@@ -61,3 +61,20 @@ public func currentHostName() -> String {
     let bytes = buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
     return bytes.isEmpty ? "localhost" : String(decoding: bytes, as: UTF8.self)
 }
+
+/// A point after which a wait stops: an instant on the monotonic clock.
+public typealias Deadline = MonotonicInstant
+
+extension MonotonicInstant {
+    /// `seconds` from now; negative, NaN and infinite values are clamped to 0 … one day.
+    public static func after(seconds: Double) -> MonotonicInstant {
+        let clamped = seconds.isFinite ? min(max(seconds, 0), 86_400) : 86_400
+        return now().adding(milliseconds: Int64(clamped * 1000))
+    }
+
+    /// Milliseconds left, 0 once the deadline has passed.
+    public var remainingMilliseconds: Int { Int(remaining) }
+
+    /// True once the deadline has passed.
+    public var hasPassed: Bool { remaining == 0 }
+}
