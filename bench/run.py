@@ -1,4 +1,4 @@
-"""`make bench`: FingerAuth's five figures, each against a baseline measured in this same
+"""`make bench`: FingerAuth's five figures and the authenticator on PostgreSQL (section 6), each against a baseline measured in this same
 run, printed as one table (figure, ours, baseline, ratio). See BENCHMARKS.md.
 
     FINGERAUTH_BUILD=<dir with the built binaries> BENCH_VENV=<venv with uvicorn, PyJWT>
@@ -33,9 +33,11 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "Tests" / "integration"))
 sys.path.insert(0, str(REPO))
 
+from support.authd import Authd  # noqa: E402
 from support.fakeauth import FakeAuthenticator, SilentServer, answer, closed_port_url  # noqa: E402
 from support.tls import make_ca  # noqa: E402
 from support.vreader import VirtualReader, enroll_commands  # noqa: E402
+from support.postgres import Postgres  # noqa: E402
 from support.world import HOST_ID, AUDIENCE, PASSWORDS, World  # noqa: E402
 
 from bench import system  # noqa: E402
@@ -48,7 +50,9 @@ LEVEL_SECONDS = int(os.environ.get("BENCH_LEVEL_SECONDS", "20"))
 STEADY_REQUESTS = int(os.environ.get("BENCH_REQUESTS", "1000000"))
 MODULE_CYCLES = int(os.environ.get("BENCH_CYCLES", "10000"))
 CLIENT_LEVELS = (1, 8, 64)
-ONLY = set(os.environ.get("BENCH_ONLY", "1,2,3,4,5").split(","))  # a subset, for development
+PG_TOKENS = int(os.environ.get("BENCH_PG_TOKENS", str(TOKENS_PER_LEVEL)))
+PG_CLIENT_LEVELS = (8, 64)
+ONLY = set(os.environ.get("BENCH_ONLY", "1,2,3,4,5,6").split(","))  # a subset, for development
 FAKE_MATCH = "echo 'READY fake reader'\necho 'MATCH right-index-finger'"
 IDENTITY = "finger-A"
 
@@ -636,6 +640,118 @@ def steadiness(world, tmp):
     return before, after, ours, base
 
 
+# -- 6. the authenticator on PostgreSQL -------------------------------------------------------------
+
+def register_keys(authd, token, users):
+    import jwt
+    for name, key in users.items():
+        proof = jwt.encode(claims(name), key.private, algorithm="RS256", headers={"kid": key.kid})
+        reply = authd.post_json("/v1/keys", {"user": name, "host": HOST_ID, "jwk": key.jwk, "proof": proof},
+                                token=token)
+        if reply.status != 201:
+            raise RuntimeError("registering %s: %r" % (name, reply))
+
+
+def wrk_split(targets, clients, tmp, tag):
+    """Section 4's wrk run against every (name, authd) of `targets` at once: one wrk process
+    each, `clients` split evenly, each with its own disjoint set of fresh tokens. Returns the
+    combined figures: verified answers added, over the longest of the runs; p50/p99 the worst
+    of the processes' (wrk's histograms cannot be merged)."""
+    each = clients // len(targets)
+    tokens = sign_tokens(BENCH_USERS, PG_TOKENS)
+    dirs = []
+    for i, _ in enumerate(targets):
+        directory = Path(tmp) / ("%s-%d-%d" % (tag, clients, i))
+        write_token_files(tokens[i::len(targets)], each, directory)
+        dirs.append(directory)
+    pids = [authd.pid for authd in targets]
+    cpu0 = proc_cpu_seconds(pids)
+    out = [None] * len(targets)
+    errors = []
+
+    def one(i):
+        try:
+            out[i] = wrk(targets[i].url, HERE / "wrk" / "login.lua", [str(dirs[i])], each, LEVEL_SECONDS, dirs[i],
+                         dirs[i])
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(targets))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    cpu1 = proc_cpu_seconds(pids)
+    for directory in dirs:
+        shutil.rmtree(directory)
+    r = {"ok": sum(x["ok"] for x in out), "bad": sum(x["bad"] for x in out),
+         "requests": sum(x["requests"] for x in out), "seconds": max(x["seconds"] for x in out),
+         "p50_us": max(x["p50_us"] for x in out), "p99_us": max(x["p99_us"] for x in out),
+         "finished": all(x["finished"] for x in out), "cpu": sum(x["cpu"] for x in out),
+         "server": (cpu1[0] - cpu0[0]) + (cpu1[1] - cpu0[1]), "tokens": len(tokens),
+         "per": [x["ok"] / x["seconds"] for x in out]}
+    r["rate"] = r["ok"] / r["seconds"]
+    return r
+
+
+BENCH_USERS = {}
+
+
+def on_postgres(world, tmp, sqlite_results):
+    print("== 6. the authenticator on PostgreSQL: one and two fingerauthd on one database (wrk, %d tokens a run)"
+          % PG_TOKENS, flush=True)
+    if not BENCH_USERS:
+        BENCH_USERS.update({"pgbench%d" % i: BenchKey() for i in range(4)})
+    register_keys(world.authd, world.token_path.read_text().strip(), BENCH_USERS)
+    results = {}
+    with Postgres() as pg:
+        url = pg.create_database("bench")
+        a = Authd(Path(tmp) / "pg-a", audience=AUDIENCE, tls=world.ca, db=url)
+        b = Authd(Path(tmp) / "pg-b", audience=AUDIENCE, tls=world.ca, db=url)
+        try:
+            a.start()
+            started_pids.append(a.pid)
+            b.start()
+            started_pids.append(b.pid)
+            register_keys(a, a.create_token(HOST_ID), BENCH_USERS)
+            for clients in PG_CLIENT_LEVELS:
+                runs = [("postgresql x1", [a]), ("postgresql x2", [a, b])]
+                if ("fingerauthd", clients) not in sqlite_results:
+                    runs.insert(0, ("sqlite x1", [world.authd]))
+                for name, targets in runs:
+                    r = wrk_split(targets, clients, tmp, name.replace(" ", ""))
+                    results[(name, clients)] = r
+                    log("%-13s %2d clients: %6.0f verified/s (per instance %s), p50 %6.2f ms p99 %7.2f ms, %d refused, "
+                        "%d sent in %.1f s; server CPU %.1f s (%.2f ms per login), wrk %.1f s"
+                        % (name, clients, r["rate"], "/".join("%.0f" % v for v in r["per"]), r["p50_us"] / 1000,
+                           r["p99_us"] / 1000, r["bad"], r["requests"], r["seconds"], r["server"],
+                           r["server"] * 1000 / max(1, r["ok"]), r["cpu"]))
+                    if not r["finished"]:
+                        notes.append("%s at %d clients: the tokens lasted the whole %d s" % (name, clients, LEVEL_SECONDS))
+                    if r["bad"] or r["ok"] < r["tokens"] * 0.5:
+                        notes.append("%s at %d clients: %d refused, %d of %d tokens verified" %
+                                     (name, clients, r["bad"], r["ok"], r["tokens"]))
+        finally:
+            a.stop()
+            b.stop()
+        for authd in (a, b):
+            if authd.returncode not in (0, None):
+                notes.append("fingerauthd on PostgreSQL exited %s" % authd.returncode)
+    for clients in PG_CLIENT_LEVELS:
+        base = sqlite_results.get(("fingerauthd", clients)) or results[("sqlite x1", clients)]
+        for name, label in (("postgresql x1", "1 fingerauthd on PostgreSQL"),
+                            ("postgresql x2", "2 fingerauthd on one PostgreSQL")):
+            r = results[(name, clients)]
+            add(6, "%s: logins/s, %d clients (vs SQLite x1)" % (label, clients), r["rate"], base["rate"], "/s", 0)
+            add(6, "%s: p50, %d clients (vs SQLite x1)" % (label, clients), r["p50_us"] / 1000, base["p50_us"] / 1000,
+                "ms", 2)
+            add(6, "%s: p99, %d clients (vs SQLite x1)" % (label, clients), r["p99_us"] / 1000, base["p99_us"] / 1000,
+                "ms", 2)
+    return results
+
+
 # -- main -------------------------------------------------------------------------------------
 
 def machine():
@@ -707,10 +823,13 @@ def main():
             module_cost(world, tmp)
         if "3" in ONLY:
             fallover(world, ours50)
+        sqlite_results = {}
         if "4" in ONLY:
-            throughput(world, venv, tmp)
+            sqlite_results = throughput(world, venv, tmp)
         if "5" in ONLY:
             steadiness(world, tmp)
+        if "6" in ONLY:
+            on_postgres(world, tmp, sqlite_results)
     except BaseException:
         failed = True
         raise

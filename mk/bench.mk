@@ -1,12 +1,13 @@
 # `make bench`: the five figures of issue 7 (login latency through real libpam, the module's
-# own cost, fall-over time, authenticator throughput against a Python peer, steadiness),
+# own cost, fall-over time, authenticator throughput against a Python peer, steadiness) and
+# one and two fingerauthd on one PostgreSQL (section 6; a private cluster, always removed),
 # each against a baseline measured in the same run, printed as one table (bench/run.py,
 # results also in build/bench-results.json; BENCHMARKS.md has the last run). Root only: it
 # adds a user (fabench) and runs fprintd on a system bus for the pam_unix and pam_fprintd
 # baselines, and removes both. Not a test stage. Uses the binaries in $(BUILD); builds
 # first unless NOBUILD=1. PyPI tools (uvicorn, PyJWT, cryptography for the peer verifier)
 # go into a venv, $(BENCH_VENV).
-BENCH_PACKAGES := fprintd libpam-fprintd dbus polkitd wrk valgrind python3-venv
+BENCH_PACKAGES := fprintd libpam-fprintd dbus polkitd wrk valgrind python3-venv postgresql
 BENCH_VENV ?= build/bench-venv
 BENCH_PIP := 'uvicorn[standard]==0.54.0' 'PyJWT==2.15.1' 'cryptography==50.0.2'
 
