@@ -10,11 +10,14 @@ public struct PruneResult: Sendable, Equatable {
     public var replay: Int
     public var accessTokens: Int
     public var audit: Int
+    /// Expired shared rate-limit windows (PostgreSQL only).
+    public var rateCounters: Int
 
-    public init(replay: Int = 0, accessTokens: Int = 0, audit: Int = 0) {
+    public init(replay: Int = 0, accessTokens: Int = 0, audit: Int = 0, rateCounters: Int = 0) {
         self.replay = replay
         self.accessTokens = accessTokens
         self.audit = audit
+        self.rateCounters = rateCounters
     }
 }
 
@@ -52,6 +55,34 @@ public protocol AuthStorage: KeyDirectory, ReplayGuard, AnyObject {
     /// `now`, and audit rows older than `auditBefore` (none when nil), in small batches so
     /// that logins are never kept waiting behind it.
     func prune(now: Int64, replayBefore: Int64, auditBefore: Int64?) throws(StoreError) -> PruneResult
+
+    // Rate limits
+    /// Whether the failure counts of the rate limits live in this store, shared by every
+    /// instance on it (PostgreSQL), rather than in each process's memory (SQLite).
+    var sharesFailureCounts: Bool { get }
+    /// The open failure window of `key` at `now`, or nil when it has none.
+    func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow?
+    /// Counts one failure for `key` at `now`: in its open window, or in a new one of
+    /// `window` seconds starting now. One atomic statement across instances.
+    func recordFailure(key: String, now: Int64, window: Int64) throws(StoreError)
+}
+
+/// A rate-limit key's current window: failures counted and the second it ends.
+public struct FailureWindow: Sendable, Equatable {
+    public var count: Int
+    public var end: Int64
+
+    public init(count: Int, end: Int64) {
+        self.count = count
+        self.end = end
+    }
+}
+
+extension AuthStorage {
+    /// Stores count no failures unless they say so (the in-memory limiter does).
+    public var sharesFailureCounts: Bool { false }
+    public func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
+    public func recordFailure(key: String, now: Int64, window: Int64) throws(StoreError) {}
 }
 
 extension AuthStorage {

@@ -27,8 +27,8 @@ public final class AuthenticatorService: Sendable {
         self.clock = clock
         self.log = log
         self.settings = settings
-        self.users = FailureLimiter(settings.userLimit)
-        self.addresses = FailureLimiter(settings.addressLimit)
+        self.users = FailureLimiter(settings.userLimit, store: store, scope: "user:")
+        self.addresses = FailureLimiter(settings.addressLimit, store: store, scope: "address:")
         self.verifier = TokenVerifier(policy: policy, clock: clock, keys: store, replay: store)
     }
 
@@ -99,9 +99,18 @@ public final class AuthenticatorService: Sendable {
 
     // MARK: - Rate limits
 
-    /// Seconds the user a login token claims must wait, or nil when it may try.
-    func userRetryAfter(_ user: String?) -> Int64? {
-        user.flatMap { users.retryAfter($0, now: clock.now()) }
+    /// Seconds the user a login token claims must wait, or nil when it may try; throws when
+    /// the shared counter cannot be read (the caller answers 503).
+    func userRetryAfter(_ user: String?) throws(StoreError) -> Int64? {
+        guard let user else { return nil }
+        return try users.checkedRetryAfter(user, now: clock.now())
+    }
+
+    /// Marks `event` as failed on the store (the rate-limit counter could not be read).
+    func counterUnavailable(_ event: inout AuditEvent, _ error: StoreError) {
+        log.message("rate limit counter unavailable: \(error)")
+        event.outcome = "error"
+        event.reason = "unavailable"
     }
 
     /// Marks `event` rate-limited, counts it, and returns the 429 answer with `Retry-After`.
@@ -114,9 +123,15 @@ public final class AuthenticatorService: Sendable {
 
     /// The 429 answer (audited) when the client's address is over its failure limit.
     private func limited(_ request: HTTPRequest, _ eventName: String, _ summary: inout RequestSummary) -> HTTPResponse? {
-        guard let wait = addresses.retryAfter(request.peer, now: clock.now()) else { return nil }
         var event = AuditEvent(event: eventName, outcome: "deny", peer: LogText.clean(request.peer))
-        let answer = rateLimitedAnswer(&event, scope: "address", wait: wait)
+        let answer: HTTPResponse
+        do throws(StoreError) {
+            guard let wait = try addresses.checkedRetryAfter(request.peer, now: clock.now()) else { return nil }
+            answer = rateLimitedAnswer(&event, scope: "address", wait: wait)
+        } catch {
+            counterUnavailable(&event, error)
+            answer = .error(503, "unavailable")
+        }
         return finish(event, answer, &summary, path: request.path)
     }
 
@@ -135,7 +150,15 @@ public final class AuthenticatorService: Sendable {
                 answer = .error(400, "invalid_request")
             } else if let jwt = body["jwt"]?.stringValue {
                 let claimed = verifier.peek(jwt)
-                if let wait = userRetryAfter(claimed.sub) {
+                let wait: Int64?
+                do throws(StoreError) {
+                    wait = try userRetryAfter(claimed.sub)
+                } catch {
+                    event.user = claimed.sub
+                    counterUnavailable(&event, error)
+                    return finish(event, .error(503, "unavailable"), &summary, path: request.path)
+                }
+                if let wait {
                     event.user = claimed.sub
                     event.kid = claimed.kid
                     event.jti = claimed.jti
@@ -189,9 +212,16 @@ public final class AuthenticatorService: Sendable {
         metrics.audited(event, path: path)
         if event.outcome == "deny" && event.reason != "rate_limited" {
             let now = clock.now()
-            if let peer = event.peer { addresses.recordFailure(peer, now: now) }
-            if event.event == "login" || event.event == "oauth_token", let user = event.user {
-                users.recordFailure(user, now: now)
+            do throws(StoreError) {
+                if let peer = event.peer { try addresses.checkedRecordFailure(peer, now: now) }
+                if event.event == "login" || event.event == "oauth_token", let user = event.user {
+                    try users.checkedRecordFailure(user, now: now)
+                }
+            } catch {
+                log.message("rate limit counter unavailable: \(error)")
+                summary.outcome = "error"
+                summary.reason = "unavailable"
+                return .error(503, "unavailable")
             }
         }
         return answer

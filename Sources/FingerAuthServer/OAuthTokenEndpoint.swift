@@ -40,7 +40,15 @@ extension AuthenticatorService {
             return Self.oauthError("invalid_request")
         }
         let claimed = verifier.peek(assertion)
-        if let wait = userRetryAfter(claimed.sub) {
+        let wait: Int64?
+        do throws(StoreError) {
+            wait = try userRetryAfter(claimed.sub)
+        } catch {
+            event.user = claimed.sub
+            counterUnavailable(&event, error)
+            return .error(503, "temporarily_unavailable")
+        }
+        if let wait {
             event.user = claimed.sub
             event.kid = claimed.kid
             event.jti = claimed.jti

@@ -5,7 +5,8 @@
 ///
 /// Version 1 holds what SQLite's version 2 holds: keys (active, pending, revoked), host
 /// tokens, replay, OAuth access tokens (hash only), audit. `user` and `time` are quoted:
-/// `user` is a reserved word in PostgreSQL.
+/// `user` is a reserved word in PostgreSQL. Version 2 adds `rate_counters`, the failure
+/// counts of the rate limits that every instance shares.
 enum PostgresSchema {
     /// Migration N brings the schema from version N-1 to N; append, never edit.
     static let migrations: [String] = [
@@ -54,6 +55,16 @@ enum PostgresSchema {
         );
         CREATE INDEX audit_time ON audit ("time");
         CREATE INDEX audit_user ON audit ("user", "time");
+        """,
+        // 2: the failure rate limits, counted for every instance (key: "user:…", "address:…").
+        """
+        CREATE TABLE rate_counters (
+            key TEXT PRIMARY KEY,
+            window_start BIGINT NOT NULL,
+            expires BIGINT NOT NULL,
+            count INTEGER NOT NULL
+        );
+        CREATE INDEX rate_counters_expires ON rate_counters (expires);
         """,
     ]
 

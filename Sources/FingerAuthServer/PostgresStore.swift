@@ -208,6 +208,37 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
         }
     }
 
+    // MARK: - Rate limits
+
+    /// Every instance counts failures in `rate_counters`, so two instances on one database
+    /// count one user's failures together.
+    public var sharesFailureCounts: Bool { true }
+
+    public func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? {
+        try pool.withConnection { (db) throws(StoreError) -> FailureWindow? in
+            let result = try db.query("SELECT count, expires FROM rate_counters WHERE key = $1 AND expires > $2",
+                                      [.text(key), .integer(now)])
+            guard result.rows > 0 else { return nil }
+            guard let count = result.int64(0, 0), let end = result.int64(0, 1) else {
+                throw StoreError("corrupt row in table rate_counters")
+            }
+            return FailureWindow(count: Int(count), end: end)
+        }
+    }
+
+    /// One statement: adds to the open window, or starts a new one when it has expired.
+    public func recordFailure(key: String, now: Int64, window: Int64) throws(StoreError) {
+        _ = try pool.withConnection { (db) throws(StoreError) in
+            try db.query("""
+                INSERT INTO rate_counters (key, window_start, expires, count) VALUES ($1, $2, $3, 1)
+                ON CONFLICT (key) DO UPDATE SET
+                    count = CASE WHEN rate_counters.expires <= $2 THEN 1 ELSE rate_counters.count + 1 END,
+                    window_start = CASE WHEN rate_counters.expires <= $2 THEN $2 ELSE rate_counters.window_start END,
+                    expires = CASE WHEN rate_counters.expires <= $2 THEN $3 ELSE rate_counters.expires END
+                """, [.text(key), .integer(now), .integer(now + window)])
+        }
+    }
+
     // MARK: - Pruning
 
     /// Deletes in batches of `AuthStore.pruneBatch`, each its own short statement that
@@ -222,6 +253,10 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
         result.accessTokens = try deleteInBatches("""
             DELETE FROM access_tokens WHERE sha256 IN
             (SELECT sha256 FROM access_tokens WHERE expires < $1 LIMIT \(batch) FOR UPDATE SKIP LOCKED)
+            """, now)
+        result.rateCounters = try deleteInBatches("""
+            DELETE FROM rate_counters WHERE key IN
+            (SELECT key FROM rate_counters WHERE expires < $1 LIMIT \(batch) FOR UPDATE SKIP LOCKED)
             """, now)
         if let auditBefore {
             result.audit = try deleteInBatches("""

@@ -26,6 +26,10 @@ public final class FailureLimiter: @unchecked Sendable {
     }
 
     public let limit: RateLimit
+    /// The store counting for every instance when it shares failure counts (PostgreSQL).
+    let shared: (any AuthStorage)?
+    /// Prefix of this limiter's keys in the shared store ("user:", "address:").
+    let scope: String
     private let capacity: Int
     private let lock = Lock()
     private var windows: [String: Window] = [:]
@@ -34,6 +38,33 @@ public final class FailureLimiter: @unchecked Sendable {
     public init(_ limit: RateLimit, capacity: Int = 100_000) {
         self.limit = limit
         self.capacity = capacity
+        self.shared = nil
+        self.scope = ""
+    }
+
+    /// A limiter enforcing `limit` with its counts in `store` when the store shares them
+    /// between instances, in memory otherwise; `scope` keeps user and address keys apart.
+    public init(_ limit: RateLimit, store: any AuthStorage, scope: String) {
+        self.limit = limit
+        self.capacity = 100_000
+        self.shared = store.sharesFailureCounts ? store : nil
+        self.scope = scope
+    }
+
+    /// `retryAfter`, from the shared store when there is one; a store failure throws
+    /// (the caller answers 503: fail closed).
+    public func checkedRetryAfter(_ key: String, now: Int64) throws(StoreError) -> Int64? {
+        guard limit.failures > 0 else { return nil }
+        guard let shared else { return retryAfter(key, now: now) }
+        guard let window = try shared.failureWindow(key: scope + key, now: now), now < window.end else { return nil }
+        return window.count >= limit.failures ? max(1, window.end - now) : nil
+    }
+
+    /// `recordFailure`, in the shared store when there is one; a store failure throws.
+    public func checkedRecordFailure(_ key: String, now: Int64) throws(StoreError) {
+        guard limit.failures > 0 else { return }
+        guard let shared else { return recordFailure(key, now: now) }
+        try shared.recordFailure(key: scope + key, now: now, window: limit.window)
     }
 
     /// Seconds until `key` may try again, or nil when it may try now.

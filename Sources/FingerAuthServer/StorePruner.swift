@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// Removes expired jti rows, expired access tokens and audit rows older than the
-/// retention, every `interval` seconds, on a thread of its own (pthread_create), in the
+/// Removes expired jti rows, expired access tokens, expired shared rate-limit windows
+/// (PostgreSQL) and audit rows older than the retention, every `interval` seconds, on a thread of its own (pthread_create), in the
 /// store's small batches: logins go on meanwhile. Every instance of a fleet may run one;
 /// on PostgreSQL they skip each other's rows. `stop()` wakes and joins the thread.
 public final class StorePruner: @unchecked Sendable {
@@ -54,8 +54,9 @@ public final class StorePruner: @unchecked Sendable {
         do throws(StoreError) {
             let result = try store.prune(now: now, replayBefore: now - replaySlack,
                                          auditBefore: auditRetention.map { now - $0 })
-            if result.replay + result.accessTokens + result.audit > 0 {
-                log.message("pruned \(result.replay) jti, \(result.accessTokens) access tokens, \(result.audit) audit rows")
+            if result.replay + result.accessTokens + result.audit + result.rateCounters > 0 {
+                log.message("pruned \(result.replay) jti, \(result.accessTokens) access tokens, \(result.audit) audit rows"
+                            + (result.rateCounters > 0 ? ", \(result.rateCounters) rate-limit windows" : ""))
             }
             return result
         } catch {

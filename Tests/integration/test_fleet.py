@@ -91,7 +91,8 @@ def register(fleet, authd, user, key):
 
 
 def test_the_schema_is_created_once_with_its_version(fleet):
-    assert fleet.pg.query("fleet", "SELECT version FROM fingerauthd_schema") == [{"version": 1}]
+    assert fleet.pg.query("fleet", "SELECT version FROM fingerauthd_schema ORDER BY version") == \
+        [{"version": 1}, {"version": 2}]
     assert fleet.a.request("GET", "/healthz").json() == {"ok": True, "store": "available"}
     assert fleet.b.request("GET", "/healthz").json() == {"ok": True, "store": "available"}
 
@@ -150,6 +151,45 @@ def test_both_instances_write_one_audit_log(fleet):
     # One sequence of ids: rows of both instances interleave in one table.
     ids = [r["id"] for r in fleet.a.audit_rows()]
     assert ids == sorted(set(ids))
+
+
+def test_one_users_failures_through_both_instances_are_counted_together(tmp_path):
+    ca = make_ca(tmp_path / "ca")
+    limits = ("--user-failures", "3", "--failure-window", "60", "--address-failures", "0")
+    with Postgres() as pg:
+        url = pg.create_database("limits")
+        a = Authd(tmp_path / "a", audience=AUDIENCE, tls=ca, db=url, args=limits)
+        b = Authd(tmp_path / "b", audience=AUDIENCE, tls=ca, db=url, args=limits)
+        try:
+            a.start()
+            b.start()
+            fleet = Fleet(pg, url, a, b, ca)
+            fleet.token = a.create_token(HOST)
+            key, other = DeviceKey(), DeviceKey()
+            register(fleet, a, "xavier", key)
+            register(fleet, a, "yvonne", other)
+            statuses = []
+            for authd in (a, a, b):
+                answer = authd.post_json("/v1/login", {"jwt": key.sign(claims(sub="xavier", aud="wrong"))})
+                statuses.append(answer.status)
+            # A valid token now waits, through either instance; another user does not.
+            waits = []
+            for authd in (a, b):
+                answer = authd.post_json("/v1/login", {"jwt": key.sign(claims(sub="xavier"))})
+                statuses.append(answer.status)
+                assert answer.status == 429 and answer.json() == {"error": "rate_limited"}
+                waits.append(int(answer.headers["retry-after"]))
+            print("\n3 failures (A, A, B) with --user-failures 3: statuses %s, Retry-After %s" % (statuses, waits))
+            assert statuses == [401, 401, 401, 429, 429]
+            assert all(1 <= wait <= 60 for wait in waits)
+            assert b.post_json("/v1/login", {"jwt": other.sign(claims(sub="yvonne"))}).status == 200
+            rows = pg.query("limits", "SELECT key, count FROM rate_counters ORDER BY key")
+            assert rows == [{"key": "user:xavier", "count": 3}]
+        finally:
+            a.stop()
+            b.stop()
+        for authd in (a, b):
+            assert authd.returncode == 0, authd.log_text()
 
 
 def test_stopping_postgresql_under_load_fails_closed_and_recovers_without_a_restart(fleet):
@@ -280,14 +320,17 @@ def test_expired_jti_and_old_audit_rows_are_pruned_on_schedule(tmp_path):
             pg.psql("prune", "INSERT INTO replay (jti, exp) VALUES ('fresh', %d)" % (int(time.time()) + 300))
             pg.psql("prune", "INSERT INTO audit (\"time\", event, outcome) SELECT %d, 'login', 'accept' "
                              "FROM generate_series(1, 1500)" % old)
+            pg.psql("prune", "INSERT INTO rate_counters (key, window_start, expires, count) "
+                             "VALUES ('user:old', %d, %d, 5)" % (old, old + 60))
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline:
                 left = pg.query("prune", "SELECT (SELECT count(*) FROM replay) AS replay, "
-                                         "(SELECT count(*) FROM audit WHERE \"time\" < %d) AS audit" % (old + 1))[0]
-                if left == {"replay": 1, "audit": 0}:
+                                         "(SELECT count(*) FROM audit WHERE \"time\" < %d) AS audit, "
+                                         "(SELECT count(*) FROM rate_counters) AS rate" % (old + 1))[0]
+                if left == {"replay": 1, "audit": 0, "rate": 0}:
                     break
                 time.sleep(0.3)
-            assert left == {"replay": 1, "audit": 0}
+            assert left == {"replay": 1, "audit": 0, "rate": 0}
             assert "pruned 2500 jti" in authd.log_text()
         finally:
             authd.stop()
