@@ -106,6 +106,25 @@ public final class AuthenticatorService: Sendable {
         return try users.checkedRetryAfter(user, now: clock.now())
     }
 
+    /// The per-user failure limit for the user a token claims: nil to go on verifying, or
+    /// the answer — `unavailable` when the counter cannot be read (fail closed), else 429.
+    func userLimitAnswer(_ token: String, _ event: inout AuditEvent, unavailable: HTTPResponse) -> HTTPResponse? {
+        let claimed = verifier.peek(token)
+        let wait: Int64?
+        do throws(StoreError) {
+            wait = try userRetryAfter(claimed.sub)
+        } catch {
+            event.user = claimed.sub
+            counterUnavailable(&event, error)
+            return unavailable
+        }
+        guard let wait else { return nil }
+        event.user = claimed.sub
+        event.kid = claimed.kid
+        event.jti = claimed.jti
+        return rateLimitedAnswer(&event, scope: "user", wait: wait)
+    }
+
     /// Marks `event` as failed on the store (the rate-limit counter could not be read).
     func counterUnavailable(_ event: inout AuditEvent, _ error: StoreError) {
         log.message("rate limit counter unavailable: \(error)")
@@ -149,20 +168,7 @@ public final class AuthenticatorService: Sendable {
                 event.reason = "invalid_request"
                 answer = .error(400, "invalid_request")
             } else if let jwt = body["jwt"]?.stringValue {
-                let claimed = verifier.peek(jwt)
-                let wait: Int64?
-                do throws(StoreError) {
-                    wait = try userRetryAfter(claimed.sub)
-                } catch {
-                    event.user = claimed.sub
-                    counterUnavailable(&event, error)
-                    return finish(event, .error(503, "unavailable"), &summary, path: request.path)
-                }
-                if let wait {
-                    event.user = claimed.sub
-                    event.kid = claimed.kid
-                    event.jti = claimed.jti
-                    let refused = rateLimitedAnswer(&event, scope: "user", wait: wait)
+                if let refused = userLimitAnswer(jwt, &event, unavailable: .error(503, "unavailable")) {
                     return finish(event, refused, &summary, path: request.path)
                 }
                 let result = verifier.verifyLogin(jwt)

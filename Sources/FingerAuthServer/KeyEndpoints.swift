@@ -21,15 +21,10 @@ extension AuthenticatorService {
             return .error(413, "body_too_large")
         }
         let tokenHost: String
-        switch hostForBearer(request.authorization) {
-        case let .failure(failure):
-            event.reason = failure.code
-            if failure.response.status == 503 { event.outcome = "error" }
-            return failure.response
-        case let .success(host):
-            tokenHost = host
+        switch authorizedHost(request, &event) {
+        case let .refused(answer): return answer
+        case let .host(host): tokenHost = host
         }
-        event.host = LogText.clean(tokenHost)
         let body: JSONValue
         switch Self.jsonBody(request) {
         case let .failure(failure):
@@ -112,15 +107,10 @@ extension AuthenticatorService {
             return revokeByKeyHolder(kid: kid, jwt: jwt, &event)
         }
         let tokenHost: String
-        switch hostForBearer(request.authorization) {
-        case let .failure(failure):
-            event.reason = failure.code
-            if failure.response.status == 503 { event.outcome = "error" }
-            return failure.response
-        case let .success(host):
-            tokenHost = host
+        switch authorizedHost(request, &event) {
+        case let .refused(answer): return answer
+        case let .host(host): tokenHost = host
         }
-        event.host = LogText.clean(tokenHost)
         guard !kid.isEmpty, kid.utf8.count <= 128, TokenVerifier.isPrintableASCII(kid) else {
             event.reason = "unknown_kid"
             return .error(404, "unknown_kid")
@@ -213,6 +203,25 @@ extension AuthenticatorService {
             event.reason = "unavailable"
             return .error(503, "unavailable")
         }
+    }
+
+    /// The host of the request's host token, recorded in `event`; or the refusal, with
+    /// its reason in `event` (401, or 503 marked as an error).
+    private func authorizedHost(_ request: HTTPRequest, _ event: inout AuditEvent) -> HostCheck {
+        switch hostForBearer(request.authorization) {
+        case let .failure(failure):
+            event.reason = failure.code
+            if failure.response.status == 503 { event.outcome = "error" }
+            return .refused(failure.response)
+        case let .success(host):
+            event.host = LogText.clean(host)
+            return .host(host)
+        }
+    }
+
+    enum HostCheck {
+        case host(String)
+        case refused(HTTPResponse)
     }
 
     /// The host of a valid `Authorization: Bearer <host token>`, or the 401/503 answer.

@@ -39,20 +39,8 @@ extension AuthenticatorService {
             event.reason = "invalid_request"
             return Self.oauthError("invalid_request")
         }
-        let claimed = verifier.peek(assertion)
-        let wait: Int64?
-        do throws(StoreError) {
-            wait = try userRetryAfter(claimed.sub)
-        } catch {
-            event.user = claimed.sub
-            counterUnavailable(&event, error)
-            return .error(503, "temporarily_unavailable")
-        }
-        if let wait {
-            event.user = claimed.sub
-            event.kid = claimed.kid
-            event.jti = claimed.jti
-            return rateLimitedAnswer(&event, scope: "user", wait: wait)
+        if let refused = userLimitAnswer(assertion, &event, unavailable: .error(503, "temporarily_unavailable")) {
+            return refused
         }
         let result = verifier.verifyLogin(assertion)
         event.user = result.facts.sub
