@@ -27,7 +27,7 @@ let package = Package(
     name: "FingerAuth",
     products: [
         .library(name: "pam_fingerauth", type: .dynamic, targets: ["PAMFingerAuth"]),
-        .executable(name: "fingerauth-scan", targets: ["FingerAuthScan"]),
+        .executable(name: "fingerauth-login", targets: ["FingerAuthLogin"]),
         .executable(name: "fingerauth", targets: ["FingerAuthCLI"]),
         .executable(name: "fingerauthd", targets: ["FingerAuthDaemon"]),
     ],
@@ -41,11 +41,13 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq"),
+        // fork + execveat of the login helper: the child runs async-signal-safe C only.
+        .target(name: "CSpawn"),
 
         // Plain Swift: config, JSON, JWT, claims, the login decision. No C, no Foundation.
         .target(name: "FingerAuthCore", swiftSettings: v5),
         // Thin adapters over the system and the C libraries.
-        .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore", "CSystem"], swiftSettings: v5),
+        .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore", "CSystem", "CSpawn"], swiftSettings: v5),
         .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"], swiftSettings: v5),
         .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v5),
         .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v5),
@@ -53,14 +55,16 @@ let package = Package(
                 dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite", "CPostgres", "CMicroHTTPD"],
                 swiftSettings: v5),
 
-        // Products.
+        // Products. The module reaches libpam and libc only: everything that reads the
+        // environment, the network, the reader or the key runs in the login helper.
         .target(name: "PAMFingerAuth",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthHTTP", "CPAM", "CSystem"],
+                dependencies: ["FingerAuthCore", "FingerAuthSystem", "CPAM", "CSystem"],
                 exclude: ["exports.map"],
                 swiftSettings: v5,
                 linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
-        .executableTarget(name: "FingerAuthScan",
-                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthReader"],
+        .executableTarget(name: "FingerAuthLogin",
+                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthReader",
+                                         "FingerAuthCrypto", "FingerAuthHTTP", "CSystem"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthCLI",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto",

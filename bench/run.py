@@ -195,7 +195,7 @@ def login_split(world, ours50):
     try:
         fake = statistics.median(success_times("fake helper", pamtest(world, service, "alice", LOGINS)[0]))
     finally:
-        world.write_conf(scan_helper=real_helper)
+        world.write_conf(login_helper=real_helper)
     # the real helper alone, timed around the process
     feeder = Feeder(world.reader.path, ["SCAN " + IDENTITY])
     scans = []
@@ -303,7 +303,7 @@ def module_cost(world, tmp):
         cpu = {service: (cpu_per_login(world, service, LOGINS) - cpu_per_login(world, service, 10)) / (LOGINS - 10)
                for service in ("fa-only", permit)}
     finally:
-        world.write_conf(scan_helper=str(world.build / "fingerauth-scan"))
+        world.write_conf(login_helper=str(world.build / "fingerauth-login"))
     module_cpu = cpu["fa-only"] - cpu[permit]
     clock = mhz()
     log("callgrind: %.2f M instructions per login in fa-pamtest with the module, %.2f M with pam_permit: module %.2f M"
@@ -629,7 +629,7 @@ def steadiness(world, tmp):
             log("%s: %d logins in one process in %.0f s, RSS kB at each tenth: %s" % (
                 service, MODULE_CYCLES, time.monotonic() - began, " ".join(str(v) for _, v in sorted(rss[service].items()))))
     finally:
-        world.write_conf(scan_helper=str(world.build / "fingerauth-scan"), debug_file=str(world.module_log))
+        world.write_conf(login_helper=str(world.build / "fingerauth-login"), debug_file=str(world.module_log))
     ours, base = rss["fa-only"], rss["permit"]
     first = min(ours)
     add(5, "host RSS after %dk logins in 1 process (vs pam_permit)" % (MODULE_CYCLES // 1000), ours[MODULE_CYCLES] / 1024.0,

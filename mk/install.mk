@@ -35,7 +35,7 @@ INSTALL_BUILD_DEP := $(if $(NOBUILD),,build)
 
 # The binaries must be there and must not need the Swift toolchain at run time.
 install-check:
-	@for f in pam_fingerauth.so fingerauth-scan fingerauth fingerauthd; do \
+	@for f in pam_fingerauth.so fingerauth-login fingerauth fingerauthd; do \
 	  test -f $(BUILD)/$$f || { echo "install: $(BUILD)/$$f is missing; run make first" >&2; exit 1; }; \
 	  if readelf -d $(BUILD)/$$f | grep -E 'NEEDED.*libswift|NEEDED.*libFoundation|R(UN)?PATH'; then \
 	    echo "install: $(BUILD)/$$f needs the Swift toolchain at run time" >&2; exit 1; fi; \
@@ -45,7 +45,7 @@ install: $(INSTALL_BUILD_DEP) install-check
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
 	  $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR)/security $(DESTDIR)$(PAMCONFIGDIR)
 	$(INSTALL) -m 0644 $(BUILD)/pam_fingerauth.so $(DESTDIR)$(PAMDIR)/pam_fingerauth.so
-	$(INSTALL) -m 0755 $(BUILD)/fingerauth-scan $(DESTDIR)$(LIBEXECDIR)/fingerauth-scan
+	$(INSTALL) -m 0755 $(BUILD)/fingerauth-login $(DESTDIR)$(LIBEXECDIR)/fingerauth-login
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth $(DESTDIR)$(BINDIR)/fingerauth
 	$(INSTALL) -m 0755 $(BUILD)/fingerauthd $(DESTDIR)$(SBINDIR)/fingerauthd
 	$(INSTALL) -d -m 0700 $(DESTDIR)$(STATEDIR)
@@ -89,7 +89,7 @@ install: $(INSTALL_BUILD_DEP) install-check
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -f $(PAMCONFIGDIR)/fingerauth ] && command -v pam-auth-update >/dev/null; then \
 	  echo "pam-auth-update --package --remove fingerauth"; pam-auth-update --package --remove fingerauth; fi
-	rm -f $(DESTDIR)$(PAMDIR)/pam_fingerauth.so $(DESTDIR)$(LIBEXECDIR)/fingerauth-scan \
+	rm -f $(DESTDIR)$(PAMDIR)/pam_fingerauth.so $(DESTDIR)$(LIBEXECDIR)/fingerauth-login \
 	  $(DESTDIR)$(BINDIR)/fingerauth $(DESTDIR)$(SBINDIR)/fingerauthd \
 	  $(DESTDIR)$(PAMCONFIGDIR)/fingerauth $(DESTDIR)$(BASHCOMPDIR)/fingerauth \
 	  $(DESTDIR)$(SYSTEMDUNITDIR)/fingerauthd.service $(DESTDIR)$(SYSUSERSDIR)/fingerauthd.conf

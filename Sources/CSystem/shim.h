@@ -3,21 +3,24 @@
 #ifndef FINGERAUTH_CSYSTEM_SHIM_H
 #define FINGERAUTH_CSYSTEM_SHIM_H
 #include <sys/types.h>
-#include <spawn.h>
+#include <fcntl.h>
+#include <utmp.h>
 
 extern size_t strnlen(const char *s, size_t maxlen);
 extern int pipe2(int pipefd[2], int flags);
 extern ssize_t getrandom(void *buffer, size_t length, unsigned int flags);
-extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
 /* pipe2(2): a pipe whose ends are close-on-exec from the start. */
 static inline int fa_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 /* getrandom(2) from the kernel's CSPRNG. */
 static inline ssize_t fa_getrandom(void *buffer, size_t length) { return getrandom(buffer, length, 0); }
-/* Close every descriptor >= from in the spawned child (glibc >= 2.34). */
-static inline int fa_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
-    return posix_spawn_file_actions_addclosefrom_np(actions, from);
-}
+/* O_PATH (010000000 on Linux) is hidden without _GNU_SOURCE. */
+static inline int fa_o_path(void) { return 010000000; }
+/* closefrom(3) (glibc >= 2.34), hidden without _GNU_SOURCE. */
+extern void closefrom(int lowfd);
+static inline void fa_closefrom(int lowfd) { closefrom(lowfd); }
+/* fcntl(fd, F_SETFL, flags): fcntl is variadic. */
+static inline int fa_fcntl_setfl(int fd, int flags) { return fcntl(fd, F_SETFL, flags); }
 /* strnlen(3): length of a C string from outside, bounded. */
 static inline size_t fa_strnlen(const char *s, size_t maxlen) { return strnlen(s, maxlen); }
 #endif

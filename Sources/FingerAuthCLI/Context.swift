@@ -89,7 +89,7 @@ struct Context {
         guard SafeFile.exists(paths.deviceKey) else {
             throw CommandError("\(user) has no device key (create one: fingerauth key create --user \(user))")
         }
-        switch FileEnrollmentStore().loadKey(paths.deviceKey) {
+        switch DeviceKeyFile().loadKey(paths.deviceKey) {
         case let .success(key): return key
         case let .failure(e): throw CommandError("device key: \(e.message)")
         }

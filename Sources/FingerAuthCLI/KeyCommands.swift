@@ -73,7 +73,7 @@ enum KeyCommands {
     static func generate(bits: Int, to path: String) throws(CommandError) -> DeviceKey {
         do {
             let key = try RSAPrivateKey.generate(bits: bits)
-            try FileEnrollmentStore().saveKey(key, to: path)
+            try DeviceKeyFile().saveKey(key, to: path)
             return try DeviceKey(key: key)
         } catch {
             throw CommandError("cannot create the device key: \(error)")

@@ -28,15 +28,16 @@ enum LocalChecks {
         return .pass("config", "\(file); url \(url.text)")
     }
 
-    static func scanHelper(_ options: Options) -> StatusCheck {
-        if let problem = HelperScanner.checkExecutable(options.scanHelper) {
-            return .fail("scan-helper", problem,
-                         fix: "install fingerauth-scan there, root-owned, mode 755 (or set scan_helper = PATH)")
+    static func loginHelper(_ options: Options) -> StatusCheck {
+        if case let .failure(problem) = TrustedExecutable.open(options.loginHelper) {
+            return .fail("login-helper", problem.description,
+                         fix: "install fingerauth-login there, root-owned, mode 755, in root-owned directories "
+                            + "not writable by others (or set login_helper = PATH)")
         }
-        return .pass("scan-helper", "\(options.scanHelper): root-owned executable")
+        return .pass("login-helper", "\(options.loginHelper): root-owned executable on a root-owned path")
     }
 
-    /// Opens the reader the way the scan helper does, reads its driver and name, and closes
+    /// Opens the reader the way the login helper does, reads its driver and name, and closes
     /// it again before returning.
     static func reader(_ options: Options, fprintd: [Int32]) -> StatusCheck {
         let opened: (driver: String, name: String)
@@ -107,7 +108,7 @@ enum LocalChecks {
             return (.fail("key", "\(path) does not exist", fix: "fingerauth key create --user \(context.user) && fingerauth register --user \(context.user)"), nil)
         }
         let mode = String(UInt32(st.st_mode) & 0o7777, radix: 8)
-        switch FileEnrollmentStore().loadKey(path) {
+        switch DeviceKeyFile().loadKey(path) {
         case let .success(key):
             return (.pass("key", "\(path): root, mode \(mode), RSA-\(key.jwk.bits), kid \(key.kid)"), key)
         case let .failure(error):

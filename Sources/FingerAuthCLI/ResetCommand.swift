@@ -24,7 +24,7 @@ enum ResetCommand {
         var kids: [String] = []
         var keys: [String: DeviceKey] = [:]
         for path in [paths.deviceKey, KeyRotation.oldPath(paths)] {
-            if case let .success(key) = FileEnrollmentStore().loadKey(path) {
+            if case let .success(key) = DeviceKeyFile().loadKey(path) {
                 kids.append(key.kid)
                 keys[key.kid] = key
             }

@@ -47,7 +47,7 @@ enum RevokeCommand {
             do { try record.save(paths.registration) } catch { throw CommandError("revoked, but cannot record it: \(error)") }
         }
         let old = KeyRotation.oldPath(paths)
-        if case let .success(key) = FileEnrollmentStore().loadKey(old), key.kid == kid {
+        if case let .success(key) = DeviceKeyFile().loadKey(old), key.kid == kid {
             try? SafeFile.remove(old)
             say("deleted old key \(kid)")
         }

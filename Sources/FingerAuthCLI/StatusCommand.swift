@@ -5,7 +5,7 @@ import FingerAuthCore
 enum StatusCommand {
     static let usage = """
         usage: fingerauth status [--user U] [--json] [--pam-dir D] [--config F] [--state-dir D]
-          Checks, in order: config (readable, safe, url set), scan-helper, reader (driver, name;
+          Checks, in order: config (readable, safe, url set), login-helper, reader (driver, name;
           opened and closed again), fprintd (running, holding the reader), enrolled (fingers),
           key (present, root 0600, kid), registered (local record; the authenticator's view when
           it offers GET /v1/keys/<kid>), authenticator (GET /healthz, TLS), clock (skew against
@@ -35,7 +35,7 @@ enum StatusCommand {
             }
             user = fallback
             checks = [.fail("config", error.message, fix: "correct the configuration file and run fingerauth status again")]
-            for name in ["scan-helper", "reader", "fprintd", "enrolled", "key", "registered", "authenticator", "clock"] {
+            for name in ["login-helper", "reader", "fprintd", "enrolled", "key", "registered", "authenticator", "clock"] {
                 checks.append(.skip(name, "the configuration could not be read"))
             }
             checks.append(LocalChecks.pam(directory: pamDirectory))
@@ -55,7 +55,7 @@ enum StatusCommand {
 
     static func runChecks(_ context: Context, pamDirectory: String) -> [StatusCheck] {
         let options = context.options
-        var checks = [LocalChecks.config(context), LocalChecks.scanHelper(options)]
+        var checks = [LocalChecks.config(context), LocalChecks.loginHelper(options)]
         let fprintd = LocalChecks.fprintdProcesses()
         let reader = LocalChecks.reader(options, fprintd: fprintd)
         checks.append(reader)

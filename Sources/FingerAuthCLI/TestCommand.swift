@@ -2,20 +2,18 @@
 import Glibc
 #endif
 import FingerAuthCore
-import FingerAuthCrypto
-import FingerAuthHTTP
 import FingerAuthSystem
 
-/// `fingerauth test`: the whole login as the module runs it — the same `LoginFlow`, with the
-/// same scan helper (`HelperScanner` → `fingerauth-scan`), device key and libcurl transport —
+/// `fingerauth test`: the whole login as the module runs it — the same `LoginFlow` and the
+/// same login helper (`HelperProcess` → `fingerauth-login`), started the same clean way —
 /// each step timed and printed as it completes. Nothing is faked: a success is a real login
 /// at the authenticator (audited as one, with service `--service`).
 enum TestCommand {
     static let usage = """
         usage: fingerauth test [--user U] [--service NAME] [--config F] [--state-dir D]
-          Runs the login the PAM module would run: enrollment and key check, a scan through the
-          scan helper (put your finger on the reader when asked), signing, POST to the
-          authenticator. One line per step: outcome and time in ms. --service sets the token's
+          Runs the login the PAM module would run: enrollment check, then the login helper
+          (reader, device key and the authenticator made ready; put your finger on the reader
+          when asked; signing and the POST). One line per step: outcome and time in ms. --service sets the token's
           `service` claim (default fingerauth-test). Needs root.
           Exit status: 0 only if the authenticator accepted the login; 1 otherwise (the last
           line says why and what to do); 2 wrong usage.
@@ -39,9 +37,8 @@ enum TestCommand {
             Step.report(false, "result", "disabled = yes in the configuration: the module does nothing (PAM_IGNORE)", since: started)
             return 1
         }
-        let flow = LoginFlow(scanner: TimedScanner(), store: TimedStore(), transport: TimedTransport(),
-                             conversation: PrintingConversation(), clock: SystemClock(), random: SystemRandom(),
-                             users: PasswdUsers(), hostName: currentHostName())
+        let flow = LoginFlow(helper: TimedHelper(), store: TimedStore(), conversation: PrintingConversation(),
+                             random: SystemRandom(), users: PasswdUsers(), hostName: currentHostName())
         let outcome = flow.authenticate(LoginRequest(user: context.user, service: service), options: context.options)
         let accepted = outcome.code == .success
         let detail = accepted ? "accepted by the authenticator for \(context.user) (PAM_SUCCESS)"
@@ -70,26 +67,45 @@ enum Step {
     }
 }
 
-/// The module's scanner, timed.
-struct TimedScanner: FingerprintScanner {
-    func scan(user: String, options: Options, relay: (ScanMessage) -> Bool) -> ScanOutcome {
-        let start = MonotonicInstant.now()
+/// The module's login helper, with a timed line for each of its phases: `prepare` (reader
+/// open, key loaded, authenticator reached), `scan`, `authenticator`.
+struct TimedHelper: LoginHelper {
+    func run(_ job: LoginJob, relay: (HelperMessage) -> Bool) -> HelperOutcome {
+        var start = MonotonicInstant.now()
         var reader = "the reader"
-        let outcome = HelperScanner().scan(user: user, options: options) { message in
-            if case let .ready(name) = message { reader = name }
+        var phase = "prepare"
+        let url = job.options.url?.text ?? "-"
+        let outcome = HelperProcess().run(job) { message in
+            switch message {
+            case let .ready(name):
+                reader = name
+                Step.report(true, "prepare", "\(name) open, device key loaded, \(url) reached", since: start)
+                start = MonotonicInstant.now()
+                phase = "scan"
+            case let .match(finger):
+                Step.report(true, "scan", "\(finger) matched on \(reader) via \(job.options.loginHelper)", since: start)
+                start = MonotonicInstant.now()
+                phase = "authenticator"
+            case let .accepted(_, kid):
+                Step.report(true, "authenticator", "POST \(url) accepted, kid \(kid)", since: start)
+            case let .refused(_, _, detail), let .unavailable(_, _, detail):
+                Step.report(false, "authenticator", "POST \(url): \(detail)", since: start)
+            default: break
+            }
             return relay(message)
         }
         switch outcome {
-        case let .matched(finger): Step.report(true, "scan", "\(finger) matched on \(reader) via \(options.scanHelper)", since: start)
-        case .tooManyTries: Step.report(false, "scan", "no match in \(options.maxTries) tries", since: start)
-        case let .unavailable(why): Step.report(false, "scan", why, since: start)
-        case .conversationFailed: Step.report(false, "scan", "stopped", since: start)
+        case .tooManyTries: Step.report(false, "scan", "no match in \(job.options.maxTries) tries", since: start)
+        case let .unreachable(why), let .keyUnusable(why), let .unavailable(why):
+            Step.report(false, phase, why, since: start)
+        case .conversationFailed: Step.report(false, phase, "stopped", since: start)
+        default: break
         }
         return outcome
     }
 }
 
-/// The module's enrollment store, timed; hands out a timed signer.
+/// The module's enrollment check, timed.
 struct TimedStore: EnrollmentStore {
     let store = FileEnrollmentStore()
 
@@ -102,46 +118,6 @@ struct TimedStore: EnrollmentStore {
         case let .unsafe(why): Step.report(false, "enrollment", why, since: start)
         }
         return state
-    }
-
-    func signer(for user: String, options: Options) -> Result<TokenSigner, KeyLoadError> {
-        let start = MonotonicInstant.now()
-        switch store.signer(for: user, options: options) {
-        case let .success(signer):
-            Step.report(true, "device key", "kid \(signer.kid)", since: start)
-            return .success(TimedSigner(inner: signer))
-        case let .failure(error):
-            Step.report(false, "device key", error.message, since: start)
-            return .failure(error)
-        }
-    }
-}
-
-struct TimedSigner: TokenSigner {
-    let inner: TokenSigner
-    var kid: String { inner.kid }
-    func signRS256(_ input: [UInt8]) -> [UInt8]? {
-        let start = MonotonicInstant.now()
-        let signature = inner.signRS256(input)
-        Step.report(signature != nil, "sign", signature != nil ? "RS256 token signed" : "signing failed", since: start)
-        return signature
-    }
-}
-
-/// The module's libcurl transport, timed.
-struct TimedTransport: AuthenticatorTransport {
-    func post(json: [UInt8], options: Options) -> TransportResult {
-        let start = MonotonicInstant.now()
-        let result = CurlTransport().post(json: json, options: options)
-        let url = options.url?.text ?? "-"
-        switch result {
-        case let .answered(status, body):
-            let reason = (try? JSONParser().parse(body))?["error"]?.stringValue.map { ": " + Authenticator.printable($0) } ?? ""
-            Step.report((200..<300).contains(status), "authenticator", "POST \(url) answered \(status)\(reason)", since: start)
-        case let .failed(why):
-            Step.report(false, "authenticator", "POST \(url): \(why)", since: start)
-        }
-        return result
     }
 }
 

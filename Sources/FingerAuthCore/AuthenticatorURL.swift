@@ -4,6 +4,11 @@ public struct AuthenticatorURL: Equatable, Sendable {
     public let text: String
     public let isHTTPS: Bool
     public let host: String
+    /// The port written in the URL, if any.
+    public let port: Int?
+
+    /// The port connected to: the written one, else 443 (https) or 80 (http).
+    public var effectivePort: Int { port ?? (isHTTPS ? 443 : 80) }
 
     /// Nil with a reason when the text is not an acceptable URL.
     public static func parse(_ text: String) -> Result<AuthenticatorURL, ConfigError> {
@@ -30,19 +35,24 @@ public struct AuthenticatorURL: Equatable, Sendable {
         guard !authority.contains("@") else { return fail("must not contain user information") }
         guard !text.contains("#") else { return fail("must not contain a fragment") }
         var host: Substring
+        var port: Int? = nil
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { return fail("has a malformed IPv6 host") }
             host = authority[authority.index(after: authority.startIndex)..<close]
             let after = authority[authority.index(after: close)...]
             guard after.isEmpty || (after.hasPrefix(":") && isPort(after.dropFirst())) else { return fail("has a malformed port") }
+            if !after.isEmpty { port = Int(after.dropFirst()) }
         } else {
             let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count <= 2 else { return fail("has a malformed host") }
             host = parts[0]
-            if parts.count == 2 && !isPort(parts[1]) { return fail("has a malformed port") }
+            if parts.count == 2 {
+                guard isPort(parts[1]) else { return fail("has a malformed port") }
+                port = Int(parts[1])
+            }
         }
         guard !host.isEmpty else { return fail("has no host") }
-        return .success(AuthenticatorURL(text: text, isHTTPS: isHTTPS, host: String(host).lowercased()))
+        return .success(AuthenticatorURL(text: text, isHTTPS: isHTTPS, host: String(host).lowercased(), port: port))
     }
 
     /// 127.0.0.0/8, ::1 or localhost.

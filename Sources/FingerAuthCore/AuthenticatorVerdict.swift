@@ -10,8 +10,9 @@ public enum AuthenticatorVerdict: Equatable, Sendable {
     /// Largest answer body read.
     public static let maxBodyBytes = 16 * 1024
 
-    /// Only `ok` true together with our own `sub` and `jti` counts as a yes.
-    public static func interpret(status: Int, body: [UInt8], user: String, jti: String) -> AuthenticatorVerdict {
+    /// Only `ok` true together with our own `sub`, `jti` and `kid`, each equal byte for byte,
+    /// counts as a yes.
+    public static func interpret(status: Int, body: [UInt8], user: String, jti: String, kid: String) -> AuthenticatorVerdict {
         switch status {
         case 200..<300:
             guard let json = try? JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(body),
@@ -19,8 +20,15 @@ public enum AuthenticatorVerdict: Equatable, Sendable {
                 return .unavailable("authenticator answered \(status) with an unreadable body")
             }
             guard ok else { return .rejected("authenticator answered ok=false") }
-            guard json["sub"]?.stringValue == user else { return .rejected("authenticator accepted another user") }
-            guard json["jti"]?.stringValue == jti else { return .rejected("authenticator accepted another token") }
+            guard let sub = json["sub"]?.stringValue, sameBytes(sub, user) else {
+                return .rejected("authenticator accepted another user")
+            }
+            guard let answeredJTI = json["jti"]?.stringValue, sameBytes(answeredJTI, jti) else {
+                return .rejected("authenticator accepted another token")
+            }
+            guard let answeredKID = json["kid"]?.stringValue, sameBytes(answeredKID, kid) else {
+                return .rejected("authenticator accepted another key")
+            }
             return .accepted
         case 400, 401, 403:
             let reason = (try? JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(body))?["error"]?.stringValue

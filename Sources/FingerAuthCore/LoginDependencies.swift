@@ -1,14 +1,27 @@
-/// The parts the login decision talks to. The module plugs in real adapters (scan helper,
-/// OpenSSL, libcurl, PAM conversation); unit tests plug in scripted fakes.
+/// The parts the login decision talks to. The module plugs in real adapters (the login
+/// helper process, the PAM conversation, the system's user database); unit tests plug in
+/// scripted fakes.
 
-/// Runs the biometric step and relays each message; `relay` returns false when the
-/// conversation failed, and the scan must then stop.
-public protocol FingerprintScanner {
-    func scan(user: String, options: Options, relay: (ScanMessage) -> Bool) -> ScanOutcome
+/// Runs the whole login step (reader, device key, signing, the authenticator) in the login
+/// helper and relays each message; `relay` returns false when the conversation failed, and
+/// the helper must then be stopped.
+public protocol LoginHelper {
+    func run(_ job: LoginJob, relay: (HelperMessage) -> Bool) -> HelperOutcome
 }
 
-public enum ScanOutcome: Equatable, Sendable {
-    case matched(finger: String)
+/// How the helper's login step ended, as the module read it from the helper's lines and
+/// exit status. Verdicts carry the `jti` they name: the decision checks it is the module's.
+public enum HelperOutcome: Equatable, Sendable {
+    /// The finger matched and the authenticator accepted the token `jti` (helper exited 0).
+    case accepted(jti: String, kid: String, finger: String)
+    /// The finger matched; the authenticator refused the token.
+    case refused(jti: String, kid: String, finger: String?, reason: String)
+    /// The finger matched; the authenticator did not answer properly (5xx, timeout…).
+    case authenticatorUnavailable(jti: String, kid: String, finger: String?, reason: String)
+    /// The authenticator could not be reached before the scan began: the reader was never armed.
+    case unreachable(String)
+    /// The device key could not be used.
+    case keyUnusable(String)
     case tooManyTries
     /// No reader, busy, helper crashed or timed out…: the reason is for the log.
     case unavailable(String)
@@ -23,35 +36,10 @@ public enum EnrollmentState: Equatable, Sendable {
     case unsafe(String)
 }
 
-/// Signs with the user's device key.
-public protocol TokenSigner {
-    /// RFC 7638 thumbprint of the public key.
-    var kid: String { get }
-    /// RS256 signature of `input`; nil when signing failed.
-    func signRS256(_ input: [UInt8]) -> [UInt8]?
-}
-
-/// The per-user state under `state_dir`.
+/// The per-user state under `state_dir`, as far as the module looks at it: presence only.
+/// The helper reads the prints and the key.
 public protocol EnrollmentStore {
     func enrollment(of user: String, options: Options) -> EnrollmentState
-    /// Loads the device key; the error text names the file and the rule, never the key.
-    func signer(for user: String, options: Options) -> Result<TokenSigner, KeyLoadError>
-}
-
-public struct KeyLoadError: Error, Equatable, Sendable {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-}
-
-/// POSTs JSON to the authenticator.
-public protocol AuthenticatorTransport {
-    func post(json: [UInt8], options: Options) -> TransportResult
-}
-
-public enum TransportResult: Equatable, Sendable {
-    case answered(status: Int, body: [UInt8])
-    /// Connection refused, TLS failure, timeout…: the reason is for the log.
-    case failed(String)
 }
 
 /// The PAM conversation: text for the person at the keyboard.
@@ -75,4 +63,17 @@ public protocol RandomSource {
 /// The system's user database (getpwnam_r in the module).
 public protocol UserDatabase {
     func exists(_ user: String) -> Bool
+}
+
+/// Signs with the user's device key (in the helper and the command line, never the module).
+public protocol TokenSigner {
+    /// RFC 7638 thumbprint of the public key.
+    var kid: String { get }
+    /// RS256 signature of `input`; nil when signing failed.
+    func signRS256(_ input: [UInt8]) -> [UInt8]?
+}
+
+public struct KeyLoadError: Error, Equatable, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
 }

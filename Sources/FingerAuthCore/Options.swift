@@ -3,7 +3,8 @@
 public struct Options: Equatable, Sendable {
     public static let defaultConfigPath = "/etc/security/fingerauth.conf"
     public static let defaultStateDirectory = "/var/lib/fingerauth"
-    public static let defaultScanHelper = "/usr/libexec/fingerauth/fingerauth-scan"
+    public static let defaultLoginHelper = "/usr/libexec/fingerauth/fingerauth-login"
+    public static let defaultSessionDirectory = "/run/fingerauth/sessions"
     public static let defaultTokenFile = "/etc/security/fingerauth.token"
 
     /// Where the module POSTs the token (`url`). Required.
@@ -24,8 +25,10 @@ public struct Options: Equatable, Sendable {
     public var ttlSeconds = 30
     /// Per-user state (`state_dir`).
     public var stateDirectory = Options.defaultStateDirectory
-    /// The scan helper's path (`scan_helper`).
-    public var scanHelper = Options.defaultScanHelper
+    /// The login helper's path (`login_helper`): the process that does the whole login step.
+    public var loginHelper = Options.defaultLoginHelper
+    /// Where `pam_sm_open_session` records remote sessions by audit session id (`session_dir`).
+    public var sessionDirectory = Options.defaultSessionDirectory
     /// libfprint virtual reader socket, for tests and demos (`virtual_reader`).
     public var virtualReader: String?
     /// Permit `http://` to a loopback authenticator (`allow_http`).
@@ -49,7 +52,7 @@ public struct Options: Equatable, Sendable {
         a.url == b.url && a.audience == b.audience && a.hostID == b.hostID && a.caFile == b.caFile
             && a.pinnedPublicKey == b.pinnedPublicKey && a.timeoutSeconds == b.timeoutSeconds
             && a.maxTries == b.maxTries && a.ttlSeconds == b.ttlSeconds && a.stateDirectory == b.stateDirectory
-            && a.scanHelper == b.scanHelper && a.virtualReader == b.virtualReader && a.allowHTTP == b.allowHTTP
+            && a.loginHelper == b.loginHelper && a.sessionDirectory == b.sessionDirectory && a.virtualReader == b.virtualReader && a.allowHTTP == b.allowHTTP
             && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
             && a.disabled == b.disabled && a.tokenFile == b.tokenFile
             && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
@@ -62,7 +65,8 @@ public struct Options: Equatable, Sendable {
     public mutating func set(_ key: String, _ value: String, source: String) throws(ConfigError) {
         func error(_ m: String) -> ConfigError { ConfigError(source: source, key: key, message: m) }
         func path() throws(ConfigError) -> String {
-            guard value.hasPrefix("/"), !value.contains("\0"), value.utf8.count < 4096 else {
+            guard value.hasPrefix("/"), value.utf8.count < 4096,
+                  value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else {
                 throw error("must be an absolute path")
             }
             return value
@@ -101,7 +105,8 @@ public struct Options: Equatable, Sendable {
         case "max_tries": maxTries = try number(1...10)
         case "ttl": ttlSeconds = try number(1...300)
         case "state_dir": stateDirectory = try path()
-        case "scan_helper": scanHelper = try path()
+        case "login_helper": loginHelper = try path()
+        case "session_dir": sessionDirectory = try path()
         case "virtual_reader": virtualReader = try path()
         case "allow_http": allowHTTP = try flag()
         case "remote":
@@ -128,7 +133,9 @@ public struct Options: Equatable, Sendable {
         }
     }
 
-    /// Checks what cannot be checked key by key: a url is set, http only when allowed and to loopback.
+    /// Checks what cannot be checked key by key: a url is set, http only when allowed, to
+    /// loopback, and to a port below 1024 (only root can listen there, so no local user can
+    /// stand in for the authenticator).
     public func validated(source: String) throws(ConfigError) -> Options {
         guard let url else { throw ConfigError(source: source, key: "url", message: "is not set") }
         if !url.isHTTPS {
@@ -137,6 +144,9 @@ public struct Options: Equatable, Sendable {
             }
             guard url.isLoopback else {
                 throw ConfigError(source: source, key: "url", message: "http:// is allowed only to a loopback address")
+            }
+            guard url.effectivePort < 1024 else {
+                throw ConfigError(source: source, key: "url", message: "http:// is allowed only to a loopback port below 1024")
             }
         }
         return self

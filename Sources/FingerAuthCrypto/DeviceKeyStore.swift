@@ -22,30 +22,10 @@ public final class DeviceKey: TokenSigner {
     public func signRS256(_ input: [UInt8]) -> [UInt8]? { try? key.signRS256(input) }
 }
 
-/// The per-user state on disk (DESIGN "Files"): enrollment check and device key loading,
-/// every file opened safely. Shared by the module and the command line.
-public struct FileEnrollmentStore: EnrollmentStore {
+/// Device key files (DESIGN "Files"): read and written the safe way. Used by the login
+/// helper and the command line; the module never touches a key.
+public struct DeviceKeyFile {
     public init() {}
-
-    public func enrollment(of user: String, options: Options) -> EnrollmentState {
-        let paths = StatePaths(root: options.stateDirectory, user: user)
-        do {
-            try SafeFile.checkDirectory(paths.userDirectory, rule: .privateDirectory)
-        } catch {
-            if case .missing = error { return .notEnrolled }
-            return .unsafe(error.description)
-        }
-        let prints = SafeFile.list(paths.printsDirectory).filter { $0.hasSuffix(StatePaths.printSuffix) }
-        guard !prints.isEmpty, SafeFile.exists(paths.deviceKey) else { return .notEnrolled }
-        return .enrolled
-    }
-
-    public func signer(for user: String, options: Options) -> Result<TokenSigner, KeyLoadError> {
-        switch loadKey(StatePaths(root: options.stateDirectory, user: user).deviceKey) {
-        case let .success(key): return .success(key)
-        case let .failure(e): return .failure(e)
-        }
-    }
 
     /// Reads and parses a device key file; the PEM buffer is wiped after parsing.
     public func loadKey(_ path: String) -> Result<DeviceKey, KeyLoadError> {
@@ -59,7 +39,7 @@ public struct FileEnrollmentStore: EnrollmentStore {
         do {
             return .success(try DeviceKey(key: RSAPrivateKey(pem: pem)))
         } catch {
-            return .failure(KeyLoadError("\(path): not a usable RSA private key"))
+            return .failure(KeyLoadError("\(path): not a usable RSA private key (encrypted keys are not supported)"))
         }
     }
 

@@ -24,13 +24,15 @@ public final class RSAPrivateKey {
     }
 
     /// Reads a PEM private key (PKCS#8 or traditional) from memory; refuses non-RSA keys and
-    /// keys under 2048 bits. The caller should clear `pem` afterwards.
+    /// keys under 2048 bits. An encrypted key is refused without asking for a passphrase.
+    /// The caller should clear `pem` afterwards.
     public init(pem: [UInt8]) throws {
         guard pem.count < 64 * 1024 else { throw CryptoError(operation: "load key", reason: "too large") }
         let loaded: OpaquePointer? = pem.withUnsafeBytes { raw in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
             defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+            // A callback that gives no passphrase: with none, OpenSSL would prompt on the tty.
+            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in -1 }, nil)
         }
         guard let loaded else { throw CryptoError.last("load key") }
         guard EVP_PKEY_is_a(loaded, "RSA") == 1, EVP_PKEY_get_bits(loaded) >= 2048 else {

@@ -35,12 +35,34 @@ public struct HTTPFailure: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// One HTTPS request through libcurl, hardened for use inside a PAM host: no redirects,
-/// no proxy from the environment, no signals, peer and host verified, bounded time and size.
+/// One HTTPS request through libcurl, hardened for use by the helper and the command line:
+/// no redirects, no proxy from the environment, no signals, peer and host verified, bounded
+/// time and size.
 public enum HTTPClient {
     public static func send(method: String, url: String, body: [UInt8]?, headers: [String] = [],
                             settings: HTTPSettings) -> Result<HTTPResponse, HTTPFailure> {
-        guard let handle = CurlHandle() else { return .failure(HTTPFailure(kind: .other, message: "libcurl unavailable")) }
+        guard let connection = HTTPConnection(settings: settings) else {
+            return .failure(HTTPFailure(kind: .other, message: "libcurl unavailable"))
+        }
+        return connection.send(method: method, url: url, body: body, headers: headers)
+    }
+}
+
+/// One libcurl easy handle kept across requests, so that a second request to the same
+/// server reuses the connection (DNS, TCP and the TLS handshake) of the first. libcurl
+/// opens a new connection by itself when the server closed the kept one. Use it from one
+/// thread at a time.
+public final class HTTPConnection {
+    let handle: CurlHandle
+    public var settings: HTTPSettings
+
+    public init?(settings: HTTPSettings) {
+        guard let handle = CurlHandle() else { return nil }
+        self.handle = handle
+        self.settings = settings
+    }
+
+    public func send(method: String, url: String, body: [UInt8]?, headers: [String] = []) -> Result<HTTPResponse, HTTPFailure> {
         let sink = ResponseSink(limit: settings.maxResponseBytes)
         let context = Unmanaged.passUnretained(sink).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -75,34 +97,46 @@ public enum HTTPClient {
         if let pin = settings.pinnedPublicKey {
             ok = ok && fa_curl_setopt_string(c, CURLOPT_PINNEDPUBLICKEY, pin) == CURLE_OK
         }
-        if method != "GET" && method != "POST" {
+        switch method {
+        case "GET":
+            ok = ok && fa_curl_setopt_long(c, CURLOPT_HTTPGET, 1) == CURLE_OK
+            ok = ok && fa_curl_setopt_pointer(c, CURLOPT_CUSTOMREQUEST, nil) == CURLE_OK
+        case "POST":
+            ok = ok && fa_curl_setopt_pointer(c, CURLOPT_CUSTOMREQUEST, nil) == CURLE_OK
+        default:
             ok = ok && fa_curl_setopt_string(c, CURLOPT_CUSTOMREQUEST, method) == CURLE_OK
         }
         guard ok else { return .failure(HTTPFailure(kind: .other, message: "libcurl refused an option")) }
+        handle.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
 
-        let code: CURLcode = withBody(body ?? [], post: method == "POST") { pointer, count in
+        let code: CURLcode = HTTPClient.withBody(body ?? [], post: method == "POST") { pointer, count in
             if method == "POST" {
                 _ = fa_curl_setopt_long(c, CURLOPT_POSTFIELDSIZE, count)
                 _ = fa_curl_setopt_pointer(c, CURLOPT_POSTFIELDS, pointer)
             }
-            return curl_easy_perform(c)
+            let code = curl_easy_perform(c)
+            // The body lives only for this call: libcurl must not keep a pointer to it.
+            _ = fa_curl_setopt_pointer(c, CURLOPT_POSTFIELDS, nil)
+            return code
         }
         if sink.overflowed {
             return .failure(HTTPFailure(kind: .tooLarge, message: "answer larger than \(settings.maxResponseBytes) bytes"))
         }
-        guard code == CURLE_OK else { return .failure(failure(code, handle: handle, url: url)) }
+        guard code == CURLE_OK else { return .failure(HTTPClient.failure(code, handle: handle, url: url)) }
         var status = 0
         _ = fa_curl_getinfo_long(c, CURLINFO_RESPONSE_CODE, &status)
         return .success(HTTPResponse(status: status, body: sink.bytes, date: sink.date))
     }
+}
 
-    private static func withBody(_ body: [UInt8], post: Bool,
+extension HTTPClient {
+    static func withBody(_ body: [UInt8], post: Bool,
                                  _ run: (UnsafeMutableRawPointer?, Int) -> CURLcode) -> CURLcode {
         var copy = body
         return copy.withUnsafeMutableBytes { run($0.baseAddress, $0.count) }
     }
 
-    private static func failure(_ code: CURLcode, handle: CurlHandle, url: String) -> HTTPFailure {
+    static func failure(_ code: CURLcode, handle: CurlHandle, url: String) -> HTTPFailure {
         let detail = handle.errorText.isEmpty ? String(cString: curl_easy_strerror(code)) : handle.errorText
         switch code {
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST:

@@ -13,7 +13,7 @@ extension FingerprintReader {
     /// Errors: `.badPrint` (corrupt, or made by another reader), `.timeout` at `deadline`,
     /// `.busy`, `.removed`, `.deviceError`, `.noPrints` for an empty list.
     public func verify(prints: [(finger: String, data: [UInt8])], deadline: Deadline,
-                       events: (ScanMessage) -> Void) throws(ReaderError) -> VerifyResult {
+                       events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
         guard !prints.isEmpty else { throw ReaderError(.noPrints, "No enrolled print to compare with") }
         var owned: [OwnedPrint] = []
         for entry in prints {
@@ -39,7 +39,7 @@ extension FingerprintReader {
 
     /// `verify(prints:deadline:events:)` with a deadline `seconds` from now.
     public func verify(prints: [(finger: String, data: [UInt8])], timeout seconds: Double,
-                       events: (ScanMessage) -> Void) throws(ReaderError) -> VerifyResult {
+                       events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
         try verify(prints: prints, deadline: .after(seconds: seconds), events: events)
     }
 
@@ -48,7 +48,7 @@ extension FingerprintReader {
 
     /// One verify, started again after each retry request until a decision or an error.
     private func verifyOne(_ print: OwnedPrint, deadline: Deadline,
-                           events: (ScanMessage) -> Void) throws(ReaderError) -> Bool {
+                           events: (HelperMessage) -> Void) throws(ReaderError) -> Bool {
         while true {
             let outcome = try withDeadline(deadline) { (cancellable) throws(ReaderError) -> Attempt<Bool> in
                 var matched: gboolean = 0
@@ -73,7 +73,7 @@ extension FingerprintReader {
 
     /// One identify over all prints, started again after each retry request.
     private func identify(_ prints: [OwnedPrint], deadline: Deadline,
-                          events: (ScanMessage) -> Void) throws(ReaderError) -> VerifyResult {
+                          events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
         guard let array = g_ptr_array_new() else { throw ReaderError(.deviceError, "Out of memory") }
         defer { g_ptr_array_unref(array) }
         for print in prints { g_ptr_array_add(array, UnsafeMutableRawPointer(print.pointer)) }

@@ -73,14 +73,20 @@ public final class FingerprintReader {
         return reader
     }
 
-    deinit {
-        if fp_device_is_open(device) != 0 {
-            // Closing the virtual device is immediate; a real one gets two seconds.
-            try? withDeadline(.after(seconds: 2)) { (cancellable) throws(ReaderError) in
-                var error: UnsafeMutablePointer<GError>? = nil
-                if fp_device_close_sync(device, cancellable, &error) == 0, let error { g_error_free(error) }
-            }
+    /// Closes the reader (`fp_device_close_sync`) if it is open, waiting at most until
+    /// `deadline`: the virtual device closes at once, a real one gets two seconds. The login
+    /// closes it before reporting a match, so that a slow close cannot turn a good finger
+    /// into a failure.
+    public func close(deadline: Deadline = .after(seconds: 2)) {
+        guard fp_device_is_open(device) != 0 else { return }
+        try? withDeadline(deadline) { (cancellable) throws(ReaderError) in
+            var error: UnsafeMutablePointer<GError>? = nil
+            if fp_device_close_sync(device, cancellable, &error) == 0, let error { g_error_free(error) }
         }
+    }
+
+    deinit {
+        close()
         g_object_unref(UnsafeMutableRawPointer(device))
         g_object_unref(UnsafeMutableRawPointer(context))
     }

@@ -1,23 +1,23 @@
 import FingerAuthCore
 
-/// Why the reader could not do what was asked: a `ScanFailure` for the wire protocol and a
+/// Why the reader could not do what was asked: a `HelperFailure` for the wire protocol and a
 /// sentence for people. Built from `GError`s in one place (`ReaderError.from(_:)`).
 public struct ReaderError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The protocol reason (`FAIL <reason> …`).
-    public var failure: ScanFailure
+    public var failure: HelperFailure
     /// What happened, in plain words; never print data.
     public var message: String
 
     /// An error with its protocol reason and its sentence.
-    public init(_ failure: ScanFailure, _ message: String) {
+    public init(_ failure: HelperFailure, _ message: String) {
         self.failure = failure
         self.message = message
     }
 
     public var description: String { message }
 
-    /// The `FAIL` message the scan helper prints for this error.
-    public var scanMessage: ScanMessage { .fail(failure, detail: message) }
+    /// The `FAIL` message the login helper prints for this error.
+    public var scanMessage: HelperMessage { .fail(failure, detail: message) }
 
     /// libfprint found no reader at all.
     public static let noReader = ReaderError(.noReader, "No fingerprint reader found")

@@ -1,3 +1,4 @@
+import CSpawn
 import CSystem
 #if canImport(Glibc)
 import Glibc
@@ -20,17 +21,12 @@ public enum ChildLine: Equatable, Sendable {
     case garbage
 }
 
-public struct SpawnError: Error, Equatable, Sendable, CustomStringConvertible {
-    public let path: String
-    public let errno: Int32
-    public var description: String { "cannot run \(path): \(String(cString: strerror(errno)))" }
-}
-
-/// A helper process started with posix_spawn: clean environment, standard input from
-/// /dev/null, standard output to a pipe the parent reads, standard error discarded, every
-/// other descriptor closed, default signal dispositions, an empty signal mask and a process
-/// group of its own. This
-/// object owns the pipe and the process: it kills and reaps it at the latest in deinit.
+/// The login helper as a child process: started by `fa_spawn_helper` (fork, then
+/// setsid, root as every uid, PR_SET_PDEATHSIG, an empty environment, only its pipes open,
+/// `execveat` of a checked descriptor), its request already waiting on its standard input,
+/// its standard output on a pipe the parent reads, standard error discarded. This object
+/// owns the pipe and the process: it kills the process group and reaps it at the latest in
+/// deinit.
 public final class ChildProcess {
     public let pid: pid_t
     private var readEnd: Int32
@@ -49,46 +45,49 @@ public final class ChildProcess {
         self.maxTotalBytes = maxTotalBytes
     }
 
-    public static func spawn(path: String, arguments: [String], environment: [String],
-                             maxLineBytes: Int = 256, maxTotalBytes: Int = 16 * 1024) throws(SpawnError) -> ChildProcess {
-        var fds: [Int32] = [-1, -1]
-        guard fa_pipe2(&fds, O_CLOEXEC) == 0 else { throw SpawnError(path: path, errno: errno) }
-        let readEnd = fds[0], writeEnd = fds[1]
+    /// Largest `input`: it is written into the pipe before the child starts, and a pipe
+    /// holds 64 KiB, so the write never waits.
+    public static let maxInputBytes = 32 * 1024
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        fa_spawn_closefrom(&actions, 3)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        // Its own process group, so that a kill at the deadline reaches anything it started.
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
-
-        let argv = CStringArray([path] + arguments)
-        let envp = CStringArray(environment)
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attributes, argv.pointers, envp.pointers)
-        close(writeEnd)
-        guard rc == 0 else {
-            close(readEnd)
-            throw SpawnError(path: path, errno: rc)
+    /// Starts `executable` with `arguments` (argv[0] first) and `input` on its standard input.
+    public static func spawn(_ executable: TrustedExecutable, arguments: [String], input: [UInt8],
+                             maxLineBytes: Int = 256, maxTotalBytes: Int = 16 * 1024) -> Result<ChildProcess, SpawnFailure> {
+        guard input.count <= maxInputBytes else { return .failure(SpawnFailure("request larger than \(maxInputBytes) bytes")) }
+        var stdinPipe: [Int32] = [-1, -1]
+        guard fa_pipe2(&stdinPipe, O_CLOEXEC | O_NONBLOCK) == 0 else { return .failure(failure("pipe")) }
+        defer { close(stdinPipe[0]) }
+        var written = 0
+        while written < input.count {
+            let n = input.withUnsafeBytes { write(stdinPipe[1], $0.baseAddress.map { $0 + written }, input.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                close(stdinPipe[1])
+                return .failure(failure("writing the request"))
+            }
+            written += n
         }
-        return ChildProcess(pid: pid, readEnd: readEnd, maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes)
+        close(stdinPipe[1])
+        // The helper reads its request with ordinary blocking reads.
+        _ = fa_fcntl_setfl(stdinPipe[0], 0)
+
+        var stdoutPipe: [Int32] = [-1, -1]
+        guard fa_pipe2(&stdoutPipe, O_CLOEXEC) == 0 else { return .failure(failure("pipe")) }
+        let argv = CStringArray(arguments)
+        let pid = fa_spawn_helper(executable.descriptor, argv.pointers, stdinPipe[0], stdoutPipe[1])
+        let spawnErrno = errno
+        close(stdoutPipe[1])
+        guard pid > 0 else {
+            close(stdoutPipe[0])
+            return .failure(SpawnFailure("cannot start \(executable.path): fork: \(String(cString: strerror(spawnErrno)))"))
+        }
+        return .success(ChildProcess(pid: pid, readEnd: stdoutPipe[0], maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes))
     }
 
-    /// The next line of output (without its newline), waiting at most until `deadline`.
+    private static func failure(_ what: String) -> SpawnFailure {
+        SpawnFailure("\(what): \(String(cString: strerror(errno)))")
+    }
+
+/// The next line of output (without its newline), waiting at most until `deadline`.
     public func readLine(until deadline: MonotonicInstant) -> ChildLine {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {

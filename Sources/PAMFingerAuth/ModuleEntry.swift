@@ -1,17 +1,21 @@
 import CPAM
 import CSystem
 import FingerAuthCore
-import FingerAuthCrypto
-import FingerAuthHTTP
 import FingerAuthSystem
 
 /// libpam's entry point for `auth` lines (DESIGN "The login, step by step").
-/// Everything is built per call; the module keeps no state between calls.
+/// Everything is built per call; the module keeps no state between calls. The module only
+/// orchestrates: the login helper, started clean, does the reader, the key and the network.
 @_cdecl("pam_sm_authenticate")
 public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                 _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let pamh else { return PAMCode.systemError.rawValue }
-    return authenticate(PAMHandle(raw: pamh), flags: flags, arguments: moduleArguments(argc, argv)).rawValue
+    let handle = PAMHandle(raw: pamh)
+    guard let arguments = moduleArguments(argc, argv) else {
+        handle.syslog(LOG_ERR, "configuration error, fingerprint login disabled: more than \(maxArguments) pam.d arguments, or one longer than \(maxArgumentBytes) bytes")
+        return PAMCode.serviceError.rawValue
+    }
+    return authenticate(handle, flags: flags, arguments: arguments).rawValue
 }
 
 /// Nothing to set: the module grants no credentials of its own.
@@ -32,7 +36,7 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
         return .serviceError
     }
     let log = ModuleLog(handle: handle, debug: options.debug, debugFile: options.debugFile)
-    log.step("options read; url \(options.url?.text ?? "-"), helper \(options.scanHelper)")
+    log.step("options read; url \(options.url?.text ?? "-"), helper \(options.loginHelper)")
 
     let asked = handle.user()
     guard let user = asked.name else {
@@ -40,10 +44,10 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
                     milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
         return asked.failure
     }
-    let request = LoginRequest(user: user, service: service, remoteHost: handle.stringItem(PAM_RHOST),
-                               inSSHSession: handle.inSSHSession(), silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
-    var flow = LoginFlow(scanner: HelperScanner(), store: FileEnrollmentStore(), transport: CurlTransport(),
-                         conversation: PAMConversation(handle: handle), clock: SystemClock(),
+    let request = LoginRequest(user: user, service: service, remote: remoteReason(handle, options: options),
+                               silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
+    var flow = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
+                         conversation: PAMConversation(handle: handle),
                          random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
     flow.trace = log.step
     let outcome = flow.authenticate(request, options: options)
@@ -63,13 +67,19 @@ func readConfigFile(_ path: String) throws(ConfigError) -> String? {
     }
 }
 
-/// The pam.d arguments as Swift strings (at most 64 of them, each at most 4 KiB).
-func moduleArguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String] {
+let maxArguments = 64
+let maxArgumentBytes = 4096
+
+/// The pam.d arguments as Swift strings; nil when there are more than 64 of them or one is
+/// longer than 4 KiB (dropping one silently could drop, say, `pinned_pubkey=`).
+func moduleArguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String]? {
     guard let argv, argc > 0 else { return [] }
+    guard argc <= maxArguments else { return nil }
     var out: [String] = []
-    for i in 0..<Int(min(argc, 64)) {
+    for i in 0..<Int(argc) {
         guard let p = argv[i] else { continue }
-        let length = fa_strnlen(p, 4096)
+        let length = fa_strnlen(p, maxArgumentBytes + 1)
+        guard length <= maxArgumentBytes else { return nil }
         out.append(p.withMemoryRebound(to: UInt8.self, capacity: length) {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
         })

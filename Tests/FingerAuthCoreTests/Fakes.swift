@@ -1,55 +1,33 @@
 import FingerAuthCore
 
 /// Scripted stand-ins for the login's parts: unit tests of the decision logic only.
-final class ScriptedScanner: FingerprintScanner {
-    var messages: [ScanMessage]
-    var outcome: ScanOutcome
-    var calls = 0
-    init(_ messages: [ScanMessage] = [.ready(reader: "virtual")], outcome: ScanOutcome) {
+final class ScriptedHelper: LoginHelper {
+    var messages: [HelperMessage]
+    /// The outcome, made from the job the flow sent (so that it can echo the jti or not).
+    var outcome: (LoginJob) -> HelperOutcome
+    var jobs: [LoginJob] = []
+    init(_ messages: [HelperMessage] = [.ready(reader: "virtual")], outcome: @escaping (LoginJob) -> HelperOutcome) {
         self.messages = messages
         self.outcome = outcome
     }
-    func scan(user: String, options: Options, relay: (ScanMessage) -> Bool) -> ScanOutcome {
-        calls += 1
-        for m in messages where !relay(m) { return .conversationFailed }
-        return outcome
+    convenience init(_ messages: [HelperMessage] = [.ready(reader: "virtual")], fixed: HelperOutcome) {
+        self.init(messages, outcome: { _ in fixed })
     }
-}
+    func run(_ job: LoginJob, relay: (HelperMessage) -> Bool) -> HelperOutcome {
+        jobs.append(job)
+        for m in messages where !relay(m) { return .conversationFailed }
+        return outcome(job)
+    }
 
-struct FakeSigner: TokenSigner {
-    var kid = "kid-1"
-    var fails = false
-    func signRS256(_ input: [UInt8]) -> [UInt8]? { fails ? nil : [1, 2, 3] }
+    /// Accepts, echoing the job's own jti.
+    static func accepting() -> ScriptedHelper {
+        ScriptedHelper(outcome: { .accepted(jti: $0.jti, kid: "kid-1", finger: "right-index-finger") })
+    }
 }
 
 struct FakeStore: EnrollmentStore {
     var state: EnrollmentState = .enrolled
-    var key: Result<TokenSigner, KeyLoadError> = .success(FakeSigner())
     func enrollment(of user: String, options: Options) -> EnrollmentState { state }
-    func signer(for user: String, options: Options) -> Result<TokenSigner, KeyLoadError> { key }
-}
-
-final class FakeTransport: AuthenticatorTransport {
-    var answer: (([UInt8]) -> TransportResult)
-    var sent: [[UInt8]] = []
-    init(_ answer: @escaping ([UInt8]) -> TransportResult) { self.answer = answer }
-    func post(json: [UInt8], options: Options) -> TransportResult {
-        sent.append(json)
-        return answer(json)
-    }
-
-    /// Answers 200 ok for the subject and jti of the token it was sent.
-    static func accepting(sub: String? = nil) -> FakeTransport {
-        FakeTransport { body in
-            guard let json = try? JSONParser().parse(body), let token = json["jwt"]?.stringValue,
-                  let jwt = try? CompactJWT(parsing: token) else { return .answered(status: 400, body: []) }
-            let answer: JSONValue = .object([("ok", .bool(true)),
-                                             ("sub", jwt.claims["sub"] ?? .null), ("jti", jwt.claims["jti"] ?? .null)])
-            var bytes = JSONEncoding.encodeBytes(answer)
-            if let sub { bytes = JSONEncoding.encodeBytes(.object([("ok", .bool(true)), ("sub", .string(sub)), ("jti", jwt.claims["jti"] ?? .null)])) }
-            return .answered(status: 200, body: bytes)
-        }
-    }
 }
 
 final class RecordingConversation: Conversation {
@@ -60,7 +38,6 @@ final class RecordingConversation: Conversation {
     func error(_ text: String) -> Bool { errors.append(text); return !failing }
 }
 
-struct FixedClock: Clock { var time: Int64 = 1_800_000_000; func now() -> Int64 { time } }
 struct FixedRandom: RandomSource { var fails = false; func bytes(_ n: Int) -> [UInt8]? { fails ? nil : [UInt8](repeating: 7, count: n) } }
 struct KnownUsers: UserDatabase { var names: Set<String> = ["alice"]; func exists(_ u: String) -> Bool { names.contains(u) } }
 

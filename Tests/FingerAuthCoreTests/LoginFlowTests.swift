@@ -2,81 +2,97 @@ import XCTest
 import FingerAuthCore
 
 final class LoginFlowTests: XCTestCase {
-    func flow(scanner: FingerprintScanner = ScriptedScanner(outcome: .matched(finger: "right-index-finger")),
-              store: EnrollmentStore = FakeStore(), transport: AuthenticatorTransport = FakeTransport.accepting(),
+    func flow(helper: LoginHelper = ScriptedHelper.accepting(), store: EnrollmentStore = FakeStore(),
               conversation: RecordingConversation = RecordingConversation(), random: RandomSource = FixedRandom()) -> LoginFlow {
-        LoginFlow(scanner: scanner, store: store, transport: transport, conversation: conversation,
-                  clock: FixedClock(), random: random, users: KnownUsers(), hostName: "fallback-host")
+        LoginFlow(helper: helper, store: store, conversation: conversation, random: random, users: KnownUsers(),
+                  hostName: "fallback-host")
     }
 
-    func testMatchedFingerAndAcceptedTokenSucceeds() {
+    func testAcceptedVerdictForOurJTISucceedsAndTheJobCarriesTheFacts() {
         let talk = RecordingConversation()
-        let transport = FakeTransport.accepting()
-        let outcome = flow(transport: transport, conversation: talk).authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions())
+        let helper = ScriptedHelper.accepting()
+        let outcome = flow(helper: helper, conversation: talk).authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions())
         XCTAssertEqual(outcome.code, .success)
+        XCTAssertEqual(outcome.kid, "kid-1")
+        XCTAssertEqual(outcome.finger, "right-index-finger")
         XCTAssertEqual(talk.infos, [LoginFlow.Text.placeFinger])
         XCTAssertEqual(talk.errors, [])
-        let sent = try? JSONParser().parse(transport.sent[0])
-        let jwt = try? CompactJWT(parsing: sent?["jwt"]?.stringValue ?? "")
-        XCTAssertEqual(jwt?.claims["sub"], .string("alice"))
-        XCTAssertEqual(jwt?.claims["iss"], .string("host-1"))
-        XCTAssertEqual(jwt?.claims["aud"], .string("aud-1"))
-        XCTAssertEqual(jwt?.claims["exp"], .integer(1_800_000_030))
-        XCTAssertEqual(jwt?.header["kid"], .string("kid-1"))
-        XCTAssertEqual(jwt?.claims["service"], .string("sudo"))
+        let job = helper.jobs[0]
+        XCTAssertEqual(job.user, "alice")
+        XCTAssertEqual(job.service, "sudo")
+        XCTAssertEqual(job.issuer, "host-1")
+        XCTAssertEqual(job.jti, Base64URL.encode([UInt8](repeating: 7, count: 16)))
+        XCTAssertEqual(outcome.jti, job.jti)
+        XCTAssertEqual(try LoginJob.parse(job.text).text, job.text)
     }
 
-    func testAcceptedForAnotherUserIsAuthError() {
-        let outcome = flow(transport: FakeTransport.accepting(sub: "mallory")).authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions())
-        XCTAssertEqual(outcome.code, .authError)
+    func testIssuerFallsBackToTheHostName() {
+        var options = testOptions()
+        options.hostID = nil
+        let helper = ScriptedHelper.accepting()
+        _ = flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "sudo"), options: options)
+        XCTAssertEqual(helper.jobs[0].issuer, "fallback-host")
     }
 
-    func testEveryNonSuccessPathHasItsCode() {
-        let cases: [(String, LoginFlow, LoginRequest, PAMCode)] = [
-            ("bad name", flow(), LoginRequest(user: "../etc", service: "s"), .userUnknown),
-            ("unknown user", flow(), LoginRequest(user: "bob", service: "s"), .userUnknown),
-            ("remote", flow(), LoginRequest(user: "alice", service: "sshd", remoteHost: "10.0.0.1"), .ignore),
-            ("remote loopback", flow(), LoginRequest(user: "alice", service: "sshd", remoteHost: "127.0.0.1"), .ignore),
-            ("ssh session", flow(), LoginRequest(user: "alice", service: "sudo", inSSHSession: true), .ignore),
-            ("not enrolled", flow(store: FakeStore(state: .notEnrolled)), LoginRequest(user: "alice", service: "s"), .ignore),
-            ("unsafe state", flow(store: FakeStore(state: .unsafe("mode 777"))), LoginRequest(user: "alice", service: "s"), .authInfoUnavailable),
-            ("key unreadable", flow(store: FakeStore(key: .failure(KeyLoadError("x")))), LoginRequest(user: "alice", service: "s"), .authInfoUnavailable),
-            ("max tries", flow(scanner: ScriptedScanner(outcome: .tooManyTries)), LoginRequest(user: "alice", service: "s"), .maxTries),
-            ("no reader", flow(scanner: ScriptedScanner([], outcome: .unavailable("no reader"))), LoginRequest(user: "alice", service: "s"), .authInfoUnavailable),
-            ("signing fails", flow(store: FakeStore(key: .success(FakeSigner(fails: true)))), LoginRequest(user: "alice", service: "s"), .authInfoUnavailable),
-            ("no randomness", flow(random: FixedRandom(fails: true)), LoginRequest(user: "alice", service: "s"), .systemError),
-            ("unreachable", flow(transport: FakeTransport { _ in .failed("refused") }), LoginRequest(user: "alice", service: "s"), .authInfoUnavailable),
-            ("401", flow(transport: FakeTransport { _ in .answered(status: 401, body: []) }), LoginRequest(user: "alice", service: "s"), .authError),
-            ("500", flow(transport: FakeTransport { _ in .answered(status: 500, body: []) }), LoginRequest(user: "alice", service: "s"), .authInfoUnavailable),
-            ("302", flow(transport: FakeTransport { _ in .answered(status: 302, body: []) }), LoginRequest(user: "alice", service: "s"), .authInfoUnavailable),
-            ("200 garbage", flow(transport: FakeTransport { _ in .answered(status: 200, body: Array("nope".utf8)) }), LoginRequest(user: "alice", service: "s"), .authInfoUnavailable),
-            ("200 ok false", flow(transport: FakeTransport { _ in .answered(status: 200, body: Array("{\"ok\":false}".utf8)) }), LoginRequest(user: "alice", service: "s"), .authError),
+    func testAcceptanceOfAnotherTokenIsNotASuccess() {
+        let helper = ScriptedHelper(outcome: { _ in .accepted(jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f") })
+        let outcome = flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "s"), options: testOptions())
+        XCTAssertEqual(outcome.code, .authInfoUnavailable)
+        XCTAssertEqual(outcome.reason, "login helper answered for another token")
+    }
+
+    func testEveryNonSuccessPathHasItsCodeAndText() {
+        let r = LoginRequest(user: "alice", service: "s")
+        let cases: [(String, LoginFlow, LoginRequest, PAMCode, [String])] = [
+            ("bad name", flow(), LoginRequest(user: "../etc", service: "s"), .userUnknown, []),
+            ("unknown user", flow(), LoginRequest(user: "bob", service: "s"), .userUnknown, []),
+            ("remote", flow(), LoginRequest(user: "alice", service: "sshd", remote: "PAM_RHOST 10.0.0.1"), .ignore, []),
+            ("not enrolled", flow(store: FakeStore(state: .notEnrolled)), r, .ignore, []),
+            ("unsafe state", flow(store: FakeStore(state: .unsafe("mode 777"))), r, .authInfoUnavailable, [LoginFlow.Text.readerUnavailable]),
+            ("key unusable", flow(helper: ScriptedHelper([], fixed: .keyUnusable("x"))), r, .authInfoUnavailable, [LoginFlow.Text.readerUnavailable]),
+            ("max tries", flow(helper: ScriptedHelper(fixed: .tooManyTries)), r, .maxTries, [LoginFlow.Text.tooManyTries]),
+            ("no reader", flow(helper: ScriptedHelper([], fixed: .unavailable("no reader"))), r, .authInfoUnavailable, [LoginFlow.Text.readerUnavailable]),
+            ("no randomness", flow(random: FixedRandom(fails: true)), r, .systemError, []),
+            ("unreachable", flow(helper: ScriptedHelper([], fixed: .unreachable("refused"))), r, .authInfoUnavailable,
+             [LoginFlow.Text.authenticatorUnavailable]),
+            ("refused", flow(helper: ScriptedHelper(outcome: { .refused(jti: $0.jti, kid: "k", finger: "f", reason: "401") })), r,
+             .authError, [LoginFlow.Text.refused]),
+            ("5xx", flow(helper: ScriptedHelper(outcome: { .authenticatorUnavailable(jti: $0.jti, kid: "k", finger: "f", reason: "500") })), r,
+             .authInfoUnavailable, [LoginFlow.Text.authenticatorUnavailable]),
+            ("conversation", flow(helper: ScriptedHelper(fixed: .conversationFailed)), r, .conversationError, []),
         ]
-        for (name, f, request, expected) in cases {
+        for (name, f, request, expected, texts) in cases {
+            let talk = f.conversation as? RecordingConversation
             XCTAssertEqual(f.authenticate(request, options: testOptions()).code, expected, name)
+            XCTAssertEqual(talk?.errors, texts, name)
         }
     }
 
     func testRemoteSessionRunsWithRemoteAllow() {
         var options = testOptions()
         options.allowRemote = true
-        let outcome = flow().authenticate(LoginRequest(user: "alice", service: "sshd", remoteHost: "10.0.0.1"), options: options)
+        let outcome = flow().authenticate(LoginRequest(user: "alice", service: "sshd", remote: "PAM_RHOST 10.0.0.1"), options: options)
         XCTAssertEqual(outcome.code, .success)
     }
 
-    func testEmptyRemoteHostIsLocal() {
-        XCTAssertEqual(flow().authenticate(LoginRequest(user: "alice", service: "login", remoteHost: ""), options: testOptions()).code, .success)
+    func testRemoteIsSkippedBeforeTheHelperRuns() {
+        let helper = ScriptedHelper.accepting()
+        let outcome = flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "sudo", remote: "utmp: pts/1 from 10.0.0.1"),
+                                                        options: testOptions())
+        XCTAssertEqual(outcome.code, .ignore)
+        XCTAssertEqual(outcome.reason, "remote session skipped (utmp: pts/1 from 10.0.0.1)")
+        XCTAssertTrue(helper.jobs.isEmpty)
     }
 
     func testDisabledIsIgnoredBeforeAnythingRuns() {
         var options = testOptions()
         options.disabled = true
-        let scanner = ScriptedScanner(outcome: .matched(finger: "x"))
-        XCTAssertEqual(flow(scanner: scanner).authenticate(LoginRequest(user: "alice", service: "s"), options: options).code, .ignore)
-        XCTAssertEqual(scanner.calls, 0)
+        let helper = ScriptedHelper.accepting()
+        XCTAssertEqual(flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "s"), options: options).code, .ignore)
+        XCTAssertTrue(helper.jobs.isEmpty)
     }
 
-    func testConversationFailureStopsTheScan() {
+    func testConversationFailureStopsTheLogin() {
         let talk = RecordingConversation()
         talk.failing = true
         let outcome = flow(conversation: talk).authenticate(LoginRequest(user: "alice", service: "s"), options: testOptions())
@@ -85,17 +101,70 @@ final class LoginFlowTests: XCTestCase {
 
     func testNoMatchMessagesCountDown() {
         let talk = RecordingConversation()
-        let scanner = ScriptedScanner([.ready(reader: "v"), .noMatch(triesLeft: 2), .noMatch(triesLeft: 1), .noMatch(triesLeft: 0)], outcome: .tooManyTries)
-        _ = flow(scanner: scanner, conversation: talk).authenticate(LoginRequest(user: "alice", service: "s"), options: testOptions())
+        let helper = ScriptedHelper([.ready(reader: "v"), .noMatch(triesLeft: 2), .noMatch(triesLeft: 1), .noMatch(triesLeft: 0)], fixed: .tooManyTries)
+        _ = flow(helper: helper, conversation: talk).authenticate(LoginRequest(user: "alice", service: "s"), options: testOptions())
         XCTAssertEqual(talk.infos, [LoginFlow.Text.placeFinger, "No match, try again (2 left)", "No match, try again (1 left)"])
         XCTAssertEqual(talk.errors, [LoginFlow.Text.tooManyTries])
     }
 
     func testSilentKeepsTheScanPromptsAndDropsTheExplanations() {
         let talk = RecordingConversation()
-        _ = flow(scanner: ScriptedScanner(outcome: .tooManyTries), conversation: talk)
+        _ = flow(helper: ScriptedHelper(fixed: .tooManyTries), conversation: talk)
             .authenticate(LoginRequest(user: "alice", service: "s", silent: true), options: testOptions())
         XCTAssertEqual(talk.infos, [LoginFlow.Text.placeFinger])
         XCTAssertEqual(talk.errors, [])
+    }
+
+    func testAServiceNameWithSpacesTravelsAsOneWord() {
+        let helper = ScriptedHelper.accepting()
+        _ = flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "my service\n"), options: testOptions())
+        XCTAssertEqual(helper.jobs[0].service, "my_service_")
+    }
+}
+
+final class LoginJobTests: XCTestCase {
+    func job() -> LoginJob {
+        var o = testOptions()
+        o.caFile = "/etc/ca.pem"
+        o.extraClaims = [("team", "ops")]
+        o.virtualReader = "/run/v.sock"
+        return LoginJob(user: "alice", service: "sudo", jti: Base64URL.encode([UInt8](repeating: 1, count: 16)),
+                        issuer: "host-1", options: o)
+    }
+
+    func testRoundTrip() throws {
+        XCTAssertEqual(try LoginJob.parse(job().text).text, job().text)
+        XCTAssertEqual(try LoginJob.parse(job().text).options.extraClaims.map { $0.0 + "=" + $0.1 }, ["team=ops"])
+    }
+
+    func testRefusesWhatTheModuleNeverSends() {
+        let base = job().text
+        let bad = [
+            base + "login_helper=/tmp/evil\n",
+            base + "debug_file=/tmp/x\n",
+            base + "user=bob\n",
+            base.replacingOccurrences(of: "user=alice", with: "user=../x"),
+            base.replacingOccurrences(of: "jti=", with: "jti=short"),
+            base + "url=http://10.0.0.1/v1/login\nallow_http=yes\n",
+            String(repeating: "x", count: LoginJob.maxBytes + 1),
+            "user=alice\n",
+        ]
+        for text in bad { XCTAssertThrowsError(try LoginJob.parse(text), text.prefix(80).description) }
+    }
+
+    func testHTTPOnlyToALoopbackPortBelow1024() {
+        var o = Options()
+        o.allowHTTP = true
+        for (url, ok) in [("http://127.0.0.1:443/v1/login", true), ("http://127.0.0.1/v1/login", true),
+                          ("http://127.0.0.1:8080/v1/login", false), ("http://10.0.0.1:80/x", false)] {
+            o.url = try? AuthenticatorURL.parse(url).get()
+            XCTAssertEqual((try? o.validated(source: "t")) != nil, ok, url)
+        }
+    }
+
+    func testSameBytesIsNotCanonicalEquivalence() {
+        XCTAssertTrue("\u{212A}ate" == "Kate")
+        XCTAssertFalse(sameBytes("\u{212A}ate", "Kate"))
+        XCTAssertTrue(sameBytes("Kate", "Kate"))
     }
 }

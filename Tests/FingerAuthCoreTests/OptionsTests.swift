@@ -29,7 +29,8 @@ final class OptionsTests: XCTestCase {
     func testPlainHTTPOnlyToLoopbackAndOnlyWhenAllowed() {
         XCTAssertThrowsError(try load(["url=http://127.0.0.1:8080/v1/login"]))
         XCTAssertThrowsError(try load(["url=http://auth.example/v1/login", "allow_http"]))
-        XCTAssertNoThrow(try load(["url=http://127.0.0.1:8080/v1/login", "allow_http"]))
+        XCTAssertNoThrow(try load(["url=http://127.0.0.1:800/v1/login", "allow_http"]))
+        XCTAssertThrowsError(try load(["url=http://127.0.0.1:8080/v1/login", "allow_http"]))
         XCTAssertThrowsError(try load(["url=https://user@auth.example/"]))
         XCTAssertThrowsError(try load(["url=ftp://auth.example/"]))
     }

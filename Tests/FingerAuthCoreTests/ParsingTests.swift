@@ -70,17 +70,20 @@ final class CompactJWTTests: XCTestCase {
     }
 }
 
-final class ScanMessageTests: XCTestCase {
+final class HelperMessageTests: XCTestCase {
     func testRoundTrip() {
-        let messages: [ScanMessage] = [.ready(reader: "Virtual device"), .retry(hint: "Center your finger"),
+        let messages: [HelperMessage] = [.ready(reader: "Virtual device"), .retry(hint: "Center your finger"),
                                        .noMatch(triesLeft: 2), .match(finger: "right-index-finger"),
-                                       .fail(.busy, detail: "in use")]
-        for m in messages { XCTAssertEqual(ScanMessage(line: m.line), m) }
+                                       .fail(.busy, detail: "in use"), .fail(.unreachable, detail: "refused"),
+                                       .accepted(jti: "AQEBAQEBAQEBAQEBAQEBAQ", kid: "k-1"),
+                                       .refused(jti: "j", kid: "k", detail: "authenticator refused (401)"),
+                                       .unavailable(jti: "j", kid: "k", detail: "answered 500")]
+        for m in messages { XCTAssertEqual(HelperMessage(line: m.line), m) }
     }
 
     func testRefusesAnythingElse() {
-        for line in ["", "MATCH", "NOMATCH -1", "NOMATCH x", "FAIL nonsense x", "HELLO", "READY \u{7f}", String(repeating: "R", count: 300)] {
-            XCTAssertNil(ScanMessage(line: line), line)
+        for line in ["", "MATCH", "NOMATCH -1", "NOMATCH x", "FAIL nonsense x", "HELLO", "ACCEPTED", "ACCEPTED j", "ACCEPTED j k extra", "REFUSED j", "READY \u{7f}", String(repeating: "R", count: 300)] {
+            XCTAssertNil(HelperMessage(line: line), line)
         }
     }
 }

@@ -1,5 +1,5 @@
 """End-to-end fixtures: real users, real sudo and sshd, the built module by absolute path,
-the built fingerauth-scan, libfprint's virtual reader and a real fingerauthd over TLS.
+the built fingerauth-login, libfprint's virtual reader and a real fingerauthd over TLS.
 Reuses Tests/integration/support (Authd, VirtualReader, the test CA)."""
 
 import os
@@ -57,7 +57,7 @@ class Installation:
             "host_id": HOST_ID,
             "cafile": self.ca.ca_cert,
             "state_dir": str(self.state),
-            "scan_helper": str(self.build / "fingerauth-scan"),
+            "login_helper": str(self.build / "fingerauth-login"),
             "virtual_reader": self.reader.path,
             "token_file": str(self.token),
             "timeout": "5",

@@ -1,7 +1,7 @@
 """After `make e2e`: nothing of the tests may be left outside their temporary folder.
 Checks /etc/passwd (and group, shadow) for test users, /etc/sudoers.d for drop-ins,
 /etc/pam.d for fa-e2e-* services, the process table for the test's sshd, fingerauthd,
-fingerauth-scan and test-user processes, and that the fingerauth package is not
+fingerauth-login and test-user processes, and that the fingerauth package is not
 installed. Prints what it found; exit status 1 when anything is left."""
 
 import glob
@@ -38,7 +38,7 @@ def main():
     left = glob.glob(str(PAM_DIR / (SERVICE_PREFIX + "*"))) + glob.glob(str(PAM_DIR / ("." + SERVICE_PREFIX + "*")))
     if left:
         problems.append("PAM service files left: %s" % ", ".join(left))
-    # The test's sshd symlink, fingerauthd and fingerauth-scan all carry the temporary
+    # The test's sshd symlink, fingerauthd and fingerauth-login all carry the temporary
     # folder or the service prefix on their command line; test users own the rest.
     # sshd's per-connection processes end (and are reaped) a moment after the client:
     # give them a few seconds before calling them left over.

@@ -28,15 +28,15 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         _ = try? OptionsLoader.load(arguments: arguments) { _ in "url = https://auth.example/v1/login\n" }
     case "scan-message":
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if let message = ScanMessage(line: String(line)) {
+            if let message = HelperMessage(line: String(line)) {
                 // What the helper prints must read back as the same message.
-                guard ScanMessage(line: message.line) == message else { abort() }
+                guard HelperMessage(line: message.line) == message else { abort() }
             }
         }
     case "authenticator-response":
         let status = bytes.first.map { 100 + Int($0) * 2 } ?? 200
-        _ = AuthenticatorVerdict.interpret(status: status, body: Array(bytes.dropFirst()), user: "alice", jti: "abc")
-        _ = AuthenticatorVerdict.interpret(status: 200, body: bytes, user: "alice", jti: "abc")
+        _ = AuthenticatorVerdict.interpret(status: status, body: Array(bytes.dropFirst()), user: "alice", jti: "abc", kid: "k1")
+        _ = AuthenticatorVerdict.interpret(status: 200, body: bytes, user: "alice", jti: "abc", kid: "k1")
     case "jwt":
         if let jwt = try? CompactJWT(parsing: text) {
             _ = JSONEncoding.encode(jwt.claims)

@@ -10,6 +10,13 @@
  *                      the running pam_authenticate began (benchmarks: fall-over time)
  *   CPU <user_us> <sys_us>  with --cpu: this process's own CPU time at the end (children
  *                      not included), for per-login CPU cost in benchmarks
+ *   ENV <name>=<value>|<name> unset   with --print-env NAME (repeatable): the variable as
+ *                      this process sees it before PAM starts (proves what reached a setuid host)
+ *   IDS <ruid> <euid>  with --print-env: the real and effective uid
+ *   SESSION <code> <name>  with --open-session: pam_open_session's result after a successful
+ *                      pam_authenticate (or alone with --session-only)
+ *
+ * --tty NAME sets PAM_TTY. --session-only skips pam_authenticate and only opens a session.
  *
  * --repeat N runs N whole transactions (pam_start_confdir … pam_end, so libpam dlopens and
  * dlcloses the modules each time) in this one process; --quiet prints only the last RESULT.
@@ -17,6 +24,7 @@
  * Test support only: it is not installed. */
 #include <security/pam_appl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,12 +109,14 @@ static long long now_us(void) {
 static void usage(void) {
     fprintf(stderr, "usage: fa-pamtest --confdir DIR --service NAME --user USER "
                     "[--password PW] [--rhost HOST] [--repeat N] [--rss-every N] [--quiet] [--timing] "
-                    "[--prompt-timing] [--cpu]\n");
+                    "[--prompt-timing] [--cpu] [--tty NAME] [--open-session|--session-only] [--print-env NAME]...\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
-    const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL;
+    const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL;
+    const char *print_env[32];
+    int print_env_count = 0, open_session = 0, session_only = 0;
     struct answers answers = { NULL, 0, 0 };
     long repeat = 1, rss_every = 0;
     int timing = 0, quiet = 0, cpu = 0;
@@ -117,18 +127,30 @@ int main(int argc, char **argv) {
         if (strcmp(a, "--quiet") == 0) { quiet = 1; continue; }
         if (strcmp(a, "--prompt-timing") == 0) { answers.prompt_timing = 1; continue; }
         if (strcmp(a, "--cpu") == 0) { cpu = 1; continue; }
+        if (strcmp(a, "--open-session") == 0) { open_session = 1; continue; }
+        if (strcmp(a, "--session-only") == 0) { open_session = 1; session_only = 1; continue; }
         if (v == NULL) usage();
         if (strcmp(a, "--confdir") == 0) confdir = v;
         else if (strcmp(a, "--service") == 0) service = v;
         else if (strcmp(a, "--user") == 0) user = v;
         else if (strcmp(a, "--password") == 0) answers.password = v;
         else if (strcmp(a, "--rhost") == 0) rhost = v;
+        else if (strcmp(a, "--tty") == 0) tty = v;
+        else if (strcmp(a, "--print-env") == 0 && print_env_count < 32) print_env[print_env_count++] = v;
         else if (strcmp(a, "--repeat") == 0) repeat = strtol(v, NULL, 10);
         else if (strcmp(a, "--rss-every") == 0) rss_every = strtol(v, NULL, 10);
         else usage();
         i++;
     }
     if (confdir == NULL || service == NULL || user == NULL || repeat < 1) usage();
+
+    for (int i = 0; i < print_env_count; i++) {
+        const char *value = getenv(print_env[i]);
+        if (value) printf("ENV %s=%s\n", print_env[i], value);
+        else printf("ENV %s unset\n", print_env[i]);
+    }
+    if (print_env_count > 0) printf("IDS %d %d\n", (int)getuid(), (int)geteuid());
+    fflush(stdout);
 
     struct pam_conv conv = { conversation, &answers };
     for (long n = 0; n < repeat; n++) {
@@ -139,10 +161,15 @@ int main(int argc, char **argv) {
             return 1;
         }
         if (rhost != NULL) pam_set_item(pamh, PAM_RHOST, rhost);
+        if (tty != NULL) pam_set_item(pamh, PAM_TTY, tty);
         long long started = now_us();
         answers.started = started;
-        rc = pam_authenticate(pamh, 0);
+        rc = session_only ? PAM_SUCCESS : pam_authenticate(pamh, 0);
         long long elapsed = now_us() - started;
+        if (open_session && rc == PAM_SUCCESS) {
+            int src = pam_open_session(pamh, 0);
+            printf("SESSION %d %s\n", src, code_name(src));
+        }
         pam_end(pamh, rc);
         if (!quiet || n == repeat - 1) {
             if (timing) printf("RESULT %d %s %lld\n", rc, code_name(rc), elapsed);

@@ -33,7 +33,7 @@ def assert_unavailable(world, login, reason):
 
 def test_missing_helper(world):
     world.enroll("alice", "finger-A")
-    world.write_conf(scan_helper=str(world.tmp / "no-such-helper"))
+    world.write_conf(login_helper=str(world.tmp / "no-such-helper"))
     assert_unavailable(world, world.login("alice", service=only_module(world)), "No such file or directory")
 
 

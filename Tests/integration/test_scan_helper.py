@@ -1,7 +1,7 @@
-"""fingerauth-scan against libfprint's virtual_device reader.
+"""fingerauth-login against libfprint's virtual_device reader.
 
 Run as root with the system Python:
-    FINGERAUTH_BUILD=/path/with/fingerauth-scan /usr/bin/python3 -m pytest -q Tests/integration/test_scan_helper.py
+    FINGERAUTH_BUILD=/path/with/fingerauth-login /usr/bin/python3 -m pytest -q Tests/integration/test_login_helper.py
 
 Each test has its own root-owned state directory and reader socket. Prints are enrolled
 through the helper's own `--enroll` mode (the library function `fingerauth enroll` uses).
@@ -23,14 +23,14 @@ from vreader import VirtualReader, enroll_commands, scan_commands  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("FINGERAUTH_BUILD", os.path.join(REPO, "build"))
-HELPER = os.path.join(BUILD, "fingerauth-scan")
+HELPER = os.path.join(BUILD, "fingerauth-login")
 READER_NAME = "Virtual device for debugging"
 USER = "alice"
 RIGHT = "alice-right-index"   # identity of alice's enrolled right index finger
 LEFT = "alice-left-thumb"
 
 pytestmark = [
-    pytest.mark.skipif(not os.access(HELPER, os.X_OK), reason="no fingerauth-scan in %s" % BUILD),
+    pytest.mark.skipif(not os.access(HELPER, os.X_OK), reason="no fingerauth-login in %s" % BUILD),
     pytest.mark.skipif(os.geteuid() != 0, reason="state files must be root-owned"),
 ]
 

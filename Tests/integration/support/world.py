@@ -1,5 +1,5 @@
 """A FingerAuth installation in a temporary folder, driven through the real programs:
-the built `fingerauth` CLI and `fingerauth-scan`, real libpam (pam_start_confdir through
+the built `fingerauth` CLI and `fingerauth-login`, real libpam (pam_start_confdir through
 `fa-pamtest`), libfprint's virtual reader, and a real `fingerauthd` over TLS.
 
 Users come from nss_wrapper (a passwd file of the test's own), so nothing on the machine
@@ -67,7 +67,7 @@ class World:
             "host_id": HOST_ID,
             "cafile": ca.ca_cert,
             "state_dir": str(self.state),
-            "scan_helper": str(self.build / "fingerauth-scan"),
+            "login_helper": str(self.build / "fingerauth-login"),
             "virtual_reader": self.reader.path,
             "token_file": str(self.token_path),
             "timeout": "5",
@@ -118,7 +118,7 @@ class World:
         path = self.tmp / name
         path.write_text("#!/bin/sh\n" + script + "\n")
         os.chmod(path, 0o755)
-        self.write_conf(scan_helper=str(path))
+        self.write_conf(login_helper=str(path))
         return path
 
     def paths(self, user):

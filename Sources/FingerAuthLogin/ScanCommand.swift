@@ -5,9 +5,10 @@ import FingerAuthCore
 import FingerAuthSystem
 import FingerAuthReader
 
-/// The helper's two jobs: verify a finger for the PAM module (default) or, with `--enroll`,
-/// enroll one and store it (tests and recovery; the `fingerauth enroll` command calls the
-/// same library function).
+/// The helper's reader-only jobs, for diagnosis, tests and recovery: verify a finger and
+/// say whether it matched (no token, no authenticator: the module never accepts a bare
+/// `MATCH`), or, with `--enroll`, enroll one and store it (the `fingerauth enroll` command
+/// calls the same library function). The module's login is `LoginCommand`.
 enum ScanCommand {
     /// Exit codes: the module maps them together with the last line it read.
     enum ExitCode: Int32 {
@@ -47,6 +48,7 @@ enum ScanCommand {
         while left > 0 {
             switch try reader.verify(prints: prints, deadline: deadline, events: LineOutput.emit) {
             case let .match(finger):
+                reader.close()
                 LineOutput.emit(.match(finger: finger))
                 return .matched
             case .noMatch:

@@ -2,7 +2,7 @@ import FingerAuthReader
 
 /// The helper's command line, validated. Every problem is a sentence for `FAIL usage`.
 ///
-///     fingerauth-scan --user USER --state-dir DIR [--max-tries N] [--timeout SECONDS]
+///     fingerauth-login --user USER --state-dir DIR [--max-tries N] [--timeout SECONDS]
 ///                     [--virtual-reader SOCKET] [--enroll FINGER]
 struct ScanArguments: Equatable {
     var user = ""
@@ -18,7 +18,7 @@ struct ScanArguments: Equatable {
     /// Default `--timeout` when enrolling: a person needs several touches.
     static let enrollTimeout = 60
 
-    static let usage = "usage: fingerauth-scan --user USER --state-dir DIR [--max-tries 1-10] "
+    static let usage = "usage: fingerauth-login --user USER --state-dir DIR [--max-tries 1-10] "
         + "[--timeout 1-120] [--virtual-reader SOCKET] [--enroll FINGER]"
 
     /// Longest Unix socket path (`sun_path` holds 108 bytes with the terminating NUL).

@@ -9,7 +9,7 @@ enum LineOutput {
     /// Writes `line` and a newline to fd 1. A closed pipe (the module gave up) is ignored:
     /// SIGPIPE is ignored at start and the next wait ends at its deadline anyway.
     static func emit(_ line: String) {
-        var bytes = Array(line.utf8.prefix(ScanMessage.maxLineBytes))
+        var bytes = Array(line.utf8.prefix(HelperMessage.maxLineBytes))
         bytes.append(UInt8(ascii: "\n"))
         var written = 0
         while written < bytes.count {
@@ -22,5 +22,5 @@ enum LineOutput {
         }
     }
 
-    static func emit(_ message: ScanMessage) { emit(message.line) }
+    static func emit(_ message: HelperMessage) { emit(message.line) }
 }

@@ -1,0 +1,82 @@
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthHTTP
+import FingerAuthSystem
+
+/// The helper's side of the authenticator for one login: one libcurl handle whose
+/// connection is opened (DNS, TCP, TLS) by a first request while the finger is awaited and
+/// reused for the login's POST, and the token, signed ahead with the device key and sent
+/// only after a match.
+final class AuthenticatorSession {
+    let job: LoginJob
+    let key: DeviceKey
+    let clock: Clock
+    private let connection: HTTPConnection?
+    /// Why the authenticator could not be reached; nil once the warm-up got any answer.
+    private(set) var unreachable: String? = "not tried"
+    private var signed: (token: String, issuedAt: Int64)?
+
+    /// The warm-up request's bound; its connect bound is libcurl's 2 s.
+    static let warmUpMilliseconds = 3000
+
+    init(job: LoginJob, key: DeviceKey, clock: Clock = SystemClock()) {
+        self.job = job
+        self.key = key
+        self.clock = clock
+        connection = HTTPConnection(settings: HTTPSettings(options: job.options))
+    }
+
+    /// Opens the connection with a real request (`GET` of the login URL: any HTTP answer
+    /// proves the name resolves, the port answers and the certificate verifies; libcurl
+    /// reuses only connections that carried a request), then signs the token ahead.
+    func prepare() {
+        guard let connection, let url = job.options.url else {
+            unreachable = "libcurl unavailable"
+            return
+        }
+        let bound = connection.settings.totalTimeoutMilliseconds
+        connection.settings.totalTimeoutMilliseconds = AuthenticatorSession.warmUpMilliseconds
+        switch connection.send(method: "GET", url: url.text, body: nil) {
+        case .success: unreachable = nil
+        case let .failure(failure): unreachable = failure.message
+        }
+        connection.settings.totalTimeoutMilliseconds = bound
+        if unreachable == nil { _ = token() }
+    }
+
+    /// The token to send now: the one signed ahead while it has at least half its lifetime
+    /// left, else a new one with the same `jti`.
+    func token() -> String? {
+        let now = clock.now()
+        if let signed, now - signed.issuedAt <= Int64(job.options.ttlSeconds / 2) { return signed.token }
+        let claims = LoginClaims(issuer: job.issuer, subject: job.user, audience: job.options.effectiveAudience,
+                                 issuedAt: now, ttlSeconds: job.options.ttlSeconds, jti: job.jti,
+                                 service: job.service, extra: job.options.extraClaims)
+        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid), claims: claims.json)
+        guard let signature = key.signRS256(input) else { return nil }
+        let token = CompactJWT.serialize(signingInput: input, signature: signature)
+        signed = (token, now)
+        return token
+    }
+
+    /// POSTs the token and reads the verdict: only `ok` true with our `sub`, `jti` and `kid`.
+    func login() -> HelperMessage {
+        let jti = job.jti, kid = key.kid
+        guard let connection, let url = job.options.url else {
+            return .unavailable(jti: jti, kid: kid, detail: "libcurl unavailable")
+        }
+        guard let token = token() else { return .unavailable(jti: jti, kid: kid, detail: "signing failed") }
+        let body = JSONEncoding.encodeBytes(.object([("jwt", .string(token))]))
+        switch connection.send(method: "POST", url: url.text, body: body) {
+        case let .failure(failure):
+            return .unavailable(jti: jti, kid: kid, detail: failure.message)
+        case let .success(response):
+            switch AuthenticatorVerdict.interpret(status: response.status, body: response.body, user: job.user,
+                                                  jti: jti, kid: kid) {
+            case .accepted: return .accepted(jti: jti, kid: kid)
+            case let .rejected(why): return .refused(jti: jti, kid: kid, detail: why)
+            case let .unavailable(why): return .unavailable(jti: jti, kid: kid, detail: why)
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthReader
+import FingerAuthSystem
+
+/// `fingerauth-login --login`: the whole login step for the module, in this order —
+/// read the request (standard input), load the prints and the device key, then in parallel
+/// open the reader and reach the authenticator (and sign the token ahead); only when both
+/// are ready say `READY`, so that nobody is asked for a finger that could not log them in.
+/// After a match: close the reader, `MATCH`, one POST on the warm connection, the verdict.
+enum LoginCommand {
+    /// Exit codes: 0 only after `ACCEPTED`.
+    enum ExitCode: Int32 {
+        case accepted = 0
+        case denied = 1
+        case usage = 2
+        case failed = 3
+    }
+
+    /// How long the reader may take to open, and how long the authenticator's warm-up may
+    /// take beyond that (its own bound is 3 s).
+    static let openSeconds = 5.0
+    static let warmUpWaitMilliseconds: Int64 = 3500
+
+    static func run() -> ExitCode {
+        let job: LoginJob
+        switch RequestInput.read() {
+        case let .success(text):
+            switch Result(catching: { () throws(ConfigError) -> LoginJob in try LoginJob.parse(text) }) {
+            case let .success(parsed): job = parsed
+            case let .failure(error):
+                LineOutput.emit(.fail(.usage, detail: error.description))
+                return .usage
+            }
+        case let .failure(why):
+            LineOutput.emit(.fail(.usage, detail: why.message))
+            return .usage
+        }
+        do {
+            return try login(job)
+        } catch {
+            LineOutput.emit(error.scanMessage)
+            return .failed
+        }
+    }
+
+    static func login(_ job: LoginJob) throws(ReaderError) -> ExitCode {
+        let started = MonotonicInstant.now()
+        let prints = try PrintStore(stateDirectory: job.options.stateDirectory, user: job.user).load()
+        let key: DeviceKey
+        switch DeviceKeyFile().loadKey(StatePaths(root: job.options.stateDirectory, user: job.user).deviceKey) {
+        case let .success(loaded): key = loaded
+        case let .failure(why):
+            LineOutput.emit(.fail(.key, detail: why.message))
+            return .failed
+        }
+        // Prints are checked in forked children above: threads only from here on.
+        let session = AuthenticatorSession(job: job, key: key)
+        let background = BackgroundWork { session.prepare() }
+        if background == nil { session.prepare() }
+        let reader = try FingerprintReader.open(virtualReader: job.options.virtualReader,
+                                                deadline: .after(seconds: openSeconds))
+        if let background, !background.wait(until: started.adding(milliseconds: warmUpWaitMilliseconds)) {
+            reader.close()
+            LineOutput.emit(.fail(.unreachable, detail: "authenticator did not answer within \(warmUpWaitMilliseconds) ms"))
+            return .failed
+        }
+        if let why = session.unreachable {
+            reader.close()
+            LineOutput.emit(.fail(.unreachable, detail: why))
+            return .failed
+        }
+        LineOutput.emit(.ready(reader: reader.name))
+        let deadline = Deadline.after(seconds: Double(job.options.timeoutSeconds))
+        var left = job.options.maxTries
+        while left > 0 {
+            switch try reader.verify(prints: prints, deadline: deadline, events: LineOutput.emit) {
+            case let .match(finger):
+                reader.close()
+                LineOutput.emit(.match(finger: finger))
+                let verdict = session.login()
+                LineOutput.emit(verdict)
+                if case .accepted = verdict { return .accepted }
+                return .denied
+            case .noMatch:
+                left -= 1
+                LineOutput.emit(.noMatch(triesLeft: left))
+            }
+        }
+        return .denied
+    }
+}
+
+/// The request on standard input: read to its end, at most `LoginJob.maxBytes`, within two
+/// seconds (the module wrote it before the helper started).
+enum RequestInput {
+    static func read() -> Result<String, UsageError> {
+        let deadline = MonotonicInstant.now().adding(milliseconds: 2000)
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var pfd = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, deadline.remaining)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return .failure(UsageError("no request on standard input")) }
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { return .failure(UsageError("cannot read the request")) }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+            guard bytes.count <= LoginJob.maxBytes else { return .failure(UsageError("request larger than \(LoginJob.maxBytes) bytes")) }
+        }
+        return .success(String(decoding: bytes, as: UTF8.self))
+    }
+}
