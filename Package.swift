@@ -75,6 +75,7 @@ let package = Package(
                           swiftSettings: v5, linkerSettings: staticRuntime),
 
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v5),
+        .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v5),
         .testTarget(name: "FingerAuthServerTests", dependencies: ["FingerAuthServer", "FingerAuthCrypto"], swiftSettings: v5),
     ]
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # House rule 2: no trap in code that runs inside sudo/sshd or for it. Fails on force
 # unwraps (`x!`, `x!.y`), `try!`, `as!`, `fatalError`, `precondition`, `preconditionFailure`,
-# and `unsafelyUnwrapped` in Sources/ (the module, the scan helper and everything they link;
+# and `unsafelyUnwrapped` in Sources/ (the module, the login helper and everything they link;
 # the CLI and the server are held to the same rule). `!=`, `!x` (negation) and comments pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."

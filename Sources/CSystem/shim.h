@@ -5,6 +5,8 @@
 #include <sys/types.h>
 #include <fcntl.h>
 #include <utmp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 extern size_t strnlen(const char *s, size_t maxlen);
 extern int pipe2(int pipefd[2], int flags);
@@ -23,4 +25,14 @@ static inline void fa_closefrom(int lowfd) { closefrom(lowfd); }
 static inline int fa_fcntl_setfl(int fd, int flags) { return fcntl(fd, F_SETFL, flags); }
 /* strnlen(3): length of a C string from outside, bounded. */
 static inline size_t fa_strnlen(const char *s, size_t maxlen) { return strnlen(s, maxlen); }
+/* pidfd_open(2) (Linux 5.3): a descriptor that becomes readable when the process ends, so
+ * that a parent can wait for a child with poll and a deadline; -1 with errno set when the
+ * kernel has no such call or the process is gone. syscall(2) is variadic. */
+static inline int fa_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    return (int)syscall(434, pid, 0);
+#endif
+}
 #endif

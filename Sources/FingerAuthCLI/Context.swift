@@ -34,7 +34,8 @@ struct Context {
         var options: Options
         do {
             let named = args["config"] != nil
-            options = try OptionsLoader.load(arguments: named ? ["conf=" + configPath] : [], requireURL: requireURL) {
+            options = try OptionsLoader.load(arguments: named ? ["conf=" + configPath] : [], requireURL: requireURL,
+                                             unprivilegedPortStart: KernelSettings.unprivilegedPortStart()) {
                 (path) throws(ConfigError) -> String? in try readConfig(path, mayBeMissing: !named)
             }
         } catch {

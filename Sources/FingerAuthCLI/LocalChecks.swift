@@ -15,7 +15,8 @@ enum LocalChecks {
                          fix: "write url = https://<authenticator>/v1/login into \(context.configPath) (root, mode 644)")
         }
         do {
-            _ = try context.options.validated(source: context.configPath)
+            _ = try context.options.validated(source: context.configPath,
+                                              unprivilegedPortStart: KernelSettings.unprivilegedPortStart())
         } catch {
             return .fail("config", "\(error)", fix: "correct that key in \(context.configPath)")
         }
@@ -123,6 +124,12 @@ enum LocalChecks {
             return .fail("pam", "no service in \(directory) uses \(PamServices.module)",
                          fix: "add the line from `fingerauth pam-line sudo` to \(directory)/sudo (before @include common-auth)")
         }
-        return .pass("pam", services.map { $0.how == "direct" ? $0.service : "\($0.service) (\($0.how))" }.joined(separator: ", "))
+        let used = services.map { $0.how == "direct" ? $0.service : "\($0.service) (\($0.how))" }.joined(separator: ", ")
+        let unrecorded = PamServices.withoutSessionRecord(directory: directory)
+        if !unrecorded.isEmpty {
+            return .warn("pam", "\(used); but \(unrecorded.joined(separator: ", ")) start sessions (pam_loginuid) without the module's session line: a sudo inside such a remote session that unsets the SSH variables may ask for a finger",
+                         fix: "add `session optional pam_fingerauth.so` after pam_loginuid.so in \(unrecorded.map { directory + "/" + $0 }.joined(separator: ", ")) (pam-auth-update --enable fingerauth puts it in common-session)")
+        }
+        return .pass("pam", used)
     }
 }

@@ -34,7 +34,9 @@ public enum OptionsLoader {
     /// default file is fine, a missing named one is not), then the arguments.
     /// `readFile` returns nil when the file does not exist and throws when it is unsafe.
     /// `requireURL` is false for commands that work without an authenticator (enroll, list).
-    public static func load(arguments: [String], requireURL: Bool = true,
+    /// `unprivilegedPortStart` is the kernel's `net.ipv4.ip_unprivileged_port_start`
+    /// (`Options.validated`).
+    public static func load(arguments: [String], requireURL: Bool = true, unprivilegedPortStart: Int = 1024,
                             readFile: (String) throws(ConfigError) -> String?) throws(ConfigError) -> Options {
         let args = parseArguments(arguments)
         var confPath = Options.defaultConfigPath
@@ -61,7 +63,8 @@ public enum OptionsLoader {
             try options.set(key, value, source: "pam.d argument")
         }
         guard requireURL || options.url != nil else { return options }
-        return try options.validated(source: confNamed ? confPath : "configuration")
+        return try options.validated(source: confNamed ? confPath : "configuration",
+                                    unprivilegedPortStart: unprivilegedPortStart)
     }
 
     private static func trim(_ s: Substring) -> Substring {

@@ -26,9 +26,11 @@ final class AuthenticatorSession {
         connection = HTTPConnection(settings: HTTPSettings(options: job.options))
     }
 
-    /// Opens the connection with a real request (`GET` of the login URL: any HTTP answer
-    /// proves the name resolves, the port answers and the certificate verifies; libcurl
-    /// reuses only connections that carried a request), then signs the token ahead.
+    /// Opens the connection with a real request (`GET` of the login URL: an HTTP answer proves
+    /// the name resolves, the port answers and the certificate verifies; libcurl reuses only
+    /// connections that carried a request). 502, 503 and 504 — a gateway with no server
+    /// behind it, an authenticator whose database is down — count as unreachable: the POST
+    /// would get the same, so nobody should be asked for a finger.
     func prepare() {
         guard let connection, let url = job.options.url else {
             unreachable = "libcurl unavailable"
@@ -37,11 +39,18 @@ final class AuthenticatorSession {
         let bound = connection.settings.totalTimeoutMilliseconds
         connection.settings.totalTimeoutMilliseconds = AuthenticatorSession.warmUpMilliseconds
         switch connection.send(method: "GET", url: url.text, body: nil) {
+        case let .success(response) where (502...504).contains(response.status):
+            unreachable = "authenticator answered \(response.status)"
         case .success: unreachable = nil
         case let .failure(failure): unreachable = failure.message
         }
         connection.settings.totalTimeoutMilliseconds = bound
-        if unreachable == nil { _ = token() }
+    }
+
+    /// Signs the token while the finger is awaited, so that after a match only the request
+    /// remains. Called after `READY`: the prompt does not wait for the signature.
+    func signAhead() {
+        _ = token()
     }
 
     /// The token to send now: the one signed ahead while it has at least half its lifetime

@@ -8,9 +8,10 @@ import FingerAuthSystem
 
 /// `fingerauth-login --login`: the whole login step for the module, in this order —
 /// read the request (standard input), load the prints and the device key, then in parallel
-/// open the reader and reach the authenticator (and sign the token ahead); only when both
-/// are ready say `READY`, so that nobody is asked for a finger that could not log them in.
-/// After a match: close the reader, `MATCH`, one POST on the warm connection, the verdict.
+/// open the reader and reach the authenticator; only when both are ready say `READY`, so
+/// that nobody is asked for a finger that could not log them in. Then sign the token ahead
+/// while the finger is awaited. After a match: close the reader, `MATCH`, one POST on the
+/// warm connection, the verdict.
 enum LoginCommand {
     /// Exit codes: 0 only after `ACCEPTED`.
     enum ExitCode: Int32 {
@@ -29,7 +30,7 @@ enum LoginCommand {
         let job: LoginJob
         switch RequestInput.read() {
         case let .success(text):
-            switch Result(catching: { () throws(ConfigError) -> LoginJob in try LoginJob.parse(text) }) {
+            switch Result(catching: { () throws(ConfigError) -> LoginJob in try LoginJob.parse(text, unprivilegedPortStart: KernelSettings.unprivilegedPortStart()) }) {
             case let .success(parsed): job = parsed
             case let .failure(error):
                 LineOutput.emit(.fail(.usage, detail: error.description))
@@ -75,6 +76,9 @@ enum LoginCommand {
         }
         LineOutput.emit(.ready(reader: reader.name))
         let deadline = Deadline.after(seconds: Double(job.options.timeoutSeconds))
+        // A person takes far longer to put a finger down than the signature takes; a finger
+        // already on the reader waits in the device's queue meanwhile.
+        session.signAhead()
         var left = job.options.maxTries
         while left > 0 {
             switch try reader.verify(prints: prints, deadline: deadline, events: LineOutput.emit) {

@@ -17,6 +17,8 @@ signal(SIGPIPE, SIG_IGN)
 umask(0o077)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments == ["--login"] {
-    exit(LoginCommand.run().rawValue)
+    // _exit: every line went out with write(2) already, and the module waits for this exit
+    // before it answers PAM; atexit work (TLS close_notify, GLib, libcurl) only delays it.
+    _exit(LoginCommand.run().rawValue)
 }
 exit(ScanCommand.run(arguments).rawValue)

@@ -30,6 +30,8 @@ public enum ChildLine: Equatable, Sendable {
 public final class ChildProcess {
     public let pid: pid_t
     private var readEnd: Int32
+    /// `pidfd_open` of the child: readable once it has ended (-1 when the kernel has none).
+    private var pidFD: Int32
     private var buffer: [UInt8] = []
     private var totalRead = 0
     private var reaped: ChildExit?
@@ -41,6 +43,9 @@ public final class ChildProcess {
     private init(pid: pid_t, readEnd: Int32, maxLineBytes: Int, maxTotalBytes: Int) {
         self.pid = pid
         self.readEnd = readEnd
+        // Opened before the child is reaped, so the pid cannot have been reused yet; a
+        // pidfd is close-on-exec from the start.
+        self.pidFD = fa_pidfd_open(pid)
         self.maxLineBytes = maxLineBytes
         self.maxTotalBytes = maxTotalBytes
     }
@@ -168,7 +173,13 @@ public final class ChildProcess {
                 return .unknown
             }
             if MonotonicInstant.now() >= deadline { return nil }
-            usleep(2000)
+            if pidFD >= 0 {
+                // Woken the moment the child ends, not at the next tick of a sleep loop.
+                var pfd = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
+                _ = Glibc.poll(&pfd, 1, max(1, deadline.remaining))
+            } else {
+                usleep(2000)
+            }
         }
     }
 
@@ -180,6 +191,7 @@ public final class ChildProcess {
     deinit {
         closePipe()
         if reaped == nil { kill() }
+        if pidFD >= 0 { close(pidFD) }
     }
 }
 

@@ -62,7 +62,7 @@ public struct HelperProcess: LoginHelper {
                 case let .match(matched):
                     _ = relay(message)
                     finger = matched
-                    phase = "after a match, before the authenticator's answer"
+                    phase = "after a match"
                     deadline = MonotonicInstant.now().adding(milliseconds: verdictMilliseconds)
                 case let .accepted(jti, answeredKID):
                     _ = relay(message)
@@ -93,7 +93,7 @@ public struct HelperProcess: LoginHelper {
                 }
             case .endOfOutput:
                 let exit = finish(child)
-                return .unavailable("login helper ended \(phase) without an answer (\(HelperProcess.describe(exit)))")
+                return .unavailable("login helper ended \(phase) without a verdict (\(HelperProcess.describe(exit)))")
             case .timedOut:
                 child.kill()
                 if finger == nil && phase == "while waiting for a finger" {

@@ -30,7 +30,8 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
     let service = handle.stringItem(PAM_SERVICE) ?? "unknown"
     let options: Options
     do {
-        options = try OptionsLoader.load(arguments: arguments, readFile: readConfigFile)
+        options = try OptionsLoader.load(arguments: arguments, unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
+                                         readFile: readConfigFile)
     } catch {
         handle.syslog(LOG_ERR, "configuration error, fingerprint login disabled: \(error)")
         return .serviceError

@@ -35,6 +35,19 @@ final class OptionsTests: XCTestCase {
         XCTAssertThrowsError(try load(["url=ftp://auth.example/"]))
     }
 
+    /// A port counts as privileged below the kernel's `ip_unprivileged_port_start`: lowered
+    /// to 80, a local user could listen on 800 and stand in for the authenticator.
+    func testPlainHTTPPortMustBeBelowTheKernelsUnprivilegedPortStart() throws {
+        let allowed = try load(["url=http://127.0.0.1:800/v1/login", "allow_http"])
+        XCTAssertNoThrow(try allowed.validated(source: "t", unprivilegedPortStart: 1024))
+        XCTAssertThrowsError(try allowed.validated(source: "t", unprivilegedPortStart: 800)) { error in
+            XCTAssertTrue("\(error)".contains("below 800"), "\(error)")
+        }
+        XCTAssertThrowsError(try allowed.validated(source: "t", unprivilegedPortStart: 0))
+        XCTAssertThrowsError(try LoginJob.parse("user=alice\nservice=sudo\njti=AAAAAAAAAAAAAAAAAAAAAA\nissuer=h\n"
+                                                + "url=http://127.0.0.1:800/v1/login\nallow_http=yes\n", unprivilegedPortStart: 80))
+    }
+
     func testNamedConfFileMustExist() {
         XCTAssertThrowsError(try OptionsLoader.load(arguments: ["conf=/nonexistent", "url=https://a/"]) { _ in nil })
     }

@@ -1,5 +1,5 @@
 // libFuzzer entry point for FingerAuthCore's parsers of outside input. One binary, the
-// target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message,
+// target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message, login-request,
 // authenticator-response, jwt. Built by `make fuzz` with swiftc -sanitize=fuzzer,address
 // together with Sources/FingerAuthCore (see mk/fuzz.mk). A trap here is a finding.
 
@@ -32,6 +32,11 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
                 // What the helper prints must read back as the same message.
                 guard HelperMessage(line: message.line) == message else { abort() }
             }
+        }
+    case "login-request":
+        // The helper's request from the module: what parses must render and parse back the same.
+        if let job = try? LoginJob.parse(text) {
+            guard (try? LoginJob.parse(job.text)) == job else { abort() }
         }
     case "authenticator-response":
         let status = bytes.first.map { 100 + Int($0) * 2 } ?? 200

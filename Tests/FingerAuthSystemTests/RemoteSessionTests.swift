@@ -1,0 +1,111 @@
+import XCTest
+import CSystem
+import FingerAuthSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The remote-session facts read from files laid out as the kernel, logind, sshd and the
+/// module's own session line leave them, in a temporary folder.
+final class RemoteSessionTests: XCTestCase {
+    var root = ""
+
+    override func setUp() {
+        var template = Array("/tmp/fa-remote-XXXXXX".utf8CString)
+        root = template.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return "" }
+            return String(cString: base)
+        }
+        XCTAssertFalse(root.isEmpty)
+    }
+
+    override func tearDown() {
+        _ = system("rm -rf '\(root)'")
+    }
+
+    func write(_ name: String, _ text: String, mode: mode_t = 0o644) {
+        let path = root + "/" + name
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)
+        XCTAssertGreaterThanOrEqual(fd, 0, path)
+        _ = Array(text.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        fchmod(fd, mode)
+        close(fd)
+    }
+
+    func session(id: String = "7") -> RemoteSession {
+        write("sessionid", id)
+        mkdir(root + "/records", 0o755)
+        mkdir(root + "/logind", 0o755)
+        var s = RemoteSession(recordDirectory: root + "/records")
+        s.sessionIDFile = root + "/sessionid"
+        s.logindDirectory = root + "/logind"
+        s.utmpFile = root + "/utmp"
+        s.statFile = root + "/stat"
+        write("stat", "123 (fa pamtest) S 1 123 123 0 -1 4194560 0 0")
+        return s
+    }
+
+    func testNoFactIsLocal() {
+        XCTAssertNil(session().remoteReason(tty: "pts/3"))
+    }
+
+    func testUnsetAuditSessionIsLocalAndCannotRecord() {
+        let s = session(id: "4294967295")
+        XCTAssertNil(s.auditSessionID())
+        guard case .failure = s.record(host: "10.0.0.1") else { return XCTFail("recorded without a session") }
+    }
+
+    func testRecordedSessionIsRemote() {
+        let s = session()
+        guard case .success(7) = s.record(host: "10.0.0.1") else { return XCTFail("not recorded") }
+        XCTAssertEqual(s.remoteReason(tty: nil), "audit session 7 recorded as remote (10.0.0.1)")
+        var st = stat()
+        XCTAssertEqual(stat(root + "/records/7", &st), 0)
+        XCTAssertEqual(st.st_mode & 0o777, 0o644)
+    }
+
+    func testARecordOthersCouldWriteIsNotBelieved() {
+        let s = session()
+        write("records/7", "planted\n", mode: 0o666)
+        XCTAssertNil(s.remoteReason(tty: nil))
+    }
+
+    func testLogindRemoteSession() {
+        let s = session()
+        write("logind/7", "UID=1000\nREMOTE=1\nREMOTE_HOST=10.0.0.9\n")
+        XCTAssertEqual(s.remoteReason(tty: nil), "logind session 7 is remote")
+        write("logind/7", "UID=1000\nREMOTE=0\n")
+        XCTAssertNil(s.remoteReason(tty: nil))
+    }
+
+    func testUtmpHostOfThePAMTTYOrTheControllingTerminal() {
+        let s = session()
+        writeUtmp([(USER_PROCESS, "pts/3", "192.0.2.7"), (USER_PROCESS, "pts/4", ":0"), (DEAD_PROCESS, "pts/5", "192.0.2.8")])
+        XCTAssertEqual(s.remoteReason(tty: "/dev/pts/3"), "utmp: pts/3 from 192.0.2.7")
+        XCTAssertNil(s.remoteReason(tty: "pts/4"), "an X display is local")
+        XCTAssertNil(s.remoteReason(tty: "pts/5"), "a dead entry is not a login")
+        // The controlling terminal counts even when the application sets no PAM_TTY:
+        // tty_nr 34819 = major 136, minor 3 = pts/3.
+        write("stat", "123 (fa pamtest) S 1 123 123 34819 -1 4194560 0 0")
+        XCTAssertEqual(s.remoteReason(tty: nil), "utmp: pts/3 from 192.0.2.7")
+    }
+
+    func writeUtmp(_ entries: [(Int32, String, String)]) {
+        var bytes: [UInt8] = []
+        for (type, line, host) in entries {
+            var entry = utmp()
+            entry.ut_type = Int16(type)
+            withUnsafeMutableBytes(of: &entry.ut_line) { raw in
+                for (i, b) in line.utf8.enumerated() where i < raw.count { raw[i] = b }
+            }
+            withUnsafeMutableBytes(of: &entry.ut_host) { raw in
+                for (i, b) in host.utf8.enumerated() where i < raw.count { raw[i] = b }
+            }
+            withUnsafeBytes(of: entry) { bytes.append(contentsOf: $0) }
+        }
+        let path = root + "/utmp"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+}
