@@ -192,3 +192,26 @@ def test_unknown_user_is_an_error_not_a_checklist(world):
     done = status(world, user="mallory")
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == "fingerauth: no such user: mallory (check the name, or create the account first)\n"
+
+
+def test_a_session_stack_without_the_modules_session_line_is_warned_about(world):
+    """sshd starts an audit session (pam_loginuid) but does not record it as remote: a sudo in
+    it that unsets the SSH variables on a fresh pty would arm the local reader."""
+    ready_world(world)
+    pam = world.tmp / "pam-session"
+    pam.mkdir()
+    (pam / "common-auth").write_text("auth sufficient pam_fingerauth.so\nauth required pam_unix.so\n")
+    (pam / "common-session").write_text("session required pam_unix.so\n")
+    (pam / "sshd").write_text("@include common-auth\nsession required pam_loginuid.so\n@include common-session\n")
+    (pam / "sudo").write_text("@include common-auth\n@include common-session\n")
+    done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
+    check = status_checks(done.stdout)["pam"]
+    assert check["status"] == "warn", check
+    assert "but sshd start sessions (pam_loginuid) without the module's session line" in check["detail"], check
+    assert check["fix"].startswith("add `session optional pam_fingerauth.so` after pam_loginuid.so in %s/sshd" % pam)
+    assert done.returncode == 0  # a warning does not block fingerprint login
+
+    # With the session line in common-session (as pam-auth-update writes it): no warning.
+    (pam / "common-session").write_text("session required pam_unix.so\nsession optional pam_fingerauth.so\n")
+    done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
+    assert status_checks(done.stdout)["pam"]["status"] == "pass", done.stdout

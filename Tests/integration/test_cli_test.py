@@ -1,5 +1,6 @@
-"""`fingerauth test`: the module's login path (scan helper, key, libcurl, fingerauthd) run by
-the command line, one timed line per step; exit status 0 only when the authenticator accepted."""
+"""`fingerauth test`: the module's login path (the login helper: reader, key, libcurl,
+fingerauthd) run by the command line, one timed line per step; exit status 0 only when the
+authenticator accepted."""
 
 import re
 
@@ -28,12 +29,13 @@ def test_accepted_login_prints_every_step_and_exits_0(world):
     assert done.stderr == ""
     lines = steps(done.stdout)
     assert [(m, s) for m, s, _, _ in lines] == [
-        ("ok", "config"), ("ok", "enrollment"), ("ok", "device key"), ("ok", "scan"), ("ok", "sign"),
-        ("ok", "authenticator"), ("ok", "result")]
-    assert lines[2][2] == "kid " + kid
-    assert lines[3][2].startswith("right-index-finger matched on Virtual device for debugging via ")
-    assert lines[5][2] == "POST %s/v1/login answered 200" % world.authd.url
-    assert lines[6][2] == "accepted by the authenticator for alice (PAM_SUCCESS)"
+        ("ok", "config"), ("ok", "enrollment"), ("ok", "prepare"), ("ok", "scan"), ("ok", "authenticator"),
+        ("ok", "result")], done.stdout
+    url = world.authd.url + "/v1/login"
+    assert lines[2][2] == "Virtual device for debugging open, device key loaded, %s reached" % url, lines[2]
+    assert lines[3][2] == "right-index-finger matched on Virtual device for debugging via %s" % world.settings["login_helper"]
+    assert lines[4][2] == "POST %s accepted, kid %s" % (url, kid)
+    assert lines[5][2] == "accepted by the authenticator for alice (PAM_SUCCESS)"
     assert "     > Place your finger on the fingerprint reader" in done.stdout.splitlines()
     assert all(ms >= 0 for _, _, _, ms in lines) and lines[-1][3] >= lines[3][3]
     row = [r for r in world.authd.audit_rows() if r["event"] == "login"][-1]
@@ -57,20 +59,23 @@ def test_revoked_key_is_refused_by_the_authenticator(world):
     done = run(world, "test", "--user", "alice", feed=["SCAN finger-A"])
     assert done.returncode == 1 and done.stderr == ""
     lines = steps(done.stdout)
-    assert lines[5][:2] == ("FAIL", "authenticator") and lines[5][2].startswith("POST %s/v1/login answered 401" % world.authd.url)
+    assert lines[4][:2] == ("FAIL", "authenticator"), done.stdout
+    assert lines[4][2].startswith("POST %s/v1/login: authenticator refused (401" % world.authd.url), lines[4]
     assert lines[-1][2].startswith("PAM_AUTH_ERR: authenticator refused (401")
     assert lines[-1][2].endswith("check the key: fingerauth status --user alice (register or rotate it)")
 
 
-def test_authenticator_down_fails_the_post_step(world):
+def test_authenticator_down_fails_before_the_finger_is_asked(world):
     enroll(world)
     world.authd.stop()
-    done = run(world, "test", "--user", "alice", feed=["SCAN finger-A"])
+    done = run(world, "test", "--user", "alice")  # nobody is asked for a finger
     assert done.returncode == 1 and done.stderr == ""
     lines = steps(done.stdout)
-    assert [s for m, s, _, _ in lines if m == "FAIL"] == ["authenticator", "result"]
-    assert "cannot connect to the authenticator" in lines[5][2]
+    assert [s for m, s, _, _ in lines if m == "FAIL"] == ["prepare", "result"], done.stdout
+    assert "cannot connect to the authenticator" in lines[2][2]
     assert lines[-1][2].startswith("PAM_AUTHINFO_UNAVAIL: cannot connect")
+    assert "Place your finger" not in done.stdout
+    assert "     > Fingerprint login unavailable: authenticator not reachable" in done.stdout.splitlines()
 
 
 def test_not_enrolled_user_stops_at_the_enrollment_step(world):
@@ -81,10 +86,10 @@ def test_not_enrolled_user_stops_at_the_enrollment_step(world):
     assert lines[-1][2] == "PAM_IGNORE: user not enrolled; enroll: fingerauth enroll --user bob"
 
 
-def test_no_reader_fails_the_scan_step(world):
+def test_no_reader_fails_the_prepare_step(world):
     enroll(world)
     world.write_conf(virtual_reader=None)
     done = run(world, "test", "--user", "alice")
     assert done.returncode == 1 and done.stderr == ""
     lines = steps(done.stdout)
-    assert lines[3][:2] == ("FAIL", "scan") and lines[3][2].startswith("reader: no-reader")
+    assert lines[2][:2] == ("FAIL", "prepare") and lines[2][2].startswith("reader: no-reader"), done.stdout

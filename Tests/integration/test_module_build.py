@@ -1,6 +1,7 @@
 """The module as libpam will load it: no Swift runtime to find, no RPATH, never unloaded,
 bound at load, and nothing exported but the PAM entry points."""
 
+import re
 import subprocess
 
 from support.authd import build_dir
@@ -19,14 +20,33 @@ def test_module_needs_no_swift_runtime_and_has_no_rpath():
     assert "RPATH" not in section and "RUNPATH" not in section
 
 
+def test_module_loads_libpam_and_libc_only():
+    """Inside a setuid host the environment is the caller's: no library that reads it
+    (libcurl, OpenSSL, libfprint, GLib) may be loaded into the host. The static Swift
+    runtime brings libm, libstdc++ and libgcc_s; nothing else is allowed."""
+    needed = sorted(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", _dynamic_section()))
+    assert needed == ["ld-linux-x86-64.so.2", "libc.so.6", "libgcc_s.so.1", "libm.so.6", "libpam.so.0",
+                      "libstdc++.so.6"], needed
+
+
+def test_module_has_no_thread_or_network_symbols():
+    """No thread is started and no socket opened inside the host."""
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", MODULE], capture_output=True, text=True,
+                               check=True).stdout.split()
+    for symbol in ("pthread_create", "socket", "connect", "getaddrinfo", "curl_easy_init", "fp_context_new"):
+        assert symbol not in undefined, symbol
+
+
 def test_module_is_never_unloaded_and_bound_now():
     section = _dynamic_section()
     assert "NODELETE" in section and "BIND_NOW" in section
 
 
 def test_module_exports_only_the_pam_entry_points():
+    """auth (authenticate, setcred) and session (open records a remote session, close does nothing)."""
     symbols = subprocess.run(["nm", "-D", "--defined-only", MODULE], capture_output=True, text=True, check=True).stdout
-    assert sorted(line.split()[-1] for line in symbols.splitlines()) == ["pam_sm_authenticate", "pam_sm_setcred"]
+    assert sorted(line.split()[-1] for line in symbols.splitlines()) == [
+        "pam_sm_authenticate", "pam_sm_close_session", "pam_sm_open_session", "pam_sm_setcred"]
 
 
 def test_executables_carry_their_swift_runtime():

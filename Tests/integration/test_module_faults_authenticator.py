@@ -1,6 +1,7 @@
 """The authenticator failing or lying: slow, 5xx, a yes for someone else, nonsense, a
 redirect, the wrong certificate, plain http, proxies. Never PAM_SUCCESS."""
 
+import json
 import os
 
 from support.fakeauth import FakeAuthenticator, SilentServer, accept_as, answer, closed_port_url, issue_server_cert
@@ -10,10 +11,12 @@ REFUSED = "Fingerprint login refused by the authenticator"
 UNREACHABLE = "Fingerprint login unavailable: authenticator not reachable"
 
 
-def login_against(world, url):
+def login_against(world, url, reachable=True):
+    """A login with the finger on the reader; for an authenticator that cannot be reached
+    (`reachable=False`) nobody is asked for a finger, so none is put on the reader."""
     world.enroll("alice", "finger-A")
     world.write_conf(url=url + "/v1/login")
-    return world.login("alice", scans=["finger-A"], service=world.service("fa-only", fallback=False))
+    return world.login("alice", scans=["finger-A"] if reachable else [], service=world.service("fa-only", fallback=False))
 
 
 def test_fake_that_accepts_properly_succeeds(world):
@@ -38,6 +41,16 @@ def test_server_error(world):
     assert "answered 500" in world.log_lines()[-1]
 
 
+def test_authenticator_unavailable_before_the_scan_asks_for_no_finger(world):
+    """503 to the helper's warm-up request (its database down, a gateway with nobody behind
+    it): the password at once, nobody asked for a finger, no token sent."""
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, accept_as(), get_status=503) as fake:
+        login = login_against(world, fake.url, reachable=False)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL" and login.infos == [] and login.errors == [UNREACHABLE], login
+    assert fake.requests == 0
+    assert "authenticator answered 503" in world.log_lines()[-1]
+
+
 def test_yes_for_another_user_is_refused(world):
     with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, accept_as("mallory")) as fake:
         login = login_against(world, fake.url)
@@ -50,6 +63,15 @@ def test_yes_for_another_token_is_refused(world):
     with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, behaviour) as fake:
         login = login_against(world, fake.url)
     assert login.name == "PAM_AUTH_ERR", login
+
+
+def test_yes_for_another_key_is_refused(world):
+    behaviour = lambda claims: (200, {}, json.dumps({"ok": True, "sub": claims["sub"], "jti": claims["jti"],  # noqa: E731
+                                                     "kid": "another-key"}).encode())
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, behaviour) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTH_ERR" and login.errors == [REFUSED], login
+    assert "accepted another key" in world.log_lines()[-1]
 
 
 def test_unparseable_answer(world):
@@ -71,7 +93,7 @@ def test_redirect_is_not_followed(world):
 def test_certificate_from_another_ca(world, tmp_path):
     other = make_ca(str(tmp_path / "other-ca"))
     with FakeAuthenticator(other.server_cert, other.server_key, accept_as()) as fake:
-        login = login_against(world, fake.url)
+        login = login_against(world, fake.url, reachable=False)
     assert login.name == "PAM_AUTHINFO_UNAVAIL" and fake.requests == 0, login
     assert "TLS failure" in world.log_lines()[-1]
 
@@ -79,7 +101,7 @@ def test_certificate_from_another_ca(world, tmp_path):
 def test_certificate_for_another_name(world, tmp_path):
     cert, key = issue_server_cert(world.ca, str(tmp_path / "wrong-name"), "DNS:wrong.example")
     with FakeAuthenticator(cert, key, accept_as()) as fake:
-        login = login_against(world, fake.url)
+        login = login_against(world, fake.url, reachable=False)
     assert login.name == "PAM_AUTHINFO_UNAVAIL" and fake.requests == 0, login
     assert "TLS failure" in world.log_lines()[-1]
 
@@ -87,7 +109,7 @@ def test_certificate_for_another_name(world, tmp_path):
 def test_pinned_key_mismatch(world):
     world.enroll("alice", "finger-A")
     world.write_conf(pinned_pubkey="sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
-    login = world.login("alice", scans=["finger-A"], service=world.service("fa-only", fallback=False))
+    login = world.login("alice", service=world.service("fa-only", fallback=False))
     assert login.name == "PAM_AUTHINFO_UNAVAIL", login
     assert "TLS failure" in world.log_lines()[-1]
 
@@ -117,15 +139,16 @@ def test_proxy_variables_are_ignored(world):
 
 def test_silent_authenticator_is_cut_off(world):
     with SilentServer() as silent:
-        login = login_against(world, silent.url)
+        login = login_against(world, silent.url, reachable=False)
     assert login.name == "PAM_AUTHINFO_UNAVAIL" and login.errors == [UNREACHABLE], login
     assert login.seconds < 5 + 1.5, login.seconds
 
 
 def test_refused_connection_falls_over_fast(world):
-    login = login_against(world, closed_port_url())
+    login = login_against(world, closed_port_url(), reachable=False)
     assert login.name == "PAM_AUTHINFO_UNAVAIL", login
     assert "cannot connect" in world.log_lines()[-1]
-    # The whole login, scan included, in well under a second.
+    # Nobody was asked for a finger: the whole login in well under a second.
+    assert login.infos == [] and login.errors == [UNREACHABLE], login
     assert login.seconds < 1.0, login.seconds
     assert os.path.exists(world.module_log)

@@ -87,13 +87,14 @@ def test_helper_flooding_output(world):
 def test_match_line_without_a_clean_exit_is_not_a_match(world):
     world.enroll("alice", "finger-A")
     world.fake_helper("echo 'MATCH right-index-finger'\nexit 1")
-    assert_unavailable(world, world.login("alice", service=only_module(world)), "ended with")
+    assert_unavailable(world, world.login("alice", service=only_module(world)),
+                       "login helper ended after a match without a verdict (exit status 1)")
 
 
 def test_helper_silent_exit(world):
     world.enroll("alice", "finger-A")
     world.fake_helper("exit 0")
-    assert_unavailable(world, world.login("alice", service=only_module(world)), "without an answer (exit status 0)")
+    assert_unavailable(world, world.login("alice", service=only_module(world)), "without a verdict (exit status 0)")
 
 
 def test_reader_busy(world):

@@ -65,8 +65,8 @@ def test_certificate_variables_do_not_replace_the_configured_trust(world):
     world.enroll("alice", "finger-A")
     world.write_conf(cafile=None)
     env = {"SSL_CERT_FILE": world.ca.ca_cert, "CURL_CA_BUNDLE": world.ca.ca_cert, "SSL_CERT_DIR": str(world.tmp)}
-    result = world.login("alice", scans=["finger-A"], env=env, service=only_module(world))
-    assert result.name == "PAM_AUTHINFO_UNAVAIL", result
+    result = world.login("alice", env=env, service=only_module(world))  # fails before the finger is asked
+    assert result.name == "PAM_AUTHINFO_UNAVAIL" and result.infos == [], result
     assert "TLS failure" in world.log_lines()[-1]
 
 
@@ -76,13 +76,14 @@ def test_remote_sessions_are_skipped(world, rhost):
     result = world.login("alice", rhost=rhost, service=only_module(world))
     assert result.name == "PAM_IGNORE", result
     assert result.infos == [] and result.errors == []
-    assert 'reason="remote session skipped"' in world.log_lines()[-1]
+    assert 'reason="remote session skipped (PAM_RHOST %s)"' % rhost in world.log_lines()[-1]
 
 
 def test_ssh_session_is_skipped(world):
     world.enroll("alice", "finger-A")
     env = {"SSH_CONNECTION": "10.1.2.3 50000 10.1.2.4 22"}
     assert world.login("alice", env=env, service=only_module(world)).name == "PAM_IGNORE"
+    assert "remote session skipped (SSH variables in the environment)" in world.log_lines()[-1]
 
 
 def test_remote_allow_runs_for_remote_sessions(world):
@@ -101,5 +102,5 @@ def test_disabled_module_is_ignored(world):
 def test_arguments_override_the_file(world):
     world.enroll("alice", "finger-A")
     service = world.service("fa-args", module_args="url=%s/v1/login" % closed_port_url(), fallback=False)
-    result = world.login("alice", scans=["finger-A"], service=service)
+    result = world.login("alice", service=service)  # the closed port: no finger is asked
     assert result.name == "PAM_AUTHINFO_UNAVAIL", result

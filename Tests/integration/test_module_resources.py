@@ -10,13 +10,12 @@ import subprocess
 import pytest
 
 from support.authd import build_dir
-
-MATCHING_HELPER = "echo 'READY fake reader'\necho 'MATCH right-index-finger'"
+from support.world import ACCEPTING_HELPER
 
 
 def run_cycles(world, count, every, extra=()):
     world.enroll("alice", "finger-A")
-    world.fake_helper(MATCHING_HELPER)
+    world.fake_helper(ACCEPTING_HELPER)
     world.write_conf(debug_file=None)
     service = world.service("fa-only", fallback=False)
     cmd = [str(world.build / "fa-pamtest"), "--confdir", str(world.confdir), "--service", service,
@@ -39,7 +38,7 @@ def test_ten_thousand_logins_in_one_process_do_not_grow_memory(world, capsys):
 
 def test_valgrind_finds_no_definite_leak_from_the_module(world, tmp_path):
     world.enroll("alice", "finger-A")
-    world.fake_helper(MATCHING_HELPER)
+    world.fake_helper(ACCEPTING_HELPER)
     service = world.service("fa-only", fallback=False)
     report = tmp_path / "valgrind.txt"
     env = dict(world.env)
@@ -57,9 +56,10 @@ def test_valgrind_finds_no_definite_leak_from_the_module(world, tmp_path):
 def test_dlopen_finds_the_entry_points_and_nothing_else():
     module = ctypes.CDLL(os.path.join(build_dir(), "pam_fingerauth.so"), mode=os.RTLD_NOW | os.RTLD_LOCAL)
     assert module.pam_sm_authenticate and module.pam_sm_setcred
+    assert module.pam_sm_open_session and module.pam_sm_close_session  # records remote sessions
     # dlsym also searches the module's dependencies (libc, libcurl…): ask only for names
     # that could come from the module itself — its Swift runtime and its own code.
     for name in ("swift_retain", "swift_release", "swift_allocObject", "$s14FingerAuthCore9LoginFlowVN",
-                 "$s14FingerAuthCore7OptionsVN", "pam_sm_open_session", "pam_sm_chauthtok", "pam_sm_acct_mgmt"):
+                 "$s14FingerAuthCore7OptionsVN", "pam_sm_chauthtok", "pam_sm_acct_mgmt"):
         with pytest.raises(AttributeError):
             getattr(module, name)

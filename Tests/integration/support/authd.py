@@ -50,15 +50,17 @@ class Authd:
     START_DEADLINE = 15.0
     STOP_DEADLINE = 10.0
 
-    def __init__(self, workdir, audience="fingerauth-test", tls=None, args=(), db=None):
+    def __init__(self, workdir, audience="fingerauth-test", tls=None, args=(), db=None, listen="127.0.0.1:0"):
         """`args`: extra `serve` flags (e.g. ("--user-failures", "0")); `db`: another
-        database path (default <workdir>/authd.db) or a postgresql:// URL."""
+        database path (default <workdir>/authd.db) or a postgresql:// URL; `listen`: the
+        address and port (default a free loopback port)."""
         self.workdir = str(workdir)
         os.makedirs(self.workdir, exist_ok=True)
         self.audience = audience
         self.tls = tls
         self.db = db or os.path.join(self.workdir, "authd.db")
         self.args = list(args)
+        self.listen = listen
         self.binary = os.path.join(build_dir(), "fingerauthd")
         self.stderr_path = os.path.join(self.workdir, "authd.stderr")
         self.url = None
@@ -84,7 +86,7 @@ class Authd:
     def start(self):
         if not os.access(self.binary, os.X_OK):
             raise RuntimeError("no fingerauthd at %s (set FINGERAUTH_BUILD)" % self.binary)
-        args = [self.binary, "serve", "--listen", "127.0.0.1:0", "--db", self.db, "--audience", self.audience]
+        args = [self.binary, "serve", "--listen", self.listen, "--db", self.db, "--audience", self.audience]
         if self.tls is not None:
             args += ["--tls-cert", self.tls.server_cert, "--tls-key", self.tls.server_key]
         args += self.args

@@ -13,10 +13,16 @@ import threading
 import time
 
 
+def _segment(text):
+    return json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
 def _claims(body):
-    token = json.loads(body)["jwt"]
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    """The posted token's claims, with its header's `kid` as `_kid` (an answer must echo it)."""
+    header, payload = json.loads(body)["jwt"].split(".")[:2]
+    claims = _segment(payload)
+    claims["_kid"] = _segment(header).get("kid")
+    return claims
 
 
 class TLSServer:
@@ -44,13 +50,20 @@ class TLSServer:
 class FakeAuthenticator(TLSServer):
     """`behaviour(claims) -> (status, headers, body_bytes)`, optionally after `delay` s."""
 
-    def __init__(self, cert, key, behaviour, delay=0.0):
+    def __init__(self, cert, key, behaviour, delay=0.0, get_status=None):
         self.behaviour = behaviour
         self.delay = delay
         self.requests = 0
         fake = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                # The login helper's warm-up request; 501 (BaseHTTPRequestHandler's own
+                # answer to an unknown method) unless the test asks for another status.
+                self.send_response(get_status or 501)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
             def do_POST(self):
                 fake.requests += 1
                 length = int(self.headers.get("Content-Length", "0"))
@@ -81,9 +94,10 @@ def answer(status, document=None, raw=None, headers=None):
 
 
 def accept_as(sub=None):
-    """200 ok for the token's own jti, and `sub` (default: the token's own subject)."""
+    """200 ok for the token's own jti and kid, and `sub` (default: the token's own subject)."""
     return lambda claims: (200, {"Content-Type": "application/json"},
-                           json.dumps({"ok": True, "sub": sub or claims["sub"], "jti": claims["jti"]}).encode())
+                           json.dumps({"ok": True, "sub": sub or claims["sub"], "jti": claims["jti"],
+                                       "kid": claims["_kid"]}).encode())
 
 
 class SilentServer:

@@ -19,6 +19,11 @@ AUDIENCE = "fingerauth-test"
 HOST_ID = "testhost"
 
 USERS = {"alice": 5001, "bob": 5002, "carol": 5003}
+
+# A stand-in login helper that matches and reports the authenticator's yes for the token the
+# module asked for (its jti, read from the request on stdin): the module's side alone.
+ACCEPTING_HELPER = ("jti=$(sed -n 's/^jti=//p')\n"
+                    "echo 'READY fake reader'\necho 'MATCH right-index-finger'\necho \"ACCEPTED $jti fake-kid\"")
 PASSWORDS = {name: name + "-password" for name in USERS}
 
 
@@ -114,7 +119,7 @@ class World:
         os.chmod(self.conf_path, 0o644)
 
     def fake_helper(self, script, name="fake-scan"):
-        """Configures a stand-in scan helper (a shell script, root 0755) for fault tests."""
+        """Configures a stand-in login helper (a shell script, root 0755) for fault tests."""
         path = self.tmp / name
         path.write_text("#!/bin/sh\n" + script + "\n")
         os.chmod(path, 0o755)
