@@ -42,6 +42,9 @@ class Installation:
         self.token = self.tmp / "fingerauth.token"
         self.state = self.tmp / "state"
         self.module_log = self.tmp / "module.log"
+        # pam_sm_open_session's records of remote sessions (the default is /run/fingerauth/
+        # sessions): in the test's folder, so that no test sees or leaves a record elsewhere.
+        self.sessions = self.tmp / "sessions"
         (self.tmp / "reader").mkdir(mode=0o700)
         self.reader = VirtualReader(self.tmp / "reader" / "virtual.sock")
         self.authd = Authd(str(self.tmp / "authd"), audience=AUDIENCE, tls=ca)
@@ -62,12 +65,17 @@ class Installation:
             "token_file": str(self.token),
             "timeout": "5",
             "debug_file": str(self.module_log),
+            "session_dir": str(self.sessions),
         }
         self.conf.write_text("# FingerAuth e2e configuration\n" + "".join("%s = %s\n" % kv for kv in settings.items()))
         os.chmod(self.conf, 0o644)
 
-    def module_line(self, *args):
-        return "auth sufficient %s conf=%s %s" % (self.module, self.conf, " ".join(args))
+    def module_line(self, *args, control="sufficient"):
+        return "auth %s %s conf=%s %s" % (control, self.module, self.conf, " ".join(args))
+
+    def session_line(self, *args):
+        """The module's `session` line (records a remote session under `sessions`)."""
+        return "session optional %s conf=%s %s" % (self.module, self.conf, " ".join(args))
 
     def cli(self, *args, feed=None, timeout=60):
         if feed is not None:

@@ -1,8 +1,8 @@
 """After `make e2e`: nothing of the tests may be left outside their temporary folder.
 Checks /etc/passwd (and group, shadow) for test users, /etc/sudoers.d for drop-ins,
 /etc/pam.d for fa-e2e-* services, the process table for the test's sshd, fingerauthd,
-fingerauth-login and test-user processes, and that the fingerauth package is not
-installed. Prints what it found; exit status 1 when anything is left."""
+fingerauth-login and test-user processes, /tmp for the setuid-root host copies of
+test_setuid_host.py, and that the fingerauth package is not installed. Prints what it found; exit status 1 when anything is left."""
 
 import glob
 import os
@@ -35,6 +35,10 @@ def main():
     left = [p for p in os.listdir(SUDOERS_DIR) if p.startswith(USER_PREFIX) or p.startswith(".fae2e")]
     if left:
         problems.append("sudoers drop-ins left: %s" % ", ".join(left))
+    # test_setuid_host.py's setuid-root fa-pamtest: anyone who can run it runs any PAM stack.
+    left = glob.glob("/tmp/fingerauth-e2e-setuid.*")
+    if left:
+        problems.append("setuid host copies left: %s" % ", ".join(left))
     left = glob.glob(str(PAM_DIR / (SERVICE_PREFIX + "*"))) + glob.glob(str(PAM_DIR / ("." + SERVICE_PREFIX + "*")))
     if left:
         problems.append("PAM service files left: %s" % ", ".join(left))
@@ -59,7 +63,7 @@ def main():
     if problems:
         print("e2e leftovers:\n  " + "\n  ".join(problems))
         return 1
-    print("e2e leftovers: none (no test user, no sudoers drop-in, no /etc/pam.d/fa-e2e-*, no process)")
+    print("e2e leftovers: none (no test user, no sudoers drop-in, no /etc/pam.d/fa-e2e-*, no setuid host, no process)")
     return 0
 
 

@@ -66,11 +66,13 @@ class TestUser:
             except FileNotFoundError:
                 pass
 
-    def as_user(self, cmd, stdin_text=None, timeout=60):
+    def as_user(self, cmd, stdin_text=None, timeout=60, env=None):
         """Runs `cmd` as this user (setpriv: real and effective ids, its groups, a clean
-        environment, no controlling terminal)."""
-        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/nonexistent", "USER": self.name,
-               "LOGNAME": self.name, "LANG": "C.UTF-8", "SHELL": "/bin/sh"}
+        environment, no controlling terminal). `env`: variables of the caller's choosing,
+        on top of (or in place of) the clean ones."""
+        clean = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/nonexistent", "USER": self.name,
+                 "LOGNAME": self.name, "LANG": "C.UTF-8", "SHELL": "/bin/sh"}
+        env = dict(clean, **(env or {}))
         full = ["setpriv", "--reuid", str(self.uid), "--regid", str(self.gid), "--init-groups", "--"] + list(cmd)
         return run(full, env=env, input=stdin_text if stdin_text is not None else "", timeout=timeout,
                    start_new_session=True)
@@ -250,13 +252,16 @@ class Sshd:
         except FileNotFoundError:
             pass
 
-    def ssh(self, user, password=None, timeout=60):
-        """`ssh … user@127.0.0.1 true` as root; with `password`, through sshpass (which
-        gives ssh a terminal and types the password at the prompt); without, in a new
-        session with no terminal, so any prompt fails the login."""
+    def ssh(self, user, password=None, timeout=60, command="true", tty=False):
+        """`ssh … user@127.0.0.1 <command>` as root (`command`: one shell line, run by the
+        user's login shell); with `password`, through sshpass (which gives ssh a terminal
+        and types the password at the prompt); without, in a new session with no terminal,
+        so any prompt fails the login. `tty`: `ssh -tt`, the command runs on a remote pty
+        (its output, stdout and stderr merged, with CR LF line ends, on ssh's stdout); ssh's
+        own stdin is always /dev/null."""
         cmd = ["ssh", "-p", str(self.port), "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
                "-o", "PreferredAuthentications=keyboard-interactive", "-o", "NumberOfPasswordPrompts=1",
-               "-o", "ConnectTimeout=10", "%s@127.0.0.1" % user.name, "true"]
+               "-o", "ConnectTimeout=10"] + (["-tt"] if tty else []) + ["%s@127.0.0.1" % user.name, command]
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.dir), "LANG": "C.UTF-8"}
         if password is not None:
             env["SSHPASS"] = password  # sshpass -e: the password is not on a command line

@@ -85,20 +85,19 @@ def test_sudo_after_three_wrong_fingers_refuses_a_wrong_password(sudo_setup, obs
 
 
 def test_sudo_with_the_authenticator_stopped_asks_the_password_at_once(sudo_setup, observe):
-    """sudo: authenticator stopped -> the password prompt right after the finger (< 5 s); the password runs sudo"""
+    """sudo: authenticator stopped -> nobody is asked for a finger; the password prompt at once (< 5 s); the password runs sudo"""
     install, user = sudo_setup
     rows_before = len(install.authd.audit_rows())
     install.authd.stop()
-    install.feed("finger-right")
     started = time.monotonic()
     done = user.as_user(SUDO, stdin_text=user.password + "\n")
     elapsed = time.monotonic() - started
-    install.fed()
-    observe("exit %d after %.1fs; stderr %r" % (done.returncode, elapsed, done.stderr.replace(user.password, "***").strip()))
+    observe("exit %d after %.1fs; stdout %r; stderr %r" % (done.returncode, elapsed, done.stdout,
+                                                          done.stderr.replace(user.password, "***").strip()))
     assert done.returncode == 0, done.stderr
-    assert done.stdout == PLACE
+    assert done.stdout == ""  # no "Place your finger": the helper reached nothing, so it never said READY
     assert done.stderr.strip() == password_prompt(user).strip()
     assert elapsed < 5, "the password should be asked at once, not after a timeout"
     assert len(install.authd.audit_rows()) == rows_before  # nothing reached it
     line = install.log_lines()[-1]
-    assert "result=PAM_AUTHINFO_UNAVAIL" in line and "connect" in line
+    assert "result=PAM_AUTHINFO_UNAVAIL" in line and "cannot connect to the authenticator" in line
