@@ -8,9 +8,9 @@ import FingerAuthSystem
 
 /// `fingerauth-login --login`: the whole login step for the module, in this order —
 /// read the request (standard input), load the prints and the device key, then in parallel
-/// open the reader and reach the authenticator; only when both are ready say `READY`, so
-/// that nobody is asked for a finger that could not log them in. Then sign the token ahead
-/// while the finger is awaited. After a match: close the reader, `MATCH`, one POST on the
+/// open the reader, reach the authenticator and sign the token ahead; as soon as the reader
+/// is open and the authenticator answered say `READY`, so that nobody is asked for a finger
+/// that could not log them in. After a match: close the reader, `MATCH`, one POST on the
 /// warm connection, the verdict.
 enum LoginCommand {
     /// Exit codes: 0 only after `ACCEPTED`.
@@ -25,6 +25,8 @@ enum LoginCommand {
     /// take beyond that (its own bound is 3 s).
     static let openSeconds = 5.0
     static let warmUpWaitMilliseconds: Int64 = 3500
+    /// How long a match may wait for the signature made ahead (RSA-3072: a few ms).
+    static let signingWaitMilliseconds: Int64 = 2000
 
     static func run() -> ExitCode {
         let job: LoginJob
@@ -62,6 +64,10 @@ enum LoginCommand {
         let session = AuthenticatorSession(job: job, key: key)
         let background = BackgroundWork { session.prepare() }
         if background == nil { session.prepare() }
+        // The signature needs only the key: made on a thread of its own while the reader opens
+        // and the connection is warmed, it is ready by the time a finger matches. Only that
+        // thread touches the token until `signing` has ended.
+        let signing = BackgroundWork { session.signAhead() }
         let reader = try FingerprintReader.open(virtualReader: job.options.virtualReader,
                                                 deadline: .after(seconds: openSeconds))
         if let background, !background.wait(until: started.adding(milliseconds: warmUpWaitMilliseconds)) {
@@ -76,15 +82,17 @@ enum LoginCommand {
         }
         LineOutput.emit(.ready(reader: reader.name))
         let deadline = Deadline.after(seconds: Double(job.options.timeoutSeconds))
-        // A person takes far longer to put a finger down than the signature takes; a finger
-        // already on the reader waits in the device's queue meanwhile.
-        session.signAhead()
+        if signing == nil { session.signAhead() }
         var left = job.options.maxTries
         while left > 0 {
             switch try reader.verify(prints: prints, deadline: deadline, events: LineOutput.emit) {
             case let .match(finger):
                 reader.close()
                 LineOutput.emit(.match(finger: finger))
+                if let signing, !signing.wait(until: MonotonicInstant.now().adding(milliseconds: signingWaitMilliseconds)) {
+                    LineOutput.emit(.unavailable(jti: job.jti, kid: key.kid, detail: "signing took over \(signingWaitMilliseconds) ms"))
+                    return .denied
+                }
                 let verdict = session.login()
                 LineOutput.emit(verdict)
                 if case .accepted = verdict { return .accepted }
