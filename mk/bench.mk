@@ -1,5 +1,6 @@
-# `make bench`: the five figures of issue 7 (login latency through real libpam, the module's
-# own cost, fall-over time, authenticator throughput against a Python peer, steadiness) and
+# `make bench`: the five figures of issue 7 (login latency through real libpam — with the
+# finger already on the reader, and touch-to-login, the finger put on after the prompt —, the
+# module's own cost, fall-over time, authenticator throughput against a Python peer, steadiness) and
 # one and two fingerauthd on one PostgreSQL (section 6; a private cluster, always removed),
 # each against a baseline measured in the same run, printed as one table (bench/run.py,
 # results also in build/bench-results.json; BENCHMARKS.md has the last run). Root only: it
