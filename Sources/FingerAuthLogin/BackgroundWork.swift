@@ -4,33 +4,68 @@ import Glibc
 import CSystem
 import FingerAuthSystem
 
-/// One piece of work on a thread of its own, and a bounded wait for its end. The helper
-/// reaches the authenticator while the reader opens; the wait ends at a deadline whether or
-/// not the work did (the module kills the whole process at its own deadline anyway).
-final class BackgroundWork {
+/// A one-shot event that one thread fires and another waits for with a deadline: a pipe,
+/// so that the wait is a `poll` and the fire is one `write`, both safe from any thread.
+final class OneShotSignal {
     private let readEnd: Int32
-    private var finished = false
+    private let writeEnd: Int32
+    private var seen = false
 
-    /// Starts `work`; nil when no thread or pipe could be had (the caller then runs it inline).
-    init?(_ work: @escaping () -> Void) {
+    /// Nil when no pipe could be had.
+    init?() {
         var fds: [Int32] = [-1, -1]
         guard fa_pipe2(&fds, O_CLOEXEC) == 0 else { return nil }
         readEnd = fds[0]
-        let box = Unmanaged.passRetained(WorkBox(work: work, doneFD: fds[1])).toOpaque()
+        writeEnd = fds[1]
+    }
+
+    /// Fires the event (more than once is harmless: the pipe holds the bytes).
+    func fire() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    /// True once the event has fired; false when `deadline` passed first.
+    func wait(until deadline: MonotonicInstant) -> Bool {
+        if seen { return true }
+        while true {
+            var pfd = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, deadline.remaining)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return false }
+            seen = true
+            return true
+        }
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+    }
+}
+
+/// One piece of work on a thread of its own, and a bounded wait for its end. The helper
+/// reaches the authenticator and signs ahead while the reader opens; the wait ends at a
+/// deadline whether or not the work did (the module kills the whole process at its own
+/// deadline anyway).
+final class BackgroundWork {
+    private let done: OneShotSignal
+
+    /// Starts `work`; nil when no thread or pipe could be had (the caller then runs it inline).
+    init?(_ work: @escaping () -> Void) {
+        guard let done = OneShotSignal() else { return nil }
+        self.done = done
+        let box = Unmanaged.passRetained(WorkBox(work: work, done: done)).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
             let box = Unmanaged<WorkBox>.fromOpaque(argument).takeRetainedValue()
             box.work()
-            var byte: UInt8 = 1
-            _ = write(box.doneFD, &byte, 1)
-            close(box.doneFD)
+            box.done.fire()
             return nil
         }, box)
         guard rc == 0 else {
             Unmanaged<WorkBox>.fromOpaque(box).release()
-            close(fds[0])
-            close(fds[1])
             return nil
         }
         pthread_detach(thread)
@@ -38,25 +73,15 @@ final class BackgroundWork {
 
     /// True once the work has ended; false when `deadline` passed first.
     func wait(until deadline: MonotonicInstant) -> Bool {
-        if finished { return true }
-        while true {
-            var pfd = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, deadline.remaining)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return false }
-            finished = true
-            return true
-        }
+        done.wait(until: deadline)
     }
-
-    deinit { close(readEnd) }
 }
 
 private final class WorkBox {
     let work: () -> Void
-    let doneFD: Int32
-    init(work: @escaping () -> Void, doneFD: Int32) {
+    let done: OneShotSignal
+    init(work: @escaping () -> Void, done: OneShotSignal) {
         self.work = work
-        self.doneFD = doneFD
+        self.done = done
     }
 }

@@ -62,15 +62,23 @@ enum LoginCommand {
         }
         // Prints are checked in forked children above: threads only from here on.
         let session = AuthenticatorSession(job: job, key: key)
-        let background = BackgroundWork { session.prepare() }
+        // One thread reaches the authenticator while this one opens the reader; once it has
+        // an answer it says so (`warmed`) and signs the token ahead, so that neither READY
+        // waits for the signature nor a refused connection pays for one. Only that thread
+        // touches the session until `background` has ended (or `warmed` fired, for
+        // `unreachable`).
+        let warmed = OneShotSignal()
+        let background = warmed.flatMap { signal in
+            BackgroundWork {
+                session.prepare()
+                signal.fire()
+                if session.unreachable == nil { session.signAhead() }
+            }
+        }
         if background == nil { session.prepare() }
-        // The signature needs only the key: made on a thread of its own while the reader opens
-        // and the connection is warmed, it is ready by the time a finger matches. Only that
-        // thread touches the token until `signing` has ended.
-        let signing = BackgroundWork { session.signAhead() }
         let reader = try FingerprintReader.open(virtualReader: job.options.virtualReader,
                                                 deadline: .after(seconds: openSeconds))
-        if let background, !background.wait(until: started.adding(milliseconds: warmUpWaitMilliseconds)) {
+        if background != nil, let warmed, !warmed.wait(until: started.adding(milliseconds: warmUpWaitMilliseconds)) {
             reader.close()
             LineOutput.emit(.fail(.unreachable, detail: "authenticator did not answer within \(warmUpWaitMilliseconds) ms"))
             return .failed
@@ -82,14 +90,14 @@ enum LoginCommand {
         }
         LineOutput.emit(.ready(reader: reader.name))
         let deadline = Deadline.after(seconds: Double(job.options.timeoutSeconds))
-        if signing == nil { session.signAhead() }
+        if background == nil { session.signAhead() }
         var left = job.options.maxTries
         while left > 0 {
             switch try reader.verify(prints: prints, deadline: deadline, events: LineOutput.emit) {
             case let .match(finger):
                 reader.close()
                 LineOutput.emit(.match(finger: finger))
-                if let signing, !signing.wait(until: MonotonicInstant.now().adding(milliseconds: signingWaitMilliseconds)) {
+                if let background, !background.wait(until: MonotonicInstant.now().adding(milliseconds: signingWaitMilliseconds)) {
                     LineOutput.emit(.unavailable(jti: job.jti, kid: key.kid, detail: "signing took over \(signingWaitMilliseconds) ms"))
                     return .denied
                 }
