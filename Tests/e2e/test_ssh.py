@@ -189,12 +189,13 @@ def check_sudo_was_skipped_as_remote(install, user, service, session, rows_befor
     return line
 
 
-def test_sudo_in_ssh_without_the_ssh_variables_is_still_remote(ssh_sudo, observe):
-    """ssh -tt, then sudo with SSH_CONNECTION/SSH_CLIENT/SSH_TTY unset, enrolled finger on the reader -> module skipped as remote (audit session record), sudo's password prompt"""
+@pytest.mark.parametrize("command", [SUDO_IN_SSH, SUDO_IN_SCRIPT], ids=["same pty", "fresh pty (script)"])
+def test_sudo_in_ssh_without_the_ssh_variables_is_still_remote(ssh_sudo, observe, command):
+    """ssh -tt, then sudo with SSH_CONNECTION/SSH_CLIENT/SSH_TTY unset (on the session's pty, or on a fresh one from script that utmp does not know), enrolled finger on the reader -> module skipped as remote (audit session record), sudo's password prompt"""
     install, user, server, sudo_stack, service = ssh_sudo
     rows_before = len(install.authd.audit_rows())
     reader_never_opened = feed_the_enrolled_finger_to_an_unused_reader(install)
-    status, out, session, sudo_exit = in_ssh(server, user, SUDO_IN_SSH)
+    status, out, session, sudo_exit = in_ssh(server, user, command)
     observe("sudo exit %d; audit session %d; output %r" % (sudo_exit, session, out.strip()))
     assert reader_never_opened()
     assert PLACE_FINGER not in out
@@ -222,18 +223,3 @@ def test_sudo_in_ssh_with_remote_allow_logs_in_with_the_finger(ssh_sudo, observe
     line = install.log_lines()[-1]
     assert "service=%s user=%s result=PAM_SUCCESS" % (service, user.name) in line, line
     check_the_record(install, session)  # recorded as remote, and allowed all the same
-
-
-def test_sudo_in_a_fresh_pty_inside_ssh_is_still_remote(ssh_sudo, observe):
-    """ssh -tt, then script (a new pty utmp does not know) running sudo with the SSH variables unset -> still remote, module skipped"""
-    install, user, server, sudo_stack, service = ssh_sudo
-    rows_before = len(install.authd.audit_rows())
-    reader_never_opened = feed_the_enrolled_finger_to_an_unused_reader(install)
-    status, out, session, sudo_exit = in_ssh(server, user, SUDO_IN_SCRIPT)
-    observe("sudo exit %d; audit session %d; output %r" % (sudo_exit, session, out.strip()))
-    assert reader_never_opened()
-    assert PLACE_FINGER not in out
-    assert "[sudo] password for %s: " % user.name in out and "sudo: no password was provided" in out
-    assert sudo_exit == 1 and status == 0
-    check_sudo_was_skipped_as_remote(install, user, service, session, rows_before)
-    check_the_record(install, session)

@@ -20,7 +20,7 @@ import time
 import pytest
 
 from support.authd import Authd
-from support.fakeauth import FakeAuthenticator, accept_as, closed_port_url
+from support.fakeauth import FakeAuthenticator, TLSServer, accept_as, closed_port_url
 from support.tls import make_ca
 from support.world import AUDIENCE, HOST_ID, Login
 
@@ -394,8 +394,9 @@ def unprivileged_port_start():
         return int(f.read().strip())
 
 
-class PlainHTTP:
-    """A plain-HTTP server on a loopback port that counts every request it gets."""
+class PlainHTTP(TLSServer):
+    """A plain-HTTP server on a loopback port that says yes to everything and counts every
+    request it gets."""
 
     def __init__(self, port=0):
         self.requests = 0
@@ -415,19 +416,7 @@ class PlainHTTP:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        TLSServer.__init__(self, Handler, None, None, port=port)
 
 
 def login_with_syslog(world, service):

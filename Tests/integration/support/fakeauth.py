@@ -26,15 +26,20 @@ def _claims(body):
 
 
 class TLSServer:
-    """An HTTPS server on a free loopback port, serving in a thread while in a `with`."""
+    """An HTTPS server on a loopback port (a free one unless `port`), serving in a thread
+    while in a `with`; plain HTTP when `cert` is None."""
 
-    def __init__(self, handler, cert, key):
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    def __init__(self, handler, cert, key, port=0):
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.server.daemon_threads = True
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert, key)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.url = "https://127.0.0.1:%d" % self.server.server_address[1]
+        self.port = self.server.server_address[1]
+        if cert is None:
+            self.url = "http://127.0.0.1:%d" % self.port
+        else:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(cert, key)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            self.url = "https://127.0.0.1:%d" % self.port
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self):
