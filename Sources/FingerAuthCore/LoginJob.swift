@@ -46,7 +46,7 @@ public struct LoginJob: Equatable, Sendable {
     }
 
     /// Reads a request; every value is checked as the configuration file's would be.
-    public static func parse(_ text: String, unprivilegedPortStart: Int = 1024) throws(ConfigError) -> LoginJob {
+    public static func parse(_ text: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError) -> LoginJob {
         guard text.utf8.count <= maxBytes else { throw ConfigError(source: "request", message: "larger than \(maxBytes) bytes") }
         var user: String?, service: String?, jti: String?, issuer: String?
         var options = Options()
@@ -83,7 +83,7 @@ public struct LoginJob: Equatable, Sendable {
             throw ConfigError(source: "request", message: "user, service, jti and issuer are required")
         }
         return LoginJob(user: user, service: service, jti: jti, issuer: issuer,
-                        options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart))
+                        options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart()))
     }
 
     /// 1…`limit` bytes, none of them a control character (so a value stays on its line).

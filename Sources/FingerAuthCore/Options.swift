@@ -136,8 +136,9 @@ public struct Options: Equatable, Sendable {
     /// Checks what cannot be checked key by key: a url is set, http only when allowed, to
     /// loopback, and to a privileged port — below `unprivilegedPortStart`, the kernel's
     /// `net.ipv4.ip_unprivileged_port_start` (1024 unless changed) — so that no local user
-    /// can listen there and stand in for the authenticator.
-    public func validated(source: String, unprivilegedPortStart: Int = 1024) throws(ConfigError) -> Options {
+    /// can listen there and stand in for the authenticator. `unprivilegedPortStart` is asked
+    /// only for an http:// url.
+    public func validated(source: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError) -> Options {
         guard let url else { throw ConfigError(source: source, key: "url", message: "is not set") }
         if !url.isHTTPS {
             guard allowHTTP else {
@@ -146,9 +147,10 @@ public struct Options: Equatable, Sendable {
             guard url.isLoopback else {
                 throw ConfigError(source: source, key: "url", message: "http:// is allowed only to a loopback address")
             }
-            guard url.effectivePort < unprivilegedPortStart else {
+            let limit = unprivilegedPortStart()
+            guard url.effectivePort < limit else {
                 throw ConfigError(source: source, key: "url",
-                                  message: "http:// is allowed only to a privileged loopback port (below \(unprivilegedPortStart), net.ipv4.ip_unprivileged_port_start)")
+                                  message: "http:// is allowed only to a privileged loopback port (below \(limit), net.ipv4.ip_unprivileged_port_start)")
             }
         }
         return self

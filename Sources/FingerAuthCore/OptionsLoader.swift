@@ -36,7 +36,7 @@ public enum OptionsLoader {
     /// `requireURL` is false for commands that work without an authenticator (enroll, list).
     /// `unprivilegedPortStart` is the kernel's `net.ipv4.ip_unprivileged_port_start`
     /// (`Options.validated`).
-    public static func load(arguments: [String], requireURL: Bool = true, unprivilegedPortStart: Int = 1024,
+    public static func load(arguments: [String], requireURL: Bool = true, unprivilegedPortStart: @autoclosure () -> Int = 1024,
                             readFile: (String) throws(ConfigError) -> String?) throws(ConfigError) -> Options {
         let args = parseArguments(arguments)
         var confPath = Options.defaultConfigPath
@@ -64,7 +64,7 @@ public enum OptionsLoader {
         }
         guard requireURL || options.url != nil else { return options }
         return try options.validated(source: confNamed ? confPath : "configuration",
-                                    unprivilegedPortStart: unprivilegedPortStart)
+                                    unprivilegedPortStart: unprivilegedPortStart())
     }
 
     private static func trim(_ s: Substring) -> Substring {

@@ -82,9 +82,6 @@ public final class HTTPConnection {
         // Without it libcurl 7.88 waits for its resolver thread when it gives up, that is for
         // the resolver's own timeouts (10 s with a silent name server), not for ours.
         ok = ok && fa_curl_setopt_long(c, CURLOPT_QUICK_EXIT, 1) == CURLE_OK
-        // Without it libcurl 7.88 waits for its resolver thread when it gives up, i.e. for
-        // the resolver's own timeouts (10 s with a silent name server), not for ours.
-        ok = ok && fa_curl_setopt_long(c, CURLOPT_QUICK_EXIT, 1) == CURLE_OK
         ok = ok && fa_curl_setopt_long(c, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds) == CURLE_OK
         ok = ok && fa_curl_setopt_long(c, CURLOPT_TIMEOUT_MS, settings.totalTimeoutMilliseconds) == CURLE_OK
         ok = ok && fa_curl_setopt_long(c, CURLOPT_SSL_VERIFYPEER, 1) == CURLE_OK

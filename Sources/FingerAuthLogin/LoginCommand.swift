@@ -32,7 +32,9 @@ enum LoginCommand {
         let job: LoginJob
         switch RequestInput.read() {
         case let .success(text):
-            switch Result(catching: { () throws(ConfigError) -> LoginJob in try LoginJob.parse(text, unprivilegedPortStart: KernelSettings.unprivilegedPortStart()) }) {
+            switch Result(catching: { () throws(ConfigError) -> LoginJob in
+                try LoginJob.parse(text, unprivilegedPortStart: KernelSettings.unprivilegedPortStart())
+            }) {
             case let .success(parsed): job = parsed
             case let .failure(error):
                 LineOutput.emit(.fail(.usage, detail: error.description))

@@ -15,6 +15,15 @@ def status(world, *extra, user="alice"):
     return run(world, "status", "--user", user, "--pam-dir", str(world.confdir), *extra)
 
 
+def pam_directory(world, name, files):
+    """A pam.d directory of the test's own: {service: text}."""
+    pam = world.tmp / name
+    pam.mkdir()
+    for service, text in files.items():
+        (pam / service).write_text(text)
+    return pam
+
+
 def ready_world(world):
     enroll(world)
     world.service("fa-test")
@@ -134,11 +143,10 @@ def test_not_enrolled_and_no_pam_service(world):
 
 def test_pam_services_that_include_a_file_with_the_module_are_listed(world):
     ready_world(world)
-    pam = world.tmp / "pam-include"
-    pam.mkdir()
-    (pam / "common-auth").write_text("auth sufficient pam_fingerauth.so\nauth required pam_unix.so\n")
-    (pam / "sudo").write_text("#%PAM-1.0\n@include common-auth\n")
-    (pam / "login").write_text("# pam_fingerauth.so commented out\nauth required pam_unix.so\n")
+    pam = pam_directory(world, "pam-include", {
+        "common-auth": "auth sufficient pam_fingerauth.so\nauth required pam_unix.so\n",
+        "sudo": "#%PAM-1.0\n@include common-auth\n",
+        "login": "# pam_fingerauth.so commented out\nauth required pam_unix.so\n"})
     done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
     assert status_checks(done.stdout)["pam"]["detail"] == "common-auth, sudo (via common-auth)"
 
@@ -198,12 +206,11 @@ def test_a_session_stack_without_the_modules_session_line_is_warned_about(world)
     """sshd starts an audit session (pam_loginuid) but does not record it as remote: a sudo in
     it that unsets the SSH variables on a fresh pty would arm the local reader."""
     ready_world(world)
-    pam = world.tmp / "pam-session"
-    pam.mkdir()
-    (pam / "common-auth").write_text("auth sufficient pam_fingerauth.so\nauth required pam_unix.so\n")
-    (pam / "common-session").write_text("session required pam_unix.so\n")
-    (pam / "sshd").write_text("@include common-auth\nsession required pam_loginuid.so\n@include common-session\n")
-    (pam / "sudo").write_text("@include common-auth\n@include common-session\n")
+    pam = pam_directory(world, "pam-session", {
+        "common-auth": "auth sufficient pam_fingerauth.so\nauth required pam_unix.so\n",
+        "common-session": "session required pam_unix.so\n",
+        "sshd": "@include common-auth\nsession required pam_loginuid.so\n@include common-session\n",
+        "sudo": "@include common-auth\n@include common-session\n"})
     done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
     check = status_checks(done.stdout)["pam"]
     assert check["status"] == "warn", check
