@@ -51,8 +51,15 @@ let package = Package(
         .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"], swiftSettings: v5),
         .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v5),
         .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v5),
+        // The authenticator's registry: SQLite and PostgreSQL stores, schema and migrations,
+        // pruning, and the group commit that the request path writes through.
+        .target(name: "FingerAuthStore",
+                dependencies: ["FingerAuthCore", "FingerAuthCrypto", "CSQLite", "CPostgres"],
+                swiftSettings: v5),
+        // The authenticator's HTTP layer and service logic; it reaches the database only
+        // through FingerAuthStore.
         .target(name: "FingerAuthServer",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite", "CPostgres", "CMicroHTTPD"],
+                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthStore", "CMicroHTTPD"],
                 swiftSettings: v5),
 
         // Products. The module reaches libpam and libc only: everything that reads the
@@ -71,11 +78,12 @@ let package = Package(
                                          "FingerAuthHTTP", "FingerAuthReader"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthDaemon",
-                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthServer"],
+                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthStore", "FingerAuthServer"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
 
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v5),
         .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v5),
-        .testTarget(name: "FingerAuthServerTests", dependencies: ["FingerAuthServer", "FingerAuthCrypto"], swiftSettings: v5),
+        .testTarget(name: "FingerAuthServerTests", dependencies: ["FingerAuthServer", "FingerAuthStore", "FingerAuthCrypto"],
+                    swiftSettings: v5),
     ]
 )

@@ -93,7 +93,8 @@ struct Authenticator {
         let claims = LoginClaims(issuer: hostID, subject: user, audience: options.effectiveAudience,
                                  issuedAt: SystemClock().now(), ttlSeconds: 60, jti: Base64URL.encode(jti),
                                  service: "fingerauth-revoke")
-        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid), claims: claims.json)
+        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid, typ: TokenType.keyRevocation),
+                                            claims: claims.json)
         guard let signature = key.signRS256(input) else { return nil }
         return CompactJWT.serialize(signingInput: input, signature: signature)
     }

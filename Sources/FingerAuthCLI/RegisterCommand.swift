@@ -45,7 +45,7 @@ enum RegisterCommand {
             ("iss", .string(host)), ("sub", .string(context.user)), ("aud", .string(options.effectiveAudience)),
             ("iat", .integer(now)), ("exp", .integer(now + 60)), ("jti", .string(Base64URL.encode(jti))),
         ])
-        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid), claims: claims)
+        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid, typ: TokenType.registrationProof), claims: claims)
         guard let signature = key.signRS256(input) else { throw CommandError("signing the proof failed") }
         let body = JSONEncoding.encodeBytes(.object([
             ("user", .string(context.user)), ("host", .string(host)), ("jwk", key.jwk.json),

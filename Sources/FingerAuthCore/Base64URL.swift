@@ -54,6 +54,9 @@ public enum Base64URL {
         return out
     }
 
+    /// Whether `c` is one of the 64 characters of the base64url alphabet (no padding).
+    public static func isAlphabet(_ c: UInt8) -> Bool { value(of: c) != nil }
+
     private static func value(of c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"): return c - UInt8(ascii: "A")

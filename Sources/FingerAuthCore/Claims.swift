@@ -48,8 +48,9 @@ public struct LoginClaims: Equatable, Sendable {
         return .object(members)
     }
 
-    /// The JOSE header FingerAuth signs with.
-    public static func header(kid: String) -> JSONValue {
-        .object([("alg", .string("RS256")), ("typ", .string("JWT")), ("kid", .string(kid))])
+    /// The JOSE header FingerAuth signs with; `typ` says which kind of token it is
+    /// (`TokenType`), a login token unless said otherwise.
+    public static func header(kid: String, typ: String = TokenType.login) -> JSONValue {
+        .object([("alg", .string("RS256")), ("typ", .string(typ)), ("kid", .string(kid))])
     }
 }

@@ -1,4 +1,5 @@
 import FingerAuthServer
+import FingerAuthStore
 import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
@@ -43,7 +44,7 @@ enum Admin {
             return 1
         }
         do {
-            let store: any AuthStorage = try AuthStore(path: path)
+            let store: any AuthStorage = try SQLiteStore(path: path, readers: 1)
             defer { store.close() }
             return try body(store, WallClock().now())
         } catch {

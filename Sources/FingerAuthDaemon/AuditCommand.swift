@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthServer
+import FingerAuthStore
 import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
@@ -24,14 +25,17 @@ enum AuditCommand {
         let limit = try options.seconds("limit", default: 1_000_000, range: 1...1_000_000_000, command: command)
         let user = options.optional("user")
         return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
-            let records = try store.auditRecords(user: user, since: since, limit: Int(limit))
+            let records = try store.auditRecords(AuditFilter(user: user, since: since, limit: Int(limit)))
             if options.flag("json") {
                 print(JSONEncoding.encode(.array(records.map(json))))
             } else {
-                Admin.printTable(["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "KID", "JTI", "PEER"], records.map { r in
+                Admin.printTable(["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "KID", "JTI", "PEER", "COUNT"],
+                                 records.map { r in
                     let e = r.event
-                    return [Admin.utcTime(r.time), e.event, e.outcome, e.reason ?? "", e.user ?? "", e.host ?? "",
-                            e.kid ?? "", e.jti ?? "", e.peer ?? ""]
+                    // An unverified request's user is only claimed: shown as such, never as the user.
+                    let user = e.user ?? e.claimedUser.map { "(claimed " + $0 + ")" } ?? ""
+                    return [Admin.utcTime(r.time), e.event, e.outcome, e.reason ?? "", user, e.host ?? "",
+                            e.kid ?? "", e.jti ?? "", e.peer ?? "", String(e.count)]
                 })
             }
             return 0
@@ -43,7 +47,8 @@ enum AuditCommand {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         return .object([("id", .integer(record.id)), ("time", .integer(record.time)), ("event", .string(e.event)),
                         ("user", text(e.user)), ("host", text(e.host)), ("kid", text(e.kid)), ("jti", text(e.jti)),
-                        ("outcome", .string(e.outcome)), ("reason", text(e.reason)), ("peer", text(e.peer))])
+                        ("outcome", .string(e.outcome)), ("reason", text(e.reason)), ("peer", text(e.peer)),
+                        ("claimed_user", text(e.claimedUser)), ("verified", .bool(e.verified)), ("count", .integer(e.count))])
     }
 
     /// Seconds since the epoch for `text`, or nil when it is none of the accepted forms.

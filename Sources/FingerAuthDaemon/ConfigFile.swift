@@ -17,7 +17,7 @@ enum ConfigFile {
         "access-token-ttl", "user-failures", "address-failures", "failure-window",
         "threads", "connection-timeout", "request-timeout", "max-connections",
         "max-connections-per-address", "shutdown-grace", "prune-interval", "audit-retention-days",
-        "db-statement-timeout-ms",
+        "db-statement-timeout-ms", "trusted-proxies", "unverified-audit-retention-days", "metrics-token-file",
     ]
 
     /// The settings of `--config PATH`, else of /etc/fingerauthd.conf when it exists, else none.

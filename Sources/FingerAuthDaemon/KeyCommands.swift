@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthServer
+import FingerAuthStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -62,10 +63,18 @@ enum KeyCommands {
         }
     }
 
+    /// `keys revoke --kid KID`, or in bulk `--user U` and/or `--host H`: every active or
+    /// pending key that matches, one audit row each.
     static func revoke(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
         let command = "keys revoke"
-        let (options, db) = try Admin.options(arguments, valued: ["kid"], command: command)
-        let kid = try options.required("kid", command: command)
+        let (options, db) = try Admin.options(arguments, valued: ["kid", "user", "host"], command: command)
+        let kid = options.optional("kid")
+        let user = options.optional("user")
+        let host = options.optional("host")
+        guard (kid != nil) != (user != nil || host != nil) else {
+            throw UsageError(message: "keys revoke: give --kid KID, or --user USER and/or --host HOST to revoke in bulk")
+        }
+        guard let kid else { return revokeBulk(db, user: user, host: host) }
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let result = try store.revoke(kid: kid, now: now)
             let key = try store.registeredKey(kid: kid)
@@ -88,6 +97,21 @@ enum KeyCommands {
                 fputs("fingerauthd: keys revoke: no key with kid \(LogText.clean(kid)); see 'fingerauthd keys list'\n", stderr)
                 return 1
             }
+        }
+    }
+
+    private static func revokeBulk(_ db: String, user: String?, host: String?) -> Int32 {
+        Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
+            let keys = try store.revokeKeys(user: user, host: host, now: now)
+            for key in keys {
+                try store.audit(AuditEvent(event: "admin_revoke", user: key.user, host: key.host, kid: key.kid,
+                                           outcome: "accept", reason: "bulk", peer: "local"), now: now)
+                print("revoked \(key.kid) (\(key.user) on \(key.host))")
+            }
+            let which = [user.map { "user \(LogText.clean($0))" }, host.map { "host \(LogText.clean($0))" }]
+                .compactMap { $0 }.joined(separator: " on ")
+            print("revoked \(keys.count) key\(keys.count == 1 ? "" : "s") of \(which)")
+            return 0
         }
     }
 }

@@ -1,4 +1,5 @@
 import FingerAuthServer
+import FingerAuthStore
 import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
@@ -39,31 +40,40 @@ enum ServeCommand {
         }
         let location = StoreLocation(settings.database)
         let store: any AuthStorage
+        let durability: String
         do {
-            store = try location.open(connections: Int(settings.limits.threads) + 1,
+            // One connection per HTTP worker, one for the group-commit writer, one for the pruner.
+            store = try location.open(connections: Int(settings.limits.threads) + 2,
                                       statementTimeout: settings.statementTimeout)
+            durability = try store.durability()
         } catch {
             log.message("\(error)")
             return 1
         }
-        let service = AuthenticatorService(store: store, policy: settings.policy, settings: settings.service, log: log)
+        // Token times are judged by the database's clock (PostgreSQL: one clock for the fleet).
+        let clock = DatabaseClock()
+        let pruner = StorePruner(store: store, interval: settings.pruneInterval, policy: settings.prunePolicy,
+                                 clock: clock, log: { [log] in log.message($0) })
+        pruner.measureClock()
+        let service = AuthenticatorService(store: store, policy: settings.policy, settings: settings.service,
+                                           clock: clock, log: log)
+        service.startWriter()
         let server: HTTPServer
         do {
             server = try HTTPServer(service: service, listen: listen, tls: tls, limits: settings.limits)
         } catch {
             log.message("\(error)")
+            service.stopWriter()
             store.close()
             return 1
         }
         tls = nil
-        let pruner = StorePruner(store: store, interval: settings.pruneInterval,
-                                 replaySlack: settings.policy.skew + settings.policy.maxTTL,
-                                 auditRetention: settings.auditRetention, log: log)
         pruner.start()
         print("listening on \(server.scheme)://\(listen.urlHost):\(server.port)")
         fflush(stdout)
         log.message("serving on \(listen.urlHost):\(server.port) audience=\(settings.policy.audience) " +
                     "db=\(location.redacted) max-ttl=\(settings.policy.maxTTL) skew=\(settings.policy.skew) approval=\(settings.service.approval.rawValue)")
+        log.message("commits: \(durability); one commit per batch of concurrent requests (group commit)")
 
         var received: Int32 = 0
         while true {
@@ -74,6 +84,7 @@ enum ServeCommand {
         let unfinished = server.stop(grace: settings.shutdownGrace)
         if unfinished > 0 { log.message("\(unfinished) requests still unfinished at the deadline were cut off") }
         pruner.stop()
+        service.stopWriter()
         store.close()
         log.message("stopped")
         return 0

@@ -1,4 +1,9 @@
 import FingerAuthServer
+import FingerAuthStore
+import FingerAuthSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything `serve` runs with, read from flags over the configuration file, each value
 /// checked with a message that names the key.
@@ -17,8 +22,9 @@ struct ServeSettings {
     var shutdownGrace: Double
     /// Seconds between two pruning passes (expired jti, access tokens, old audit rows).
     var pruneInterval: Int64
-    /// Audit rows older than this many seconds are pruned; nil keeps them all.
-    var auditRetention: Int64?
+    /// What each pruning pass removes (audit rows of verified and of unverified requests
+    /// past their retention).
+    var prunePolicy: PrunePolicy
     /// PostgreSQL: milliseconds after which a statement is cancelled (statement_timeout).
     var statementTimeout: Int
 
@@ -34,7 +40,7 @@ struct ServeSettings {
             throw UsageError(message: "\(command): audience must be 1 to 256 printable characters without spaces")
         }
         let maxTTL = try options.seconds("max-ttl", default: 300, range: 1...300, command: command)
-        let skew = try options.seconds("skew", default: 30, range: 0...300, command: command)
+        let skew = try options.seconds("skew", default: 30, range: 0...ReplayWindow.maxSkew, command: command)
         policy = VerifierPolicy(audience: audience, maxTTL: maxTTL, skew: skew)
         certificate = options.optional("tls-cert")
         key = options.optional("tls-key")
@@ -51,11 +57,20 @@ struct ServeSettings {
         let window = try options.seconds("failure-window", default: 300, range: 1...86_400, command: command)
         let userFailures = try options.seconds("user-failures", default: 10, range: 0...1_000_000, command: command)
         let addressFailures = try options.seconds("address-failures", default: 50, range: 0...1_000_000, command: command)
+        var proxies: [Network] = []
+        if let text = options.optional("trusted-proxies") {
+            guard let networks = ClientAddress.networks(text) else {
+                throw UsageError(message: "\(command): trusted-proxies takes addresses or networks (CIDR) separated by commas, such as 10.0.0.0/8, 192.168.1.5")
+            }
+            proxies = networks
+        }
         service = ServiceSettings(
             approval: approval,
             accessTokenTTL: try options.seconds("access-token-ttl", default: 300, range: 10...86_400, command: command),
             userLimit: RateLimit(failures: Int(userFailures), window: window),
-            addressLimit: RateLimit(failures: Int(addressFailures), window: window))
+            addressLimit: RateLimit(failures: Int(addressFailures), window: window),
+            clientAddress: ClientAddress(trustedProxies: proxies),
+            metricsToken: try Self.metricsToken(options.optional("metrics-token-file"), command: command))
         limits = ServerLimits()
         limits.threads = UInt32(try options.seconds("threads", default: 4, range: 1...64, command: command))
         limits.connectionTimeout = UInt32(try options.seconds("connection-timeout", default: 10, range: 1...300, command: command))
@@ -66,8 +81,29 @@ struct ServeSettings {
         shutdownGrace = Double(try options.seconds("shutdown-grace", default: 10, range: 0...300, command: command))
         pruneInterval = try options.seconds("prune-interval", default: 60, range: 1...86_400, command: command)
         let retentionDays = try options.seconds("audit-retention-days", default: 365, range: 0...36_500, command: command)
-        auditRetention = retentionDays == 0 ? nil : retentionDays * 86_400
+        let unverifiedDays = try options.seconds("unverified-audit-retention-days", default: 7, range: 0...36_500,
+                                                 command: command)
+        prunePolicy = PrunePolicy(auditRetention: retentionDays == 0 ? nil : retentionDays * 86_400,
+                                  unverifiedAuditRetention: unverifiedDays == 0 ? nil : unverifiedDays * 86_400)
         statementTimeout = Int(try options.seconds("db-statement-timeout-ms", default: 5000, range: 100...600_000,
                                                    command: command))
+    }
+
+    /// The bearer token `/metrics` asks for, read from `path` (owned by this user, not
+    /// readable by group or others, 16 to 256 printable characters); nil without a path.
+    static func metricsToken(_ path: String?, command: String) throws(UsageError) -> String? {
+        guard let path else { return nil }
+        var bytes: [UInt8]
+        do {
+            bytes = try SafeFile.read(path, rule: FileRule(owner: UInt32(geteuid()), forbiddenBits: 0o077, maxBytes: 4096))
+        } catch {
+            throw UsageError(message: "\(command): metrics-token-file: \(error)")
+        }
+        defer { for i in bytes.indices { bytes[i] = 0 } }
+        let token = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        guard token.utf8.count >= 16, token.utf8.count <= 256, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+            throw UsageError(message: "\(command): metrics-token-file must hold 16 to 256 printable characters")
+        }
+        return token
     }
 }

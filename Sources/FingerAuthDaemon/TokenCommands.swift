@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthServer
+import FingerAuthStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,17 +52,27 @@ enum TokenCommands {
             throw UsageError(message: "token revoke: give --id ID (see 'fingerauthd token list') or --host HOST")
         }
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
-            let hosts = try store.revokeHostTokens(id: id, host: host, now: now)
-            guard !hosts.isEmpty else {
+            let revocation = try store.revokeHostTokens(id: id, host: host, now: now)
+            guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty else {
                 try store.audit(AuditEvent(event: "token_revoke", host: host.map { LogText.clean($0) }, outcome: "deny",
                                            reason: "unknown_token", peer: "local"), now: now)
                 fputs("fingerauthd: token revoke: no active token matches; see 'fingerauthd token list'\n", stderr)
                 return 1
             }
-            for name in hosts {
+            for name in revocation.hosts {
                 try store.audit(AuditEvent(event: "token_revoke", host: name, outcome: "accept", peer: "local"), now: now)
             }
-            print("revoked \(hosts.count) token\(hosts.count == 1 ? "" : "s")")
+            for key in revocation.keys {
+                try store.audit(AuditEvent(event: "admin_revoke", user: key.user, host: key.host, kid: key.kid,
+                                           outcome: "accept", reason: "host_revoked", peer: "local"), now: now)
+            }
+            let count = revocation.hosts.count
+            print("revoked \(count) token\(count == 1 ? "" : "s")")
+            if let host {
+                let keys = revocation.keys.count
+                print("revoked \(keys) key\(keys == 1 ? "" : "s") of \(LogText.clean(host)) and withdrew "
+                      + "\(revocation.accessTokens) access token\(revocation.accessTokens == 1 ? "" : "s") issued to them")
+            }
             return 0
         }
     }

@@ -15,12 +15,16 @@ enum Usage {
           --db                SQLite file (default /var/lib/fingerauthd/authd.db), or a
                               postgresql://USER@HOST:PORT/DB URL shared by several instances
           --max-ttl           longest accepted token lifetime, exp - iat (default 300, at most 300)
-          --skew              tolerated clock difference, seconds (default 30)
+          --skew              tolerated clock difference, seconds (default 30, at most 300)
           --approval          automatic | manual: new keys pending until approved (default automatic)
           --access-token-ttl  lifetime of /oauth2/token access tokens, seconds (default 300)
-          --user-failures     refused logins per user per window before 429; 0 off (default 10)
+          --user-failures     refused logins of a verified user from one address per window
+                              before 429; 0 off (default 10)
           --address-failures  refused requests per client address per window; 0 off (default 50)
           --failure-window    the window, seconds (default 300)
+          --trusted-proxies   load balancers (CIDRs, comma-separated) whose X-Forwarded-For
+                              names the client (right-most untrusted address)
+          --metrics-token-file  file with a bearer token that GET /metrics then requires
           --threads           worker threads (default 4)
           --connection-timeout  idle seconds before a connection is closed (default 10)
           --request-timeout   seconds to receive a whole body (default 30)
@@ -28,14 +32,17 @@ enum Usage {
           --max-connections-per-address  per client address (default 64)
           --shutdown-grace    seconds SIGTERM waits for requests in flight (default 10)
           --prune-interval    seconds between removals of expired jti and old audit rows (default 60)
-          --audit-retention-days  audit rows kept, days; 0 keeps them all (default 365)
+          --audit-retention-days  audit rows of verified requests kept, days; 0 keeps them all (default 365)
+          --unverified-audit-retention-days  rows of unverified requests, days; 0 keeps them (default 7)
           --db-statement-timeout-ms  PostgreSQL statement timeout (default 5000)
       fingerauthd token create --host HOST     print a new enrollment token for HOST
       fingerauthd token list [--json]          tokens by id (never the token itself)
       fingerauthd token revoke --id ID | --host HOST
+                                               --host also revokes HOST's keys and access tokens
       fingerauthd keys list [--status S] [--user U] [--json]
       fingerauthd keys approve --kid KID       make a pending key active
-      fingerauthd keys revoke --kid KID        refuse the key's tokens from now on
+      fingerauthd keys revoke --kid KID | [--user U] [--host H]
+                                               refuse the key's (or every matching key's) tokens from now on
       fingerauthd audit [--user U] [--since T] [--limit N] [--json]
           T: seconds since 1970, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, or an age (30m, 12h, 7d).
       Admin commands take --db PATH|URL, or --config FILE to read db from it.

@@ -2,88 +2,116 @@
 import Glibc
 #endif
 import FingerAuthCore
+import FingerAuthStore
 
 /// The authenticator's endpoints as plain Swift: a request in, an answer out, with the
-/// audit row written before the answer is returned and one log line per request. The
+/// audit row durable before the answer is returned and one log line per request. The
 /// HTTP adapter (`HTTPServer`) only moves bytes.
+///
+/// Every write of the request path goes through `writer` (group commit): a verified
+/// token's key check, jti claim and audit row in one transaction, shared with the other
+/// requests of the moment. Refusals count against the client's address; against a user
+/// only when the token's signature verified with that user's key. Addresses past their
+/// limit are answered 429 and counted together (`refusals`), not written one row each.
 public final class AuthenticatorService: Sendable {
     /// Largest accepted request body, bytes; beyond it the answer is 413.
     public static let maxBodyBytes = 16 * 1024
 
     let store: any AuthStorage
+    let writer: GroupCommit
     let verifier: TokenVerifier
     let clock: any AuthClock
     let log: RequestLog
     let settings: ServiceSettings
     /// Counters for /metrics.
-    public let metrics = Metrics()
+    public let metrics: Metrics
     let users: FailureLimiter
     let addresses: FailureLimiter
+    let refusals: RefusalCounter
 
     /// A service over `store` that verifies with `policy`, reads `clock` and logs to `log`.
+    /// Its group commit is not started: `startWriter()` (the daemon) batches the writes of
+    /// concurrent requests; without it each request commits on its own thread.
     public init(store: any AuthStorage, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
                 clock: any AuthClock = WallClock(), log: RequestLog = RequestLog()) {
         self.store = store
         self.clock = clock
         self.log = log
         self.settings = settings
+        let refusals = RefusalCounter(window: settings.addressLimit.window)
+        self.refusals = refusals
+        self.metrics = Metrics()
         self.users = FailureLimiter(settings.userLimit, store: store, scope: "user:")
         self.addresses = FailureLimiter(settings.addressLimit, store: store, scope: "address:")
-        self.verifier = TokenVerifier(policy: policy, clock: clock, keys: store, replay: store)
+        self.verifier = TokenVerifier(policy: policy, clock: clock, keys: KeyCache(store))
+        self.writer = GroupCommit(store: store, periodic: { refusals.drain() },
+                                  log: { [log] in log.message($0) })
     }
+
+    /// Starts the group commit's writer thread.
+    public func startWriter() { writer.start() }
+
+    /// Writes what is still queued and stops the writer thread.
+    public func stopWriter() { writer.stop() }
 
     /// Routes `request` and answers it. Unknown paths get 404, known paths with another
     /// method 405 (with `Allow`).
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = Self.monotonicSeconds()
-        var summary = RequestSummary(method: request.method, path: request.path, status: 500, peer: request.peer)
-        let response = route(request, &summary)
+        let address = settings.clientAddress.resolve(peer: request.peer, forwardedFor: request.forwardedFor)
+        var summary = RequestSummary(method: request.method, path: request.path, status: 500, peer: address)
+        let response = route(request, address, &summary)
         let seconds = max(0, Self.monotonicSeconds() - started)
         summary.status = response.status
         summary.milliseconds = Int(seconds * 1000)
-        log.record(summary)
+        if !summary.quiet { log.record(summary) }
         metrics.request(path: request.path, status: response.status, seconds: seconds)
         return response
     }
 
-    private func route(_ request: HTTPRequest, _ summary: inout RequestSummary) -> HTTPResponse {
+    private func route(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
         let path = request.path
         switch path {
         case "/healthz":
             guard request.method == "GET" || request.method == "HEAD" else { return Self.notAllowed("GET, HEAD") }
-            switch store.health() {
-            case .available:
-                return HTTPResponse(status: 200, json: .object([("ok", .bool(true)), ("store", .string("available"))]))
-            case let .unavailable(reason):
-                summary.reason = "store_unavailable"
-                log.message("health: store unavailable: \(reason)")
-                return HTTPResponse(status: 503, json: .object([("ok", .bool(false)), ("store", .string("unavailable"))]))
-            }
+            return health(&summary)
         case "/metrics":
             guard request.method == "GET" else { return Self.notAllowed("GET") }
-            let keys = try? store.keyCounts()
-            return HTTPResponse(status: 200, text: metrics.render(keys: keys),
-                                contentType: "text/plain; version=0.0.4; charset=utf-8")
+            return limited(address, &summary) ?? metricsAnswer(request, address, &summary)
         case "/v1/login", "/login":
             guard request.method == "POST" else { return Self.notAllowed("POST") }
-            return limited(request, "login", &summary) ?? login(request, &summary)
+            return limited(address, &summary) ?? login(request, address, &summary)
         case "/oauth2/token":
             guard request.method == "POST" else { return Self.notAllowed("POST") }
-            return limited(request, "oauth_token", &summary) ?? tokenGrant(request, &summary)
+            return limited(address, &summary) ?? tokenGrant(request, address, &summary)
+        case "/oauth2/introspect":
+            guard request.method == "POST" else { return Self.notAllowed("POST") }
+            return limited(address, &summary) ?? introspect(request, address, &summary)
         case "/v1/keys", "/pubkey":
             guard request.method == "POST" else { return Self.notAllowed("POST") }
-            return limited(request, "register", &summary) ?? register(request, &summary)
+            return limited(address, &summary) ?? register(request, address, &summary)
         default:
             let prefix = "/v1/keys/"
             if path.hasPrefix(prefix) {
                 let kid = String(path.dropFirst(prefix.count))
                 switch request.method {
-                case "DELETE": return limited(request, "revoke", &summary) ?? revoke(kid: kid, request, &summary)
-                case "GET": return keyStatus(kid: kid, request)
+                case "DELETE": return limited(address, &summary) ?? revoke(kid: kid, request, address, &summary)
+                case "GET": return limited(address, &summary) ?? keyStatus(kid: kid, request, address, &summary)
                 default: return Self.notAllowed("GET, DELETE")
                 }
             }
             return .error(404, "not_found")
+        }
+    }
+
+    private func health(_ summary: inout RequestSummary) -> HTTPResponse {
+        switch store.health() {
+        case .available:
+            return HTTPResponse(status: 200, json: .object([("ok", .bool(true)), ("store", .string("available"))]))
+        case let .unavailable(reason):
+            summary.reason = "store_unavailable"
+            log.message("health: store unavailable: \(reason)")
+            return HTTPResponse(status: 503, json: .object([("ok", .bool(false)), ("store", .string("unavailable"))]))
         }
     }
 
@@ -97,118 +125,70 @@ public final class AuthenticatorService: Sendable {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
-    // MARK: - Rate limits
+    // MARK: - Limits
 
-    /// Seconds the user a login token claims must wait, or nil when it may try; throws when
-    /// the shared counter cannot be read (the caller answers 503).
-    func userRetryAfter(_ user: String?) throws(StoreError) -> Int64? {
-        guard let user else { return nil }
-        return try users.checkedRetryAfter(user, now: clock.now())
-    }
-
-    /// The per-user failure limit for the user a token claims: nil to go on verifying, or
-    /// the answer — `unavailable` when the counter cannot be read (fail closed), else 429.
-    func userLimitAnswer(_ token: String, _ event: inout AuditEvent, unavailable: HTTPResponse) -> HTTPResponse? {
-        let claimed = verifier.peek(token)
+    /// The 429 answer when `address` is past its failure limit: counted together with the
+    /// address's other refusals of this window (one `refusals` row), not written alone.
+    /// A store that cannot say answers 503 (fail closed).
+    private func limited(_ address: String, _ summary: inout RequestSummary) -> HTTPResponse? {
         let wait: Int64?
-        do throws(StoreError) {
-            wait = try userRetryAfter(claimed.sub)
-        } catch {
-            event.user = claimed.sub
-            counterUnavailable(&event, error)
-            return unavailable
+        do { wait = try addresses.retryAfter(address, now: clock.now()) } catch {
+            log.message("rate limit counter unavailable: \(error)")
+            summary.outcome = "error"
+            summary.reason = "unavailable"
+            return .error(503, "unavailable")
         }
         guard let wait else { return nil }
-        event.user = claimed.sub
-        event.kid = claimed.kid
-        event.jti = claimed.jti
-        return rateLimitedAnswer(&event, scope: "user", wait: wait)
-    }
-
-    /// Marks `event` as failed on the store (the rate-limit counter could not be read).
-    func counterUnavailable(_ event: inout AuditEvent, _ error: StoreError) {
-        log.message("rate limit counter unavailable: \(error)")
-        event.outcome = "error"
-        event.reason = "unavailable"
-    }
-
-    /// Marks `event` rate-limited, counts it, and returns the 429 answer with `Retry-After`.
-    func rateLimitedAnswer(_ event: inout AuditEvent, scope: String, wait: Int64) -> HTTPResponse {
-        event.outcome = "deny"
-        event.reason = "rate_limited"
-        metrics.rateLimited(scope: scope)
-        return .error(429, "rate_limited", headers: [("Retry-After", String(wait))])
-    }
-
-    /// The 429 answer (audited) when the client's address is over its failure limit.
-    private func limited(_ request: HTTPRequest, _ eventName: String, _ summary: inout RequestSummary) -> HTTPResponse? {
-        var event = AuditEvent(event: eventName, outcome: "deny", peer: LogText.clean(request.peer))
-        let answer: HTTPResponse
-        do throws(StoreError) {
-            guard let wait = try addresses.checkedRetryAfter(request.peer, now: clock.now()) else { return nil }
-            answer = rateLimitedAnswer(&event, scope: "address", wait: wait)
-        } catch {
-            counterUnavailable(&event, error)
-            answer = .error(503, "unavailable")
+        if refusals.add(peer: address, reason: "rate_limited", now: clock.now()) {
+            log.message("\(address) is past its failure limit: its requests are answered 429 for \(wait) s, "
+                        + "counted in one audit row (event refusals) and not logged one by one")
+        } else {
+            summary.quiet = true
         }
-        return finish(event, answer, &summary, path: request.path)
+        summary.outcome = "deny"
+        summary.reason = "rate_limited"
+        metrics.rateLimited(scope: "address")
+        return Self.tooMany(wait)
     }
 
-    // MARK: - Login
-
-    private func login(_ request: HTTPRequest, _ summary: inout RequestSummary) -> HTTPResponse {
-        var event = AuditEvent(event: "login", outcome: "deny", peer: LogText.clean(request.peer))
-        let answer: HTTPResponse
-        switch Self.jsonBody(request) {
-        case let .failure(failure):
-            event.reason = failure.code
-            answer = failure.response
-        case let .success(body):
-            if body.objectValue == nil {
-                event.reason = "invalid_request"
-                answer = .error(400, "invalid_request")
-            } else if let jwt = body["jwt"]?.stringValue {
-                if let refused = userLimitAnswer(jwt, &event, unavailable: .error(503, "unavailable")) {
-                    return finish(event, refused, &summary, path: request.path)
-                }
-                let result = verifier.verifyLogin(jwt)
-                event.user = result.facts.sub
-                event.host = result.facts.iss
-                event.kid = result.facts.kid
-                event.jti = result.facts.jti
-                if let refusal = result.refusal {
-                    event.reason = refusal.rawValue
-                    event.outcome = refusal == .unavailable ? "error" : "deny"
-                    answer = .error(refusal == .unavailable ? 503 : 401, refusal.rawValue)
-                } else {
-                    event.outcome = "accept"
-                    answer = HTTPResponse(status: 200, json: .object([
-                        ("ok", .bool(true)),
-                        ("sub", .string(result.facts.sub ?? "")),
-                        ("kid", .string(result.facts.kid ?? "")),
-                        ("jti", .string(result.facts.jti ?? "")),
-                    ]))
-                }
-            } else {
-                event.reason = "invalid_request"
-                answer = .error(400, "invalid_request")
-            }
-        }
-        return finish(event, answer, &summary, path: request.path)
+    static func tooMany(_ wait: Int64) -> HTTPResponse {
+        .error(429, "rate_limited", headers: [("Retry-After", String(wait))])
     }
 
-    /// Writes the audit row, then fills the log summary, counts the outcome for /metrics and
-    /// a refusal for the rate limits; an audit failure turns any answer into 503 so that
-    /// nothing is accepted unrecorded.
-    func finish(_ event: AuditEvent, _ answer: HTTPResponse, _ summary: inout RequestSummary,
-                path: String) -> HTTPResponse {
+    /// The per-user limit for `user` at `address` (a verified identity): seconds to wait, or
+    /// nil. A replayed or expired token of alice from one address limits alice there, not
+    /// alice everywhere.
+    func userRetryAfter(_ user: String, at address: String) throws(StoreError) -> Int64? {
+        try users.retryAfter(Self.userKey(user, address), now: clock.now())
+    }
+
+    static func userKey(_ user: String, _ address: String) -> String { user + "@" + address }
+
+    // MARK: - The one write
+
+    /// Writes `event` through the group commit — unless `written` (a claim wrote it in its
+    /// own transaction) — together with the failure counts a refusal causes: the address
+    /// always, and `user` at that address when the request was verified. Then fills the
+    /// log summary and counts the outcome for /metrics. A write that fails turns any answer
+    /// into 503, so that nothing is answered unrecorded.
+    func finish(_ event: AuditEvent, _ answer: HTTPResponse, address: String, _ summary: inout RequestSummary,
+                path: String, written: Bool = false) -> HTTPResponse {
         summary.outcome = event.outcome
         summary.reason = event.reason
         summary.sub = event.user
+        summary.claimed = event.claimedUser
         summary.kid = event.kid
         summary.jti = event.jti
+        let now = clock.now()
+        var items: [WriteItem] = written ? [] : [.audit(event, time: now)]
+        if event.outcome == "deny" && event.reason != "rate_limited" {
+            items += addresses.failureItems(address, now: now)
+            if event.verified, let user = event.user, event.event == "login" || event.event == "oauth_token" {
+                items += users.failureItems(Self.userKey(user, address), now: now)
+            }
+        }
         do {
-            try store.audit(event, now: clock.now())
+            _ = try writer.write(items)
         } catch {
             log.message("audit write failed: \(error)")
             summary.outcome = "error"
@@ -216,21 +196,25 @@ public final class AuthenticatorService: Sendable {
             return .error(503, "unavailable")
         }
         metrics.audited(event, path: path)
-        if event.outcome == "deny" && event.reason != "rate_limited" {
-            let now = clock.now()
-            do throws(StoreError) {
-                if let peer = event.peer { try addresses.checkedRecordFailure(peer, now: now) }
-                if event.event == "login" || event.event == "oauth_token", let user = event.user {
-                    try users.checkedRecordFailure(user, now: now)
-                }
-            } catch {
-                log.message("rate limit counter unavailable: \(error)")
-                summary.outcome = "error"
-                summary.reason = "unavailable"
-                return .error(503, "unavailable")
-            }
-        }
         return answer
+    }
+
+    /// Uses up a verified token in one write transaction: the key's status read again, the
+    /// jti claimed, `effect` applied on success, the audit row written with the outcome.
+    /// Returns the outcome, or nil when the write failed (the caller answers 503).
+    func claim(_ token: VerifiedToken, event: AuditEvent, effect: ClaimEffect = .none,
+               acceptReason: String? = nil, allowed: [KeyStatus]) -> WriteOutcome? {
+        let claim = TokenClaim(kid: token.identity.kid, user: token.identity.user, host: token.identity.host,
+                               jti: token.jti, keepUntil: token.keepUntil, allowed: allowed, effect: effect,
+                               audit: event, acceptReason: acceptReason, time: clock.now())
+        do {
+            let outcome = try writer.write([.claim(claim)]).first
+            if case .refused? = outcome { verifier.keys.forget(token.identity.kid) }
+            return outcome
+        } catch {
+            log.message("claim write failed: \(error)")
+            return nil
+        }
     }
 
     // MARK: - Bodies
@@ -261,6 +245,15 @@ public final class AuthenticatorService: Sendable {
         guard let value else { return false }
         let type = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         return type.trimmingSpaces.lowercased() == "application/json"
+    }
+
+    /// The credential of `Authorization: Bearer <credential>`, or nil.
+    static func bearer(_ header: String?) -> String? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let credential = String(parts[1].trimmingSpaces)
+        return credential.isEmpty ? nil : credential
     }
 }
 

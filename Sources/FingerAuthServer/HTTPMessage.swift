@@ -13,9 +13,11 @@ public struct HTTPRequest: Sendable {
     public var bodyTooLarge: Bool
     /// The client's address as text.
     public var peer: String
+    /// The `X-Forwarded-For` header, if any: believed only from a trusted proxy.
+    public var forwardedFor: String?
 
     public init(method: String, path: String, authorization: String? = nil, contentType: String? = nil,
-                body: [UInt8] = [], bodyTooLarge: Bool = false, peer: String = "-") {
+                body: [UInt8] = [], bodyTooLarge: Bool = false, peer: String = "-", forwardedFor: String? = nil) {
         self.method = method
         self.path = path
         self.authorization = authorization
@@ -23,6 +25,7 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.bodyTooLarge = bodyTooLarge
         self.peer = peer
+        self.forwardedFor = forwardedFor
     }
 }
 

@@ -1,3 +1,4 @@
+import FingerAuthStore
 import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
@@ -183,7 +184,8 @@ final class RequestDispatcher: @unchecked Sendable {
         let request = HTTPRequest(method: method, path: url,
                                   authorization: header(connection, "Authorization"),
                                   contentType: header(connection, "Content-Type"),
-                                  body: state.body, bodyTooLarge: state.tooLarge, peer: peerText)
+                                  body: state.body, bodyTooLarge: state.tooLarge, peer: peerText,
+                                  forwardedFor: header(connection, "X-Forwarded-For"))
         state.body = []
         let answer = service.handle(request)
         let created = answer.body.withUnsafeBytes { fa_mhd_response_copy($0.baseAddress, $0.count) }

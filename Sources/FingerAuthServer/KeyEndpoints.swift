@@ -1,35 +1,37 @@
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthStore
 
 /// `POST /v1/keys` (and its TouchIDAuth-compatible alias `POST /pubkey`, same body, same
-/// rules) and `DELETE /v1/keys/<kid>`. Registering needs the host enrollment token and a
-/// proof signed by the new key; revoking needs the host token of the key's host, or a
-/// one-time JWT signed by that very key.
+/// rules), `DELETE /v1/keys/<kid>` and `GET /v1/keys/<kid>`. Registering needs the host
+/// enrollment token and a proof signed by the new key (`typ` fingerauth-proof+jwt);
+/// revoking needs the host token of the key's host, or a revocation token signed by that
+/// very key (`typ` fingerauth-revoke+jwt) — a login token is refused there.
 extension AuthenticatorService {
     /// Registers a key: host token (401), body (400), token's host = body host (403), an RSA
     /// key of 2048+ bits (400), a proof signed by that key (401), then the registry
-    /// (201 new, 200 same again, 409 taken or revoked).
-    func register(_ request: HTTPRequest, _ summary: inout RequestSummary) -> HTTPResponse {
-        var event = AuditEvent(event: "register", outcome: "deny", peer: LogText.clean(request.peer))
-        let answer = registerAnswer(request, &event)
-        return finish(event, answer, &summary, path: request.path)
+    /// (201 new, 200 same again, 409 taken or revoked, 401 proof replayed).
+    func register(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
+        var event = AuditEvent(event: "register", outcome: "deny", peer: LogText.clean(address), verified: false)
+        let (answer, written) = registerAnswer(request, &event)
+        return finish(event, answer, address: address, &summary, path: request.path, written: written)
     }
 
-    private func registerAnswer(_ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
+    private func registerAnswer(_ request: HTTPRequest, _ event: inout AuditEvent) -> (HTTPResponse, Bool) {
         if request.bodyTooLarge || request.body.count > Self.maxBodyBytes {
             event.reason = "body_too_large"
-            return .error(413, "body_too_large")
+            return (.error(413, "body_too_large"), false)
         }
         let tokenHost: String
         switch authorizedHost(request, &event) {
-        case let .refused(answer): return answer
+        case let .refused(answer): return (answer, false)
         case let .host(host): tokenHost = host
         }
         let body: JSONValue
         switch Self.jsonBody(request) {
         case let .failure(failure):
             event.reason = failure.code
-            return failure.response
+            return (failure.response, false)
         case let .success(value):
             body = value
         }
@@ -37,81 +39,80 @@ extension AuthenticatorService {
               let host = body["host"]?.stringValue, Names.isValidHost(host),
               let jwkJSON = body["jwk"], let proof = body["proof"]?.stringValue else {
             event.reason = "invalid_request"
-            return .error(400, "invalid_request")
+            return (.error(400, "invalid_request"), false)
         }
         event.user = user
         event.host = host
-        guard host == tokenHost else {
+        guard host.sameBytes(as: tokenHost) else {
             event.reason = "host_mismatch"
-            return .error(403, "host_mismatch")
+            return (.error(403, "host_mismatch"), false)
         }
         guard jwkJSON["kty"]?.stringValue == "RSA", let jwk = JWK(json: jwkJSON),
               (try? RSAPublicKey(jwk: jwk)) != nil, let kid = Digest.thumbprint(of: jwk) else {
             event.reason = "invalid_jwk"
-            return .error(400, "invalid_jwk")
+            return (.error(400, "invalid_jwk"), false)
         }
         event.kid = kid
-        let proofResult = verifier.verifyProof(proof, jwk: jwk, user: user, host: host)
-        event.jti = proofResult.facts.jti
-        if let refusal = proofResult.refusal {
+        let check = verifier.check(proof, for: .proof(jwk: jwk, kid: kid, user: user, host: host))
+        event.jti = check.facts.jti
+        let token: VerifiedToken
+        switch check {
+        case .unavailable:
+            event.outcome = "error"
+            event.reason = "unavailable"
+            return (.error(503, "unavailable"), false)
+        case let .unverified(refusal, _), let .refused(refusal, _, _):
             event.reason = "proof_" + refusal.rawValue
-            if refusal == .unavailable {
-                event.outcome = "error"
-                return .error(503, "unavailable")
-            }
-            return .error(401, "proof_" + refusal.rawValue)
+            return (.error(401, "proof_" + refusal.rawValue), false)
+        case let .valid(verified, _):
+            token = verified
         }
         let status: KeyStatus = settings.approval == .manual ? .pending : .active
         let key = RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: clock.now())
         let result: RegistrationResult
         do {
-            result = try store.register(key)
+            result = try store.register(key, proofJTI: token.jti, keepUntil: token.keepUntil, audit: event, now: clock.now())
         } catch {
             log.message("register failed: \(error)")
             event.outcome = "error"
             event.reason = "unavailable"
-            return .error(503, "unavailable")
+            return (.error(503, "unavailable"), false)
         }
+        event = Registration.audit(event, result: result, status: key.status)
         switch result {
         case .created:
-            event.outcome = "accept"
-            if status == .pending { event.reason = "pending_approval" }
-            return HTTPResponse(status: 201, json: .object([("kid", .string(kid)), ("status", .string(status.rawValue))]))
+            return (HTTPResponse(status: 201, json: .object([("kid", .string(kid)), ("status", .string(status.rawValue))])), true)
         case .alreadyRegistered:
-            event.outcome = "accept"
-            event.reason = "already_registered"
             let current = (try? store.registeredKey(kid: kid))?.status ?? status
-            return HTTPResponse(status: 200, json: .object([("kid", .string(kid)), ("status", .string(current.rawValue))]))
-        case .conflict:
-            event.reason = "kid_conflict"
-            return .error(409, "kid_conflict")
-        case .revoked:
-            event.reason = "key_revoked"
-            return .error(409, "key_revoked")
+            return (HTTPResponse(status: 200, json: .object([("kid", .string(kid)), ("status", .string(current.rawValue))])), true)
+        case .conflict: return (.error(409, "kid_conflict"), true)
+        case .revoked: return (.error(409, "key_revoked"), true)
+        case .proofReplayed: return (.error(401, "proof_replayed"), true)
         }
     }
 
     /// Revokes a key: with its host's token (401 bad token, 404 unknown kid, 403 other host)
-    /// or with a JWT signed by the key itself (`Authorization: Bearer <JWT>`, checked like a
-    /// login token plus kid = the path's kid: 401 refused, 403 kid_mismatch, 404 unknown).
-    /// 204 when revoked (or already revoked).
-    func revoke(kid rawKid: String, _ request: HTTPRequest, _ summary: inout RequestSummary) -> HTTPResponse {
+    /// or with a revocation token signed by the key itself (`Authorization: Bearer <JWT>`:
+    /// 401 `invalid_token` unless it verified, then 401 with the reason or 204). 204 when
+    /// revoked (or, with the host token, already revoked).
+    func revoke(kid rawKid: String, _ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
         var event = AuditEvent(event: "revoke", kid: LogText.clean(rawKid), outcome: "deny",
-                               peer: LogText.clean(request.peer))
-        let answer = revokeAnswer(kid: rawKid, request, &event)
-        return finish(event, answer, &summary, path: request.path)
+                               peer: LogText.clean(address), verified: false)
+        if let credential = Self.bearer(request.authorization), credential.utf8.filter({ $0 == UInt8(ascii: ".") }).count == 2 {
+            let (answer, written) = revokeByKeyHolder(kid: rawKid, jwt: credential, &event)
+            return finish(event, answer, address: address, &summary, path: request.path, written: written)
+        }
+        let answer = revokeByHost(kid: rawKid, request, &event)
+        return finish(event, answer, address: address, &summary, path: request.path)
     }
 
-    private func revokeAnswer(kid: String, _ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
-        if let jwt = Self.bearerJWT(request.authorization) {
-            return revokeByKeyHolder(kid: kid, jwt: jwt, &event)
-        }
+    private func revokeByHost(kid: String, _ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
         let tokenHost: String
         switch authorizedHost(request, &event) {
         case let .refused(answer): return answer
         case let .host(host): tokenHost = host
         }
-        guard !kid.isEmpty, kid.utf8.count <= 128, TokenVerifier.isPrintableASCII(kid) else {
+        guard TokenVerifier.isWellFormedKid(kid) else {
             event.reason = "unknown_kid"
             return .error(404, "unknown_kid")
         }
@@ -121,11 +122,12 @@ extension AuthenticatorService {
                 return .error(404, "unknown_kid")
             }
             event.user = key.user
-            guard key.host == tokenHost else {
+            guard key.host.sameBytes(as: tokenHost) else {
                 event.reason = "host_mismatch"
                 return .error(403, "host_mismatch")
             }
             let result = try store.revoke(kid: kid, now: clock.now())
+            verifier.keys.forget(kid)
             guard result != .unknown else {
                 event.reason = "unknown_kid"
                 return .error(404, "unknown_kid")
@@ -141,72 +143,98 @@ extension AuthenticatorService {
         }
     }
 
+    private func revokeByKeyHolder(kid: String, jwt: String, _ event: inout AuditEvent) -> (HTTPResponse, Bool) {
+        let check = verifier.check(jwt, for: .revocation(kid: kid))
+        event.jti = check.facts.jti
+        switch check {
+        case .unavailable:
+            event.outcome = "error"
+            event.reason = "unavailable"
+            return (.error(503, "unavailable"), false)
+        case let .unverified(refusal, facts):
+            event.claimedUser = facts.sub
+            event.reason = refusal.rawValue
+            metrics.unverified()
+            return (.error(401, "invalid_token"), false)
+        case let .refused(refusal, identity, _):
+            event.verified = true
+            event.user = identity.user
+            event.host = identity.host
+            event.reason = refusal.rawValue
+            return (.error(401, refusal.rawValue), false)
+        case let .valid(token, _):
+            event.verified = true
+            event.user = token.identity.user
+            event.host = token.identity.host
+            switch claim(token, event: event, effect: .revokeKey, acceptReason: "key_holder", allowed: [.active, .pending]) {
+            case nil:
+                event.outcome = "error"
+                event.reason = "unavailable"
+                return (.error(503, "unavailable"), false)
+            case .accepted?, .written?:
+                verifier.keys.forget(token.identity.kid)
+                event.outcome = "accept"
+                event.reason = "key_holder"
+                return (HTTPResponse(status: 204, json: nil), true)
+            case let .refused(claimRefusal)?:
+                event.reason = claimRefusal.rawValue
+                return (.error(401, claimRefusal.rawValue), true)
+            }
+        }
+    }
+
     /// `GET /v1/keys/<kid>` with this host's token: the key's status as the authenticator
-    /// sees it (read-only, not audited). 401 bad token, 404 unknown_kid, 403 host_mismatch,
-    /// 200 `{"kid","user","host","status","created"}`.
-    func keyStatus(kid: String, _ request: HTTPRequest) -> HTTPResponse {
+    /// sees it (read-only, not audited; a bad token counts against the address). 401 bad
+    /// token, 404 unknown_kid, 403 host_mismatch, 200 `{"kid","user","host","status","created"}`.
+    func keyStatus(kid: String, _ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
         let host: String
         switch hostForBearer(request.authorization) {
-        case let .failure(failure): return failure.response
+        case let .failure(failure):
+            summary.outcome = "deny"
+            summary.reason = failure.code
+            if failure.response.status == 401 { countFailure(address) }
+            return failure.response
         case let .success(h): host = h
         }
-        guard !kid.isEmpty, kid.utf8.count <= 128, TokenVerifier.isPrintableASCII(kid) else {
-            return .error(404, "unknown_kid")
-        }
+        guard TokenVerifier.isWellFormedKid(kid) else { return .error(404, "unknown_kid") }
         let key: RegisteredKey?
         do { key = try store.registeredKey(kid: kid) } catch { return .error(503, "unavailable") }
         guard let key else { return .error(404, "unknown_kid") }
-        guard key.host == host else { return .error(403, "host_mismatch") }
+        guard key.host.sameBytes(as: host) else { return .error(403, "host_mismatch") }
         return HTTPResponse(status: 200, json: .object([
             ("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
             ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
         ]))
     }
 
-    /// A Bearer credential shaped like a compact JWT (two dots), as opposed to a host token.
-    static func bearerJWT(_ header: String?) -> String? {
-        guard let header else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let credential = String(parts[1].trimmingSpaces)
-        return credential.utf8.filter({ $0 == UInt8(ascii: ".") }).count == 2 ? credential : nil
-    }
-
-    private func revokeByKeyHolder(kid: String, jwt: String, _ event: inout AuditEvent) -> HTTPResponse {
-        let result = verifier.verifyKeyHolder(jwt, kid: kid)
-        event.user = result.facts.sub
-        event.host = result.facts.iss
-        event.jti = result.facts.jti
-        if let refusal = result.refusal {
-            event.reason = refusal.rawValue
-            switch refusal {
-            case .unavailable:
-                event.outcome = "error"
-                return .error(503, "unavailable")
-            case .unknownKid: return .error(404, refusal.rawValue)
-            case .kidMismatch: return .error(403, refusal.rawValue)
-            default: return .error(401, refusal.rawValue)
+    /// `GET /metrics`: with `metrics-token` set, only for `Authorization: Bearer <it>`
+    /// (401 otherwise, counted against the address).
+    func metricsAnswer(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
+        if let expected = settings.metricsToken {
+            guard let given = Self.bearer(request.authorization), Self.constantTimeEqual(given, expected) else {
+                summary.outcome = "deny"
+                summary.reason = "bad_metrics_token"
+                countFailure(address)
+                return .error(401, "unauthorized", headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd metrics\"")])
             }
         }
-        do {
-            let outcome = try store.revoke(kid: kid, now: clock.now())
-            guard outcome != .unknown else {
-                event.reason = "unknown_kid"
-                return .error(404, "unknown_kid")
-            }
-            event.outcome = "accept"
-            event.reason = outcome == .alreadyRevoked ? "already_revoked" : "key_holder"
-            return HTTPResponse(status: 204, json: nil)
-        } catch {
-            log.message("revoke failed: \(error)")
-            event.outcome = "error"
-            event.reason = "unavailable"
-            return .error(503, "unavailable")
-        }
+        let keys = try? store.keyCounts()
+        return HTTPResponse(status: 200, text: metrics.render(keys: keys, refusalsCounted: refusals.counted,
+                                                               commits: writer.counts),
+                            contentType: "text/plain; version=0.0.4; charset=utf-8")
     }
 
-    /// The host of the request's host token, recorded in `event`; or the refusal, with
-    /// its reason in `event` (401, or 503 marked as an error).
+    /// Equal bytes, in time that depends on the lengths only.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for i in 0..<x.count { difference |= x[i] ^ y[i] }
+        return difference == 0
+    }
+
+    /// The host of the request's host token, recorded in `event` (which is then verified);
+    /// or the refusal, with its reason in `event` (401, or 503 marked as an error).
     private func authorizedHost(_ request: HTTPRequest, _ event: inout AuditEvent) -> HostCheck {
         switch hostForBearer(request.authorization) {
         case let .failure(failure):
@@ -215,6 +243,7 @@ extension AuthenticatorService {
             return .refused(failure.response)
         case let .success(host):
             event.host = LogText.clean(host)
+            event.verified = true
             return .host(host)
         }
     }
@@ -225,13 +254,10 @@ extension AuthenticatorService {
     }
 
     /// The host of a valid `Authorization: Bearer <host token>`, or the 401/503 answer.
-    private func hostForBearer(_ header: String?) -> Result<String, BodyFailure> {
+    func hostForBearer(_ header: String?) -> Result<String, BodyFailure> {
         let unauthorized = BodyFailure(code: "bad_host_token", response: .error(
             401, "bad_host_token", headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd\"")]))
-        guard let header else { return .failure(unauthorized) }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .failure(unauthorized) }
-        let token = String(parts[1].trimmingSpaces)
+        guard let token = Self.bearer(header) else { return .failure(unauthorized) }
         do {
             guard let host = try store.host(forToken: token) else { return .failure(unauthorized) }
             return .success(host)

@@ -1,3 +1,5 @@
+import FingerAuthStore
+
 /// The counters behind `GET /metrics`, rendered in the Prometheus text format 0.0.4.
 /// Label values come from fixed sets (routes, outcomes, refusal codes), never from a
 /// request, so a client cannot grow the series or put text into them.
@@ -14,13 +16,15 @@ public final class Metrics: @unchecked Sendable {
     private var latencyCount: Int64 = 0
     private var replays: Int64 = 0
     private var rateLimited: [String: Int64] = [:]
+    private var unverifiedTokens: Int64 = 0
 
     public init() {}
 
     /// The fixed route name of `path`, for labels.
     static func route(_ path: String) -> String {
         switch path {
-        case "/v1/login", "/login", "/oauth2/token", "/v1/keys", "/pubkey", "/healthz", "/metrics": return path
+        case "/v1/login", "/login", "/oauth2/token", "/oauth2/introspect", "/v1/keys", "/pubkey", "/healthz", "/metrics":
+            return path
         default: return path.hasPrefix("/v1/keys/") ? "/v1/keys/{kid}" : "other"
         }
     }
@@ -56,9 +60,17 @@ public final class Metrics: @unchecked Sendable {
         lock.withLock { rateLimited["scope=\"\(scope)\"", default: 0] += 1 }
     }
 
+    /// Counts a token refused before its signature verified.
+    func unverified() {
+        lock.withLock { unverifiedTokens += 1 }
+    }
+
     /// The exposition text; `keys` are the registry's counts by status (nil when the
-    /// database could not be read, then the gauge is left out).
-    public func render(keys: [(KeyStatus, Int64)]?) -> String {
+    /// database could not be read, then the gauge is left out); `refusalsCounted` the
+    /// refusals of addresses past their limit, counted together; `commits` the group
+    /// commit's batches, items and failed batches.
+    public func render(keys: [(KeyStatus, Int64)]?, refusalsCounted: Int64 = 0,
+                       commits: (batches: Int64, items: Int64, failed: Int64) = (0, 0, 0)) -> String {
         lock.withLock {
             var out = ""
             func family(_ name: String, _ type: String, _ help: String) {
@@ -77,6 +89,18 @@ public final class Metrics: @unchecked Sendable {
             var limited = rateLimited
             for scope in ["user", "address"] where limited["scope=\"\(scope)\""] == nil { limited["scope=\"\(scope)\""] = 0 }
             series("fingerauthd_rate_limited_total", limited)
+            family("fingerauthd_unverified_tokens_total", "counter",
+                   "Tokens refused before their signature verified with a registered key (answered invalid_token).")
+            out += "fingerauthd_unverified_tokens_total \(unverifiedTokens)\n"
+            family("fingerauthd_refusals_counted_total", "counter",
+                   "Requests of addresses past their failure limit, answered 429 and counted together in refusals audit rows.")
+            out += "fingerauthd_refusals_counted_total \(refusalsCounted)\n"
+            family("fingerauthd_commit_batches_total", "counter", "Durable commits of the request path (group commit).")
+            out += "fingerauthd_commit_batches_total \(commits.batches)\n"
+            family("fingerauthd_commit_items_total", "counter", "Writes (audit rows, jti claims, counts) in those commits.")
+            out += "fingerauthd_commit_items_total \(commits.items)\n"
+            family("fingerauthd_commit_failures_total", "counter", "Batches that could not be committed (every request in them answered 503).")
+            out += "fingerauthd_commit_failures_total \(commits.failed)\n"
             family("fingerauthd_requests_total", "counter", "HTTP requests by route and status.")
             series("fingerauthd_requests_total", requests)
             family("fingerauthd_request_duration_seconds", "histogram", "Time from complete request to answer.")

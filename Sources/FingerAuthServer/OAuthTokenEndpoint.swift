@@ -1,89 +1,107 @@
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthStore
 
 /// `POST /oauth2/token`: the RFC 7523 JWT-bearer grant. The assertion is a login token
 /// checked exactly like `/v1/login` (same key binding, lifetime, audience and one-time
 /// `jti`). The answer is an opaque random access token (RFC 6749 §5.1); only its SHA-256
-/// is stored. Errors are OAuth error bodies (RFC 6749 §5.2), all 400:
-/// `invalid_request` (not a form, a parameter missing or repeated),
-/// `unsupported_grant_type`, `invalid_grant` (the assertion was refused; the refusal code
-/// is in `error_description` and in the audit row).
+/// is stored, in the same transaction that uses up the assertion's jti. Errors are OAuth
+/// error bodies (RFC 6749 §5.2), all 400: `invalid_request` (not a form, a parameter
+/// missing or repeated), `unsupported_grant_type`, `invalid_grant` — alone for an assertion
+/// that did not verify, with the reason in `error_description` for one that did.
+///
+/// `POST /oauth2/introspect` (RFC 7662) with an enrolled host's token: `{"active":true,…}`
+/// while the access token is unexpired and the key it was issued for is still active —
+/// revoking the key (or its host) ends its access tokens at once — else `{"active":false}`.
 extension AuthenticatorService {
     /// RFC 7523 §2.1.
     static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
-    func tokenGrant(_ request: HTTPRequest, _ summary: inout RequestSummary) -> HTTPResponse {
-        var event = AuditEvent(event: "oauth_token", outcome: "deny", peer: LogText.clean(request.peer))
-        let answer = tokenAnswer(request, &event)
-        return finish(event, answer, &summary, path: request.path)
-    }
-
-    private func tokenAnswer(_ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
+    func tokenGrant(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
+        var event = AuditEvent(event: "oauth_token", outcome: "deny", peer: LogText.clean(address), verified: false)
         guard !request.bodyTooLarge, request.body.count <= Self.maxBodyBytes else {
             event.reason = "body_too_large"
-            return .error(413, "body_too_large")
+            return finish(event, .error(413, "body_too_large"), address: address, &summary, path: request.path)
         }
-        guard FormBody.isFormContentType(request.contentType), let form = FormBody.parse(request.body) else {
+        guard FormBody.isFormContentType(request.contentType), let form = FormBody.parse(request.body),
+              let grant = form["grant_type"] else {
             event.reason = "invalid_request"
-            return Self.oauthError("invalid_request")
-        }
-        guard let grant = form["grant_type"] else {
-            event.reason = "invalid_request"
-            return Self.oauthError("invalid_request")
+            return finish(event, Self.oauthError("invalid_request"), address: address, &summary, path: request.path)
         }
         guard grant == Self.jwtBearerGrant else {
             event.reason = "unsupported_grant_type"
-            return Self.oauthError("unsupported_grant_type")
+            return finish(event, Self.oauthError("unsupported_grant_type"), address: address, &summary, path: request.path)
         }
         guard let assertion = form["assertion"], !assertion.isEmpty else {
             event.reason = "invalid_request"
-            return Self.oauthError("invalid_request")
+            return finish(event, Self.oauthError("invalid_request"), address: address, &summary, path: request.path)
         }
-        if let refused = userLimitAnswer(assertion, &event, unavailable: .error(503, "temporarily_unavailable")) {
-            return refused
-        }
-        let result = verifier.verifyLogin(assertion)
-        event.user = result.facts.sub
-        event.host = result.facts.iss
-        event.kid = result.facts.kid
-        event.jti = result.facts.jti
-        if let refusal = result.refusal {
-            event.reason = refusal.rawValue
-            if refusal == .unavailable {
-                event.outcome = "error"
-                return .error(503, "temporarily_unavailable")
-            }
-            return HTTPResponse(status: 400, json: .object([
-                ("error", .string("invalid_grant")), ("error_description", .string(refusal.rawValue)),
-            ]))
-        }
-        guard let random = SecureRandom.bytes(32) else {
+        guard let random = SecureRandom.bytes(32), let digest = Digest.sha256(Array(Base64URL.encode(random).utf8)) else {
             event.outcome = "error"
             event.reason = "no_random"
-            return .error(503, "temporarily_unavailable")
+            return finish(event, .error(503, "temporarily_unavailable"), address: address, &summary, path: request.path)
         }
         let accessToken = Base64URL.encode(random)
-        let now = clock.now()
-        do {
-            guard let digest = Digest.sha256(Array(accessToken.utf8)) else { throw StoreError("sha256 failed") }
-            try store.storeAccessToken(sha256: HostToken.hex(digest), user: result.facts.sub ?? "",
-                                       host: result.facts.iss ?? "", kid: result.facts.kid ?? "",
-                                       now: now, expires: now + settings.accessTokenTTL)
-        } catch {
-            log.message("access token store failed: \(error)")
-            event.outcome = "error"
-            event.reason = "unavailable"
-            return .error(503, "temporarily_unavailable")
+        let expires = clock.now() + settings.accessTokenTTL
+        let use = useToken(assertion, event: event, address: address,
+                           effect: .accessToken(sha256: HostToken.hex(digest), expires: expires),
+                           invalid: Self.oauthError("invalid_grant"),
+                           refusal: { reason in
+                               HTTPResponse(status: 400, json: .object([
+                                   ("error", .string("invalid_grant")), ("error_description", .string(reason.rawValue)),
+                               ]))
+                           },
+                           unavailable: .error(503, "temporarily_unavailable"))
+        switch use {
+        case let .answered(row, answer, written):
+            return finish(row, answer, address: address, &summary, path: request.path, written: written)
+        case let .accepted(_, row):
+            return finish(row, HTTPResponse(status: 200, json: .object([
+                ("access_token", .string(accessToken)),
+                ("token_type", .string("Bearer")),
+                ("expires_in", .integer(settings.accessTokenTTL)),
+            ]), headers: [("Pragma", "no-cache")]), address: address, &summary, path: request.path, written: true)
         }
-        event.outcome = "accept"
-        return HTTPResponse(status: 200, json: .object([
-            ("access_token", .string(accessToken)),
-            ("token_type", .string("Bearer")),
-            ("expires_in", .integer(settings.accessTokenTTL)),
-        ]), headers: [("Pragma", "no-cache")])
     }
 
     static func oauthError(_ code: String) -> HTTPResponse {
         .error(400, code)
+    }
+
+    func introspect(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
+        switch hostForBearer(request.authorization) {
+        case let .failure(failure):
+            summary.outcome = "deny"
+            summary.reason = failure.code
+            if failure.response.status == 401 { countFailure(address) }
+            return failure.response
+        case .success:
+            break
+        }
+        guard !request.bodyTooLarge, request.body.count <= Self.maxBodyBytes,
+              FormBody.isFormContentType(request.contentType), let form = FormBody.parse(request.body),
+              let token = form["token"] else {
+            return Self.oauthError("invalid_request")
+        }
+        let inactive = HTTPResponse(status: 200, json: .object([("active", .bool(false))]))
+        guard token.utf8.count == 43, let digest = Digest.sha256(Array(token.utf8)) else { return inactive }
+        let state: AccessTokenState?
+        do { state = try store.accessToken(sha256: HostToken.hex(digest)) } catch {
+            log.message("access token lookup failed: \(error)")
+            return .error(503, "temporarily_unavailable")
+        }
+        guard let state, state.keyStatus == .active, state.expires > clock.now() else { return inactive }
+        return HTTPResponse(status: 200, json: .object([
+            ("active", .bool(true)), ("sub", .string(state.user)), ("host", .string(state.host)),
+            ("kid", .string(state.kid)), ("iat", .integer(state.created)), ("exp", .integer(state.expires)),
+            ("token_type", .string("Bearer")),
+        ]))
+    }
+
+    /// One failure against `address`, for a refusal that writes no audit row (reads with a
+    /// bad host token). On PostgreSQL it is a write of its own.
+    func countFailure(_ address: String) {
+        let items = addresses.failureItems(address, now: clock.now())
+        if !items.isEmpty { _ = try? writer.write(items) }
     }
 }

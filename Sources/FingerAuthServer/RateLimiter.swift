@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthStore
 
 /// At most `failures` refused attempts per `window` seconds; `failures == 0` turns it off.
 public struct RateLimit: Sendable, Equatable {
@@ -14,11 +15,16 @@ public struct RateLimit: Sendable, Equatable {
     public static let off = RateLimit(failures: 0, window: 60)
 }
 
-/// Counts refused attempts per key (a user name or a peer address) in fixed windows that
-/// start at the first failure. Once a key reached its limit, `retryAfter` says how many
-/// seconds remain in its window; the service answers 429 with `Retry-After` meanwhile.
-/// Memory is bounded: past `capacity` keys, expired windows are dropped, and when none
-/// has expired new keys are not tracked (the limit fails open rather than growing).
+/// Counts refused attempts per key (a client address, or a verified user at an address) in
+/// fixed windows that start at the first failure. Once a key reached its limit, `retryAfter`
+/// says how many seconds remain in its window; the service answers 429 with `Retry-After`
+/// meanwhile. Only refusals count: a success neither resets nor extends a window.
+///
+/// The counts live in this process's memory, or — when the store shares them between the
+/// instances of a fleet (PostgreSQL) — in the store, written through the request's own
+/// batch (`failureItems`). Memory is bounded: past `capacity` keys, expired windows are
+/// dropped, and when none has expired new keys are not tracked (the limit fails open
+/// rather than growing). Keys are compared byte for byte.
 public final class FailureLimiter: @unchecked Sendable {
     private struct Window {
         var start: Int64
@@ -32,9 +38,9 @@ public final class FailureLimiter: @unchecked Sendable {
     let scope: String
     private let capacity: Int
     private let lock = Lock()
-    private var windows: [String: Window] = [:]
+    private var windows: [[UInt8]: Window] = [:]
 
-    /// A limiter enforcing `limit` over at most `capacity` keys at once.
+    /// A limiter in memory enforcing `limit` over at most `capacity` keys at once.
     public init(_ limit: RateLimit, capacity: Int = 100_000) {
         self.limit = limit
         self.capacity = capacity
@@ -51,51 +57,51 @@ public final class FailureLimiter: @unchecked Sendable {
         self.scope = scope
     }
 
-    /// `retryAfter`, from the shared store when there is one; a store failure throws
-    /// (the caller answers 503: fail closed).
-    public func checkedRetryAfter(_ key: String, now: Int64) throws(StoreError) -> Int64? {
+    /// Seconds until `key` may try again, or nil when it may try now; a shared store that
+    /// cannot be read throws (the caller answers 503: fail closed).
+    public func retryAfter(_ key: String, now: Int64) throws(StoreError) -> Int64? {
         guard limit.failures > 0 else { return nil }
-        guard let shared else { return retryAfter(key, now: now) }
-        guard let window = try shared.failureWindow(key: scope + key, now: now), now < window.end else { return nil }
-        return window.count >= limit.failures ? max(1, window.end - now) : nil
-    }
-
-    /// `recordFailure`, in the shared store when there is one; a store failure throws.
-    public func checkedRecordFailure(_ key: String, now: Int64) throws(StoreError) {
-        guard limit.failures > 0 else { return }
-        guard let shared else { return recordFailure(key, now: now) }
-        try shared.recordFailure(key: scope + key, now: now, window: limit.window)
-    }
-
-    /// Seconds until `key` may try again, or nil when it may try now.
-    public func retryAfter(_ key: String, now: Int64) -> Int64? {
-        guard limit.failures > 0 else { return nil }
+        if let shared {
+            guard let window = try shared.failureWindow(key: scope + key, now: now), now < window.end else { return nil }
+            return window.count >= limit.failures ? max(1, window.end - now) : nil
+        }
         return lock.withLock { () -> Int64? in
-            guard let window = windows[key] else { return nil }
+            let bytes = Array(key.utf8)
+            guard let window = windows[bytes] else { return nil }
             let end = window.start + limit.window
             guard now < end else {
-                windows[key] = nil
+                windows[bytes] = nil
                 return nil
             }
             return window.count >= limit.failures ? max(1, end - now) : nil
         }
     }
 
-    /// Counts one refused attempt for `key` at `now`.
-    public func recordFailure(_ key: String, now: Int64) {
+    /// Counts one refused attempt for `key` at `now`: in memory at once, or — for a shared
+    /// store — as the write items the caller adds to its batch.
+    public func failureItems(_ key: String, now: Int64) -> [WriteItem] {
+        guard limit.failures > 0 else { return [] }
+        if shared != nil { return [.failure(key: scope + key, now: now, window: limit.window)] }
+        record(key, now: now)
+        return []
+    }
+
+    /// Counts one refused attempt for `key` at `now` in memory.
+    public func record(_ key: String, now: Int64) {
         guard limit.failures > 0 else { return }
+        let bytes = Array(key.utf8)
         lock.withLock {
-            if var window = windows[key], now < window.start + limit.window {
+            if var window = windows[bytes], now < window.start + limit.window {
                 window.count += 1
-                windows[key] = window
+                windows[bytes] = window
                 return
             }
             if windows.count >= capacity {
-                let window = limit.window
-                windows = windows.filter { now < $0.value.start + window }
+                let length = limit.window
+                windows = windows.filter { now < $0.value.start + length }
                 guard windows.count < capacity else { return }
             }
-            windows[key] = Window(start: now, count: 1)
+            windows[bytes] = Window(start: now, count: 1)
         }
     }
 }

@@ -1,5 +1,9 @@
-/// Why a token (login JWT or registration proof) was refused. The raw value is the
-/// `error` a client sees, the `reason` in the audit table and in the log line.
+import FingerAuthStore
+
+/// Why a token (login, revocation or registration proof) was refused. The raw value is
+/// the `reason` in the audit table and in the log line; a client hears it only once the
+/// token's signature verified with a registered key (`TokenCheck.refused`) — before that
+/// every refusal answers the endpoint's one fixed code (`invalid_token`, `invalid_grant`).
 public enum Refusal: String, Error, Sendable, CaseIterable {
     // Shape.
     case tooLarge = "token_too_large"
@@ -9,6 +13,8 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
     case type = "bad_typ"
     case critical = "crit_not_supported"
     case missingKid = "missing_kid"
+    /// A `kid` that is not an RFC 7638 thumbprint (43 base64url characters).
+    case badKid = "bad_kid"
     // Key binding.
     case unknownKid = "unknown_kid"
     case keyRevoked = "key_revoked"
@@ -36,6 +42,21 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
     case missingJTI = "missing_jti"
     case badJTI = "bad_jti"
     case replayed = "replayed"
+    /// The key was revoked, or is no longer bound to that user and host, between the
+    /// token's check and its write transaction.
+    case keyChanged = "key_changed"
     // Not the token's fault: the store failed. Answered 503, never accepted.
     case unavailable = "unavailable"
+}
+
+extension Refusal {
+    /// The refusal for what the write transaction found.
+    init(_ refusal: ClaimRefusal) {
+        switch refusal {
+        case .keyRevoked: self = .keyRevoked
+        case .keyPending: self = .keyPending
+        case .keyChanged: self = .keyChanged
+        case .replayed: self = .replayed
+        }
+    }
 }

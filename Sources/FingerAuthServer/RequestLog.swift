@@ -10,12 +10,18 @@ public struct RequestSummary: Sendable {
     /// `accept`, `deny`, `error` or `-`.
     public var outcome: String
     public var reason: String?
+    /// The verified user.
     public var sub: String?
+    /// The user an unverified token only named.
+    public var claimed: String?
     public var kid: String?
     public var jti: String?
     public var peer: String?
     /// Handling time in milliseconds, once known.
     public var milliseconds: Int?
+    /// No line of its own: a refusal counted together with others (one line per address
+    /// and window says so instead).
+    public var quiet = false
 
     public init(method: String, path: String, status: Int, outcome: String = "-", reason: String? = nil,
                 sub: String? = nil, kid: String? = nil, jti: String? = nil, peer: String? = nil) {
@@ -40,14 +46,15 @@ public final class RequestLog: Sendable {
     /// A log on file descriptor `fd` (standard error by default); the fd is not owned.
     public init(fd: Int32 = 2) { self.fd = fd }
 
-    /// `method=… path=… status=… outcome=… reason=… sub=… kid=… jti=… peer=… ms=…`
+    /// `method=… path=… status=… outcome=… reason=… sub=… [claimed=…] kid=… jti=… peer=… ms=…`
     public static func line(_ s: RequestSummary) -> String {
         func field(_ value: String?, _ limit: Int = 64) -> String {
             guard let value, !value.isEmpty else { return "-" }
             return LogText.clean(value, limit: limit)
         }
         return "fingerauthd: method=\(field(s.method, 10)) path=\(field(s.path, 40)) status=\(s.status) " +
-            "outcome=\(field(s.outcome)) reason=\(field(s.reason)) sub=\(field(s.sub)) kid=\(field(s.kid)) " +
+            "outcome=\(field(s.outcome)) reason=\(field(s.reason)) sub=\(field(s.sub))" +
+            (s.claimed.map { " claimed=" + field($0) } ?? "") + " kid=\(field(s.kid)) " +
             "jti=\(field(s.jti)) peer=\(field(s.peer)) ms=\(s.milliseconds.map(String.init) ?? "-")\n"
     }
 

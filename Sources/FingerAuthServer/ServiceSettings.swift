@@ -11,17 +11,25 @@ public struct ServiceSettings: Sendable {
     public var approval: Approval
     /// Lifetime of an access token issued by /oauth2/token, seconds.
     public var accessTokenTTL: Int64
-    /// Refused logins per claimed user (`sub`) before 429.
+    /// Refused requests per verified user and client address before 429 (a token whose
+    /// signature verified with the user's key, refused for a reason such as a replay).
     public var userLimit: RateLimit
     /// Refused requests per client address before 429.
     public var addressLimit: RateLimit
+    /// Who the client is behind a load balancer (`trusted-proxies`).
+    public var clientAddress: ClientAddress
+    /// When set, `GET /metrics` needs `Authorization: Bearer <this>`. Secret: never logged.
+    public var metricsToken: String?
 
     public init(approval: Approval = .automatic, accessTokenTTL: Int64 = 300,
                 userLimit: RateLimit = RateLimit(failures: 10, window: 300),
-                addressLimit: RateLimit = RateLimit(failures: 50, window: 300)) {
+                addressLimit: RateLimit = RateLimit(failures: 50, window: 300),
+                clientAddress: ClientAddress = ClientAddress(), metricsToken: String? = nil) {
         self.approval = approval
         self.accessTokenTTL = accessTokenTTL
         self.userLimit = userLimit
         self.addressLimit = addressLimit
+        self.clientAddress = clientAddress
+        self.metricsToken = metricsToken
     }
 }

@@ -1,142 +1,116 @@
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthStore
 
-/// The strict RS256 check of DESIGN.md "Wire format", as plain Swift over injected parts
-/// (clock, key directory, replay guard) so that tests drive it without HTTP or SQLite.
+/// The strict RS256 check of every token the authenticator takes — login tokens,
+/// revocation tokens and registration proofs — as one routine over injected parts (clock,
+/// keys), so that tests drive it without HTTP or a database.
 ///
-/// Order: size and shape, header (`alg` exactly RS256, `typ`, no `crit`, `kid`), key
-/// binding, signature, then claims (`exp`/`nbf`/`iat` with skew, lifetime, `aud`, `jti`)
-/// and last the atomic replay claim, so a refused token never burns its `jti`.
+/// Order: size and shape, header (`alg` exactly RS256, `typ` of the endpoint's kind, no
+/// `crit`, a well-formed `kid`), the key, the signature — everything before this point is
+/// `unverified` and tells the sender nothing — then the key's status and binding (`sub`,
+/// `iss`, compared byte for byte) and the claims (`exp`/`nbf`/`iat` with skew, lifetime,
+/// `aud`, `jti`). The `jti` is claimed and the status read again later, in the write
+/// transaction, so a refused token never burns its `jti`.
 public struct TokenVerifier: Sendable {
     public let policy: VerifierPolicy
     public let clock: any AuthClock
-    public let keys: any KeyDirectory
-    public let replay: any ReplayGuard
+    public let keys: KeyCache
 
-    /// A verifier enforcing `policy` at `clock`'s time, with keys from `keys` and `jti`s in `replay`.
-    public init(policy: VerifierPolicy, clock: any AuthClock, keys: any KeyDirectory, replay: any ReplayGuard) {
+    public init(policy: VerifierPolicy, clock: any AuthClock, keys: KeyCache) {
         self.policy = policy
         self.clock = clock
         self.keys = keys
-        self.replay = replay
     }
 
-    /// A login token: `kid` must be active, registered to `sub` and to the host `iss`.
-    public func verifyLogin(_ token: String) -> Verification {
-        var facts = TokenFacts()
-        do throws(Refusal) {
-            let jwt = try parse(token)
-            facts = Self.facts(of: jwt)
-            let kid = try checkHeader(jwt.header)
-            let sub = try requiredString(jwt.claims["sub"], missing: .missingSubject)
-            let iss = try requiredString(jwt.claims["iss"], missing: .missingIssuer)
-            let key: RegisteredKey?
-            do { key = try keys.registeredKey(kid: kid) } catch { throw Refusal.unavailable }
-            guard let key else { throw Refusal.unknownKid }
-            switch key.status {
-            case .active: break
-            case .pending: throw Refusal.keyPending
-            case .revoked: throw Refusal.keyRevoked
+    /// A verifier over `directory` (tests).
+    public init(policy: VerifierPolicy, clock: any AuthClock, keys directory: any KeyDirectory) {
+        self.init(policy: policy, clock: clock, keys: KeyCache(directory))
+    }
+
+    /// Checks `token` as a token of `purpose`.
+    public func check(_ token: String, for purpose: TokenPurpose) -> TokenCheck {
+        guard let jwt = parse(token) else {
+            return .unverified(token.utf8.count > policy.maxTokenBytes ? .tooLarge : .malformed, TokenFacts())
+        }
+        let facts = Self.facts(of: jwt)
+        // Before the signature: unverified.
+        let kid: String
+        do throws(Refusal) { kid = try checkHeader(jwt.header, type: purpose.type) } catch {
+            return .unverified(error, facts)
+        }
+        let identity: VerifiedIdentity
+        let publicKey: RSAPublicKey
+        switch purpose {
+        case let .proof(jwk, thumbprint, user, host):
+            guard kid.sameBytes(as: thumbprint) else { return .unverified(.kidNotThumbprint, facts) }
+            guard let key = try? RSAPublicKey(jwk: jwk) else { return .unverified(.unusableKey, facts) }
+            publicKey = key
+            identity = VerifiedIdentity(kid: kid, user: user, host: host, status: .pending)
+        case .login, .revocation:
+            if case let .revocation(expected) = purpose, !kid.sameBytes(as: expected) {
+                return .unverified(.kidMismatch, facts)
             }
-            guard key.user == sub else { throw Refusal.kidNotForSubject }
-            guard key.host == iss else { throw Refusal.kidNotForIssuer }
-            try checkSignature(jwt, jwk: key.jwk)
-            try checkClaims(jwt.claims)
-            return Verification(facts: facts, refusal: nil)
-        } catch {
-            return Verification(facts: facts, refusal: error)
+            let found: (RegisteredKey, RSAPublicKey?)?
+            do { found = try keys.lookup(kid, now: clock.now()) } catch { return .unavailable(facts) }
+            guard let (key, parsed) = found else { return .unverified(.unknownKid, facts) }
+            guard let parsed else { return .unverified(.unusableKey, facts) }
+            publicKey = parsed
+            identity = VerifiedIdentity(kid: key.kid, user: key.user, host: key.host, status: key.status)
         }
-    }
-
-    /// A token that proves possession of the key `kid` (DELETE /v1/keys/<kid>): every check
-    /// of `verifyLogin` (so it is a one-time, short-lived token for this audience), the
-    /// header's `kid` equal to `kid`, and the key active or pending (a pending key may be
-    /// withdrawn by its holder).
-    public func verifyKeyHolder(_ token: String, kid expected: String) -> Verification {
-        var facts = TokenFacts()
+        guard publicKey.verifyRS256(signature: jwt.signature, data: jwt.signingInput) else {
+            return .unverified(.signature, facts)
+        }
+        // Signed by the key: from here on the holder hears the reason.
         do throws(Refusal) {
-            let jwt = try parse(token)
-            facts = Self.facts(of: jwt)
-            let kid = try checkHeader(jwt.header)
-            guard kid == expected else { throw Refusal.kidMismatch }
+            if !purpose.allowed.contains(identity.status) {
+                throw identity.status == .revoked ? Refusal.keyRevoked : Refusal.keyPending
+            }
             let sub = try requiredString(jwt.claims["sub"], missing: .missingSubject)
             let iss = try requiredString(jwt.claims["iss"], missing: .missingIssuer)
-            let key: RegisteredKey?
-            do { key = try keys.registeredKey(kid: kid) } catch { throw Refusal.unavailable }
-            guard let key else { throw Refusal.unknownKid }
-            guard key.status != .revoked else { throw Refusal.keyRevoked }
-            guard key.user == sub else { throw Refusal.kidNotForSubject }
-            guard key.host == iss else { throw Refusal.kidNotForIssuer }
-            try checkSignature(jwt, jwk: key.jwk)
-            try checkClaims(jwt.claims)
-            return Verification(facts: facts, refusal: nil)
+            if case .proof = purpose {
+                guard sub.sameBytes(as: identity.user) else { throw Refusal.wrongSubject }
+                guard iss.sameBytes(as: identity.host) else { throw Refusal.wrongIssuer }
+            } else {
+                guard sub.sameBytes(as: identity.user) else { throw Refusal.kidNotForSubject }
+                guard iss.sameBytes(as: identity.host) else { throw Refusal.kidNotForIssuer }
+            }
+            let (jti, exp) = try checkClaims(jwt.claims)
+            return .valid(VerifiedToken(identity: identity, jti: jti, exp: exp), facts)
         } catch {
-            return Verification(facts: facts, refusal: error)
-        }
-    }
-
-    /// What `token` claims about itself, unverified (for rate limiting before the work);
-    /// empty facts for anything that does not parse.
-    public func peek(_ token: String) -> TokenFacts {
-        guard let jwt = try? parse(token) else { return TokenFacts() }
-        return Self.facts(of: jwt)
-    }
-
-    /// A registration proof: signed by the key being registered (`kid` its RFC 7638
-    /// thumbprint), `iss` the host and `sub` the user being registered.
-    public func verifyProof(_ token: String, jwk: JWK, user: String, host: String) -> Verification {
-        var facts = TokenFacts()
-        do throws(Refusal) {
-            let jwt = try parse(token)
-            facts = Self.facts(of: jwt)
-            let kid = try checkHeader(jwt.header)
-            guard let thumbprint = Digest.thumbprint(of: jwk) else { throw Refusal.unavailable }
-            guard kid == thumbprint else { throw Refusal.kidNotThumbprint }
-            let sub = try requiredString(jwt.claims["sub"], missing: .missingSubject)
-            let iss = try requiredString(jwt.claims["iss"], missing: .missingIssuer)
-            try checkSignature(jwt, jwk: jwk)
-            guard sub == user else { throw Refusal.wrongSubject }
-            guard iss == host else { throw Refusal.wrongIssuer }
-            try checkClaims(jwt.claims)
-            return Verification(facts: facts, refusal: nil)
-        } catch {
-            return Verification(facts: facts, refusal: error)
+            return .refused(error, identity, facts)
         }
     }
 
     // MARK: - Steps
 
-    private func parse(_ token: String) throws(Refusal) -> CompactJWT {
-        guard token.utf8.count <= policy.maxTokenBytes else { throw .tooLarge }
-        do {
-            return try CompactJWT(parsing: token, maxBytes: policy.maxTokenBytes)
-        } catch .tooLarge {
-            throw .tooLarge
-        } catch {
-            throw .malformed
-        }
+    private func parse(_ token: String) -> CompactJWT? {
+        guard token.utf8.count <= policy.maxTokenBytes else { return nil }
+        return try? CompactJWT(parsing: token, maxBytes: policy.maxTokenBytes)
     }
 
     /// The header's `kid` once `alg`, `typ` and `crit` are acceptable.
-    private func checkHeader(_ header: JSONValue) throws(Refusal) -> String {
-        guard header["alg"]?.stringValue == "RS256" else { throw .algorithm }
-        if let typ = header["typ"] {
-            guard typ.stringValue == "JWT" else { throw .type }
-        }
+    private func checkHeader(_ header: JSONValue, type: String) throws(Refusal) -> String {
+        guard let alg = header["alg"]?.stringValue, alg.sameBytes(as: "RS256") else { throw .algorithm }
+        // RFC 8725 §3.11: every kind of token names its own type; a token of another kind
+        // (or of none) is not taken here.
+        guard let typ = header["typ"]?.stringValue, typ.sameBytes(as: type) else { throw .type }
         // RFC 7515 §4.1.11: a `crit` we do not understand must be refused; we understand none.
         guard header["crit"] == nil else { throw .critical }
-        guard let kid = header["kid"]?.stringValue, !kid.isEmpty, kid.utf8.count <= 128 else { throw .missingKid }
+        guard let kid = header["kid"]?.stringValue else { throw .missingKid }
+        guard Self.isWellFormedKid(kid) else { throw .badKid }
         return kid
     }
 
-    private func checkSignature(_ jwt: CompactJWT, jwk: JWK) throws(Refusal) {
-        let key: RSAPublicKey
-        do { key = try RSAPublicKey(jwk: jwk) } catch { throw .unusableKey }
-        guard key.verifyRS256(signature: jwt.signature, data: jwt.signingInput) else { throw .signature }
+    /// A kid as fingerauthd issues them: an RFC 7638 SHA-256 thumbprint, 43 base64url
+    /// characters. Anything else — a NUL, a non-ASCII byte, a path — is refused before any
+    /// lookup, the same on every store.
+    public static func isWellFormedKid(_ kid: String) -> Bool {
+        kid.utf8.count == 43 && kid.utf8.allSatisfy(Base64URL.isAlphabet)
     }
 
-    /// Time, lifetime, audience, `jti`, and finally the replay claim.
-    private func checkClaims(_ claims: JSONValue) throws(Refusal) {
+    /// Time, lifetime, audience and the `jti`'s shape; returns the `jti` and `exp`.
+    private func checkClaims(_ claims: JSONValue) throws(Refusal) -> (String, Int64) {
         let now = clock.now()
         let skew = policy.skew
         guard let exp = claims["exp"]?.int64Value, let iat = claims["iat"]?.int64Value else { throw .timeClaim }
@@ -156,13 +130,7 @@ public struct TokenVerifier: Sendable {
         guard let jti = claims["jti"] else { throw .missingJTI }
         guard let text = jti.stringValue, Self.isPrintableASCII(text),
               !text.isEmpty, text.utf8.count <= policy.maxJTIBytes else { throw .badJTI }
-        let fresh: Bool
-        do {
-            fresh = try replay.claimOnce(jti: text, exp: exp, purgeBefore: now - skew - policy.maxTTL)
-        } catch {
-            throw .unavailable
-        }
-        guard fresh else { throw .replayed }
+        return (text, exp)
     }
 
     private func requiredString(_ value: JSONValue?, missing: Refusal) throws(Refusal) -> String {
@@ -170,13 +138,14 @@ public struct TokenVerifier: Sendable {
         return text
     }
 
-    /// `aud` is the audience itself, or an array of strings that contains it (RFC 7519 §4.1.3).
+    /// `aud` is the audience itself, or an array of strings that contains it (RFC 7519
+    /// §4.1.3), compared byte for byte.
     static func audienceMatches(_ aud: JSONValue?, _ audience: String) -> Bool {
         switch aud {
-        case let .string(s)?: return s == audience
+        case let .string(s)?: return s.sameBytes(as: audience)
         case let .array(items)?:
             guard items.allSatisfy({ $0.stringValue != nil }) else { return false }
-            return items.contains(.string(audience))
+            return items.contains { $0.stringValue?.sameBytes(as: audience) == true }
         default: return false
         }
     }

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthServer
+import FingerAuthStore
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -11,6 +12,7 @@ import Glibc
 final class EndpointTests: XCTestCase {
     var temp = TempDatabase()
     var clock = FakeClock()
+    var hostToken = ""
 
     override func setUp() {
         temp = TempDatabase()
@@ -19,19 +21,20 @@ final class EndpointTests: XCTestCase {
 
     override func tearDown() { temp.cleanup() }
 
-    func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, AuthStore, TokenMaker) {
-        let store = try AuthStore(path: temp.path)
+    func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, SQLiteStore, TokenMaker) {
+        let store = try SQLiteStore(path: temp.path)
         let log = RequestLog(fd: open("/dev/null", O_WRONLY | O_CLOEXEC))
         let service = AuthenticatorService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
                                            clock: clock, log: log)
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
         let hostToken = try store.createHostToken(host: "host1", now: clock.now())
-        let proof = maker.token(TokenMaker.claims(now: clock.now(), jti: "proof-\(clock.now())"))
+        let proof = maker.proof(TokenMaker.claims(now: clock.now(), jti: "proof-\(clock.now())"))
         let body = JSONEncoding.encode(.object([("user", .string("alice")), ("host", .string("host1")),
                                                 ("jwk", maker.jwk.json), ("proof", .string(proof))]))
         let created = service.handle(HTTPRequest(method: "POST", path: "/v1/keys", authorization: "Bearer " + hostToken,
                                                  contentType: "application/json", body: Array(body.utf8), peer: "10.0.0.1"))
         XCTAssertEqual(created.status, 201)
+        self.hostToken = hostToken
         return (service, store, maker)
     }
 
@@ -113,15 +116,64 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(try store.keyCounts().map { "\($0.0.rawValue)=\($0.1)" }, ["active=1", "pending=0", "revoked=0"])
 
         let other = try XCTUnwrap(TokenMaker(TestKeys.other))
-        let wrongKid = other.token(TokenMaker.claims(now: clock.now(), jti: "d0"))
         let path = "/v1/keys/" + maker.kid
-        XCTAssertEqual(service.handle(HTTPRequest(method: "DELETE", path: path, authorization: "Bearer " + wrongKid)).status, 403)
-        let own = maker.token(TokenMaker.claims(now: clock.now(), jti: "d1"))
-        XCTAssertEqual(service.handle(HTTPRequest(method: "DELETE", path: path, authorization: "Bearer " + own)).status, 204)
+        func delete(_ credential: String) -> HTTPResponse {
+            service.handle(HTTPRequest(method: "DELETE", path: path, authorization: "Bearer " + credential))
+        }
+        // Someone else's revocation token for this key: refused before anything is said.
+        XCTAssertEqual(text(delete(other.revocation(TokenMaker.claims(now: clock.now(), jti: "d0")))), "{\"error\":\"invalid_token\"}")
+        // A captured login token of the key's own holder cannot revoke it.
+        XCTAssertEqual(text(delete(maker.token(TokenMaker.claims(now: clock.now(), jti: "d-login")))), "{\"error\":\"invalid_token\"}")
+        XCTAssertEqual(try store.registeredKey(kid: maker.kid)?.status, .active)
+        let own = maker.revocation(TokenMaker.claims(now: clock.now(), jti: "d1"))
+        XCTAssertEqual(delete(own).status, 204)
         XCTAssertEqual(try store.registeredKey(kid: maker.kid)?.status, .revoked)
         XCTAssertEqual(try store.approve(kid: maker.kid), .revoked)
         let last = try XCTUnwrap(try store.auditEvents().last)
         XCTAssertEqual([last.event, last.outcome, last.reason], ["revoke", "accept", "key_holder"])
+        // The revocation token used once is no login either, and cannot be used again.
+        XCTAssertEqual(text(delete(own)), "{\"error\":\"key_revoked\"}")
+    }
+
+    func testTokensOfOtherKindsAreNoLogin() throws {
+        let (service, _, maker) = try makeService(ServiceSettings(addressLimit: .off))
+        func login(_ jwt: String, path: String = "/v1/login") -> String {
+            text(service.handle(HTTPRequest(method: "POST", path: path, contentType: "application/json",
+                                            body: Array("{\"jwt\":\"\(jwt)\"}".utf8))))
+        }
+        XCTAssertEqual(login(maker.revocation(TokenMaker.claims(now: clock.now(), jti: "r1"))), "{\"error\":\"invalid_token\"}")
+        XCTAssertEqual(login(maker.proof(TokenMaker.claims(now: clock.now(), jti: "p1"))), "{\"error\":\"invalid_token\"}")
+        XCTAssertEqual(login(maker.proof(TokenMaker.claims(now: clock.now(), jti: "p2")), path: "/login"), "{\"error\":\"invalid_token\"}")
+        let grant = form("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion="
+                         + maker.revocation(TokenMaker.claims(now: clock.now(), jti: "r2")))
+        XCTAssertEqual(text(service.handle(grant)), "{\"error\":\"invalid_grant\"}")
+        XCTAssertTrue(login(maker.token(TokenMaker.claims(now: clock.now(), jti: "ok"))).hasPrefix("{\"ok\":true"))
+    }
+
+    func testIntrospectionEndsWithTheKey() throws {
+        let (service, store, maker) = try makeService()
+        let jwt = maker.token(TokenMaker.claims(now: clock.now(), jti: "g1"))
+        let ok = service.handle(form("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + jwt))
+        let access = try XCTUnwrap(try JSONParser(maxBytes: 4096, maxDepth: 4).parse(ok.body)["access_token"]?.stringValue)
+        func introspect(_ token: String, host: String?) -> HTTPResponse {
+            service.handle(HTTPRequest(method: "POST", path: "/oauth2/introspect", authorization: host.map { "Bearer " + $0 },
+                                       contentType: "application/x-www-form-urlencoded", body: Array("token=\(token)".utf8)))
+        }
+        XCTAssertEqual(introspect(access, host: nil).status, 401)
+        let active = try JSONParser(maxBytes: 4096, maxDepth: 4).parse(introspect(access, host: hostToken).body)
+        XCTAssertEqual(active["active"], .bool(true))
+        XCTAssertEqual(active["sub"]?.stringValue, "alice")
+        XCTAssertEqual(text(introspect("x" + access.dropFirst(), host: hostToken)), "{\"active\":false}")
+        XCTAssertEqual(try store.revoke(kid: maker.kid, now: clock.now()), .revoked)
+        XCTAssertEqual(text(introspect(access, host: hostToken)), "{\"active\":false}")
+    }
+
+    func testMetricsCanRequireABearerToken() throws {
+        let (service, _, _) = try makeService(ServiceSettings(metricsToken: "metrics-secret-0123456789"))
+        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/metrics")).status, 401)
+        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/metrics", authorization: "Bearer nope")).status, 401)
+        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/metrics",
+                                                  authorization: "Bearer metrics-secret-0123456789")).status, 200)
     }
 
     func testMetricsTextHasEveryFamily() throws {
@@ -132,7 +184,8 @@ final class EndpointTests: XCTestCase {
         let body = text(answer)
         for family in ["fingerauthd_logins_total", "fingerauthd_key_events_total", "fingerauthd_replays_refused_total",
                        "fingerauthd_rate_limited_total", "fingerauthd_requests_total",
-                       "fingerauthd_request_duration_seconds", "fingerauthd_keys"] {
+                       "fingerauthd_request_duration_seconds", "fingerauthd_keys", "fingerauthd_unverified_tokens_total",
+                       "fingerauthd_refusals_counted_total", "fingerauthd_commit_batches_total"] {
             XCTAssertTrue(body.contains("# TYPE \(family) "), family)
         }
         XCTAssertTrue(body.contains("fingerauthd_key_events_total{event=\"register\",outcome=\"accept\",reason=\"none\"} 1\n"))

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthServer
+import FingerAuthStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,18 +23,6 @@ final class FakeKeys: KeyDirectory, @unchecked Sendable {
     func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? {
         if failing { throw StoreError("disk on fire") }
         return keys[kid]
-    }
-}
-
-/// A replay set in memory.
-final class FakeReplay: ReplayGuard, @unchecked Sendable {
-    var seen: [String: Int64] = [:]
-
-    func claimOnce(jti: String, exp: Int64, purgeBefore: Int64) throws(StoreError) -> Bool {
-        seen = seen.filter { $0.value >= purgeBefore }
-        guard seen[jti] == nil else { return false }
-        seen[jti] = exp
-        return true
     }
 }
 
@@ -62,9 +51,16 @@ struct TokenMaker {
          ("nbf", .integer(now)), ("exp", .integer(now + ttl)), ("jti", .string(jti))]
     }
 
-    func header(alg: String = "RS256", kid: String? = nil, extra: [(String, JSONValue)] = []) -> JSONValue {
-        .object([("alg", .string(alg)), ("typ", .string("JWT")), ("kid", .string(kid ?? self.kid))] + extra)
+    func header(alg: String = "RS256", kid: String? = nil, typ: String = TokenType.login,
+                extra: [(String, JSONValue)] = []) -> JSONValue {
+        .object([("alg", .string(alg)), ("typ", .string(typ)), ("kid", .string(kid ?? self.kid))] + extra)
     }
+
+    /// A registration proof (typ fingerauth-proof+jwt).
+    func proof(_ claims: [(String, JSONValue)]) -> String { token(claims, header: header(typ: TokenType.registrationProof)) }
+
+    /// A key holder's revocation token (typ fingerauth-revoke+jwt).
+    func revocation(_ claims: [(String, JSONValue)]) -> String { token(claims, header: header(typ: TokenType.keyRevocation)) }
 
     /// Signs `claims` under `header` (RS256 signature whatever the header says).
     func token(_ claims: [(String, JSONValue)], header: JSONValue? = nil) -> String {
@@ -91,4 +87,42 @@ struct TempDatabase {
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
         rmdir(directory)
     }
+}
+
+/// An `AuthStorage` that hands every call to an SQLite store; tests subclass it to change
+/// one behaviour (how commits are batched, where failure counts live).
+class ForwardingStore: AuthStorage, @unchecked Sendable {
+    let base: SQLiteStore
+
+    init(_ base: SQLiteStore) { self.base = base }
+
+    func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? { try base.registeredKey(kid: kid) }
+    func close() { base.close() }
+    func health() -> StoreHealth { base.health() }
+    func durability() throws(StoreError) -> String { try base.durability() }
+    func databaseTime() throws(StoreError) -> Int64 { try base.databaseTime() }
+    func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] { try base.commit(items) }
+    func listKeys() throws(StoreError) -> [RegisteredKey] { try base.listKeys() }
+    func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
+                  now: Int64) throws(StoreError) -> RegistrationResult {
+        try base.register(key, proofJTI: proofJTI, keepUntil: keepUntil, audit: audit, now: now)
+    }
+    func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult { try base.revoke(kid: kid, now: now) }
+    func revokeKeys(user: String?, host: String?, now: Int64) throws(StoreError) -> [RegisteredKey] {
+        try base.revokeKeys(user: user, host: host, now: now)
+    }
+    func approve(kid: String) throws(StoreError) -> ApprovalResult { try base.approve(kid: kid) }
+    func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)] { try base.keyCounts() }
+    func createHostToken(host: String, now: Int64) throws(StoreError) -> String { try base.createHostToken(host: host, now: now) }
+    func host(forToken token: String) throws(StoreError) -> String? { try base.host(forToken: token) }
+    func listHostTokens() throws(StoreError) -> [HostTokenRecord] { try base.listHostTokens() }
+    func revokeHostTokens(id: String?, host: String?, now: Int64) throws(StoreError) -> HostRevocation {
+        try base.revokeHostTokens(id: id, host: host, now: now)
+    }
+    func accessToken(sha256: String) throws(StoreError) -> AccessTokenState? { try base.accessToken(sha256: sha256) }
+    func audit(_ event: AuditEvent, now: Int64) throws(StoreError) { try base.audit(event, now: now) }
+    func auditRecords(_ filter: AuditFilter) throws(StoreError) -> [AuditRecord] { try base.auditRecords(filter) }
+    func prune(_ policy: PrunePolicy) throws(StoreError) -> PruneResult { try base.prune(policy) }
+    var sharesFailureCounts: Bool { false }
+    func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
 }

@@ -1,34 +1,77 @@
 import FingerAuthServer
+import FingerAuthStore
 import XCTest
 
-/// Failure windows: the limit, the wait it announces, the window's end, and memory bounds.
+/// Failure windows, who a request is counted against, and refusals counted together.
 final class RateLimiterTests: XCTestCase {
-    func testLimitReachedThenWaitThenFreshWindow() {
+    func testLimitReachedThenWaitThenFreshWindow() throws {
         let limiter = FailureLimiter(RateLimit(failures: 3, window: 60))
-        XCTAssertNil(limiter.retryAfter("alice", now: 100))
-        for t in [100, 110, 120] as [Int64] { limiter.recordFailure("alice", now: t) }
-        XCTAssertEqual(limiter.retryAfter("alice", now: 120), 40)
-        XCTAssertEqual(limiter.retryAfter("alice", now: 159), 1)
-        XCTAssertNil(limiter.retryAfter("bob", now: 120))
-        XCTAssertNil(limiter.retryAfter("alice", now: 160))
-        limiter.recordFailure("alice", now: 161)
-        XCTAssertNil(limiter.retryAfter("alice", now: 161))
+        XCTAssertNil(try limiter.retryAfter("alice", now: 100))
+        for t in [100, 110, 120] as [Int64] { limiter.record("alice", now: t) }
+        XCTAssertEqual(try limiter.retryAfter("alice", now: 120), 40)
+        XCTAssertEqual(try limiter.retryAfter("alice", now: 159), 1)
+        XCTAssertNil(try limiter.retryAfter("bob", now: 120))
+        XCTAssertNil(try limiter.retryAfter("alice", now: 160))
+        limiter.record("alice", now: 161)
+        XCTAssertNil(try limiter.retryAfter("alice", now: 161))
     }
 
-    func testOffNeverLimits() {
+    func testKeysAreComparedByteForByte() throws {
+        let limiter = FailureLimiter(RateLimit(failures: 1, window: 60))
+        limiter.record("Kate@10.0.0.1", now: 0)
+        XCTAssertNotNil(try limiter.retryAfter("Kate@10.0.0.1", now: 1))
+        XCTAssertNil(try limiter.retryAfter("\u{212A}ate@10.0.0.1", now: 1))
+    }
+
+    func testOffNeverLimits() throws {
         let limiter = FailureLimiter(.off)
-        for t in 0..<1000 { limiter.recordFailure("x", now: Int64(t)) }
-        XCTAssertNil(limiter.retryAfter("x", now: 999))
+        for t in 0..<1000 { limiter.record("x", now: Int64(t)) }
+        XCTAssertNil(try limiter.retryAfter("x", now: 999))
     }
 
-    func testFullTableDropsExpiredWindowsAndFailsOpenForNewKeys() {
+    func testFullTableDropsExpiredWindowsAndFailsOpenForNewKeys() throws {
         let limiter = FailureLimiter(RateLimit(failures: 1, window: 10), capacity: 2)
-        limiter.recordFailure("a", now: 0)
-        limiter.recordFailure("b", now: 5)
-        limiter.recordFailure("c", now: 6)  // full, nothing expired: not tracked
-        XCTAssertNotNil(limiter.retryAfter("a", now: 6))
-        XCTAssertNil(limiter.retryAfter("c", now: 6))
-        limiter.recordFailure("c", now: 11)  // a expired and is dropped, c fits
-        XCTAssertNotNil(limiter.retryAfter("c", now: 11))
+        limiter.record("a", now: 0)
+        limiter.record("b", now: 5)
+        limiter.record("c", now: 6)  // full, nothing expired: not tracked
+        XCTAssertNotNil(try limiter.retryAfter("a", now: 6))
+        XCTAssertNil(try limiter.retryAfter("c", now: 6))
+        limiter.record("c", now: 11)  // a expired and is dropped, c fits
+        XCTAssertNotNil(try limiter.retryAfter("c", now: 11))
+    }
+
+    func testTheClientIsThePeerUnlessThePeerIsATrustedProxy() throws {
+        let none = ClientAddress()
+        XCTAssertEqual(none.resolve(peer: "10.0.0.5", forwardedFor: "1.2.3.4"), "10.0.0.5")
+        let proxies = try XCTUnwrap(ClientAddress.networks("10.0.0.0/8, 192.168.1.5"))
+        let lb = ClientAddress(trustedProxies: proxies)
+        XCTAssertEqual(lb.resolve(peer: "192.168.1.5", forwardedFor: "1.2.3.4"), "1.2.3.4")
+        // Whatever a client writes left of what the balancer appended is not believed.
+        XCTAssertEqual(lb.resolve(peer: "10.1.1.1", forwardedFor: "6.6.6.6, 1.2.3.4"), "1.2.3.4")
+        XCTAssertEqual(lb.resolve(peer: "10.1.1.1", forwardedFor: "6.6.6.6, 1.2.3.4, 10.2.2.2"), "1.2.3.4")
+        XCTAssertEqual(lb.resolve(peer: "10.1.1.1", forwardedFor: nil), "10.1.1.1")
+        XCTAssertEqual(lb.resolve(peer: "10.1.1.1", forwardedFor: "not-an-address"), "10.1.1.1")
+        XCTAssertEqual(lb.resolve(peer: "10.1.1.1", forwardedFor: "10.9.9.9"), "10.9.9.9")
+        // A stranger cannot name themselves someone else.
+        XCTAssertEqual(lb.resolve(peer: "8.8.8.8", forwardedFor: "1.2.3.4"), "8.8.8.8")
+        XCTAssertEqual(none.resolve(peer: "2001:db8::1:2:3:4", forwardedFor: nil), "2001:db8::")
+        XCTAssertEqual(none.resolve(peer: "::ffff:10.0.0.5", forwardedFor: nil), "10.0.0.5")
+        XCTAssertNil(ClientAddress.networks("10.0.0.0/33"))
+        XCTAssertNil(ClientAddress.networks("example.com"))
+    }
+
+    func testRefusalsAreCountedPerAddressAndWindow() throws {
+        let counter = RefusalCounter(window: 300)
+        XCTAssertTrue(counter.add(peer: "10.0.0.1", reason: "rate_limited", now: 1000))
+        XCTAssertFalse(counter.add(peer: "10.0.0.1", reason: "rate_limited", now: 1100))
+        XCTAssertTrue(counter.add(peer: "10.0.0.1", reason: "rate_limited", now: 1200))
+        XCTAssertTrue(counter.add(peer: "10.0.0.2", reason: "rate_limited", now: 1200))
+        let rows = counter.drain().compactMap { item -> String? in
+            guard case let .refusals(peer, window, count, _) = item else { return nil }
+            return "\(peer) \(window) \(count)"
+        }.sorted()
+        XCTAssertEqual(rows, ["10.0.0.1 1200 1", "10.0.0.1 900 2", "10.0.0.2 1200 1"])
+        XCTAssertTrue(counter.drain().isEmpty)
+        XCTAssertEqual(counter.counted, 4)
     }
 }

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthServer
+import FingerAuthStore
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -26,12 +27,96 @@ final class ServiceTests: XCTestCase {
         temp.cleanup()
     }
 
-    func makeService() throws -> (AuthenticatorService, AuthStore) {
-        let store = try AuthStore(path: temp.path)
-        let service = AuthenticatorService(store: store, policy: VerifierPolicy(audience: "aud"), clock: clock,
-                                           log: RequestLog(fd: logPipe[1]))
+    func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, SQLiteStore) {
+        let store = try SQLiteStore(path: temp.path)
+        let service = AuthenticatorService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
+                                           clock: clock, log: RequestLog(fd: logPipe[1]))
         return (service, store)
     }
+
+    /// Registers TestKeys.alice for alice on host1 through the real endpoint.
+    func registerAlice(_ service: AuthenticatorService, _ store: SQLiteStore) throws -> TokenMaker {
+        let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
+        let hostToken = try store.createHostToken(host: "host1", now: clock.now())
+        let proof = maker.proof(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "proof"))
+        let body = JSONEncoding.encode(.object([("user", .string("alice")), ("host", .string("host1")),
+                                                ("jwk", maker.jwk.json), ("proof", .string(proof))]))
+        XCTAssertEqual(service.handle(post("/v1/keys", body, token: hostToken)).status, 201)
+        return maker
+    }
+
+    /// A token that claims to be alice's: her kid, her name, a signature by another key.
+    func forged(_ maker: TokenMaker, jti: String) throws -> String {
+        let other = try XCTUnwrap(TokenMaker(TestKeys.other))
+        return other.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: jti), header: other.header(kid: maker.kid))
+    }
+
+    func post(_ path: String, _ body: String, token: String? = nil, peer: String) -> HTTPRequest {
+        var request = post(path, body, token: token)
+        request.peer = peer
+        return request
+    }
+
+    func testForgedTokensCountAgainstTheirAddressOnlyAndNameTheUserAsClaimed() throws {
+        let (service, store) = try makeService(ServiceSettings(userLimit: RateLimit(failures: 10, window: 300),
+                                                               addressLimit: RateLimit(failures: 10, window: 300)))
+        let maker = try registerAlice(service, store)
+        for i in 0..<12 {
+            let answer = service.handle(post("/v1/login", "{\"jwt\":\"\(try forged(maker, jti: "f\(i)"))\"}", peer: "10.6.6.6"))
+            XCTAssertEqual(answer.status, i < 10 ? 401 : 429, "forged \(i)")
+            if i < 10 { XCTAssertEqual(String(decoding: answer.body, as: UTF8.self), "{\"error\":\"invalid_token\"}") }
+        }
+        let good = { (jti: String, peer: String) in
+            service.handle(self.post("/v1/login", "{\"jwt\":\"\(maker.token(TokenMaker.claims(now: self.clock.now(), aud: .string("aud"), jti: jti)))\"}",
+                                     peer: peer)).status
+        }
+        XCTAssertEqual(good("g1", "10.0.0.1"), 200)
+        XCTAssertEqual(good("g2", "10.6.6.6"), 429)
+        XCTAssertEqual(good("g3", "10.0.0.2"), 200)
+        let forgedRows = try store.auditEvents(limit: 100).filter { $0.peer == "10.6.6.6" }
+        XCTAssertEqual(forgedRows.count, 10)
+        XCTAssertTrue(forgedRows.allSatisfy { $0.user == nil && $0.claimedUser == "alice" && !$0.verified && $0.reason == "bad_signature" })
+        XCTAssertTrue(logText().contains("reason=bad_signature sub=- claimed=alice"))
+    }
+
+    func testReplaysOfAVerifiedUserLimitThatUserAtThatAddress() throws {
+        let (service, store) = try makeService(ServiceSettings(userLimit: RateLimit(failures: 10, window: 300),
+                                                               addressLimit: RateLimit(failures: 50, window: 300)))
+        let maker = try registerAlice(service, store)
+        let used = maker.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "used"))
+        XCTAssertEqual(service.handle(post("/v1/login", "{\"jwt\":\"\(used)\"}", peer: "10.0.0.9")).status, 200)
+        for _ in 0..<10 {
+            let again = service.handle(post("/v1/login", "{\"jwt\":\"\(used)\"}", peer: "10.0.0.9"))
+            XCTAssertEqual(String(decoding: again.body, as: UTF8.self), "{\"error\":\"replayed\"}")
+        }
+        let fresh = { (jti: String, peer: String) in
+            service.handle(self.post("/v1/login", "{\"jwt\":\"\(maker.token(TokenMaker.claims(now: self.clock.now(), aud: .string("aud"), jti: jti)))\"}",
+                                     peer: peer)).status
+        }
+        XCTAssertEqual(fresh("n1", "10.0.0.9"), 429)
+        XCTAssertEqual(fresh("n2", "10.0.0.8"), 200)
+        let limited = try XCTUnwrap(try store.auditEvents().filter { $0.reason == "rate_limited" }.last)
+        XCTAssertEqual([limited.user, limited.peer], ["alice", "10.0.0.9"])
+        XCTAssertTrue(limited.verified)
+    }
+
+    func testRefusalsPastTheAddressLimitAreCountedInOneRow() throws {
+        let (service, store) = try makeService(ServiceSettings(addressLimit: RateLimit(failures: 3, window: 300)))
+        let maker = try registerAlice(service, store)
+        service.startWriter()
+        for i in 0..<1000 {
+            _ = service.handle(post("/v1/login", "{\"jwt\":\"\(try forged(maker, jti: "x\(i)"))\"}", peer: "10.6.6.6"))
+        }
+        service.stopWriter()
+        let rows = try store.auditEvents(limit: 10_000).filter { $0.peer == "10.6.6.6" }
+        XCTAssertEqual(rows.map { $0.event + ":" + ($0.reason ?? "-") + ":\($0.count)" },
+                       ["login:bad_signature:1", "login:bad_signature:1", "login:bad_signature:1", "refusals:rate_limited:997"])
+        let log = logText()
+        XCTAssertEqual(log.components(separatedBy: "status=429").count - 1, 1, "one 429 line, then counted quietly")
+        XCTAssertTrue(log.contains("10.6.6.6 is past its failure limit"))
+        XCTAssertTrue(service.metrics.render(keys: nil, refusalsCounted: 997).contains("fingerauthd_refusals_counted_total 997"))
+    }
+
 
     func logText() -> String {
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -48,7 +133,7 @@ final class ServiceTests: XCTestCase {
         let (service, store) = try makeService()
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
         let hostToken = try store.createHostToken(host: "host1", now: clock.now())
-        let proof = maker.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "proof"))
+        let proof = maker.proof(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "proof"))
         let body = JSONEncoding.encode(.object([("user", .string("alice")), ("host", .string("host1")),
                                                 ("jwk", maker.jwk.json), ("proof", .string(proof))]))
         let created = service.handle(post("/v1/keys", body, token: hostToken))

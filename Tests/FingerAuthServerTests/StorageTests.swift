@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthServer
+import FingerAuthStore
 import XCTest
 
 /// Choosing the store from `--db`, keeping passwords out of what is logged, pruning.
@@ -34,34 +35,103 @@ final class StorageTests: XCTestCase {
         }
     }
 
-    func testPruneRemovesExpiredJtiAndOldAuditRowsInBatches() throws {
-        let store = try AuthStore(path: temp.path)
-        for i in 0..<2500 { XCTAssertTrue(try store.claimOnce(jti: "old\(i)", exp: 100, purgeBefore: 0)) }
-        XCTAssertTrue(try store.claimOnce(jti: "fresh", exp: 10_000, purgeBefore: 0))
-        for i in 0..<3 { try store.audit(AuditEvent(event: "login", outcome: "accept"), now: Int64(i)) }
-        try store.audit(AuditEvent(event: "login", outcome: "accept"), now: 5000)
-        let result = try store.prune(now: 5000, replayBefore: 1000, auditBefore: 10)
-        XCTAssertEqual(result, PruneResult(replay: 2500, accessTokens: 0, audit: 3))
-        XCTAssertFalse(try store.claimOnce(jti: "fresh", exp: 10_000, purgeBefore: 0))
-        XCTAssertTrue(try store.claimOnce(jti: "old1", exp: 10_000, purgeBefore: 0))
-        XCTAssertEqual(try store.auditEvents().count, 1)
-        XCTAssertEqual(store.health(), .available)
-        store.close()
-        XCTAssertNotEqual(store.health(), .available)
+    func testARemotePostgresNeedsAnExplicitSSLMode() {
+        for url in ["postgresql://fa:s3cret@db.example/authd", "postgresql://fa@10.1.2.3:5432/authd",
+                    "postgresql://fa@127.0.0.1,db.example/authd", "postgresql:///authd?host=db.example"] {
+            XCTAssertThrowsError(try StoreLocation(url).open(connections: 1), url) { error in
+                let text = "\(error)"
+                XCTAssertTrue(text.contains("sslmode=verify-full"), text)
+                XCTAssertFalse(text.contains("s3cret"), text)
+                XCTAssertFalse(text.contains("cannot connect"), "refused before connecting: \(text)")
+            }
+        }
+        // Loopback, a socket, or an explicit mode (even a weaker one) go on to connect.
+        for url in ["postgresql://fa@127.0.0.1:1/x", "postgresql://fa@[::1]:1/x", "postgresql://fa@%2Frun%2Fnone:1/x",
+                    "postgresql://fa@db.invalid:1/x?sslmode=require&connect_timeout=1"] {
+            XCTAssertThrowsError(try StoreLocation(url).open(connections: 1), url) { error in
+                XCTAssertTrue("\(error)".contains("cannot connect"), "\(url): \(error)")
+            }
+        }
+    }
+
+    func testPruneRemovesExpiredJtiInBatches() throws {
+        let store = try SQLiteStore(path: temp.path)
+        let now = try store.databaseTime()
+        var items: [WriteItem] = []
+        for i in 0..<2500 { items.append(.claim(claim("old\(i)", keepUntil: now - 1))) }
+        items.append(.claim(claim("fresh", keepUntil: now + 100)))
+        XCTAssertEqual(try store.commit(items).filter { $0 == .refused(.keyChanged) }.count, 2501, "no such key: nothing claimed")
+        try registerKey(store)
+        XCTAssertTrue(try store.commit(items).allSatisfy { $0 == .accepted })
+        XCTAssertEqual(try store.prune(PrunePolicy()), PruneResult(replay: 2501), "2500 old jti and the proof's")
+        XCTAssertEqual(try store.commit([.claim(claim("fresh", keepUntil: now + 100))]), [.refused(.replayed)])
+        XCTAssertEqual(try store.commit([.claim(claim("old1", keepUntil: now + 100))]), [.accepted])
     }
 
     func testPrunerRunsOnItsThreadAndStops() throws {
-        let store = try AuthStore(path: temp.path)
-        XCTAssertTrue(try store.claimOnce(jti: "old", exp: 1, purgeBefore: 0))
-        let pruner = StorePruner(store: store, interval: 1, replaySlack: 0, auditRetention: nil)
+        let store = try SQLiteStore(path: temp.path)
+        try registerKey(store)
+        let now = try store.databaseTime()
+        XCTAssertEqual(try store.commit([.claim(claim("old", keepUntil: now - 1))]), [.accepted])
+        let pruner = StorePruner(store: store, interval: 1, policy: PrunePolicy())
         XCTAssertTrue(pruner.start())
         let deadline = Date().addingTimeInterval(5)
         var pruned = false
         while Date() < deadline {
-            if try store.claimOnce(jti: "old", exp: 1, purgeBefore: 0) { pruned = true; break }
+            if try store.commit([.claim(claim("old", keepUntil: now - 1))]) == [.accepted] { pruned = true; break }
             usleep(100_000)
         }
         pruner.stop()
         XCTAssertTrue(pruned)
+    }
+
+    func testAVersion2DatabaseMigratesAndGivesItsJtisTheFleetsWindow() throws {
+        let sqlite = "/usr/bin/sqlite3"
+        guard FileManager.default.isExecutableFile(atPath: sqlite) else { throw XCTSkip("no sqlite3 command") }
+        let schema = """
+            CREATE TABLE keys (kid TEXT PRIMARY KEY NOT NULL, user TEXT NOT NULL, host TEXT NOT NULL, jwk TEXT NOT NULL,
+              status TEXT NOT NULL CHECK (status IN ('active', 'pending', 'revoked')), created INTEGER NOT NULL, revoked INTEGER);
+            CREATE TABLE host_tokens (sha256 TEXT PRIMARY KEY NOT NULL, host TEXT NOT NULL, created INTEGER NOT NULL, revoked INTEGER);
+            CREATE TABLE replay (jti TEXT PRIMARY KEY NOT NULL, exp INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE INDEX replay_exp ON replay (exp);
+            CREATE TABLE access_tokens (sha256 TEXT PRIMARY KEY NOT NULL, user TEXT NOT NULL, host TEXT NOT NULL,
+              kid TEXT NOT NULL, created INTEGER NOT NULL, expires INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, event TEXT NOT NULL, user TEXT,
+              host TEXT, kid TEXT, jti TEXT, outcome TEXT NOT NULL, reason TEXT, peer TEXT);
+            INSERT INTO replay VALUES ('seen', 1000);
+            INSERT INTO audit (time, event, user, outcome) VALUES (5, 'login', 'alice', 'accept');
+            PRAGMA user_version = 2;
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: sqlite)
+        process.arguments = [temp.path, schema]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let store = try SQLiteStore(path: temp.path)
+        XCTAssertEqual(try store.auditEvents().map(\.verified), [true])
+        XCTAssertEqual(try store.auditEvents().map(\.count), [1])
+        try registerKey(store)
+        XCTAssertEqual(try store.commit([.claim(claim("seen", keepUntil: 5000))]), [.refused(.replayed)])
+        store.close()
+        let check = Process()
+        let out = Pipe()
+        check.executableURL = URL(fileURLWithPath: sqlite)
+        check.arguments = [temp.path, "SELECT keep_until FROM replay WHERE jti = 'seen'; PRAGMA user_version;"]
+        check.standardOutput = out
+        try check.run()
+        check.waitUntilExit()
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n3\n")
+    }
+
+    func registerKey(_ store: SQLiteStore) throws {
+        let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
+        _ = try store.register(RegisteredKey(kid: "k", user: "alice", host: "h", jwk: maker.jwk, status: .active, created: 1),
+                               proofJTI: "proof", keepUntil: 1, audit: AuditEvent(event: "register", outcome: "deny"), now: 1)
+    }
+
+    func claim(_ jti: String, keepUntil: Int64) -> TokenClaim {
+        TokenClaim(kid: "k", user: "alice", host: "h", jti: jti, keepUntil: keepUntil, allowed: [.active],
+                   audit: AuditEvent(event: "login", outcome: "deny"), time: 1)
     }
 }

@@ -1,20 +1,21 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthServer
+import FingerAuthStore
 import XCTest
 
-/// The login verification rules of DESIGN.md, one refusal at a time, with a fake clock.
+/// The verification rules of DESIGN.md, one refusal at a time, with a fake clock: what is
+/// refused before the signature verified (unverified: the sender learns nothing) and what
+/// after (verified: the key holder hears the reason, and it counts against the user).
 final class TokenVerifierTests: XCTestCase {
     var clock = FakeClock()
     var keys = FakeKeys()
-    var replay = FakeReplay()
     var alice: TokenMaker?
     var other: TokenMaker?
 
     override func setUpWithError() throws {
         clock = FakeClock()
         keys = FakeKeys()
-        replay = FakeReplay()
         alice = try XCTUnwrap(TokenMaker(TestKeys.alice))
         other = try XCTUnwrap(TokenMaker(TestKeys.other))
         let a = try XCTUnwrap(alice)
@@ -22,12 +23,29 @@ final class TokenVerifierTests: XCTestCase {
     }
 
     var verifier: TokenVerifier {
-        TokenVerifier(policy: VerifierPolicy(audience: "aud", maxTTL: 300, skew: 30), clock: clock, keys: keys, replay: replay)
+        TokenVerifier(policy: VerifierPolicy(audience: "aud", maxTTL: 300, skew: 30), clock: clock, keys: keys)
     }
 
     var now: Int64 { clock.current }
 
-    func refusal(_ token: String) -> Refusal? { verifier.verifyLogin(token).refusal }
+    /// The refusal of `token` as a login token, verified or not; nil when valid.
+    func refusal(_ token: String, _ purpose: TokenPurpose = .login) -> Refusal? {
+        switch verifier.check(token, for: purpose) {
+        case let .unverified(refusal, _), let .refused(refusal, _, _): return refusal
+        case .valid: return nil
+        case .unavailable: return .unavailable
+        }
+    }
+
+    /// "unverified", "refused" or "valid".
+    func kind(_ token: String, _ purpose: TokenPurpose = .login) -> String {
+        switch verifier.check(token, for: purpose) {
+        case .unverified: return "unverified"
+        case .refused: return "refused"
+        case .valid: return "valid"
+        case .unavailable: return "unavailable"
+        }
+    }
 
     func claims(_ changes: [(String, JSONValue?)] = [], ttl: Int64 = 30) -> [(String, JSONValue)] {
         var list = TokenMaker.claims(now: now, ttl: ttl)
@@ -38,25 +56,21 @@ final class TokenVerifierTests: XCTestCase {
         return list
     }
 
-    func testValidTokenIsAcceptedWithItsFacts() throws {
+    func testValidTokenCarriesTheKeysIdentityAndItsWindow() throws {
         let a = try XCTUnwrap(alice)
-        let result = verifier.verifyLogin(a.token(claims()))
-        XCTAssertNil(result.refusal)
-        XCTAssertEqual(result.facts, TokenFacts(sub: "alice", iss: "host1", kid: a.kid, jti: "jti-1"))
+        guard case let .valid(token, facts) = verifier.check(a.token(claims()), for: .login) else {
+            return XCTFail("not valid")
+        }
+        XCTAssertEqual(facts, TokenFacts(sub: "alice", iss: "host1", kid: a.kid, jti: "jti-1"))
+        XCTAssertEqual([token.identity.user, token.identity.host, token.identity.kid, token.jti], ["alice", "host1", a.kid, "jti-1"])
+        XCTAssertEqual(token.keepUntil, now + 30 + ReplayWindow.maxSkew)
     }
 
-    func testReplayIsRefusedAndRefusalsDoNotBurnTheJTI() throws {
-        let a = try XCTUnwrap(alice)
-        XCTAssertEqual(refusal(a.token(claims([("aud", .string("nope"))]))), .audience)
-        let token = a.token(claims())
-        XCTAssertNil(refusal(token))
-        XCTAssertEqual(refusal(token), .replayed)
-    }
-
-    func testAlgorithmsOtherThanRS256AreRefused() throws {
+    func testAlgorithmsOtherThanRS256AreRefusedUnverified() throws {
         let a = try XCTUnwrap(alice)
         for alg in ["none", "HS256", "RS512", "rs256", "PS256", "ES256", ""] {
             XCTAssertEqual(refusal(a.token(claims(), header: a.header(alg: alg))), .algorithm, alg)
+            XCTAssertEqual(kind(a.token(claims(), header: a.header(alg: alg))), "unverified", alg)
         }
         let noAlg = JSONValue.object([("typ", .string("JWT")), ("kid", .string(a.kid))])
         XCTAssertEqual(refusal(a.token(claims(), header: noAlg)), .algorithm)
@@ -65,15 +79,42 @@ final class TokenVerifierTests: XCTestCase {
         XCTAssertEqual(refusal(unsigned), .algorithm)
     }
 
+    func testEachKindOfTokenIsTakenOnlyWhereItBelongs() throws {
+        let a = try XCTUnwrap(alice)
+        let login = a.token(claims())
+        let revocation = a.revocation(claims())
+        let proof = a.proof(claims())
+        let asProof = TokenPurpose.proof(jwk: a.jwk, kid: a.kid, user: "alice", host: "host1")
+        XCTAssertEqual(kind(login), "valid")
+        XCTAssertEqual(kind(revocation, .revocation(kid: a.kid)), "valid")
+        XCTAssertEqual(kind(proof, asProof), "valid")
+        // A captured login token cannot revoke; a revocation token or a proof is not a login.
+        XCTAssertEqual(refusal(login, .revocation(kid: a.kid)), .type)
+        XCTAssertEqual(refusal(revocation), .type)
+        XCTAssertEqual(refusal(proof), .type)
+        XCTAssertEqual(refusal(login, asProof), .type)
+        XCTAssertEqual(kind(revocation), "unverified")
+        let noTyp = JSONValue.object([("alg", .string("RS256")), ("kid", .string(a.kid))])
+        XCTAssertEqual(refusal(a.token(claims(), header: noTyp)), .type)
+        let jose = a.token(claims(), header: a.header(typ: "JOSE"))
+        XCTAssertEqual(refusal(jose), .type)
+    }
+
     func testHeaderRules() throws {
         let a = try XCTUnwrap(alice)
-        let jose = JSONValue.object([("alg", .string("RS256")), ("typ", .string("JOSE")), ("kid", .string(a.kid))])
-        XCTAssertEqual(refusal(a.token(claims(), header: jose)), .type)
         XCTAssertEqual(refusal(a.token(claims(), header: a.header(extra: [("crit", .array([.string("exp")]))]))), .critical)
-        let noKid = JSONValue.object([("alg", .string("RS256"))])
+        let noKid = JSONValue.object([("alg", .string("RS256")), ("typ", .string("JWT"))])
         XCTAssertEqual(refusal(a.token(claims(), header: noKid)), .missingKid)
-        let noTyp = JSONValue.object([("alg", .string("RS256")), ("kid", .string(a.kid))])
-        XCTAssertNil(refusal(a.token(claims(), header: noTyp)))
+    }
+
+    func testAKidThatIsNoThumbprintIsRefusedBeforeAnyLookup() throws {
+        let a = try XCTUnwrap(alice)
+        keys.failing = true  // a lookup would answer "unavailable"
+        for bad in ["REAL\u{0000}x", a.kid + "\u{0000}", String(a.kid.dropLast()) + "\u{0000}", "../../etc/passwd",
+                    String(a.kid.dropLast()), a.kid + "A", String(a.kid.dropLast()) + "=", String(a.kid.dropLast()) + "é"] {
+            XCTAssertEqual(refusal(a.token(claims(), header: a.header(kid: bad))), .badKid, bad.debugDescription)
+        }
+        XCTAssertTrue(TokenVerifier.isWellFormedKid(a.kid))
     }
 
     func testShapeRules() throws {
@@ -87,17 +128,35 @@ final class TokenVerifierTests: XCTestCase {
         XCTAssertEqual(refusal(""), .malformed)
     }
 
-    func testKeyBinding() throws {
+    func testOnlyTheRegisteredKeysSignatureMakesARefusalVerified() throws {
         let a = try XCTUnwrap(alice)
         let o = try XCTUnwrap(other)
         XCTAssertEqual(refusal(o.token(claims())), .unknownKid)
-        XCTAssertEqual(refusal(o.token(claims(), header: o.header(kid: a.kid))), .signature)
+        XCTAssertEqual(kind(o.token(claims())), "unverified")
+        // Another key's signature under alice's kid: unverified, whatever it claims.
+        XCTAssertEqual(refusal(o.token(claims([("aud", .string("x"))]), header: o.header(kid: a.kid))), .signature)
+        XCTAssertEqual(kind(o.token(claims(), header: o.header(kid: a.kid))), "unverified")
+        // Alice's own key, refused for the token's claims: verified.
         XCTAssertEqual(refusal(a.token(claims([("sub", .string("bob"))]))), .kidNotForSubject)
         XCTAssertEqual(refusal(a.token(claims([("iss", .string("host2"))]))), .kidNotForIssuer)
         XCTAssertEqual(refusal(a.token(claims([("sub", nil)]))), .missingSubject)
         XCTAssertEqual(refusal(a.token(claims([("iss", .integer(3))]))), .missingIssuer)
+        XCTAssertEqual(kind(a.token(claims([("aud", .string("x"))]))), "refused")
         keys.keys[a.kid]?.status = .revoked
         XCTAssertEqual(refusal(a.token(claims())), .keyRevoked)
+        XCTAssertEqual(kind(a.token(claims())), "refused")
+    }
+
+    func testIdentitiesAreComparedByteForByte() throws {
+        let a = try XCTUnwrap(alice)
+        keys.keys[a.kid]?.user = "Kate"
+        let kelvin = "\u{212A}ate"
+        XCTAssertTrue(kelvin == "Kate", "Swift's == treats the Kelvin sign as K: the reason for this test")
+        XCTAssertEqual(refusal(a.token(claims([("sub", .string(kelvin))]))), .kidNotForSubject)
+        XCTAssertNil(refusal(a.token(claims([("sub", .string("Kate"))]))))
+        keys.keys[a.kid]?.host = "caf\u{00E9}"
+        XCTAssertTrue("cafe\u{0301}" == "caf\u{00E9}")
+        XCTAssertEqual(refusal(a.token(claims([("sub", .string("Kate")), ("iss", .string("cafe\u{0301}"))]))), .kidNotForIssuer)
     }
 
     func testSignatureCoversHeaderAndClaims() throws {
@@ -172,28 +231,30 @@ final class TokenVerifierTests: XCTestCase {
         XCTAssertEqual(refusal(a.token(claims())), .unavailable)
     }
 
-    func testReplayEntriesArePurgedOnlyLongAfterExpiry() throws {
+    func testRevocationTokenMustBeSignedByTheKeyItNames() throws {
         let a = try XCTUnwrap(alice)
-        XCTAssertNil(refusal(a.token(claims([("jti", .string("old"))]))))
-        clock.current += 1000
-        XCTAssertNil(refusal(a.token(claims([("jti", .string("new"))]))))
-        XCTAssertNil(replay.seen["old"])
-        XCTAssertNotNil(replay.seen["new"])
+        let o = try XCTUnwrap(other)
+        keys.keys[o.kid] = RegisteredKey(kid: o.kid, user: "bob", host: "host1", jwk: o.jwk, status: .pending, created: 0)
+        // Bob's own token for alice's key: unverified, a kid mismatch.
+        XCTAssertEqual(refusal(o.revocation(claims([("sub", .string("bob"))])), .revocation(kid: a.kid)), .kidMismatch)
+        // A pending key may be withdrawn by its holder; a revoked one is refused (verified).
+        XCTAssertNil(refusal(o.revocation(claims([("sub", .string("bob"))])), .revocation(kid: o.kid)))
+        keys.keys[o.kid]?.status = .revoked
+        XCTAssertEqual(refusal(o.revocation(claims([("sub", .string("bob"))])), .revocation(kid: o.kid)), .keyRevoked)
     }
 
     func testProofMustBeSignedByTheNewKeyForThisUserAndHost() throws {
         let o = try XCTUnwrap(other)
         let a = try XCTUnwrap(alice)
-        let good = o.token(TokenMaker.claims(now: now, sub: "bob", iss: "host1", jti: "p1"))
-        XCTAssertNil(verifier.verifyProof(good, jwk: o.jwk, user: "bob", host: "host1").refusal)
-        let wrongKid = o.token(TokenMaker.claims(now: now, sub: "bob", jti: "p2"), header: o.header(kid: a.kid))
-        XCTAssertEqual(verifier.verifyProof(wrongKid, jwk: o.jwk, user: "bob", host: "host1").refusal, .kidNotThumbprint)
-        let signedByOther = a.token(TokenMaker.claims(now: now, sub: "bob", jti: "p3"), header: a.header(kid: o.kid))
-        XCTAssertEqual(verifier.verifyProof(signedByOther, jwk: o.jwk, user: "bob", host: "host1").refusal, .signature)
-        let forCarol = o.token(TokenMaker.claims(now: now, sub: "carol", jti: "p4"))
-        XCTAssertEqual(verifier.verifyProof(forCarol, jwk: o.jwk, user: "bob", host: "host1").refusal, .wrongSubject)
-        let otherHost = o.token(TokenMaker.claims(now: now, sub: "bob", iss: "host2", jti: "p5"))
-        XCTAssertEqual(verifier.verifyProof(otherHost, jwk: o.jwk, user: "bob", host: "host1").refusal, .wrongIssuer)
-        XCTAssertEqual(verifier.verifyProof(good, jwk: o.jwk, user: "bob", host: "host1").refusal, .replayed)
+        func check(_ token: String) -> Refusal? {
+            refusal(token, .proof(jwk: o.jwk, kid: o.kid, user: "bob", host: "host1"))
+        }
+        XCTAssertNil(check(o.proof(TokenMaker.claims(now: now, sub: "bob", iss: "host1", jti: "p1"))))
+        XCTAssertEqual(check(o.token(TokenMaker.claims(now: now, sub: "bob", jti: "p2"),
+                                     header: o.header(kid: a.kid, typ: TokenType.registrationProof))), .kidNotThumbprint)
+        XCTAssertEqual(check(a.token(TokenMaker.claims(now: now, sub: "bob", jti: "p3"),
+                                     header: a.header(kid: o.kid, typ: TokenType.registrationProof))), .signature)
+        XCTAssertEqual(check(o.proof(TokenMaker.claims(now: now, sub: "carol", jti: "p4"))), .wrongSubject)
+        XCTAssertEqual(check(o.proof(TokenMaker.claims(now: now, sub: "bob", iss: "host2", jti: "p5"))), .wrongIssuer)
     }
 }

@@ -48,6 +48,15 @@ def int_bytes(value):
     return value.to_bytes((value.bit_length() + 7) // 8, "big")
 
 
+# Refusals made before a token's signature verified with a registered key: the sender is
+# told `invalid_token` and nothing more.
+UNVERIFIED = {"malformed_token", "token_too_large", "alg_not_allowed", "bad_typ", "crit_not_supported", "missing_kid",
+              "bad_kid", "unknown_kid", "unusable_key", "bad_signature", "kid_mismatch", "kid_not_thumbprint"}
+
+PROOF_TYP = "fingerauth-proof+jwt"
+REVOKE_TYP = "fingerauth-revoke+jwt"
+
+
 class DeviceKey:
     """An RSA key as the PAM module would hold it, with its JWK and RFC 7638 kid."""
 
@@ -66,6 +75,14 @@ class DeviceKey:
         extra = {"kid": self.kid if kid is None else kid}
         extra.update(headers or {})
         return jwt.encode(claims, self.private, algorithm=algorithm, headers=extra)
+
+    def proof(self, claims, kid=None):
+        """A registration proof: typ fingerauth-proof+jwt (a login token is refused there)."""
+        return self.sign(claims, kid=kid, headers={"typ": PROOF_TYP})
+
+    def revocation(self, claims, kid=None):
+        """A key holder's revocation token: typ fingerauth-revoke+jwt."""
+        return self.sign(claims, kid=kid, headers={"typ": REVOKE_TYP})
 
 
 def claims(sub="alice", iss=HOST, aud=AUDIENCE, ttl=30, now=None, **changes):
@@ -137,7 +154,7 @@ class World:
 
     def register(self, user, key, host=HOST, token=None, proof_key=None, proof_claims=None):
         token = self.token if token is None else token
-        proof = (proof_key or key).sign(proof_claims or claims(sub=user, iss=host), kid=key.kid)
+        proof = (proof_key or key).proof(proof_claims or claims(sub=user, iss=host), kid=key.kid)
         self.secrets += [token, proof]
         return self.authd.post_json("/v1/keys", {"user": user, "host": host, "jwk": key.jwk, "proof": proof},
                                     token=token)
@@ -150,11 +167,17 @@ class World:
         return self.authd.audit_rows()[-1]
 
     def assert_refused(self, answer, reason, status=401, event="login"):
+        """The answer and the audit row of a refusal: a token that never verified with a
+        registered key is told only `invalid_token` and its row names the user as claimed;
+        a verified one hears the reason and its row is the key holder's."""
         assert answer.status == status, answer
-        assert answer.json() == {"error": reason}
+        unverified = event == "login" and reason in UNVERIFIED
+        assert answer.json() == {"error": "invalid_token" if unverified else reason}
         row = self.last_audit()
         assert (row["event"], row["outcome"], row["reason"]) == (event, "deny", reason)
         assert row["peer"] == "127.0.0.1"
+        if unverified:
+            assert row["user"] is None and row["verified"] == 0, row
 
 
 # -- accepted --------------------------------------------------------------------------
@@ -338,7 +361,7 @@ def test_same_key_for_another_user_is_409(world):
 
 
 def test_registration_without_host_token_is_401(world):
-    proof = world.alice.sign(claims(sub="grace"))
+    proof = world.alice.proof(claims(sub="grace"))
     answer = world.authd.post_json("/v1/keys", {"user": "grace", "host": HOST, "jwk": DeviceKey().jwk,
                                                 "proof": proof})
     world.assert_refused(answer, "bad_host_token", event="register")

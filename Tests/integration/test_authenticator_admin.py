@@ -25,7 +25,7 @@ BINARY = os.path.join(build_dir(), "fingerauthd")
 def register(authd, token, user, key=None):
     key = key or DeviceKey()
     return authd.post_json("/v1/keys", {"user": user, "host": HOST, "jwk": key.jwk,
-                                        "proof": key.sign(claims(sub=user))}, token=token), key
+                                        "proof": key.proof(claims(sub=user))}, token=token), key
 
 
 def test_token_list_shows_ids_never_tokens_and_revoke_stops_enrollment(tmp_path):
@@ -78,7 +78,7 @@ def test_audit_command_filters_by_user_and_time_and_prints_json(tmp_path):
         assert abs(rows[-1]["time"] - time.time()) < 60
 
         text = authd.admin("audit", "--user", "bob").stdout.splitlines()
-        assert text[0].split() == ["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "KID", "JTI", "PEER"]
+        assert text[0].split() == ["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "KID", "JTI", "PEER", "COUNT"]
         assert len(text) == 3 and all(" bob " in line for line in text[1:])
 
         everything = json.loads(authd.admin("audit", "--json").stdout)
@@ -206,7 +206,7 @@ def test_admin_commands_run_by_root_act_as_the_owner_of_the_database(tmp_path):
 
 
 def test_a_version_1_database_is_migrated_and_keeps_its_keys_and_tokens(tmp_path):
-    """The walking skeleton's schema (keys active/revoked only) becomes version 2 on start."""
+    """The walking skeleton's schema (keys active/revoked only) becomes the current one (3) on start."""
     import sqlite3
     db = str(tmp_path / "v1.db")
     key = DeviceKey()
@@ -239,7 +239,7 @@ def test_a_version_1_database_is_migrated_and_keeps_its_keys_and_tokens(tmp_path
         assert answer.status == 201 and answer.json()["status"] == "pending"
     connection = sqlite3.connect(db)
     try:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 3
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         connection.close()

@@ -64,7 +64,7 @@ def login_items(users, count, ttl=300):
 
 
 def register_item(token, user, key):
-    proof = key.sign(claims(sub=user, ttl=300))
+    proof = key.proof(claims(sub=user, ttl=300))
     body = json.dumps({"user": user, "host": HOST, "jwk": key.jwk, "proof": proof}).encode()
     return Item("/v1/keys", "application/json", body, expect=201, headers={"Authorization": "Bearer " + token})
 
@@ -73,7 +73,7 @@ def register_users(authd, token, count):
     users = {"load%d" % i: DeviceKey() for i in range(count)}
     for name, key in users.items():
         answer = authd.post_json("/v1/keys", {"user": name, "host": HOST, "jwk": key.jwk,
-                                              "proof": key.sign(claims(sub=name))}, token=token)
+                                              "proof": key.proof(claims(sub=name))}, token=token)
         assert answer.status == 201, answer
     return users
 

@@ -27,7 +27,7 @@ def with_keys(authd, *users):
     for user in users:
         key = DeviceKey()
         answer = authd.post_json("/v1/keys", {"user": user, "host": HOST, "jwk": key.jwk,
-                                              "proof": key.sign(claims(sub=user))}, token=token)
+                                              "proof": key.proof(claims(sub=user))}, token=token)
         assert answer.status == 201, answer
         keys[user] = key
     return keys
@@ -62,10 +62,17 @@ def test_failures_from_one_address_are_limited_on_every_endpoint(tmp_path):
         for path, document in (("/v1/login", {"jwt": keys["alice"].sign(claims())}), ("/v1/keys", {})):
             answer = authd.post_json(path, document)
             assert answer.status == 429 and int(answer.headers["retry-after"]) >= 1
-        row = authd.audit_rows()[-1]
-        assert (row["event"], row["reason"], row["peer"]) == ("register", "rate_limited", "127.0.0.1")
+        # The 429s are counted together in one row of their address and window, not one row each.
+        rows = authd.wait_for_rows(lambda rows: any(r["event"] == "refusals" for r in rows))
+        refusals = [r for r in rows if r["event"] == "refusals"]
+        assert [(r["outcome"], r["reason"], r["peer"], r["count"], r["verified"]) for r in refusals] == \
+               [("deny", "rate_limited", "127.0.0.1", 2, 0)]
         assert authd.request("GET", "/healthz").status == 200
-        assert 'fingerauthd_rate_limited_total{scope="address"} 2' in authd.request("GET", "/metrics").body.decode()
+        # /metrics is under the limit too; another address reads it.
+        assert authd.request("GET", "/metrics").status == 429
+        metrics = authd.request("GET", "/metrics", source="127.0.0.2").body.decode()
+        assert 'fingerauthd_rate_limited_total{scope="address"} 3' in metrics
+        assert "fingerauthd_refusals_counted_total 3" in metrics
 
 
 def test_huge_headers_are_refused(tmp_path):

@@ -216,15 +216,17 @@ class Authd:
 
     # -- HTTP ------------------------------------------------------------------------
 
-    def connection(self, timeout=5):
+    def connection(self, timeout=5, source=None):
+        """A connection to the daemon, from loopback address `source` (e.g. 127.0.0.2) if given."""
+        bind = (source, 0) if source else None
         if self.url.startswith("https://"):
             return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
-                                               context=self.tls.ssl_context())
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+                                               context=self.tls.ssl_context(), source_address=bind)
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout, source_address=bind)
 
-    def request(self, method, path, body=None, headers=None, timeout=5):
-        """One request on a fresh connection; returns a Response."""
-        connection = self.connection(timeout)
+    def request(self, method, path, body=None, headers=None, timeout=5, source=None):
+        """One request on a fresh connection (from `source`, if given); returns a Response."""
+        connection = self.connection(timeout, source)
         try:
             connection.request(method, path, body=body, headers=headers or {})
             answer = connection.getresponse()
@@ -232,10 +234,20 @@ class Authd:
         finally:
             connection.close()
 
-    def post_json(self, path, document, token=None, raw=None):
-        """POST `document` as JSON (or `raw` bytes) with an optional Bearer token."""
+    def post_json(self, path, document, token=None, raw=None, source=None):
+        """POST `document` as JSON (or `raw` bytes) with an optional Bearer token, from `source`."""
         headers = {"Content-Type": "application/json"}
         if token is not None:
             headers["Authorization"] = "Bearer " + token
         body = raw if raw is not None else json.dumps(document).encode("utf-8")
-        return self.request("POST", path, body=body, headers=headers)
+        return self.request("POST", path, body=body, headers=headers, source=source)
+
+    def wait_for_rows(self, predicate, timeout=5.0):
+        """The audit rows once `predicate(rows)` holds (refusals are counted into their row
+        about once a second); the last rows read when it never does."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = self.audit_rows()
+            if predicate(rows) or time.monotonic() > deadline:
+                return rows
+            time.sleep(0.1)

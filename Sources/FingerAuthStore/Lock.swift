@@ -3,11 +3,11 @@ import Glibc
 #endif
 
 /// A pthread mutex owned by this object (pthread_mutex_init/destroy). The store puts its
-/// one SQLite connection behind it, so that request threads take turns.
-final class Lock: @unchecked Sendable {
+/// writer connection behind it, so that writes take turns.
+public final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    public init() {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -20,7 +20,7 @@ final class Lock: @unchecked Sendable {
     }
 
     /// Runs `body` with the mutex held (pthread_mutex_lock/unlock).
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()

@@ -37,12 +37,13 @@ public enum StoreLocation: Sendable, Equatable {
         return String(scheme) + hidden + authority[at...] + path
     }
 
-    /// Opens the store (schema created or migrated). PostgreSQL: at most `connections`
-    /// connections (one per HTTP worker thread, plus one for the pruner), each statement
-    /// cancelled after `statementTimeout` milliseconds.
+    /// Opens the store (schema created or migrated) with at most `connections` connections
+    /// for reads (PostgreSQL: for every statement; size it for the HTTP worker threads, the
+    /// group-commit writer and the pruner), each statement cancelled after
+    /// `statementTimeout` milliseconds (PostgreSQL).
     public func open(connections: Int = 4, statementTimeout: Int = 5000) throws(StoreError) -> any AuthStorage {
         switch self {
-        case let .sqlite(path): return try AuthStore(path: path)
+        case let .sqlite(path): return try SQLiteStore(path: path, readers: connections)
         case let .postgres(url):
             return try PostgresStore(url: url, connections: connections, statementTimeout: statementTimeout)
         }

@@ -19,7 +19,13 @@ public enum HostToken {
         return Digest.sha256(Array(token.utf8)).map(hex)
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
+    /// Whether `id` has the shape of a `token list` id: 16 lowercase hex digits.
+    public static func isTokenID(_ id: String) -> Bool {
+        id.utf8.count == 16 && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    }
+
+    /// Lowercase hex of `bytes`.
+    public static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)

@@ -6,7 +6,7 @@
 /// Version 1 holds what SQLite's version 2 holds: keys (active, pending, revoked), host
 /// tokens, replay, OAuth access tokens (hash only), audit. `user` and `time` are quoted:
 /// `user` is a reserved word in PostgreSQL. Version 2 adds `rate_counters`, the failure
-/// counts of the rate limits that every instance shares.
+/// counts of the rate limits that every instance shares. Version 3 is SQLite's version 3.
 enum PostgresSchema {
     /// Migration N brings the schema from version N-1 to N; append, never edit.
     static let migrations: [String] = [
@@ -65,6 +65,21 @@ enum PostgresSchema {
             count INTEGER NOT NULL
         );
         CREATE INDEX rate_counters_expires ON rate_counters (expires);
+        """,
+        // 3: the fleet's one replay window (keep_until fixed at acceptance), audit rows that
+        // say whether the request was verified, whom an unverified one only claimed to be and
+        // how many refused requests a `refusals` row stands for; keys found by host.
+        """
+        ALTER TABLE replay RENAME COLUMN exp TO keep_until;
+        UPDATE replay SET keep_until = keep_until + \(ReplayWindow.maxSkew);
+        ALTER INDEX replay_exp RENAME TO replay_keep_until;
+        ALTER TABLE audit ADD COLUMN claimed_user TEXT,
+            ADD COLUMN verified BOOLEAN NOT NULL DEFAULT true,
+            ADD COLUMN count BIGINT NOT NULL DEFAULT 1;
+        CREATE INDEX audit_unverified ON audit ("time") WHERE NOT verified;
+        CREATE UNIQUE INDEX audit_refusals ON audit (peer, "time") WHERE event = 'refusals';
+        CREATE INDEX keys_host ON keys (host);
+        CREATE INDEX access_tokens_host ON access_tokens (host);
         """,
     ]
 

@@ -2,35 +2,41 @@
 import Glibc
 #endif
 
-/// At most `capacity` PostgreSQL connections, lent to one thread at a time. Connections
-/// are opened on demand; one whose server went away (PQstatus CONNECTION_BAD) is closed
-/// when it comes back, so the next borrower opens a fresh one: after a database restart
-/// the pool reconnects by itself. A borrower waits at most `waitSeconds` for a free
-/// connection, then gets an error (the request answers 503).
-final class PostgresPool: @unchecked Sendable {
-    let url: String
+/// At most `capacity` connections of one kind, each lent to one thread at a time. They are
+/// opened on demand with `open`; one that `usable` says is broken (a PostgreSQL server that
+/// went away) is closed when it comes back, so the next borrower opens a fresh one. A
+/// borrower waits at most `waitSeconds` for a free connection, then gets an error (the
+/// request answers 503).
+final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     let capacity: Int
-    let statementTimeoutMilliseconds: Int
     let waitSeconds: Int
-
+    let name: String
+    private let open: () throws(StoreError) -> Connection
+    private let usable: (Connection) -> Bool
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let freed: UnsafeMutablePointer<pthread_cond_t>
-    private var idle: [PostgresConnection] = []
+    private var idle: [Connection] = []
     /// Connections lent out, idle, or being opened.
     private var count = 0
     private var closed = false
 
-    init(url: String, capacity: Int, statementTimeoutMilliseconds: Int, waitSeconds: Int = 5) {
-        self.url = url
+    init(name: String, capacity: Int, waitSeconds: Int = 5, open: @escaping () throws(StoreError) -> Connection,
+         usable: @escaping (Connection) -> Bool = { _ in true }) {
+        self.name = name
         self.capacity = max(1, capacity)
-        self.statementTimeoutMilliseconds = statementTimeoutMilliseconds
         self.waitSeconds = waitSeconds
+        self.open = open
+        self.usable = usable
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
         freed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
         freed.initialize(to: pthread_cond_t())
-        pthread_cond_init(freed, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(freed, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -43,7 +49,7 @@ final class PostgresPool: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Closes the idle connections and refuses new borrowers; lent ones close on return.
+    /// Drops the idle connections and refuses new borrowers; lent ones close on return.
     func close() {
         pthread_mutex_lock(mutex)
         closed = true
@@ -53,39 +59,38 @@ final class PostgresPool: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    /// Runs `body` on a borrowed connection. When the connection broke during `body`
-    /// (the server restarted since it was opened), it is dropped and `body` runs once
-    /// more on a fresh connection: every statement of the store is safe to repeat (a
-    /// repeated jti claim finds its own row and refuses, failing closed).
-    func withConnection<T>(_ body: (PostgresConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+    /// Runs `body` on a borrowed connection. When the connection broke during `body` (the
+    /// server restarted since it was opened), it is dropped and, with `retry`, `body` runs
+    /// once more on a fresh one: only for bodies that are safe to repeat (reads).
+    func withConnection<T>(retry: Bool = true, _ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
         let connection = try borrow()
         do {
             let value = try body(connection)
             giveBack(connection)
             return value
         } catch {
-            let broken = !connection.isUsable
+            let broken = !usable(connection)
             giveBack(connection)
-            guard broken else { throw error }
+            guard broken, retry else { throw error }
         }
         let fresh = try borrow()
         defer { giveBack(fresh) }
         return try body(fresh)
     }
 
-    private func borrow() throws(StoreError) -> PostgresConnection {
+    private func borrow() throws(StoreError) -> Connection {
         var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
         deadline.tv_sec += waitSeconds
         pthread_mutex_lock(mutex)
         while true {
             if closed {
                 pthread_mutex_unlock(mutex)
-                throw StoreError("postgresql: store closed")
+                throw StoreError("\(name): store closed")
             }
             if let connection = idle.popLast() {
                 pthread_mutex_unlock(mutex)
-                if connection.isUsable { return connection }
+                if usable(connection) { return connection }
                 pthread_mutex_lock(mutex)
                 count -= 1
                 continue
@@ -94,7 +99,7 @@ final class PostgresPool: @unchecked Sendable {
                 count += 1
                 pthread_mutex_unlock(mutex)
                 do {
-                    return try PostgresConnection(url: url, statementTimeoutMilliseconds: statementTimeoutMilliseconds)
+                    return try open()
                 } catch {
                     pthread_mutex_lock(mutex)
                     count -= 1
@@ -105,14 +110,14 @@ final class PostgresPool: @unchecked Sendable {
             }
             if pthread_cond_timedwait(freed, mutex, &deadline) == ETIMEDOUT {
                 pthread_mutex_unlock(mutex)
-                throw StoreError("postgresql: no free connection within \(waitSeconds) s (pool of \(capacity))")
+                throw StoreError("\(name): no free connection within \(waitSeconds) s (pool of \(capacity))")
             }
         }
     }
 
-    private func giveBack(_ connection: PostgresConnection) {
+    private func giveBack(_ connection: Connection) {
         pthread_mutex_lock(mutex)
-        if connection.isUsable && !closed {
+        if usable(connection) && !closed {
             idle.append(connection)
         } else {
             count -= 1

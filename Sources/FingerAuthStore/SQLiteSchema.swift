@@ -1,37 +1,29 @@
-/// The registry's tables and their migrations, version kept in `PRAGMA user_version`.
+/// The registry's tables in SQLite and their migrations, version kept in `PRAGMA user_version`.
 ///
 /// Version 1 (the walking skeleton): keys active/revoked, host tokens, replay, audit.
 /// Version 2: keys may be `pending` (`approval = manual`), OAuth access tokens (hash only),
 /// and indexes for `fingerauthd audit --user/--since`.
-enum AuthSchema {
+/// Version 3: the replay table keeps each jti until a time fixed at acceptance
+/// (`keep_until`, the fleet's one replay window); audit rows say whether the request was
+/// verified, whom an unverified one only claimed to be, and how many refused requests a
+/// `refusals` row stands for; keys are found by host for bulk revocation.
+enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 2
+    static let version: Int64 = 3
 
-    /// Brings the database at `database` up to `version` in one transaction; refuses a
-    /// newer schema.
+    /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
-        let current = try userVersion(database)
+        let current = try database.integer("PRAGMA user_version") ?? 0
         guard current <= version else {
             throw StoreError("database schema \(current) is newer than this fingerauthd (\(version))")
         }
         guard current < version else { return }
-        try database.execute("BEGIN IMMEDIATE")
-        do {
+        try database.transaction { () throws(StoreError) in
             if current == 1 { try database.execute(fromVersion1) }
-            try database.execute(tables)
+            if current < 2 { try database.execute(version2Tables) }
+            try database.execute(fromVersion2)
             try database.execute("PRAGMA user_version = \(version)")
-            try database.execute("COMMIT")
-        } catch {
-            try? database.execute("ROLLBACK")
-            throw error
         }
-    }
-
-    /// `PRAGMA user_version`; the statement is finalized on return (a live statement would
-    /// keep the schema locked for DROP TABLE).
-    private static func userVersion(_ database: SQLiteDatabase) throws(StoreError) -> Int64 {
-        let stmt = try database.prepare("PRAGMA user_version")
-        return try stmt.step() ? (stmt.int64(0) ?? 0) : 0
     }
 
     /// Version 1's `keys` had a CHECK without `pending`: SQLite cannot alter a CHECK, so the
@@ -51,7 +43,8 @@ enum AuthSchema {
         ALTER TABLE keys_v2 RENAME TO keys;
         """
 
-    private static let tables = """
+    /// Every table as version 2 had it (a new database starts here, then takes version 3).
+    private static let version2Tables = """
         CREATE TABLE IF NOT EXISTS keys (
             kid TEXT PRIMARY KEY NOT NULL,
             user TEXT NOT NULL,
@@ -96,5 +89,21 @@ enum AuthSchema {
         );
         CREATE INDEX IF NOT EXISTS audit_time ON audit (time);
         CREATE INDEX IF NOT EXISTS audit_user ON audit (user, time);
+        """
+
+    /// Version 3. Rows of version 2 kept their jti until `exp` plus the skew of the
+    /// instance that pruned; they get the fleet's window (`exp` + the largest skew).
+    private static let fromVersion2 = """
+        ALTER TABLE replay RENAME COLUMN exp TO keep_until;
+        UPDATE replay SET keep_until = keep_until + \(ReplayWindow.maxSkew);
+        DROP INDEX IF EXISTS replay_exp;
+        CREATE INDEX replay_keep_until ON replay (keep_until);
+        ALTER TABLE audit ADD COLUMN claimed_user TEXT;
+        ALTER TABLE audit ADD COLUMN verified INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE audit ADD COLUMN count INTEGER NOT NULL DEFAULT 1;
+        CREATE INDEX audit_unverified ON audit (time) WHERE verified = 0;
+        CREATE UNIQUE INDEX audit_refusals ON audit (peer, time) WHERE event = 'refusals';
+        CREATE INDEX keys_host ON keys (host);
+        CREATE INDEX access_tokens_host ON access_tokens (host);
         """
 }

@@ -1,0 +1,79 @@
+/// The registry as the service and the admin commands use it: keys, host enrollment
+/// tokens, OAuth access tokens, the replay table and the audit log. Two implementations:
+/// `SQLiteStore` (one file, the embedded default) and `PostgresStore` (one database shared
+/// by several fingerauthd instances). Every method either completes or throws
+/// `StoreError`; callers turn a throw into 503, never into an accept.
+///
+/// The request path writes through `commit(_:)` only — one transaction and one durable
+/// commit for a batch of items from many requests (`GroupCommit` gathers them). The admin
+/// commands and the rarer requests (registration, host-token revocation) write with the
+/// methods below, each one transaction of its own.
+public protocol AuthStorage: KeyDirectory, AnyObject {
+    /// Closes every connection; later calls throw.
+    func close()
+    /// Whether the database answers now.
+    func health() -> StoreHealth
+    /// How commits are made durable, for the startup log line (e.g. `sqlite WAL
+    /// synchronous=FULL`), read back from the database, not assumed.
+    func durability() throws(StoreError) -> String
+    /// The database's clock, seconds since the epoch: pruning and (on PostgreSQL) token
+    /// times use it, so that instances whose clocks differ share one replay window.
+    func databaseTime() throws(StoreError) -> Int64
+
+    // MARK: The request path
+
+    /// Runs `items` in one transaction and returns once it is durable (or throws, and then
+    /// nothing of it was committed). One outcome per item, in order.
+    func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome]
+
+    // MARK: Keys
+
+    func listKeys() throws(StoreError) -> [RegisteredKey]
+    /// Registers `key` and uses up the registration proof's `proofJTI` in one transaction;
+    /// the audit row is written with the outcome (`audit.outcome`/`reason` set here).
+    func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
+                  now: Int64) throws(StoreError) -> RegistrationResult
+    func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult
+    /// Revokes every active or pending key of `user` and/or `host` (at least one given);
+    /// returns the keys revoked.
+    func revokeKeys(user: String?, host: String?, now: Int64) throws(StoreError) -> [RegisteredKey]
+    func approve(kid: String) throws(StoreError) -> ApprovalResult
+    func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)]
+
+    // MARK: Tokens
+
+    func createHostToken(host: String, now: Int64) throws(StoreError) -> String
+    func host(forToken token: String) throws(StoreError) -> String?
+    func listHostTokens() throws(StoreError) -> [HostTokenRecord]
+    /// Revokes the token with `id`, or every token of `host`; with `host`, also that host's
+    /// keys and its access tokens, in the same transaction.
+    func revokeHostTokens(id: String?, host: String?, now: Int64) throws(StoreError) -> HostRevocation
+    /// The access token whose SHA-256 (hex) is `sha256`, with its key's status now.
+    func accessToken(sha256: String) throws(StoreError) -> AccessTokenState?
+
+    // MARK: Audit
+
+    /// Appends one audit row at `now` (admin commands; the request path uses `commit`).
+    func audit(_ event: AuditEvent, now: Int64) throws(StoreError)
+    func auditRecords(_ filter: AuditFilter) throws(StoreError) -> [AuditRecord]
+
+    /// Removes replay rows past their `keep_until`, expired access tokens and audit rows
+    /// past their retention, all by the database's clock, in small batches so that logins
+    /// are never kept waiting behind it.
+    func prune(_ policy: PrunePolicy) throws(StoreError) -> PruneResult
+
+    // MARK: Rate limits
+
+    /// Whether the failure counts of the rate limits live in this store, shared by every
+    /// instance on it (PostgreSQL), rather than in each process's memory (SQLite).
+    var sharesFailureCounts: Bool { get }
+    /// The open failure window of `key` at `now`, or nil when it has none.
+    func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow?
+}
+
+extension AuthStorage {
+    /// The last `limit` audit rows, oldest first (for tests and tooling).
+    public func auditEvents(limit: Int = 100) throws(StoreError) -> [AuditEvent] {
+        try auditRecords(AuditFilter(limit: limit)).map(\.event)
+    }
+}

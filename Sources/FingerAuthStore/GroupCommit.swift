@@ -1,0 +1,211 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Group commit: the request path's writes of many requests share one transaction and one
+/// durable commit. Request threads hand their items to `write` and wait; one writer thread
+/// takes everything waiting at that moment (up to `maxBatch` items) into one
+/// `AuthStorage.commit`, and wakes each request only once *its* batch is durable. While one
+/// batch commits, the next gathers — under load the batches grow and the commits per login
+/// fall; a lone request waits for one commit, as it would without batching. A batch that
+/// fails (disk full, database gone) fails every request in it: none is answered 2xx.
+public final class GroupCommit: @unchecked Sendable {
+    /// One request's items and, once its batch committed, their outcomes.
+    private final class Ticket {
+        let items: [WriteItem]
+        var outcomes: [WriteOutcome] = []
+        var failure: StoreError?
+        var done = false
+
+        init(items: [WriteItem]) { self.items = items }
+    }
+
+    let store: any AuthStorage
+    let maxBatch: Int
+    /// Longest a request waits for its batch, seconds; past it the request fails (503).
+    let waitSeconds: Int
+    /// Called once a second or so, on the writer thread, for items of its own (refusal
+    /// counts gathered in memory); they join the next batch.
+    private let periodic: @Sendable () -> [WriteItem]
+    private let log: @Sendable (String) -> Void
+
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let work: UnsafeMutablePointer<pthread_cond_t>
+    private let committed: UnsafeMutablePointer<pthread_cond_t>
+    private var queue: [Ticket] = []
+    private var stopping = false
+    private var thread: pthread_t?
+    private var statistics = (batches: Int64(0), items: Int64(0), failed: Int64(0))
+
+    public init(store: any AuthStorage, maxBatch: Int = 512, waitSeconds: Int = 10,
+                periodic: @escaping @Sendable () -> [WriteItem] = { [] },
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.store = store
+        self.maxBatch = max(1, maxBatch)
+        self.waitSeconds = max(1, waitSeconds)
+        self.periodic = periodic
+        self.log = log
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        work = Self.monotonicCondition()
+        committed = Self.monotonicCondition()
+    }
+
+    deinit {
+        stop()
+        for condition in [work, committed] {
+            pthread_cond_destroy(condition)
+            condition.deinitialize(count: 1)
+            condition.deallocate()
+        }
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    private static func monotonicCondition() -> UnsafeMutablePointer<pthread_cond_t> {
+        let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+        return condition
+    }
+
+    /// Batches committed, items in them, and batches that failed, since start.
+    public var counts: (batches: Int64, items: Int64, failed: Int64) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return statistics
+    }
+
+    /// Starts the writer thread; false when it could not be created (then `write` commits
+    /// on the caller's thread, one request per transaction).
+    @discardableResult
+    public func start() -> Bool {
+        var created = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&created, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<GroupCommit>.fromOpaque(raw).takeRetainedValue().loop()
+            return nil
+        }, context)
+        guard rc == 0 else {
+            Unmanaged<GroupCommit>.fromOpaque(context).release()
+            log("cannot start the group-commit thread: \(String(cString: strerror(rc))); committing per request")
+            return false
+        }
+        pthread_mutex_lock(mutex)
+        thread = created
+        pthread_mutex_unlock(mutex)
+        return true
+    }
+
+    /// Commits what is queued, then stops the writer thread and waits for it.
+    public func stop() {
+        pthread_mutex_lock(mutex)
+        stopping = true
+        let running = thread
+        thread = nil
+        pthread_cond_broadcast(work)
+        pthread_mutex_unlock(mutex)
+        if let running { pthread_join(running, nil) }
+    }
+
+    /// Writes `items` in the next batch and returns their outcomes once that batch is
+    /// durable; throws when the batch failed or did not commit within `waitSeconds`.
+    public func write(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
+        guard !items.isEmpty else { return [] }
+        let ticket = Ticket(items: items)
+        pthread_mutex_lock(mutex)
+        guard thread != nil, !stopping else {
+            pthread_mutex_unlock(mutex)
+            return try store.commit(items)
+        }
+        queue.append(ticket)
+        pthread_cond_signal(work)
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        deadline.tv_sec += waitSeconds
+        while !ticket.done {
+            if pthread_cond_timedwait(committed, mutex, &deadline) == ETIMEDOUT && !ticket.done {
+                pthread_mutex_unlock(mutex)
+                throw StoreError("no commit within \(waitSeconds) s")
+            }
+        }
+        pthread_mutex_unlock(mutex)
+        if let failure = ticket.failure { throw failure }
+        return ticket.outcomes
+    }
+
+    private func loop() {
+        var lastPeriodic = Self.monotonicSeconds()
+        while true {
+            pthread_mutex_lock(mutex)
+            var deadline = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &deadline)
+            deadline.tv_sec += 1
+            while queue.isEmpty && !stopping {
+                if pthread_cond_timedwait(work, mutex, &deadline) == ETIMEDOUT { break }
+            }
+            var taken: [Ticket] = []
+            var size = 0
+            while let first = queue.first, taken.isEmpty || size + first.items.count <= maxBatch {
+                taken.append(first)
+                size += first.items.count
+                queue.removeFirst()
+            }
+            let finished = stopping && queue.isEmpty
+            pthread_mutex_unlock(mutex)
+
+            var extra: [WriteItem] = []
+            let now = Self.monotonicSeconds()
+            if now - lastPeriodic >= 1 || finished {
+                lastPeriodic = now
+                extra = periodic()
+            }
+            if !taken.isEmpty || !extra.isEmpty { commit(taken, extra: extra) }
+            if finished { return }
+        }
+    }
+
+    private func commit(_ tickets: [Ticket], extra: [WriteItem]) {
+        var items: [WriteItem] = []
+        for ticket in tickets { items.append(contentsOf: ticket.items) }
+        items.append(contentsOf: extra)
+        var outcomes: [WriteOutcome] = []
+        var failure: StoreError?
+        do {
+            outcomes = try store.commit(items)
+            if outcomes.count != items.count { failure = StoreError("commit answered \(outcomes.count) of \(items.count) items") }
+        } catch {
+            failure = error
+        }
+        if let failure { log("batch of \(tickets.count) requests not committed: \(failure)") }
+        pthread_mutex_lock(mutex)
+        var index = 0
+        for ticket in tickets {
+            if let failure {
+                ticket.failure = failure
+            } else {
+                ticket.outcomes = Array(outcomes[index..<(index + ticket.items.count)])
+            }
+            index += ticket.items.count
+            ticket.done = true
+        }
+        statistics.batches += 1
+        statistics.items += Int64(items.count)
+        if failure != nil { statistics.failed += 1 }
+        pthread_cond_broadcast(committed)
+        pthread_mutex_unlock(mutex)
+    }
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

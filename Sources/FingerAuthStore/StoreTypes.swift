@@ -1,0 +1,248 @@
+import FingerAuthCore
+
+/// A registered device key's state.
+public enum KeyStatus: String, Sendable, CaseIterable {
+    /// Tokens signed by it are accepted.
+    case active
+    /// Registered while `approval = manual`; refused until `fingerauthd keys approve`.
+    case pending
+    /// Refused for good; the kid can never be registered again.
+    case revoked
+}
+
+/// A public key as the registry holds it.
+public struct RegisteredKey: Sendable, Equatable {
+    /// RFC 7638 thumbprint of `jwk`.
+    public var kid: String
+    public var user: String
+    public var host: String
+    public var jwk: JWK
+    public var status: KeyStatus
+    /// Registration time, seconds since the epoch.
+    public var created: Int64
+
+    public init(kid: String, user: String, host: String, jwk: JWK, status: KeyStatus, created: Int64) {
+        self.kid = kid
+        self.user = user
+        self.host = host
+        self.jwk = jwk
+        self.status = status
+        self.created = created
+    }
+}
+
+/// Finds registered keys by kid. The stores are the real ones; tests use a dictionary.
+public protocol KeyDirectory: Sendable {
+    /// The key registered under `kid`, in any status, or nil.
+    func registeredKey(kid: String) throws(StoreError) -> RegisteredKey?
+}
+
+/// One row of the audit table: who tried what, from where, and what the answer was.
+/// Values from requests are cleaned (printable ASCII, capped) before they get here; no
+/// token, JWT or key is ever one of them.
+public struct AuditEvent: Sendable, Equatable {
+    /// `login`, `oauth_token`, `register`, `revoke`, `admin_revoke`, `token_create`,
+    /// `refusals` (refused requests of one address counted together), …
+    public var event: String
+    /// The user the request proved to act for (a verified signature's key, a host token's
+    /// key, an admin's choice); nil when nothing was proved.
+    public var user: String?
+    /// The user an unverified request only named (a token's `sub` before its signature
+    /// verified). Proof of nothing: kept apart from `user` so that nobody reads a forged
+    /// attempt as the user's own.
+    public var claimedUser: String?
+    public var host: String?
+    public var kid: String?
+    public var jti: String?
+    /// `accept`, `deny` or `error`.
+    public var outcome: String
+    /// A refusal code or another short code; nil when accepted.
+    public var reason: String?
+    /// The client's address, or `local` for admin commands.
+    public var peer: String?
+    /// Whether the request proved who sent it (a verified signature, a valid host token, an
+    /// admin on this machine). Unverified rows have a retention of their own.
+    public var verified: Bool
+    /// How many requests the row stands for: more than one only for `refusals` rows.
+    public var count: Int64
+
+    public init(event: String, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
+                kid: String? = nil, jti: String? = nil, outcome: String, reason: String? = nil,
+                peer: String? = nil, verified: Bool = true, count: Int64 = 1) {
+        self.event = event
+        self.user = user
+        self.claimedUser = claimedUser
+        self.host = host
+        self.kid = kid
+        self.jti = jti
+        self.outcome = outcome
+        self.reason = reason
+        self.peer = peer
+        self.verified = verified
+        self.count = count
+    }
+}
+
+/// An audit row as `fingerauthd audit` prints it: the event and its time.
+public struct AuditRecord: Sendable, Equatable {
+    public var id: Int64
+    /// Seconds since the epoch.
+    public var time: Int64
+    public var event: AuditEvent
+
+    public init(id: Int64, time: Int64, event: AuditEvent) {
+        self.id = id
+        self.time = time
+        self.event = event
+    }
+}
+
+/// Which audit rows `auditRecords` returns.
+public struct AuditFilter: Sendable, Equatable {
+    /// Rows of this (verified) user only; nil for every row.
+    public var user: String?
+    /// Rows at or after this time (seconds since the epoch).
+    public var since: Int64?
+    /// At most this many rows: the last ones.
+    public var limit: Int
+
+    public init(user: String? = nil, since: Int64? = nil, limit: Int = 100) {
+        self.user = user
+        self.since = since
+        self.limit = limit
+    }
+}
+
+/// A host enrollment token as `fingerauthd token list` shows it: never the token, only
+/// a short id (the first 16 hex digits of its SHA-256) that `token revoke --id` takes.
+public struct HostTokenRecord: Sendable, Equatable {
+    public var id: String
+    public var host: String
+    public var created: Int64
+    /// nil while the token is usable.
+    public var revoked: Int64?
+
+    public init(id: String, host: String, created: Int64, revoked: Int64?) {
+        self.id = id
+        self.host = host
+        self.created = created
+        self.revoked = revoked
+    }
+}
+
+/// What registering a key did.
+public enum RegistrationResult: Sendable, Equatable {
+    /// A new key, now active or pending (201).
+    case created
+    /// The same key for the same user and host was already active or pending (200).
+    case alreadyRegistered
+    /// The kid belongs to another user or host (409).
+    case conflict
+    /// The key was revoked; only an admin could bring it back (409).
+    case revoked
+    /// The registration proof's `jti` was seen before: nothing registered (401).
+    case proofReplayed
+}
+
+/// What revoking one key did.
+public enum RevocationResult: Sendable, Equatable {
+    case revoked
+    case alreadyRevoked
+    case unknown
+}
+
+/// What approving a pending key did.
+public enum ApprovalResult: Sendable, Equatable {
+    case approved
+    case alreadyActive
+    case revoked
+    case unknown
+}
+
+/// What `token revoke` did: the hosts whose tokens were revoked, and with `--host` the
+/// keys of that host revoked with them and its access tokens withdrawn.
+public struct HostRevocation: Sendable, Equatable {
+    public var hosts: [String]
+    public var keys: [RegisteredKey]
+    public var accessTokens: Int
+
+    public init(hosts: [String] = [], keys: [RegisteredKey] = [], accessTokens: Int = 0) {
+        self.hosts = hosts
+        self.keys = keys
+        self.accessTokens = accessTokens
+    }
+}
+
+/// An access token as `POST /oauth2/introspect` describes it (RFC 7662): active only while
+/// unexpired and while the key it was issued for is active.
+public struct AccessTokenState: Sendable, Equatable {
+    public var user: String
+    public var host: String
+    public var kid: String
+    public var created: Int64
+    public var expires: Int64
+    /// The status of the key the token was issued for, now.
+    public var keyStatus: KeyStatus?
+
+    public init(user: String, host: String, kid: String, created: Int64, expires: Int64, keyStatus: KeyStatus?) {
+        self.user = user
+        self.host = host
+        self.kid = kid
+        self.created = created
+        self.expires = expires
+        self.keyStatus = keyStatus
+    }
+}
+
+/// Whether the store can answer right now (for `GET /healthz`).
+public enum StoreHealth: Sendable, Equatable {
+    case available
+    /// The database cannot be reached; the text names no secret.
+    case unavailable(String)
+}
+
+/// What one pruning pass removed.
+public struct PruneResult: Sendable, Equatable {
+    public var replay: Int
+    public var accessTokens: Int
+    /// Audit rows of verified requests past their retention.
+    public var audit: Int
+    /// Audit rows of unverified requests past their (shorter) retention.
+    public var unverifiedAudit: Int
+    /// Expired shared rate-limit windows (PostgreSQL only).
+    public var rateCounters: Int
+
+    public init(replay: Int = 0, accessTokens: Int = 0, audit: Int = 0, unverifiedAudit: Int = 0, rateCounters: Int = 0) {
+        self.replay = replay
+        self.accessTokens = accessTokens
+        self.audit = audit
+        self.unverifiedAudit = unverifiedAudit
+        self.rateCounters = rateCounters
+    }
+
+    public var total: Int { replay + accessTokens + audit + unverifiedAudit + rateCounters }
+}
+
+/// What a pruning pass removes, in the database's own time.
+public struct PrunePolicy: Sendable, Equatable {
+    /// Audit rows of verified requests older than this many seconds go; nil keeps them.
+    public var auditRetention: Int64?
+    /// Audit rows of unverified requests older than this many seconds go; nil keeps them.
+    public var unverifiedAuditRetention: Int64?
+
+    public init(auditRetention: Int64? = nil, unverifiedAuditRetention: Int64? = nil) {
+        self.auditRetention = auditRetention
+        self.unverifiedAuditRetention = unverifiedAuditRetention
+    }
+}
+
+/// A rate-limit key's current window: failures counted and the second it ends.
+public struct FailureWindow: Sendable, Equatable {
+    public var count: Int
+    public var end: Int64
+
+    public init(count: Int, end: Int64) {
+        self.count = count
+        self.end = end
+    }
+}

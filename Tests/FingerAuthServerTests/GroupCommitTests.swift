@@ -1,0 +1,125 @@
+import FingerAuthCore
+import FingerAuthServer
+import FingerAuthStore
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A store that records how its commits were batched, and can be told to fail.
+final class CountingStore: @unchecked Sendable {
+    let base: SQLiteStore
+    private let lock = Lock()
+    private(set) var batchSizes: [Int] = []
+    var failing = false
+    /// Microseconds each commit sleeps, so that concurrent writers pile up behind it.
+    var delay: UInt32 = 0
+
+    init(_ base: SQLiteStore) { self.base = base }
+
+    func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
+        lock.withLock { batchSizes.append(items.count) }
+        if delay > 0 { usleep(delay) }
+        if failing { throw StoreError("database or disk is full") }
+        return try base.commit(items)
+    }
+}
+
+/// Group commit: many requests' writes in one commit, each answered only after its own
+/// batch committed, and a failed batch failing every request in it.
+final class GroupCommitTests: XCTestCase {
+    var temp = TempDatabase()
+
+    override func setUp() { temp = TempDatabase() }
+    override func tearDown() { temp.cleanup() }
+
+    /// Runs `count` writers at once, each writing one audit row; returns their results.
+    func concurrentWrites(_ writer: GroupCommit, count: Int) -> [Result<[WriteOutcome], StoreError>] {
+        let results = ResultBox(count: count)
+        DispatchQueue.concurrentPerform(iterations: count) { i in
+            let event = AuditEvent(event: "login", outcome: "deny", reason: "r\(i)", verified: false)
+            do throws(StoreError) {
+                results.set(i, .success(try writer.write([.audit(event, time: Int64(i))])))
+            } catch {
+                results.set(i, .failure(error))
+            }
+        }
+        return results.all
+    }
+
+    func testConcurrentWritesShareCommitsAndEachIsDurableOnReturn() throws {
+        let base = try SQLiteStore(path: temp.path)
+        let store = CountingStoreAdapter(CountingStore(base))
+        store.inner.delay = 2000
+        let writer = GroupCommit(store: store)
+        XCTAssertTrue(writer.start())
+        let results = concurrentWrites(writer, count: 64)
+        writer.stop()
+        XCTAssertEqual(results.filter { (try? $0.get()) == [.written] }.count, 64)
+        XCTAssertEqual(try base.auditEvents(limit: 1000).count, 64)
+        let batches = store.inner.batchSizes
+        XCTAssertEqual(batches.reduce(0, +), 64)
+        XCTAssertLessThan(batches.count, 64, "some writes shared a commit: \(batches)")
+        XCTAssertEqual(writer.counts.items, 64)
+    }
+
+    func testAFailedBatchFailsEveryRequestInItAndAcceptsNone() throws {
+        let base = try SQLiteStore(path: temp.path)
+        let store = CountingStoreAdapter(CountingStore(base))
+        store.inner.failing = true
+        let writer = GroupCommit(store: store)
+        XCTAssertTrue(writer.start())
+        let results = concurrentWrites(writer, count: 16)
+        writer.stop()
+        XCTAssertEqual(results.filter { if case .failure = $0 { return true } else { return false } }.count, 16)
+        XCTAssertEqual(try base.auditEvents(limit: 100).count, 0)
+        XCTAssertGreaterThanOrEqual(writer.counts.failed, 1)
+    }
+
+    func testWithoutItsThreadEachWriteCommitsOnTheCallersThread() throws {
+        let base = try SQLiteStore(path: temp.path)
+        let writer = GroupCommit(store: base)
+        XCTAssertEqual(try writer.write([.audit(AuditEvent(event: "x", outcome: "accept"), time: 1)]), [.written])
+        XCTAssertEqual(try base.auditEvents().count, 1)
+    }
+
+    func testPeriodicItemsJoinABatch() throws {
+        let base = try SQLiteStore(path: temp.path)
+        let counter = RefusalCounter(window: 300)
+        let writer = GroupCommit(store: base, periodic: { counter.drain() })
+        for _ in 0..<500 { counter.add(peer: "10.0.0.7", reason: "rate_limited", now: 1000) }
+        XCTAssertTrue(writer.start())
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, try base.auditEvents().isEmpty { usleep(50_000) }
+        writer.stop()
+        let rows = try base.auditRecords(AuditFilter(limit: 10))
+        XCTAssertEqual(rows.map { "\($0.time) \($0.event.event) \($0.event.peer ?? "-") \($0.event.count)" },
+                       ["900 refusals 10.0.0.7 500"])
+    }
+}
+
+/// Results written by concurrent threads.
+final class ResultBox: @unchecked Sendable {
+    private let lock = Lock()
+    private var values: [Result<[WriteOutcome], StoreError>?]
+
+    init(count: Int) { values = Array(repeating: nil, count: count) }
+
+    func set(_ i: Int, _ value: Result<[WriteOutcome], StoreError>) { lock.withLock { values[i] = value } }
+
+    var all: [Result<[WriteOutcome], StoreError>] {
+        lock.withLock { values.map { $0 ?? .failure(StoreError("no result")) } }
+    }
+}
+
+/// `CountingStore` as an `AuthStorage`: every call but `commit` goes to the SQLite store.
+final class CountingStoreAdapter: ForwardingStore, @unchecked Sendable {
+    let inner: CountingStore
+
+    init(_ inner: CountingStore) {
+        self.inner = inner
+        super.init(inner.base)
+    }
+
+    override func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] { try inner.commit(items) }
+}
