@@ -14,21 +14,17 @@ through the real CLI. The pam_unix and pam_fprintd baselines need a real user
 with polkitd (started here by hand, always stopped). Nothing is left on the machine.
 """
 
-import concurrent.futures
 import json
 import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import hashlib
-import base64
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -44,6 +40,9 @@ from support.postgres import Postgres  # noqa: E402
 from support.world import HOST_ID, AUDIENCE, PASSWORDS, World  # noqa: E402
 
 from bench import system  # noqa: E402
+from bench.common import (BenchKey, add, b64url, claims, failed_checks, free_port, log,  # noqa: E402
+                          notes, pct, proc_cpu_seconds, register_keys, rows, sign_tokens, started_pids, wrk,
+                          write_token_files)
 
 SECURITY = "/usr/lib/x86_64-linux-gnu/security"
 LOGINS = int(os.environ.get("BENCH_LOGINS", "200"))
@@ -73,35 +72,6 @@ PROMPT_FPRINTD = re.compile(r"^(Swipe|Place|Touch|Scan) your .*finger")
 # the module itself loaded the key, signed and spoke TLS: printed beside this run's.
 THICK_MODULE = {"size_kib": 6212.0, "load_ms": 12.10, "cpu_ms": 9.038, "instructions_m": 54.65,
                 "machine": "2 cores, AMD EPYC at 2445 MHz"}
-
-rows = []  # (section, figure, ours, baseline, ratio text, target text)
-notes = []
-failed_checks = []  # checks of the bench itself (make the run exit 1); printed with the table
-started_pids = []
-
-
-def log(text):
-    print("  " + text, flush=True)
-
-
-def add(section, figure, ours, baseline, unit, digits=1, ratio=None, at_most=None, at_most_ratio=None):
-    """One row. `at_most` (in `unit`) or `at_most_ratio` is the issue's target, if it set one."""
-    fmt = "%%.%df %%s" % digits
-    if ratio is None:
-        ratio = (ours / baseline) if baseline else float("nan")
-    target = ""
-    if at_most is not None:
-        target = "<= %s %s: %s" % (("%g" % at_most), unit, "met" if ours <= at_most else "NOT met")
-    elif at_most_ratio is not None:
-        target = "<= %.2fx: %s" % (at_most_ratio, "met" if ratio <= at_most_ratio else "NOT met")
-    rows.append((section, figure, (fmt % (ours, unit)).strip(), (fmt % (baseline, unit)).strip(),
-                 "n/a" if ratio != ratio else "%.2fx" % ratio, target))
-
-
-def pct(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
 
 # -- the virtual reader, answering at once -------------------------------------------------
 
@@ -606,118 +576,6 @@ def fallover(world, ours50):
 
 # -- 4. throughput ------------------------------------------------------------------------------
 
-def b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-class BenchKey:
-    def __init__(self):
-        from cryptography.hazmat.primitives.asymmetric import rsa
-        self.private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        n = self.private.public_key().public_numbers()
-        as_bytes = lambda v: v.to_bytes((v.bit_length() + 7) // 8, "big")  # noqa: E731
-        self.jwk = {"kty": "RSA", "n": b64url(as_bytes(n.n)), "e": b64url(as_bytes(n.e))}
-        canonical = '{"e":"%s","kty":"RSA","n":"%s"}' % (self.jwk["e"], self.jwk["n"])
-        self.kid = b64url(hashlib.sha256(canonical.encode("ascii")).digest())
-
-    def pem(self):
-        from cryptography.hazmat.primitives import serialization
-        return self.private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                          serialization.NoEncryption())
-
-
-def claims(sub, ttl=300):
-    now = int(time.time())
-    return {"iss": HOST_ID, "sub": sub, "aud": AUDIENCE, "iat": now, "nbf": now, "exp": now + ttl,
-            "jti": b64url(os.urandom(16)), "amr": ["fpt", "swk"], "service": "bench"}
-
-
-def _sign_chunk(pem, kid, sub, count):
-    import jwt
-    from cryptography.hazmat.primitives import serialization
-    key = serialization.load_pem_private_key(pem, password=None)
-    return [jwt.encode(claims(sub), key, algorithm="RS256", headers={"kid": kid}) for _ in range(count)]
-
-
-def sign_tokens(users, count):
-    """`count` tokens, every jti new, spread over `users` ({name: BenchKey}); 2 processes."""
-    names = sorted(users)
-    jobs = []
-    per = count // len(names)
-    for name in names:
-        for part in range(0, per, 500):
-            jobs.append((users[name].pem(), users[name].kid, name, min(500, per - part)))
-    with concurrent.futures.ProcessPoolExecutor(max_workers=2) as pool:
-        chunks = list(pool.map(_sign_chunk, *zip(*jobs)))
-    tokens = [t for chunk in chunks for t in chunk]
-    # interleave users
-    return tokens[::2] + tokens[1::2]
-
-
-def proc_cpu_seconds(pids):
-    """(user, system) CPU seconds of these processes so far."""
-    user = system_ = 0
-    for pid in pids:
-        try:
-            with open("/proc/%d/stat" % pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            user += int(fields[11])
-            system_ += int(fields[12])
-        except OSError:
-            pass
-    tick = os.sysconf("SC_CLK_TCK")
-    return user / tick, system_ / tick
-
-
-def wrk(url, script, args, clients, seconds, done_dir, tmp):
-    """Runs wrk with one of bench/wrk/*.lua; each wrk thread creates done_dir/done-N when it
-    finished its share, then wrk is ended with SIGINT (it would otherwise sleep out -d).
-    Returns the script's WRKJSON figures plus wrk's own CPU seconds ("cpu") and "seconds":
-    first request to last counted answer (wrk's whole run if a share did not finish)."""
-    threads = max(1, min(2, clients))
-    done_dir = Path(done_dir)
-    for old in done_dir.glob("done-*"):
-        old.unlink()
-    cmd = ["wrk", "-t", str(threads), "-c", str(clients), "-d", "%ds" % seconds, "--timeout", "10s",
-           "-s", str(script), url, "--", *args]
-    out = open(Path(tmp) / "wrk.out", "w+")
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    started_pids.append(proc.pid)
-    try:
-        finished = False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if not finished and len(list(done_dir.glob("done-*"))) >= threads:
-                finished = True
-                os.kill(proc.pid, signal.SIGINT)
-            time.sleep(0.02)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    out.seek(0)
-    text = out.read()
-    out.close()
-    match = re.search(r"^WRKJSON (.*)$", text, re.M)
-    if not match:
-        raise RuntimeError("wrk: %s" % text[-1500:])
-    result = json.loads(match.group(1))
-    result["cpu"] = usage.ru_utime + usage.ru_stime
-    result["finished"] = finished
-    result["seconds"] = (result["elapsed_us"] if finished and result["elapsed_us"] > 0 else result["duration_us"]) / 1e6
-    return result
-
-
-def write_token_files(tokens, clients, directory):
-    directory.mkdir(parents=True, exist_ok=True)
-    threads = max(1, min(2, clients))
-    for t in range(threads):
-        (directory / ("tokens-%d.txt" % (t + 1))).write_text("\n".join(tokens[t::threads]) + "\n")
-
-
 class Peer:
     """The Python peer verifier under uvicorn, in its own session (stopped as a group)."""
 
@@ -764,12 +622,6 @@ class Peer:
             except ProcessLookupError:
                 pass
         self.log.close()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def throughput(world, venv, tmp):
@@ -880,16 +732,6 @@ def steadiness(world, tmp):
 
 
 # -- 6. the authenticator on PostgreSQL -------------------------------------------------------------
-
-def register_keys(authd, token, users):
-    import jwt
-    for name, key in users.items():
-        proof = jwt.encode(claims(name), key.private, algorithm="RS256", headers={"kid": key.kid})
-        reply = authd.post_json("/v1/keys", {"user": name, "host": HOST_ID, "jwk": key.jwk, "proof": proof},
-                                token=token)
-        if reply.status != 201:
-            raise RuntimeError("registering %s: %r" % (name, reply))
-
 
 def wrk_split(targets, clients, tmp, tag):
     """Section 4's wrk run against every (name, authd) of `targets` at once: one wrk process
