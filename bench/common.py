@@ -24,6 +24,7 @@ from support.world import HOST_ID, AUDIENCE  # noqa: E402
 rows = []  # (section, figure, ours, baseline, ratio text, target text)
 notes = []
 failed_checks = []  # checks of the bench itself (make the run exit 1); printed with the table
+details = []  # lines printed under the table as they are (durability of each side, the machine's limit)
 started_pids = []
 
 
@@ -31,8 +32,10 @@ def log(text):
     print("  " + text, flush=True)
 
 
-def add(section, figure, ours, baseline, unit, digits=1, ratio=None, at_most=None, at_most_ratio=None):
-    """One row. `at_most` (in `unit`) or `at_most_ratio` is the issue's target, if it set one."""
+def add(section, figure, ours, baseline, unit, digits=1, ratio=None, at_most=None, at_most_ratio=None,
+        at_least_ratio=None):
+    """One row. `at_most` (in `unit`), `at_most_ratio` or `at_least_ratio` is the issue's
+    target, if it set one. `baseline` None: a figure without one (shown as "-", ratio n/a)."""
     fmt = "%%.%df %%s" % digits
     if ratio is None:
         ratio = (ours / baseline) if baseline else float("nan")
@@ -41,7 +44,9 @@ def add(section, figure, ours, baseline, unit, digits=1, ratio=None, at_most=Non
         target = "<= %s %s: %s" % (("%g" % at_most), unit, "met" if ours <= at_most else "NOT met")
     elif at_most_ratio is not None:
         target = "<= %.2fx: %s" % (at_most_ratio, "met" if ratio <= at_most_ratio else "NOT met")
-    rows.append((section, figure, (fmt % (ours, unit)).strip(), (fmt % (baseline, unit)).strip(),
+    elif at_least_ratio is not None:
+        target = ">= %.2fx: %s" % (at_least_ratio, "met" if ratio >= at_least_ratio else "NOT met")
+    rows.append((section, figure, (fmt % (ours, unit)).strip(), "-" if baseline is None else (fmt % (baseline, unit)).strip(),
                  "n/a" if ratio != ratio else "%.2fx" % ratio, target))
 
 
@@ -113,11 +118,12 @@ def proc_cpu_seconds(pids):
     return user / tick, system_ / tick
 
 
-def wrk(url, script, args, clients, seconds, done_dir, tmp):
+def wrk(url, script, args, clients, seconds, done_dir, tmp, env=None):
     """Runs wrk with one of bench/wrk/*.lua; each wrk thread creates done_dir/done-N when it
     finished its share, then wrk is ended with SIGINT (it would otherwise sleep out -d).
     Returns the script's WRKJSON figures plus wrk's own CPU seconds ("cpu") and "seconds":
-    first request to last counted answer (wrk's whole run if a share did not finish)."""
+    first request to last counted answer (wrk's whole run if a share did not finish). `env`:
+    wrk's environment (default: the bench's)."""
     threads = max(1, min(2, clients))
     done_dir = Path(done_dir)
     for old in done_dir.glob("done-*"):
@@ -125,7 +131,7 @@ def wrk(url, script, args, clients, seconds, done_dir, tmp):
     cmd = ["wrk", "-t", str(threads), "-c", str(clients), "-d", "%ds" % seconds, "--timeout", "10s",
            "-s", str(script), url, "--", *args]
     out = open(Path(tmp) / "wrk.out", "w+")
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     started_pids.append(proc.pid)
     try:
         finished = False
