@@ -39,7 +39,7 @@ from support.vreader import VirtualReader, enroll_commands  # noqa: E402
 from support.postgres import Postgres  # noqa: E402
 from support.world import HOST_ID, AUDIENCE, PASSWORDS, World  # noqa: E402
 
-from bench import system  # noqa: E402
+from bench import durability, system  # noqa: E402
 from bench.common import (BenchKey, add, b64url, claims, details, failed_checks, free_port, log,  # noqa: E402
                           notes, pct, proc_cpu_seconds, register_keys, rows, sign_tokens, started_pids, wrk,
                           write_token_files)
@@ -52,6 +52,10 @@ LEVEL_SECONDS = int(os.environ.get("BENCH_LEVEL_SECONDS", "20"))
 STEADY_REQUESTS = int(os.environ.get("BENCH_REQUESTS", "1000000"))
 MODULE_CYCLES = int(os.environ.get("BENCH_CYCLES", "10000"))
 CLIENT_LEVELS = (1, 8, 64)
+PEER_WORKERS = 2  # uvicorn worker processes: one per core
+# fsync/fdatasync counts: a separate short run per level, not used for any other figure
+SYNC_TOKENS = int(os.environ.get("BENCH_SYNC_TOKENS", "2000"))
+SYNC_LEVELS = tuple(int(v) for v in os.environ.get("BENCH_SYNC_LEVELS", "8,64").split(",") if v)
 # issue 13's targets for section 4 (fingerauthd against the Python peer, same run, same tokens)
 THROUGHPUT_TARGETS = {("rate", 8): {"at_least_ratio": 5.0}, ("rate", 64): {"at_least_ratio": 5.0},
                       ("p99", 64): {"at_most_ratio": 0.5}, ("p50", 1): {"at_most_ratio": 1.0}}
@@ -584,12 +588,13 @@ class Peer:
 
     def __init__(self, venv, ca, db, tmp):
         self.port = free_port()
+        self.db = str(db)
         env = plain_env()
         env.update({"PEER_DB": str(db), "PEER_AUDIENCE": AUDIENCE, "PYTHONPATH": str(REPO)})
         self.log = open(Path(tmp) / "peer.log", "ab")
         self.proc = subprocess.Popen(
             [str(Path(venv) / "bin" / "python"), "-m", "uvicorn", "bench.peer.verifier:app", "--host", "127.0.0.1",
-             "--port", str(self.port), "--workers", "2", "--loop", "uvloop", "--http", "httptools",
+             "--port", str(self.port), "--workers", str(PEER_WORKERS), "--loop", "uvloop", "--http", "httptools",
              "--ssl-certfile", ca.server_cert, "--ssl-keyfile", ca.server_key, "--no-access-log",
              "--log-level", "warning", "--timeout-keep-alive", "30"],
             env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, start_new_session=True)
@@ -610,6 +615,8 @@ class Peer:
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise RuntimeError("the peer verifier did not start; see peer.log")
             time.sleep(0.1)
+        # each worker sets WAL + synchronous=FULL on its connection, reads it back and says so
+        self.durability = durability.wait_for_peer_durability(self.log.name, PEER_WORKERS, self.proc)
 
     def pids(self):
         return [self.proc.pid] + system._children_of(self.proc.pid)
@@ -648,7 +655,15 @@ def throughput(world, venv, tmp):
     from bench.peer.verifier import init_db
     peer_db = Path(tmp) / "peer.db"
     init_db(str(peer_db), key_rows)
+    # the machine's limit, measured now, before any wrk run: one core's RSA-2048 verifications
+    rsa = durability.openssl_rsa2048()
+    log("openssl speed -seconds %d rsa2048 (one core, this run): %.0f sign/s, %.0f verify/s (%.1f us per verify)"
+        % (rsa["seconds"], rsa["sign"], rsa["verify"], 1e6 / rsa["verify"]))
     peer = Peer(venv, world.ca, peer_db, tmp)
+    ours_durability = durability.authd_durability(world.authd)
+    log("durability: fingerauthd %s; Python peer %s"
+        % ("sqlite synchronous=%s (its start-up log line)" % ours_durability if ours_durability else
+           "not reported (no \"sqlite synchronous=\" line in its log yet)", " / ".join(peer.durability)))
     results = {}
     try:
         for clients in CLIENT_LEVELS:
@@ -664,18 +679,19 @@ def throughput(world, venv, tmp):
                 cpu1 = proc_cpu_seconds(pids)
                 r["server_user"], r["server_sys"] = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
                 r["rate"] = r["ok"] / r["seconds"]
+                r["cpu_ms"] = (r["server_user"] + r["server_sys"]) * 1000 / max(1, r["ok"])
                 if not r["finished"]:
                     notes.append("%s at %d clients: the tokens lasted the whole %d s" % (name, clients, LEVEL_SECONDS))
                 results[(name, clients)] = r
                 log("%-11s %2d clients: %6.0f verified/s, p50 %6.2f ms p99 %7.2f ms, %d refused, %d sent in %.1f s; "
                     "CPU: server %.1f s user + %.1f s sys (%.2f ms per login), wrk %.1f s"
                     % (name, clients, r["rate"], r["p50_us"] / 1000, r["p99_us"] / 1000, r["bad"], r["requests"],
-                       r["seconds"], r["server_user"], r["server_sys"],
-                       (r["server_user"] + r["server_sys"]) * 1000 / max(1, r["ok"]), r["cpu"]))
+                       r["seconds"], r["server_user"], r["server_sys"], r["cpu_ms"], r["cpu"]))
                 if r["bad"] or r["ok"] < len(tokens) * 0.5:
                     notes.append("%s at %d clients: %d refused, %d of %d tokens verified" %
                                  (name, clients, r["bad"], r["ok"], len(tokens)))
             shutil.rmtree(directory)
+        syncs = sync_counts(world, peer, users, tmp)
     finally:
         peer.stop()
     for clients in CLIENT_LEVELS:
@@ -686,7 +702,84 @@ def throughput(world, venv, tmp):
             **THROUGHPUT_TARGETS.get(("p50", clients), {}))
         add(4, "p99, %d clients (vs Python peer)" % clients, ours["p99_us"] / 1000, peer_r["p99_us"] / 1000, "ms", 2,
             **THROUGHPUT_TARGETS.get(("p99", clients), {}))
+    for clients in CLIENT_LEVELS:
+        ours, peer_r = results[("fingerauthd", clients)], results[("peer", clients)]
+        add(4, "server CPU per verified login, %d clients (vs Python peer)" % clients, ours["cpu_ms"], peer_r["cpu_ms"],
+            "ms", 3)
+    for clients in SYNC_LEVELS:
+        add(4, "fsync+fdatasync per 1,000 verified logins, %d clients (vs Python peer)" % clients,
+            syncs[("fingerauthd", clients)]["per_1000"], syncs[("peer", clients)]["per_1000"], "", 0)
+    # how far from the machine's limit: logins per second of server CPU against what one core
+    # verifies per second (a login costs at least one RSA-2048 verification)
+    top = max(CLIENT_LEVELS)
+    ours, peer_r = results[("fingerauthd", top)], results[("peer", top)]
+    add(4, "verified logins per server CPU-second, %d clients (vs openssl rsa2048 verify/s, 1 core)" % top,
+        1000.0 / ours["cpu_ms"], rsa["verify"], "/s", 0)
+    add(4, "Python peer: verified logins per server CPU-second, %d clients (vs openssl verify/s, 1 core)" % top,
+        1000.0 / peer_r["cpu_ms"], rsa["verify"], "/s", 0)
+    add(4, "verified logins/s, %d clients (vs openssl rsa2048 verify/s x %d cores)" % (top, os.cpu_count()),
+        ours["rate"], rsa["verify"] * os.cpu_count(), "/s", 0)
+    details.append("section 4 durability: fingerauthd %s; Python peer %s (%d workers, each connection read back)"
+                   % ("sqlite synchronous=%s (its start-up log line)" % ours_durability if ours_durability else
+                      "not reported by fingerauthd (no \"sqlite synchronous=\" start-up line)",
+                      " / ".join(peer.durability), PEER_WORKERS))
+    details.append("section 4 machine limit: openssl speed -seconds %d rsa2048, this run, one core: %.0f verify/s "
+                   "(%.1f us each), %.0f sign/s" % (rsa["seconds"], rsa["verify"], 1e6 / rsa["verify"], rsa["sign"]))
+    for clients in SYNC_LEVELS:
+        details.append("section 4 syncs, %d clients, a separate run of %d tokens (%s): %s"
+                       % (clients, SYNC_TOKENS, syncs[("fingerauthd", clients)]["tool"], "; ".join(
+                           "%s %d fsync + %d fdatasync for %d logins committed" %
+                           (name, syncs[(name, clients)]["fsync"], syncs[(name, clients)]["fdatasync"],
+                            syncs[(name, clients)]["ok"]) for name in ("fingerauthd", "peer"))))
     return results
+
+
+def accepted_logins(db):
+    """Accepted logins in the audit table of an SQLite database: fingerauthd's (outcome
+    'accept') or the peer's (result 'ok')."""
+    import sqlite3
+    connection = sqlite3.connect(db, timeout=10)
+    try:
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(audit)")}
+        column, value = ("outcome", "accept") if "outcome" in columns else ("result", "ok")
+        return connection.execute("SELECT count(*) FROM audit WHERE event = 'login' AND %s = ?" % column,
+                                  (value,)).fetchone()[0]
+    finally:
+        connection.close()
+
+
+def sync_counts(world, peer, users, tmp):
+    """fsync and fdatasync calls per 1,000 verified logins, each side, in a separate short run
+    per level (SYNC_TOKENS fresh tokens, section 4's wrk and login.lua) with the calls of the
+    server's processes counted in the kernel (bench/durability.py). Not used for any rate."""
+    out = {}
+    for clients in SYNC_LEVELS:
+        tokens = sign_tokens(users, SYNC_TOKENS)
+        directory = Path(tmp) / ("sync-%d" % clients)
+        write_token_files(tokens, clients, directory)
+        for name, url, pids, db in (("fingerauthd", world.authd.url, [world.authd.pid], world.authd.db),
+                                    ("peer", peer.url, peer.pids(), peer.db)):
+            before = accepted_logins(db)
+            counter = durability.SyncCounter(pids, tmp, started_pids).start()
+            try:
+                r = wrk(url, HERE / "wrk" / "login.lua", [str(directory)], clients, LEVEL_SECONDS, directory, tmp)
+                time.sleep(0.3)  # the answers wrk no longer waited for are committed too
+            finally:
+                counts = counter.stop()
+            # the logins the server committed while counted (wrk stops counting answers once
+            # its tokens are sent; the server still commits the ones in flight)
+            counts["ok"] = accepted_logins(db) - before
+            counts["per_1000"] = (counts["fsync"] + counts["fdatasync"]) * 1000.0 / max(1, counts["ok"])
+            out[(name, clients)] = counts
+            log("%-11s %2d clients: %d fsync + %d fdatasync for %d logins committed (wrk counted %d verified, %d "
+                "refused): %.0f per 1,000 logins (%s; run not timed)"
+                % (name, clients, counts["fsync"], counts["fdatasync"], counts["ok"], r["ok"], r["bad"],
+                   counts["per_1000"], counts["tool"]))
+            if r["bad"] or r["ok"] < len(tokens) * 0.5:
+                notes.append("sync count run, %s at %d clients: %d refused, %d of %d tokens verified"
+                             % (name, clients, r["bad"], r["ok"], len(tokens)))
+        shutil.rmtree(directory)
+    return out
 
 
 # -- 5. steadiness --------------------------------------------------------------------------------

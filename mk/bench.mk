@@ -8,7 +8,7 @@
 # baselines, and removes both. Not a test stage. Uses the binaries in $(BUILD); builds
 # first unless NOBUILD=1. PyPI tools (uvicorn, PyJWT, cryptography for the peer verifier)
 # go into a venv, $(BENCH_VENV).
-BENCH_PACKAGES := fprintd libpam-fprintd dbus polkitd wrk valgrind python3-venv postgresql
+BENCH_PACKAGES := fprintd libpam-fprintd dbus polkitd wrk valgrind python3-venv postgresql openssl linux-perf strace gcc
 BENCH_VENV ?= build/bench-venv
 BENCH_PIP := 'uvicorn[standard]==0.54.0' 'PyJWT==2.15.1' 'cryptography==50.0.2'
 
