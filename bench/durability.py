@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 
 SYNC_CALLS = ("fsync", "fdatasync")
+# perf first; BENCH_SYNC_TOOL=strace forces the fallback (to cross-check the two)
+TOOLS = tuple(os.environ.get("BENCH_SYNC_TOOL", "perf,strace").split(","))
 
 
 def openssl_rsa2048(seconds=3):
@@ -43,7 +45,7 @@ class SyncCounter:
         self.out = None
 
     def start(self):
-        for tool in ("perf", "strace"):
+        for tool in TOOLS:
             self.tool = tool
             self.out = self.workdir / ("%s-sync.out" % tool)
             if tool == "perf":
