@@ -121,3 +121,26 @@ def authd_durability(authd):
     text = authd.log_text()
     match = re.search(r"sqlite synchronous=(\w+)", text)
     return match.group(1) if match else None
+
+
+def durable_postgres():
+    """Section 6's cluster: the integration tests' throwaway PostgreSQL (whose start() turns
+    fsync off to keep the tests fast), started here with fsync, synchronous_commit and
+    full_page_writes on, each read back with SHOW; refuses to go on otherwise."""
+    from support.postgres import Postgres
+
+    class DurablePostgres(Postgres):
+        SETTINGS = (("fsync", "on"), ("synchronous_commit", "on"), ("full_page_writes", "on"))
+
+        def start(self):
+            options = "-k %s -p %d -c listen_addresses=127.0.0.1 -c max_connections=100 %s" % (
+                self.dir, self.port, " ".join("-c %s=%s" % setting for setting in self.SETTINGS))
+            self._run(["pg_ctl", "start", "-w", "-t", "30", "-D", self.data, "-l", self.logfile, "-o", options])
+            self.running = True
+            names = [name for name, _ in self.SETTINGS] + ["wal_sync_method"]
+            self.settings = {name: self.psql("postgres", "SHOW %s" % name)[0][0] for name in names}
+            wrong = [name for name, value in self.SETTINGS if self.settings[name] != value]
+            if wrong:
+                raise RuntimeError("PostgreSQL runs with %s" % self.settings)
+
+    return DurablePostgres()

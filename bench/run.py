@@ -36,7 +36,6 @@ from support.authd import Authd  # noqa: E402
 from support.fakeauth import FakeAuthenticator, SilentServer, answer, closed_port_url  # noqa: E402
 from support.tls import make_ca  # noqa: E402
 from support.vreader import VirtualReader, enroll_commands  # noqa: E402
-from support.postgres import Postgres  # noqa: E402
 from support.world import HOST_ID, AUDIENCE, PASSWORDS, World  # noqa: E402
 
 from bench import durability, system  # noqa: E402
@@ -886,7 +885,10 @@ def on_postgres(world, tmp, sqlite_results):
         BENCH_USERS.update({"pgbench%d" % i: BenchKey() for i in range(4)})
     register_keys(world.authd, world.token_path.read_text().strip(), BENCH_USERS)
     results = {}
-    with Postgres() as pg:
+    with durability.durable_postgres() as pg:
+        log("PostgreSQL %s" % " ".join("%s=%s" % item for item in pg.settings.items()))
+        details.append("section 6 durability: PostgreSQL %s (SHOW, this run's cluster)"
+                       % " ".join("%s=%s" % item for item in pg.settings.items()))
         url = pg.create_database("bench")
         a = Authd(Path(tmp) / "pg-a", audience=AUDIENCE, tls=world.ca, db=url)
         b = Authd(Path(tmp) / "pg-b", audience=AUDIENCE, tls=world.ca, db=url)
