@@ -38,7 +38,7 @@ from support.tls import make_ca  # noqa: E402
 from support.vreader import VirtualReader, enroll_commands  # noqa: E402
 from support.world import HOST_ID, AUDIENCE, PASSWORDS, World  # noqa: E402
 
-from bench import durability, system  # noqa: E402
+from bench import durability, flood, system  # noqa: E402
 from bench.common import (BenchKey, add, b64url, claims, details, failed_checks, free_port, log,  # noqa: E402
                           notes, pct, proc_cpu_seconds, register_keys, rows, sign_tokens, started_pids, wrk,
                           write_token_files)
@@ -60,7 +60,7 @@ THROUGHPUT_TARGETS = {("rate", 8): {"at_least_ratio": 5.0}, ("rate", 64): {"at_l
                       ("p99", 64): {"at_most_ratio": 0.5}, ("p50", 1): {"at_most_ratio": 1.0}}
 PG_TOKENS = int(os.environ.get("BENCH_PG_TOKENS", str(TOKENS_PER_LEVEL)))
 PG_CLIENT_LEVELS = (8, 64)
-ONLY = set(os.environ.get("BENCH_ONLY", "1,2,3,4,5,6").split(","))  # a subset, for development
+ONLY = set(os.environ.get("BENCH_ONLY", "1,2,3,4,5,6,7").split(","))  # a subset, for development
 HELPER_RUNS = int(os.environ.get("BENCH_HELPER_RUNS", "40"))  # section 1b: the helper run directly
 SETTLE_S = int(os.environ.get("BENCH_SETTLE_MS", "50")) / 1000.0  # touch-to-login: prompt -> finger
 # A stand-in login helper (root 0755 shell script): reads the module's request on stdin and
@@ -1017,6 +1017,8 @@ def main():
             steadiness(world, tmp)
         if "6" in ONLY:
             on_postgres(world, tmp, sqlite_results)
+        if "7" in ONLY:
+            flood.flood(world, tmp)
     except BaseException:
         failed = True
         raise
