@@ -20,8 +20,10 @@ not counted):
 wrk cannot choose its source address, so it runs with a small LD_PRELOAD shim (C below,
 compiled with gcc into the bench's temporary folder) that binds each IPv4 socket to
 127.0.0.2 before wrk's connect(). wrk rather than a Python client: the flood must not
-compete with the server for the 2 cores more than it has to (wrk answers ~10x more requests
-per CPU-second than Python's http.client), and it is the load generator of sections 4-6.
+compete with the server for the 2 cores more than it has to (in a check on this machine,
+one keep-alive connection, refused logins: wrk ~160 us of client CPU per request, Python's
+http.client ~340 us, and Python threads would share one interpreter lock), and it is the
+load generator of sections 4-6. wrk's CPU over the flood is printed.
 The audit rows the flood added are counted in the database (sqlite3) before and after,
 by peer address and by (event, outcome, reason).
 """
@@ -251,10 +253,10 @@ def flood(world, tmp):
     flood_rows = by_peer.get(FLOOD_SOURCE, 0)
     server_cpu = (cpu1[0] - cpu0[0]) + (cpu1[1] - cpu0[1])
     log("flood: %d answers from %s in %.1f s (%.0f/s; 401: %d, 429: %d, 200: %d, other: %d; wrk p50 %.2f ms, "
-        "p99 %.2f ms; errors connect %d read %d write %d timeout %d); fingerauthd CPU %.1f s (%.3f ms per request)"
-        % (r["answers"], FLOOD_SOURCE, r["seconds"], flood_rate, r["s401"], r["s429"], r["ok"], r["other"],
-           r["p50_us"] / 1000, r["p99_us"] / 1000, r["connect_errors"], r["read_errors"], r["write_errors"],
-           r["timeouts"], server_cpu, server_cpu * 1000 / max(1, r["answers"])))
+        "p99 %.2f ms; errors connect %d read %d write %d timeout %d); CPU: fingerauthd %.1f s (%.3f ms per request), "
+        "wrk %.1f s" % (r["answers"], FLOOD_SOURCE, r["seconds"], flood_rate, r["s401"], r["s429"], r["ok"], r["other"],
+                        r["p50_us"] / 1000, r["p99_us"] / 1000, r["connect_errors"], r["read_errors"],
+                        r["write_errors"], r["timeouts"], server_cpu, server_cpu * 1000 / max(1, r["answers"]), r["cpu"]))
     log("under the flood: %d valid logins from %s paced at %.0f/s (%.0f/s achieved: one request at a time) while it "
         "ran (of %d sent; %d connection errors): p50 %.2f ms, p99 %.2f ms, %d not 200; quiet p99 %.2f ms"
         % (f["n"], VALID_SOURCE, VALID_RATE, f["rate"], len(valid.samples), valid.errors, f["p50"], f["p99"],

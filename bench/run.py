@@ -1,8 +1,10 @@
 """`make bench`: FingerAuth's figures — login latency with the finger already there and
 touch-to-login (finger put on the reader after the prompt), the module's own cost, fall-over,
-authenticator throughput, steadiness, and the authenticator on PostgreSQL (section 6) —
-each against a baseline measured in this same run, printed as one table (figure, ours,
-baseline, ratio, the issue's target where it set one). See BENCHMARKS.md.
+authenticator throughput with each side's durability, fsyncs and CPU against the machine's
+RSA limit (section 4, bench/durability.py), steadiness, the authenticator on a durable
+PostgreSQL (section 6), and a flood of refused requests beside valid logins (section 7,
+bench/flood.py) — each against a baseline measured in this same run, printed as one table
+(figure, ours, baseline, ratio, the issue's target where it set one). See BENCHMARKS.md.
 
     FINGERAUTH_BUILD=<dir with the built binaries> BENCH_VENV=<venv with uvicorn, PyJWT>
         /usr/bin/python3 bench/run.py
