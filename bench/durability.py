@@ -113,11 +113,14 @@ def wait_for_peer_durability(log_path, workers, proc, timeout=30):
         time.sleep(0.1)
 
 
+# HOOK (issue 13): fingerauthd's durability. The store work (group commit) adds a start-up
+# line `sqlite synchronous=FULL` to fingerauthd's log (stderr, which support.authd keeps in
+# <workdir>/authd.stderr); until it does, the bench reports fingerauthd's durability as "not
+# reported". PRAGMA synchronous is per connection: another process cannot read it back from
+# the database file, so fingerauthd's own word, with the fsync counts beside it, is what the
+# table can show.
 def authd_durability(authd):
-    """What fingerauthd says it runs with, from its start-up log line `sqlite synchronous=X`
-    (HOOK: the store work adds that line; until it lands this returns None and the bench
-    reports fingerauthd's durability as "not reported"). PRAGMA synchronous is per
-    connection, so it cannot be read back from the database file by another process."""
+    """The X of fingerauthd's start-up log line `sqlite synchronous=X`, or None."""
     text = authd.log_text()
     match = re.search(r"sqlite synchronous=(\w+)", text)
     return match.group(1) if match else None
