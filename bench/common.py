@@ -174,11 +174,21 @@ def free_port():
         return s.getsockname()[1]
 
 
+# The registration proof's `typ`: explicit typing (RFC 8725 §3.11) as the fingerauthd of
+# issue 13 requires; a fingerauthd from before it accepts only "JWT" (or none) and answers
+# 401 bad_typ, and then the proof is sent again as a plain JWT.
+PROOF_TYPES = ("fingerauth-proof+jwt", "JWT")
+
+
 def register_keys(authd, token, users):
+    """Registers each {name: BenchKey} through the real `POST /v1/keys` (201 expected)."""
     import jwt
     for name, key in users.items():
-        proof = jwt.encode(claims(name), key.private, algorithm="RS256", headers={"kid": key.kid})
-        reply = authd.post_json("/v1/keys", {"user": name, "host": HOST_ID, "jwk": key.jwk, "proof": proof},
-                                token=token)
+        for typ in PROOF_TYPES:
+            proof = jwt.encode(claims(name), key.private, algorithm="RS256", headers={"kid": key.kid, "typ": typ})
+            reply = authd.post_json("/v1/keys", {"user": name, "host": HOST_ID, "jwk": key.jwk, "proof": proof},
+                                    token=token)
+            if not (reply.status == 401 and b"bad_typ" in reply.body):
+                break
         if reply.status != 201:
             raise RuntimeError("registering %s: %r" % (name, reply))

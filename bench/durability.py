@@ -114,15 +114,20 @@ def wait_for_peer_durability(log_path, workers, proc, timeout=30):
 
 
 # HOOK (issue 13): fingerauthd's durability. The store work (group commit) adds a start-up
-# line `sqlite synchronous=FULL` to fingerauthd's log (stderr, which support.authd keeps in
-# <workdir>/authd.stderr); until it does, the bench reports fingerauthd's durability as "not
+# line to fingerauthd's log (stderr, which support.authd keeps in <workdir>/authd.stderr)
+# naming what it commits with, read back from its own connection: `sqlite WAL
+# synchronous=FULL` (or `sqlite synchronous=FULL`), `postgresql synchronous_commit=on
+# fsync=on`. Until a fingerauthd prints one, the bench reports its durability as "not
 # reported". PRAGMA synchronous is per connection: another process cannot read it back from
 # the database file, so fingerauthd's own word, with the fsync counts beside it, is what the
 # table can show.
+DURABILITY_LINE = re.compile(r"\b(sqlite(?: \w+)? synchronous=\w+|postgresql synchronous_commit=\w+ fsync=\w+)")
+
+
 def authd_durability(authd):
-    """The X of fingerauthd's start-up log line `sqlite synchronous=X`, or None."""
-    text = authd.log_text()
-    match = re.search(r"sqlite synchronous=(\w+)", text)
+    """What fingerauthd's start-up line says it commits with ("sqlite WAL synchronous=FULL",
+    "postgresql synchronous_commit=on fsync=on"), or None."""
+    match = DURABILITY_LINE.search(authd.log_text())
     return match.group(1) if match else None
 
 

@@ -41,7 +41,7 @@ from support.vreader import VirtualReader, enroll_commands  # noqa: E402
 from support.world import HOST_ID, AUDIENCE, PASSWORDS, World  # noqa: E402
 
 from bench import durability, flood, system  # noqa: E402
-from bench.common import (BenchKey, add, b64url, claims, details, failed_checks, free_port, log,  # noqa: E402
+from bench.common import (BenchKey, add, b64url, details, failed_checks, free_port, log,  # noqa: E402
                           notes, pct, proc_cpu_seconds, register_keys, rows, sign_tokens, started_pids, wrk,
                           write_token_files)
 
@@ -636,16 +636,9 @@ class Peer:
 
 
 def throughput(world, venv, tmp):
-    import jwt
     print("== 4. authenticator throughput: wrk, keep-alive, unique pre-signed tokens", flush=True)
-    token = world.token_path.read_text().strip()
     users = {"bench%d" % i: BenchKey() for i in range(4)}
-    for name, key in users.items():
-        proof = jwt.encode(claims(name), key.private, algorithm="RS256", headers={"kid": key.kid})
-        reply = world.authd.post_json("/v1/keys", {"user": name, "host": HOST_ID, "jwk": key.jwk, "proof": proof},
-                                      token=token)
-        if reply.status != 201:
-            raise RuntimeError("registering %s: %r" % (name, reply))
+    register_keys(world.authd, world.token_path.read_text().strip(), users)
     # the peer's registry: the same keys, read from fingerauthd's own table
     import sqlite3
     source = sqlite3.connect(world.authd.db, timeout=10)
@@ -663,8 +656,8 @@ def throughput(world, venv, tmp):
     peer = Peer(venv, world.ca, peer_db, tmp)
     ours_durability = durability.authd_durability(world.authd)
     log("durability: fingerauthd %s; Python peer %s"
-        % ("sqlite synchronous=%s (its start-up log line)" % ours_durability if ours_durability else
-           "not reported (no \"sqlite synchronous=\" line in its log yet)", " / ".join(peer.durability)))
+        % ("%s (its start-up log line)" % ours_durability if ours_durability else
+           "not reported (no \"sqlite … synchronous=\" line in its log yet)", " / ".join(peer.durability)))
     results = {}
     try:
         for clients in CLIENT_LEVELS:
@@ -721,8 +714,8 @@ def throughput(world, venv, tmp):
     add(4, "verified logins/s, %d clients (vs openssl rsa2048 verify/s x %d cores)" % (top, os.cpu_count()),
         ours["rate"], rsa["verify"] * os.cpu_count(), "/s", 0)
     details.append("section 4 durability: fingerauthd %s; Python peer %s (%d workers, each connection read back)"
-                   % ("sqlite synchronous=%s (its start-up log line)" % ours_durability if ours_durability else
-                      "not reported by fingerauthd (no \"sqlite synchronous=\" start-up line)",
+                   % ("%s (its start-up log line)" % ours_durability if ours_durability else
+                      "not reported by fingerauthd (no \"sqlite … synchronous=\" start-up line)",
                       " / ".join(peer.durability), PEER_WORKERS))
     details.append("section 4 machine limit: openssl speed -seconds %d rsa2048, this run, one core: %.0f verify/s "
                    "(%.1f us each), %.0f sign/s" % (rsa["seconds"], rsa["verify"], 1e6 / rsa["verify"], rsa["sign"]))
@@ -904,6 +897,10 @@ def on_postgres(world, tmp, sqlite_results):
             b.start()
             started_pids.append(b.pid)
             register_keys(a, a.create_token(HOST_ID), BENCH_USERS)
+            said = [durability.authd_durability(authd) or "not reported" for authd in (a, b)]
+            log("the two fingerauthd on PostgreSQL say they commit with: %s" % " / ".join(said))
+            details.append("section 6 durability as the two fingerauthd report it (start-up line): %s"
+                           % " / ".join(said))
             for clients in PG_CLIENT_LEVELS:
                 runs = [("postgresql x1", [a]), ("postgresql x2", [a, b])]
                 if ("fingerauthd", clients) not in sqlite_results:
