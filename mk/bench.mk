@@ -1,14 +1,15 @@
 # `make bench`: the five figures of issue 7 (login latency through real libpam — with the
 # finger already on the reader, and touch-to-login, the finger put on after the prompt —, the
 # module's own cost, fall-over time, authenticator throughput against a Python peer, steadiness) and
-# one and two fingerauthd on one PostgreSQL (section 6; a private cluster, always removed),
-# each against a baseline measured in the same run, printed as one table (bench/run.py,
+# one and two fingerauthd on one durable PostgreSQL (section 6; a private cluster, always
+# removed), a flood of refused requests beside valid logins (section 7), each against a
+# baseline measured in the same run, printed as one table (bench/run.py,
 # results also in build/bench-results.json; BENCHMARKS.md has the last run). Root only: it
 # adds a user (fabench) and runs fprintd on a system bus for the pam_unix and pam_fprintd
 # baselines, and removes both. Not a test stage. Uses the binaries in $(BUILD); builds
 # first unless NOBUILD=1. PyPI tools (uvicorn, PyJWT, cryptography for the peer verifier)
 # go into a venv, $(BENCH_VENV).
-BENCH_PACKAGES := fprintd libpam-fprintd dbus polkitd wrk valgrind python3-venv postgresql
+BENCH_PACKAGES := fprintd libpam-fprintd dbus polkitd wrk valgrind python3-venv postgresql openssl linux-perf strace gcc
 BENCH_VENV ?= build/bench-venv
 BENCH_PIP := 'uvicorn[standard]==0.54.0' 'PyJWT==2.15.1' 'cryptography==50.0.2'
 

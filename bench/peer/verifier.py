@@ -9,11 +9,15 @@ It is deliberately lean (a bare ASGI callable, no web framework), so the compari
 generous to the peer. Keys are read from the `keys` table of PEER_DB (the harness copies
 them there from fingerauthd's registry after registering them through the real
 `/v1/keys`); parsed public keys are cached per kid, the row is looked up per request.
+Durability as fingerauthd's: SQLite in WAL mode with synchronous=FULL, set and read back
+on each worker's connection at start-up (the worker refuses to start otherwise); the
+replay row and the audit row of a login in one transaction, committed before the answer.
 """
 
 import json
 import os
 import sqlite3
+import sys
 import time
 
 import jwt
@@ -24,19 +28,34 @@ MAX_TTL = int(os.environ.get("PEER_MAX_TTL", "300"))
 SKEW = int(os.environ.get("PEER_SKEW", "30"))
 MAX_BODY = 16 * 1024
 # 1 (default): the replay row and the audit row in one transaction; 2: two autocommits, as
-# fingerauthd does (for the sensitivity check in BENCHMARKS.md)
+# fingerauthd did before issue 13 (for the sensitivity check in BENCHMARKS.md)
 COMMITS = int(os.environ.get("PEER_COMMITS", "1"))
 
 _db = None
 _keys = {}
 
 
+SYNCHRONOUS = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+
+
 def db():
+    """This worker's connection: WAL and synchronous=FULL, set explicitly and read back (a
+    commit is fdatasync'd before the answer, as fingerauthd's); refuses to run otherwise and
+    says on stderr what it runs with (the harness reads the line from the peer's log)."""
     global _db
     if _db is None:
-        _db = sqlite3.connect(os.environ["PEER_DB"], timeout=5, isolation_level=None)
-        _db.execute("PRAGMA busy_timeout = 5000")
-        _db.execute("PRAGMA journal_mode = WAL")
+        connection = sqlite3.connect(os.environ["PEER_DB"], timeout=5, isolation_level=None)
+        connection.execute("PRAGMA busy_timeout = 5000")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = FULL")
+        mode = connection.execute("PRAGMA journal_mode").fetchone()[0]
+        synchronous = SYNCHRONOUS.get(connection.execute("PRAGMA synchronous").fetchone()[0], "?")
+        if mode.lower() != "wal" or synchronous != "FULL":
+            raise RuntimeError("peer: sqlite journal_mode=%s synchronous=%s, not wal/FULL: refusing to run"
+                               % (mode, synchronous))
+        print("peer worker %d: sqlite journal_mode=%s synchronous=%s, %d commit(s) per login"
+              % (os.getpid(), mode, synchronous, COMMITS), file=sys.stderr, flush=True)
+        _db = connection
     return _db
 
 
