@@ -1,63 +1,62 @@
 /// Serializes a `JSONValue` as compact JSON text (no spaces, members in their order).
+/// Works on UTF-8 bytes: a string's bytes are copied as they are, but for `"`, `\` and
+/// control characters, which are escaped.
 public enum JSONEncoding {
     public static func encode(_ value: JSONValue) -> String {
-        var out = ""
-        write(value, to: &out)
-        return out
+        String(decoding: encodeBytes(value), as: UTF8.self)
     }
 
     /// The compact JSON text of `value`, as UTF-8 bytes.
     public static func encodeBytes(_ value: JSONValue) -> [UInt8] {
-        Array(encode(value).utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(value, to: &out)
+        return out
     }
 
-    private static func write(_ value: JSONValue, to out: inout String) {
+    private static func write(_ value: JSONValue, to out: inout [UInt8]) {
         switch value {
-        case .null: out += "null"
-        case let .bool(b): out += b ? "true" : "false"
-        case let .number(text): out += text
+        case .null: out += Array("null".utf8)
+        case let .bool(b): out += Array((b ? "true" : "false").utf8)
+        case let .number(text): out.append(contentsOf: text.utf8)
         case let .string(s): writeString(s, to: &out)
         case let .array(items):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 write(item, to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case let .object(members):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, member) in members.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 writeString(member.0, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 write(member.1, to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef")
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
+    private static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case UInt8(ascii: "\n"): out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case UInt8(ascii: "\r"): out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case UInt8(ascii: "\t"): out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0..<0x20, 0x7f:
+                out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                        hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xf)]]
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7f {
-                    let v = Int(scalar.value)
-                    out += "\\u00"
-                    out.append(hexDigits[(v >> 4) & 0xf])
-                    out.append(hexDigits[v & 0xf])
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
+                out.append(byte)
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

@@ -159,6 +159,19 @@ private struct Reader {
 
     mutating func string() throws(JSONError) -> String {
         offset += 1
+        // Fast path: most strings (a whole JWT among them) hold no escape; such a run up to
+        // its closing quote becomes a String at once, checked as strict UTF-8.
+        var end = offset
+        while end < bytes.count {
+            let b = bytes[end]
+            if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b < 0x20 { break }
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            guard let s = String(validating: bytes[offset..<end], as: UTF8.self) else { throw .invalid(offset: offset) }
+            offset = end + 1
+            return s
+        }
         var scalars = String.UnicodeScalarView()
         var raw: [UInt8] = []
         func flush(_ raw: inout [UInt8], into scalars: inout String.UnicodeScalarView) throws(JSONError) {

@@ -4,18 +4,17 @@
 public enum LogText {
     /// `text` with every other byte replaced by `?` and cut to `limit` bytes ("…" marks a cut).
     public static func clean(_ text: String, limit: Int = 128) -> String {
-        var out = ""
-        var count = 0
+        var out: [UInt8] = []
+        out.reserveCapacity(min(text.utf8.count, limit) + 3)
         for byte in text.utf8 {
-            if count == limit {
-                out += "..."
+            if out.count == limit {
+                out += Array("...".utf8)
                 break
             }
             let allowed = byte > 0x20 && byte < 0x7f && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
-            out.unicodeScalars.append(Unicode.Scalar(allowed ? byte : UInt8(ascii: "?")))
-            count += 1
+            out.append(allowed ? byte : UInt8(ascii: "?"))
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

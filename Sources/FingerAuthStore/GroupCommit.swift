@@ -10,14 +10,23 @@ import Glibc
 /// fall; a lone request waits for one commit, as it would without batching. A batch that
 /// fails (disk full, database gone) fails every request in it: none is answered 2xx.
 public final class GroupCommit: @unchecked Sendable {
-    /// One request's items and, once its batch committed, their outcomes.
+    /// One request's items and, once its batch committed, their outcomes. Its own condition
+    /// variable wakes only this request (a shared one would wake every waiting request at
+    /// every commit: a thundering herd that cost more CPU than the logins).
     private final class Ticket {
         let items: [WriteItem]
         var outcomes: [WriteOutcome] = []
         var failure: StoreError?
         var done = false
+        let committed = GroupCommit.monotonicCondition()
 
         init(items: [WriteItem]) { self.items = items }
+
+        deinit {
+            pthread_cond_destroy(committed)
+            committed.deinitialize(count: 1)
+            committed.deallocate()
+        }
     }
 
     let store: any AuthStorage
@@ -31,7 +40,6 @@ public final class GroupCommit: @unchecked Sendable {
 
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let work: UnsafeMutablePointer<pthread_cond_t>
-    private let committed: UnsafeMutablePointer<pthread_cond_t>
     private var queue: [Ticket] = []
     private var stopping = false
     private var thread: pthread_t?
@@ -49,16 +57,13 @@ public final class GroupCommit: @unchecked Sendable {
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
         work = Self.monotonicCondition()
-        committed = Self.monotonicCondition()
     }
 
     deinit {
         stop()
-        for condition in [work, committed] {
-            pthread_cond_destroy(condition)
-            condition.deinitialize(count: 1)
-            condition.deallocate()
-        }
+        pthread_cond_destroy(work)
+        work.deinitialize(count: 1)
+        work.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deinitialize(count: 1)
         mutex.deallocate()
@@ -131,7 +136,7 @@ public final class GroupCommit: @unchecked Sendable {
         clock_gettime(CLOCK_MONOTONIC, &deadline)
         deadline.tv_sec += waitSeconds
         while !ticket.done {
-            if pthread_cond_timedwait(committed, mutex, &deadline) == ETIMEDOUT && !ticket.done {
+            if pthread_cond_timedwait(ticket.committed, mutex, &deadline) == ETIMEDOUT && !ticket.done {
                 pthread_mutex_unlock(mutex)
                 throw StoreError("no commit within \(waitSeconds) s")
             }
@@ -195,11 +200,11 @@ public final class GroupCommit: @unchecked Sendable {
             }
             index += ticket.items.count
             ticket.done = true
+            pthread_cond_signal(ticket.committed)
         }
         statistics.batches += 1
         statistics.items += Int64(items.count)
         if failure != nil { statistics.failed += 1 }
-        pthread_cond_broadcast(committed)
         pthread_mutex_unlock(mutex)
     }
 

@@ -14,6 +14,17 @@ final class JSONParserTests: XCTestCase {
         }
     }
 
+    func testStringsWithAndWithoutEscapesAreStrictUTF8() throws {
+        XCTAssertEqual(try JSONParser().parse(Array("\"plain caf\u{e9}\"".utf8)), .string("plain caf\u{e9}"))
+        XCTAssertEqual(try JSONParser().parse(Array(#""a\"b""#.utf8)), .string("a\"b"))
+        for bytes: [UInt8] in [[0x22, 0xff, 0x22], [0x22, 0xc3, 0x22], [0x22, 0x61, 0x0a, 0x22], [0x22, 0x61, 0x5c, 0x22],
+                               [0x22, 0x61, 0x62], [0x22, 0xed, 0xa0, 0x80, 0x22]] {
+            XCTAssertThrowsError(try JSONParser().parse(bytes), "\(bytes)")
+        }
+        let text = "\"\u{7f}\\\n\u{1}\u{e9}\u{1f600}\""
+        XCTAssertEqual(JSONEncoding.encode(.string(text)), #""\"\u007f\\\n\u0001é😀\"""#)
+    }
+
     func testDepthAndSizeAreBounded() {
         XCTAssertThrowsError(try JSONParser(maxDepth: 4).parse("[[[[[1]]]]]"))
         XCTAssertThrowsError(try JSONParser(maxBytes: 8).parse("[1,2,3,4,5]"))
