@@ -78,7 +78,7 @@ public final class StorePruner: @unchecked Sendable {
         do throws(StoreError) {
             let offset = try clock.measure(store)
             let notable = abs(offset) >= Self.clockWarning
-            if notable && offset != reportedOffset {
+            if notable && abs(offset - reportedOffset) >= Self.clockWarning {
                 log("this machine's clock is \(abs(offset)) s \(offset > 0 ? "behind" : "ahead of") the database's; "
                     + "token times are judged by the database's clock")
                 reportedOffset = offset

@@ -67,6 +67,10 @@ class DeviceKey:
         canonical = '{"e":"%s","kty":"RSA","n":"%s"}' % (self.jwk["e"], self.jwk["n"])
         self.kid = b64url(hashlib.sha256(canonical.encode("ascii")).digest())
 
+    def private_pem(self):
+        return self.private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption())
+
     def public_pem(self):
         return self.private.public_key().public_bytes(serialization.Encoding.PEM,
                                                       serialization.PublicFormat.SubjectPublicKeyInfo)

@@ -66,6 +66,7 @@ class Authd:
         self.url = None
         self.port = None
         self.returncode = None
+        self.env = None  # the daemon's environment (None: this process's)
         self._proc = None
         self._stderr = None
 
@@ -92,7 +93,7 @@ class Authd:
         args += self.args
         self._stderr = open(self.stderr_path, "ab")
         self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                      stderr=self._stderr, close_fds=True)
+                                      stderr=self._stderr, close_fds=True, env=self.env)
         deadline = time.monotonic() + self.START_DEADLINE
         line = self._read_line(deadline)
         prefix = "listening on "
