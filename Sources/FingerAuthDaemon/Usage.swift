@@ -23,6 +23,8 @@ enum Usage {
           --failure-window    the window, seconds (default 300)
           --threads           worker threads (default 4)
           --connection-timeout  idle seconds before a connection is closed (default 10)
+          --head-timeout      seconds for a whole request head, from the connection's
+                              accept or the previous answer (default 10)
           --request-timeout   seconds to receive a whole body (default 30)
           --max-connections   simultaneous connections (default 256)
           --max-connections-per-address  per client address (default 64)

@@ -14,6 +14,9 @@ public struct ServerLimits: Sendable {
     /// Seconds a connection may stay idle (MHD_OPTION_CONNECTION_TIMEOUT): a client that
     /// stops sending headers or body is disconnected after it.
     public var connectionTimeout: UInt32 = 10
+    /// Seconds for a whole request head, counted from the accept (TLS handshake included)
+    /// or from the end of the previous answer on a keep-alive connection (`ConnectionWatch`).
+    public var headTimeout: Double = 10
     /// Seconds from the end of the headers to the end of the body: a client trickling its
     /// body just under the idle timeout is cut off here.
     public var requestTimeout: Double = 30
@@ -30,7 +33,7 @@ public struct ServerLimits: Sendable {
 }
 
 /// The libmicrohttpd daemon (MHD_start_daemon … MHD_stop_daemon), owned by this object:
-/// an internal epoll thread pool, idle and request timeouts, connection and memory limits,
+/// an internal epoll thread pool, idle, head and request timeouts, connection and memory limits,
 /// TLS from memory when given. Requests go to `AuthenticatorService`; this type only moves
 /// bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
 public final class HTTPServer {
@@ -40,6 +43,9 @@ public final class HTTPServer {
 
     private var daemon: OpaquePointer?
     private let dispatcher: RequestDispatcher
+    /// Connections and their head deadline; alive until MHD_stop_daemon has returned (its
+    /// callbacks reach it).
+    private let watch: ConnectionWatch
     /// MHD_OPTION_SOCK_ADDR, kept alive while the daemon runs.
     private let address: UnsafeMutableRawPointer
     /// NUL-terminated PEM copies for MHD_OPTION_HTTPS_MEM_KEY/CERT; the key is zeroed on free.
@@ -56,6 +62,7 @@ public final class HTTPServer {
     public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSMaterial?,
                 limits: ServerLimits = ServerLimits()) throws(ServerError) {
         dispatcher = RequestDispatcher(service: service, requestTimeout: limits.requestTimeout)
+        watch = ConnectionWatch(headTimeout: limits.headTimeout, log: service.log)
         let storage = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<sockaddr_storage>.size,
                                                        alignment: MemoryLayout<sockaddr_storage>.alignment)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<sockaddr_storage>.size)
@@ -83,6 +90,8 @@ public final class HTTPServer {
         config.handler_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
         config.completed = requestCompleted
         config.completed_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
+        config.notify_connection = connectionNotified
+        config.notify_connection_cls = Unmanaged.passUnretained(watch).toOpaque()
         config.thread_pool_size = limits.threads
         config.connection_timeout = limits.connectionTimeout
         config.connection_limit = limits.maxConnections
@@ -100,6 +109,7 @@ public final class HTTPServer {
         }
         daemon = started
         port = fa_mhd_bound_port(started)
+        watch.start()
     }
 
     /// Stops accepting (MHD_quiesce_daemon, listening socket closed), waits up to `grace`
@@ -123,6 +133,7 @@ public final class HTTPServer {
         }
         MHD_stop_daemon(daemon)
         self.daemon = nil
+        watch.stop()
         return left
     }
 
@@ -221,6 +232,7 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
     let methodText = String(cString: method)
     let urlText = String(cString: url)
     guard let raw = conCls.pointee else {
+        ConnectionWatch.headArrived(connection)
         let state = RequestState()
         conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         dispatcher.begin()
@@ -262,13 +274,26 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
     return dispatcher.respond(connection, method: methodText, url: urlText, state: state)
 }
 
-/// MHD_RequestCompletedCallback: releases the request's `RequestState` and counts the
-/// request finished.
+/// MHD_RequestCompletedCallback: starts the connection's next head phase, releases the
+/// request's `RequestState` and counts the request finished.
 private func requestCompleted(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
                               conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
                               toe: MHD_RequestTerminationCode) {
+    if let connection { ConnectionWatch.requestFinished(connection) }
     guard let conCls, let raw = conCls.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(raw).release()
     conCls.pointee = nil
     if let cls { Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue().end() }
+}
+
+/// MHD_NotifyConnectionCallback: tells the watch of each connection's start and close.
+private func connectionNotified(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
+                                socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                                code: MHD_ConnectionNotificationCode) {
+    guard let cls, let connection, let socketContext else { return }
+    let watch = Unmanaged<ConnectionWatch>.fromOpaque(cls).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED: watch.started(connection, context: socketContext)
+    case .CONNECTION_NOTIFY_CLOSED: watch.closed(context: socketContext)
+    }
 }
