@@ -27,6 +27,7 @@ enum ServeCommand {
         sigaddset(&stopSignals, SIGINT)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         umask(0o077)
+        checkConnectionLimits(for: settings.limits, log: log)
 
         var tls: TLSMaterial?
         if let certPath = settings.certificate, let keyPath = settings.key {
@@ -77,5 +78,29 @@ enum ServeCommand {
         store.close()
         log.message("stopped")
         return 0
+    }
+
+    /// Raises the soft RLIMIT_NOFILE toward the hard limit so that `max-connections` fit
+    /// beside the listening socket, the workers' epoll and event descriptors and the
+    /// database connections. A limit that stays too low (a hard limit below, or a sandbox
+    /// refusing setrlimit) is logged: connections past it are refused at accept. So is a
+    /// global cap that four addresses at their own cap could fill.
+    private static func checkConnectionLimits(for limits: ServerLimits, log: RequestLog) {
+        let needed = rlim_t(limits.maxConnections) + 64 + 3 * rlim_t(limits.threads)
+        var current = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &current) == 0 else { return }
+        if current.rlim_cur < needed && current.rlim_max > current.rlim_cur {
+            var raised = current
+            raised.rlim_cur = min(current.rlim_max, needed)
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { current = raised }
+        }
+        if current.rlim_cur < needed {
+            log.message("open-file limit \(current.rlim_cur) is below the \(needed) that max-connections " +
+                        "\(limits.maxConnections) needs; raise LimitNOFILE or lower max-connections")
+        }
+        if limits.maxConnections < 4 * limits.maxConnectionsPerAddress {
+            log.message("max-connections \(limits.maxConnections) is below 4 x max-connections-per-address " +
+                        "\(limits.maxConnectionsPerAddress): a few client addresses can hold every connection")
+        }
     }
 }

@@ -26,7 +26,7 @@ enum Usage {
           --head-timeout      seconds for a whole request head, from the connection's
                               accept or the previous answer (default 10)
           --request-timeout   seconds to receive a whole body (default 30)
-          --max-connections   simultaneous connections (default 256)
+          --max-connections   simultaneous connections (default 1024)
           --max-connections-per-address  per client address (default 64)
           --shutdown-grace    seconds SIGTERM waits for requests in flight (default 10)
           --prune-interval    seconds between removals of expired jti and old audit rows (default 60)

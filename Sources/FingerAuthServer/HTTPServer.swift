@@ -20,8 +20,9 @@ public struct ServerLimits: Sendable {
     /// Seconds from the end of the headers to the end of the body: a client trickling its
     /// body just under the idle timeout is cut off here.
     public var requestTimeout: Double = 30
-    /// Simultaneous connections, all clients / one address.
-    public var maxConnections: UInt32 = 256
+    /// Simultaneous connections, all clients / one address. The default leaves room for
+    /// four addresses at their cap and more.
+    public var maxConnections: UInt32 = 1024
     public var maxConnectionsPerAddress: UInt32 = 64
     /// Worker threads (MHD_OPTION_THREAD_POOL_SIZE).
     public var threads: UInt32 = 4
