@@ -1,0 +1,354 @@
+"""fingerauthd's HTTP layer, attacked over real TLS on loopback: the request-head deadline
+(slowloris from four addresses, silent and half-sent TLS handshakes, keep-alive that
+idles or drips), the login helper's warm connection across that deadline, and the
+open-file limit that max-connections needs.
+
+Times are asserted from the client's side: a connection must close at the head deadline,
+not at the idle timeout, which every test sets far apart from it.
+"""
+
+import asyncio
+import os
+import random
+import re
+import socket
+import ssl
+import sys
+import threading
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from support.authd import Authd, build_dir  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauthd"), os.X_OK),
+                                reason="no fingerauthd in %s" % build_dir())
+
+HEAD_TIMEOUT = 3.0
+# Far from HEAD_TIMEOUT, so that a close at the idle timeout cannot pass for the deadline.
+IDLE_TIMEOUT = "20"
+# The watchdog looks every 0.1 s; the client needs a moment to see the close.
+LATE = 1.0
+SOURCES = ("127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5")
+
+
+def head_deadline_server(tmp_path, ca, *extra):
+    return Authd(tmp_path, tls=ca, args=("--head-timeout", "%d" % HEAD_TIMEOUT,
+                                         "--connection-timeout", IDLE_TIMEOUT, *extra))
+
+
+def closed_after(sock, started, limit=15.0):
+    """Seconds from `started` until the server closed `sock` (EOF or reset)."""
+    sock.settimeout(0.05)
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            if sock.recv(4096) == b"":
+                return time.monotonic() - started
+        except (socket.timeout, ssl.SSLWantReadError):
+            continue
+        except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
+            return time.monotonic() - started
+    raise AssertionError("still open after %.1f s" % limit)
+
+
+def slow_client_lines(authd):
+    return [line for line in authd.log_text().splitlines() if "slow client" in line]
+
+
+# -- the request-head deadline ---------------------------------------------------------------
+
+async def _drip(address, port, context, stop_at, lifetimes, answered, refused):
+    """One connection slot from `address`: connect over TLS, drip a header byte every 1-2 s,
+    reconnect when the server closes; each close is recorded with the connection's age."""
+    head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Drip: " + b"a" * 2000
+    while time.monotonic() < stop_at:
+        started = time.monotonic()
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(
+                "127.0.0.1", port, ssl=context, server_hostname="127.0.0.1", local_addr=(address, 0)), 10)
+        except (OSError, asyncio.TimeoutError, ssl.SSLError):
+            refused.append(address)  # the per-address cap, while the previous one is cleaned up
+            await asyncio.sleep(0.2)
+            continue
+        sent = 0
+        try:
+            while time.monotonic() < stop_at:
+                writer.write(head[sent:sent + 1])
+                sent += 1
+                await writer.drain()
+                try:
+                    data = await asyncio.wait_for(reader.read(4096), random.uniform(1.0, 2.0))
+                except asyncio.TimeoutError:
+                    continue
+                if data:
+                    answered.append(data)
+                else:
+                    lifetimes.append((address, time.monotonic() - started))
+                break
+        except (OSError, ssl.SSLError):
+            lifetimes.append((address, time.monotonic() - started))
+        finally:
+            writer.close()
+
+
+def _poll_healthz(authd, stop_at, polls):
+    while time.monotonic() < stop_at:
+        asked = time.monotonic()
+        try:
+            status = authd.request("GET", "/healthz", timeout=2).status
+        except OSError as error:
+            status = repr(error)
+        polls.append((status, time.monotonic() - asked))
+        time.sleep(max(0.0, 0.5 - (time.monotonic() - asked)))
+
+
+def test_slowloris_from_four_addresses_is_cut_at_the_head_deadline_and_healthz_keeps_answering(tmp_path, ca):
+    """4 addresses x 64 connections (the per-address default) drip their heads; the
+    defaults leave the global cap above them. Every connection is closed at the head
+    deadline (not at the idle timeout), and /healthz from 127.0.0.1 is answered within
+    2 s throughout, over several deadlines."""
+    for address in SOURCES:
+        socket.create_server((address, 0)).close()  # the whole of 127/8 is loopback on Linux
+    with head_deadline_server(tmp_path, ca) as authd:
+        context = ca.ssl_context()
+        lifetimes, answered, refused, polls = [], [], [], []
+        stop_at = time.monotonic() + 3.5 * HEAD_TIMEOUT
+        poller = threading.Thread(target=_poll_healthz, args=(authd, stop_at, polls))
+        poller.start()
+
+        async def attack():
+            await asyncio.gather(*(_drip(address, authd.port, context, stop_at, lifetimes, answered, refused)
+                                   for address in SOURCES for _ in range(64)))
+
+        asyncio.run(attack())
+        poller.join()
+
+        assert answered == []
+        # Each slot was cut at least twice (3.5 deadlines long), never at the idle timeout.
+        assert len(lifetimes) >= 2 * 4 * 64, (len(lifetimes), len(refused))
+        for address in SOURCES:
+            assert sum(1 for a, _ in lifetimes if a == address) >= 2 * 64, address
+        ages = sorted(age for _, age in lifetimes)
+        assert ages[0] >= HEAD_TIMEOUT - 0.05, ages[:5]
+        assert ages[-1] <= HEAD_TIMEOUT + LATE, ages[-5:]
+        assert ages[len(ages) // 2] <= HEAD_TIMEOUT + 0.5
+        # /healthz: answered every time, each within 2 s.
+        assert len(polls) >= 15
+        assert all(status == 200 for status, _ in polls), polls
+        assert max(latency for _, latency in polls) < 2.0, polls
+        # The log names every address, aggregated: at most a line or so a second.
+        lines = slow_client_lines(authd)
+        for address in SOURCES:
+            assert any(address in line for line in lines), address
+        assert "request head not complete after 3 s" in lines[0]
+        assert len(lines) <= 3.5 * HEAD_TIMEOUT + 3, len(lines)
+        assert authd.request("GET", "/healthz").status == 200
+
+
+def _client_hello():
+    """The first bytes a TLS client sends (a real ClientHello), from a memory BIO."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="localhost")
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+def test_a_silent_or_half_sent_tls_handshake_is_cut_at_the_head_deadline(tmp_path, ca):
+    with head_deadline_server(tmp_path, ca) as authd:
+        silent = socket.create_connection(("127.0.0.1", authd.port))
+        silent_started = time.monotonic()
+        half = socket.create_connection(("127.0.0.1", authd.port))
+        half_started = time.monotonic()
+        hello = _client_hello()
+        half.sendall(hello[:len(hello) // 2])
+        try:
+            for sock, started in ((silent, silent_started), (half, half_started)):
+                assert HEAD_TIMEOUT - 0.05 <= closed_after(sock, started) <= HEAD_TIMEOUT + LATE
+        finally:
+            silent.close()
+            half.close()
+        assert any("slow client 127.0.0.1: request head not complete after 3 s; connection closed" in line
+                   for line in slow_client_lines(authd))
+
+
+def test_keep_alive_requests_pass_an_idle_one_closes_quietly_and_a_dripping_one_is_cut(tmp_path, ca):
+    with head_deadline_server(tmp_path, ca) as authd:
+        # Requests in a row, 1.5 s apart, on one connection: the deadline restarts after each.
+        kept = authd.connection(timeout=5)
+        try:
+            kept.request("GET", "/healthz")
+            first = kept.getresponse()
+            assert first.status == 200 and first.read()
+            sock = kept.sock
+            for _ in range(2):
+                time.sleep(HEAD_TIMEOUT / 2)
+                kept.request("POST", "/v1/login", body=b'{"jwt":"x"}', headers={"Content-Type": "application/json"})
+                answer = kept.getresponse()
+                answer.read()
+                assert answer.status == 401 and kept.sock is sock
+            answered = time.monotonic()
+            # Then idle: closed at the deadline after the last answer, without a log line.
+            assert HEAD_TIMEOUT - 0.05 <= closed_after(sock, answered) <= HEAD_TIMEOUT + LATE
+        finally:
+            kept.close()
+        assert slow_client_lines(authd) == []
+
+        # One quick request, then a head dripped: cut at the deadline, and logged.
+        dripping = authd.connection(timeout=5)
+        try:
+            dripping.request("GET", "/healthz")
+            assert dripping.getresponse().read()
+            answered = time.monotonic()
+            sock = dripping.sock
+            sock.settimeout(0.5)
+            age = None
+            for byte in b"GET /healthz HTTP/1.1\r\nX-Drip: aaaaaaaaaaaaaaaaaa":
+                try:
+                    sock.sendall(bytes([byte]))
+                    if sock.recv(4096) == b"":
+                        age = time.monotonic() - answered
+                        break
+                except (socket.timeout, ssl.SSLWantReadError):
+                    continue
+                except (OSError, ssl.SSLError):
+                    age = time.monotonic() - answered
+                    break
+            assert age is not None and HEAD_TIMEOUT - 0.05 <= age <= HEAD_TIMEOUT + LATE, age
+        finally:
+            dripping.close()
+        time.sleep(0.3)
+        assert len(slow_client_lines(authd)) == 1
+
+
+class CountingForwarder:
+    """A TCP forwarder in front of fingerauthd (TLS passes through it untouched) that
+    records when each client connection opened and when the server closed it."""
+
+    def __init__(self, upstream_port):
+        self.upstream_port = upstream_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.opened = []
+        self.server_closed = []
+        self._sockets = []
+        self._stop = False
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self):
+        self.listener.settimeout(0.1)
+        while not self._stop:
+            try:
+                client, _ = self.listener.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            self.opened.append(time.monotonic())
+            self._sockets += [client, upstream]
+            threading.Thread(target=self._pump, args=(client, upstream, None), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, self.server_closed), daemon=True).start()
+
+    @staticmethod
+    def _pump(source, sink, closes):
+        while True:
+            try:
+                data = source.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                if closes is not None:
+                    closes.append(time.monotonic())
+                try:
+                    sink.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                return
+            try:
+                sink.sendall(data)
+            except OSError:
+                return
+
+    def close(self):
+        self._stop = True
+        self.listener.close()
+        self._thread.join(2)
+        for sock in self._sockets:
+            sock.close()
+
+
+def test_the_login_helper_reconnects_when_the_deadline_closed_its_warm_connection(world):
+    """The helper opens its connection with a GET while the finger is awaited and POSTs on
+    it after the match. A finger slower than the head deadline finds that connection
+    closed: libcurl reconnects and the login succeeds."""
+    from support.world import AUDIENCE
+    world.authd.stop()
+    world.authd = Authd(str(world.tmp / "authd"), audience=AUDIENCE, tls=world.ca,
+                        args=("--head-timeout", "2", "--connection-timeout", IDLE_TIMEOUT))
+    world.authd.start()
+    forwarder = CountingForwarder(world.authd.port)
+    try:
+        world.write_conf(url="https://127.0.0.1:%d/v1/login" % forwarder.port)
+        world.enroll("alice", "finger-A")
+        before = len(forwarder.opened)
+
+        def late_finger():
+            world.reader.wait_for_new_socket(10)
+            time.sleep(3.5)
+            world.reader.send("SCAN finger-A")
+
+        feeder = threading.Thread(target=late_finger)
+        feeder.start()
+        login = world.login("alice", service=world.service("fa-only", fallback=False))
+        feeder.join(15)
+        assert login.name == "PAM_SUCCESS", login
+        opened = forwarder.opened[before:]
+        closed = [t for t in forwarder.server_closed if t > opened[0]]
+        # The warm connection, closed by the server about 2 s after the warm-up's answer,
+        # and the one libcurl opened afterwards for the POST.
+        assert len(opened) == 2, opened
+        assert closed and closed[0] < opened[1]
+        assert 1.9 <= closed[0] - opened[0] <= 2 + LATE
+        rows = [r for r in world.authd.audit_rows() if r.get("event") == "login"]
+        assert rows[-1]["outcome"] == "accept" and rows[-1]["user"] == "alice"
+    finally:
+        forwarder.close()
+
+
+def limited(tmp_path, limit):
+    """A wrapper that starts fingerauthd under `ulimit LIMIT` (a soft or hard open-file limit)."""
+    path = tmp_path / "limited.sh"
+    path.write_text('#!/bin/sh\nulimit %s\nexec %s "$@"\n' % (limit, os.path.join(build_dir(), "fingerauthd")))
+    os.chmod(path, 0o755)
+    return str(path)
+
+
+def open_files(pid):
+    with open("/proc/%d/limits" % pid) as f:
+        soft, hard = re.search(r"^Max open files\s+(\d+)\s+(\d+)", f.read(), re.M).groups()
+    return int(soft), int(hard)
+
+
+def test_the_open_file_limit_is_raised_for_max_connections_or_the_shortfall_is_logged(tmp_path):
+    authd = Authd(tmp_path / "soft")
+    authd.binary = limited(tmp_path, "-Sn 256")  # soft 256 under a higher hard limit
+    with authd:
+        soft, hard = open_files(authd.pid)
+        assert soft == min(hard, 1024 + 64 + 3 * 4), (soft, hard)  # connections, reserve, 4 workers
+        assert "open-file limit" not in authd.log_text()
+    authd = Authd(tmp_path / "hard", args=("--max-connections", "200"))
+    authd.binary = limited(tmp_path, "-n 600")  # soft and hard 600
+    with authd:
+        assert open_files(authd.pid) == (600, 600)
+        log = authd.log_text()
+    assert "open-file limit" not in log
+    assert "max-connections 200 is below 4 x max-connections-per-address 64" in log
+    authd = Authd(tmp_path / "short")
+    authd.binary = limited(tmp_path, "-n 600")
+    with authd:
+        assert "open-file limit 600 is below the 1100 that max-connections 1024 needs" in authd.log_text()
