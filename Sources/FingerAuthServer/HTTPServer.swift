@@ -35,7 +35,7 @@ public struct ServerLimits: Sendable {
 
 /// The libmicrohttpd daemon (MHD_start_daemon … MHD_stop_daemon), owned by this object:
 /// an internal epoll thread pool, idle, head and request timeouts, connection and memory limits,
-/// TLS from memory when given. Requests go to `AuthenticatorService`; this type only moves
+/// TLS (`TLSPolicy`) from memory when given. Requests go to `AuthenticatorService`; this type only moves
 /// bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
 public final class HTTPServer {
     /// Bodies between the service's cap and this size are read and dropped so that the
@@ -52,7 +52,6 @@ public final class HTTPServer {
     /// NUL-terminated PEM copies for MHD_OPTION_HTTPS_MEM_KEY/CERT; the key is zeroed on free.
     private var keyPEM: UnsafeMutableBufferPointer<CChar>?
     private var certificatePEM: UnsafeMutableBufferPointer<CChar>?
-    private static let tlsPriorities = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
     /// The port actually bound (differs from the requested one when that was 0).
     public let port: UInt16
@@ -100,7 +99,7 @@ public final class HTTPServer {
         config.connection_memory_limit = limits.connectionMemory
         config.https_key_pem = keyPEM.flatMap { UnsafePointer($0.baseAddress) }
         config.https_cert_pem = certificatePEM.flatMap { UnsafePointer($0.baseAddress) }
-        let started: OpaquePointer? = Self.tlsPriorities.withCString { priorities in
+        let started: OpaquePointer? = TLSPolicy.priorities.withCString { priorities in
             config.https_priorities = priorities
             return fa_mhd_start_daemon(&config)
         }

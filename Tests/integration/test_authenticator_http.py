@@ -1,7 +1,8 @@
 """fingerauthd's HTTP layer, attacked over real TLS on loopback: the request-head deadline
 (slowloris from four addresses, silent and half-sent TLS handshakes, keep-alive that
-idles or drips), the login helper's warm connection across that deadline, and the
-open-file limit that max-connections needs.
+idles or drips), the login helper's warm connection across that deadline, the
+open-file limit that max-connections needs, and the TLS policy (TLS 1.3; TLS 1.2 with
+ECDHE and AEAD only).
 
 Times are asserted from the client's side: a connection must close at the head deadline,
 not at the idle timeout, which every test sets far apart from it.
@@ -13,6 +14,7 @@ import random
 import re
 import socket
 import ssl
+import subprocess
 import sys
 import threading
 import time
@@ -352,3 +354,37 @@ def test_the_open_file_limit_is_raised_for_max_connections_or_the_shortfall_is_l
     authd.binary = limited(tmp_path, "-n 600")
     with authd:
         assert "open-file limit 600 is below the 1100 that max-connections 1024 needs" in authd.log_text()
+
+
+# -- TLS policy ------------------------------------------------------------------------------
+
+def s_client(authd, *args):
+    done = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % authd.port,
+                           "-CAfile", authd.tls.ca_cert, "-verify_return_error", *args],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    cipher = re.search(r"Cipher is (\S+)", done.stdout)
+    protocol = re.search(r"^New, (\S+),", done.stdout, re.M)
+    return done.returncode, cipher.group(1) if cipher else None, protocol.group(1) if protocol else None
+
+
+@pytest.mark.parametrize("args", [
+    ("-tls1_2", "-cipher", "AES256-SHA256"),          # static RSA, CBC
+    ("-tls1_2", "-cipher", "AES128-SHA"),             # static RSA, CBC (GnuTLS NORMAL allows it)
+    ("-tls1_2", "-cipher", "AES128-GCM-SHA256"),      # static RSA, AEAD
+    ("-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA"),   # ECDHE, CBC
+])
+def test_tls12_without_ecdhe_or_aead_is_refused(tmp_path, ca, args):
+    with Authd(tmp_path, tls=ca) as authd:
+        returncode, cipher, _ = s_client(authd, *args)
+        assert returncode != 0 and cipher == "(NONE)"
+        assert authd.request("GET", "/healthz").status == 200
+
+
+def test_tls13_and_tls12_ecdhe_aead_are_accepted(tmp_path, ca):
+    with Authd(tmp_path, tls=ca) as authd:
+        assert s_client(authd, "-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256") == \
+            (0, "ECDHE-RSA-AES128-GCM-SHA256", "TLSv1.2")
+        assert s_client(authd, "-tls1_2", "-cipher", "ECDHE-RSA-CHACHA20-POLY1305") == \
+            (0, "ECDHE-RSA-CHACHA20-POLY1305", "TLSv1.2")
+        returncode, cipher, protocol = s_client(authd, "-tls1_3")
+        assert (returncode, protocol) == (0, "TLSv1.3") and cipher.startswith("TLS_")
