@@ -29,8 +29,8 @@ struct fa_mhd_config {
     unsigned int connection_limit;           /* MHD_OPTION_CONNECTION_LIMIT */
     unsigned int per_ip_connection_limit;    /* MHD_OPTION_PER_IP_CONNECTION_LIMIT */
     size_t connection_memory_limit;          /* bytes, MHD_OPTION_CONNECTION_MEMORY_LIMIT */
-    const char *https_key_pem;               /* NULL: plain HTTP */
-    const char *https_cert_pem;
+    /* MHD_OPTION_HTTPS_CERT_CALLBACK, a gnutls_certificate_retrieve_function2; NULL: plain HTTP */
+    void *https_cert_callback;
     const char *https_priorities;            /* GnuTLS priority string, NULL: library default */
 };
 
@@ -49,15 +49,15 @@ static inline struct MHD_Daemon *fa_mhd_start_daemon(const struct fa_mhd_config 
     ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)c->connection_memory_limit, NULL };
     if (c->thread_pool_size > 0)
         ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)c->thread_pool_size, NULL };
-    if (c->https_key_pem != NULL && c->https_cert_pem != NULL) {
-        ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)c->https_key_pem };
-        ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)c->https_cert_pem };
+    if (c->https_cert_callback != NULL) {
+        ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, c->https_cert_callback };
         if (c->https_priorities != NULL)
             ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)c->https_priorities };
     }
     ops[i++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     /* The NOTIFY_* items in an option array carry the function in `value` and its closure
-     * in `ptr_value` (daemon.c, parse_options_va, MHD_OPTION_ARRAY). At most 12 items are used. */
+     * in `ptr_value`; the certificate callback travels in `ptr_value` (daemon.c,
+     * parse_options_va, MHD_OPTION_ARRAY). At most 11 items are used. */
     return MHD_start_daemon(c->flags, 0, NULL, NULL, c->handler, c->handler_cls,
                             MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
 }

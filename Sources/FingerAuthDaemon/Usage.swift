@@ -9,8 +9,10 @@ enum Usage {
           Serve the HTTP API. ADDR is a numeric IPv4 address or [IPv6]; PORT 0 picks a free
           port. Without TLS only a loopback address is allowed. Prints one line
           "listening on URL" once ready; SIGTERM or SIGINT stops it after the requests in
-          flight are answered. Every option may also stand in the configuration file
-          (default /etc/fingerauthd.conf) as "name = value"; a flag wins over the file.
+          flight are answered; SIGHUP reloads the TLS certificate and key (the old ones
+          stay when the new ones are unusable). Every option may also stand in the
+          configuration file (default /etc/fingerauthd.conf) as "name = value"; a flag
+          wins over the file.
           --listen            address and port (default 127.0.0.1:8443)
           --db                SQLite file (default /var/lib/fingerauthd/authd.db), or a
                               postgresql://USER@HOST:PORT/DB URL shared by several instances

@@ -19,6 +19,9 @@ final class ConnectionRecord {
     var requests = 0
     /// Shut down by the watchdog (once is enough).
     var cut = false
+    /// Every certificate set a handshake on this connection was given: each stays alive
+    /// until the connection closes, after its TLS session was freed.
+    var credentials: [TLSCredentials] = []
 
     init(watch: ConnectionWatch, fd: Int32, peer: String, since: Double) {
         self.watch = watch
@@ -53,6 +56,8 @@ final class ConnectionWatch: @unchecked Sendable {
     static let tick = 0.1
 
     let headTimeout: Double
+    /// Where TLS handshakes take their certificate from; nil for plain HTTP.
+    let certificates: CertificateSlot?
     private let log: RequestLog
     private let lock = Lock()
     private var records: [ObjectIdentifier: ConnectionRecord] = [:]
@@ -63,8 +68,9 @@ final class ConnectionWatch: @unchecked Sendable {
     private var stopping = false
     private var thread: pthread_t?
 
-    init(headTimeout: Double, log: RequestLog) {
+    init(headTimeout: Double, certificates: CertificateSlot?, log: RequestLog) {
         self.headTimeout = headTimeout
+        self.certificates = certificates
         self.log = log
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -106,6 +112,10 @@ final class ConnectionWatch: @unchecked Sendable {
         context.pointee = nil
         let record = Unmanaged<ConnectionRecord>.fromOpaque(raw).takeRetainedValue()
         lock.withLock { records[ObjectIdentifier(record)] = nil }
+        // The record goes at the end of this scope, outside the lock, and with it the
+        // connection's hold on credentials a reload replaced meanwhile: libmicrohttpd has
+        // freed the connection's TLS session by now (MHD_cleanup_connections calls
+        // gnutls_deinit before NOTIFY_CLOSED).
     }
 
     /// The access handler's first call for a request: its head is complete.
@@ -120,6 +130,16 @@ final class ConnectionWatch: @unchecked Sendable {
             record.headSince = now
             record.requests += 1
         }
+    }
+
+    /// For the TLS certificate callback: the current certificate set, held by the
+    /// connection until it closes. Nil without a slot or a record (the handshake fails).
+    static func credentialsForHandshake(_ connection: OpaquePointer) -> TLSCredentials? {
+        withRecord(connection) { watch, record -> TLSCredentials? in
+            guard let current = watch.certificates?.current else { return nil }
+            if record.credentials.last !== current { record.credentials.append(current) }
+            return current
+        } ?? nil
     }
 
     /// Runs `body` under the watch's lock with the connection's record, found through the

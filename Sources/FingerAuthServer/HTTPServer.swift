@@ -1,3 +1,4 @@
+import CGnuTLS
 import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
@@ -34,9 +35,10 @@ public struct ServerLimits: Sendable {
 }
 
 /// The libmicrohttpd daemon (MHD_start_daemon … MHD_stop_daemon), owned by this object:
-/// an internal epoll thread pool, idle, head and request timeouts, connection and memory limits,
-/// TLS (`TLSPolicy`) from memory when given. Requests go to `AuthenticatorService`; this type only moves
-/// bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
+/// an internal epoll thread pool, idle, head and request timeouts, connection and memory
+/// limits, TLS (`TLSPolicy`) with a certificate that `replaceCertificate(with:)` swaps
+/// without dropping a connection. Requests go to `AuthenticatorService`; this type only
+/// moves bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
 public final class HTTPServer {
     /// Bodies between the service's cap and this size are read and dropped so that the
     /// client gets a clean 413; larger ones are cut off (413, then the connection closes).
@@ -44,25 +46,24 @@ public final class HTTPServer {
 
     private var daemon: OpaquePointer?
     private let dispatcher: RequestDispatcher
-    /// Connections and their head deadline; alive until MHD_stop_daemon has returned (its
-    /// callbacks reach it).
+    /// Connections, their head deadline and the certificates they hold; alive until
+    /// MHD_stop_daemon has returned (its callbacks reach it).
     private let watch: ConnectionWatch
     /// MHD_OPTION_SOCK_ADDR, kept alive while the daemon runs.
     private let address: UnsafeMutableRawPointer
-    /// NUL-terminated PEM copies for MHD_OPTION_HTTPS_MEM_KEY/CERT; the key is zeroed on free.
-    private var keyPEM: UnsafeMutableBufferPointer<CChar>?
-    private var certificatePEM: UnsafeMutableBufferPointer<CChar>?
 
     /// The port actually bound (differs from the requested one when that was 0).
     public let port: UInt16
     /// `https` with TLS material, else `http`.
     public let scheme: String
 
-    /// Binds `listen` and starts serving `service` on `threads` worker threads.
-    public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSMaterial?,
+    /// Binds `listen` and starts serving `service` on `threads` worker threads, over TLS
+    /// with `tls` when given.
+    public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSCredentials?,
                 limits: ServerLimits = ServerLimits()) throws(ServerError) {
         dispatcher = RequestDispatcher(service: service, requestTimeout: limits.requestTimeout)
-        watch = ConnectionWatch(headTimeout: limits.headTimeout, log: service.log)
+        watch = ConnectionWatch(headTimeout: limits.headTimeout, certificates: tls.map { CertificateSlot($0) },
+                                log: service.log)
         let storage = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<sockaddr_storage>.size,
                                                        alignment: MemoryLayout<sockaddr_storage>.alignment)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<sockaddr_storage>.size)
@@ -74,11 +75,7 @@ public final class HTTPServer {
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue |
             MHD_USE_ITC.rawValue
         if listen.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
-        if let tls {
-            flags |= MHD_USE_TLS.rawValue
-            keyPEM = Self.cString(tls.keyPEM)
-            certificatePEM = Self.cString(tls.certificatePEM)
-        }
+        if tls != nil { flags |= MHD_USE_TLS.rawValue }
         guard copied != nil else {
             port = 0
             throw ServerError(message: "\(listen.host): not a numeric address")
@@ -97,8 +94,7 @@ public final class HTTPServer {
         config.connection_limit = limits.maxConnections
         config.per_ip_connection_limit = limits.maxConnectionsPerAddress
         config.connection_memory_limit = limits.connectionMemory
-        config.https_key_pem = keyPEM.flatMap { UnsafePointer($0.baseAddress) }
-        config.https_cert_pem = certificatePEM.flatMap { UnsafePointer($0.baseAddress) }
+        if tls != nil { config.https_cert_callback = fa_gnutls_retrieve_function_pointer(retrieveCertificate) }
         let started: OpaquePointer? = TLSPolicy.priorities.withCString { priorities in
             config.https_priorities = priorities
             return fa_mhd_start_daemon(&config)
@@ -110,6 +106,15 @@ public final class HTTPServer {
         daemon = started
         port = fa_mhd_bound_port(started)
         watch.start()
+    }
+
+    /// New handshakes get `credentials` from now on; connections made and handshakes begun
+    /// before keep what they were given. False on a plain-HTTP server.
+    @discardableResult
+    public func replaceCertificate(with credentials: TLSCredentials) -> Bool {
+        guard let slot = watch.certificates else { return false }
+        _ = slot.replace(with: credentials)
+        return true
     }
 
     /// Stops accepting (MHD_quiesce_daemon, listening socket closed), waits up to `grace`
@@ -140,18 +145,6 @@ public final class HTTPServer {
     deinit {
         stop()
         address.deallocate()
-        if let keyPEM {
-            keyPEM.update(repeating: 0)
-            keyPEM.deallocate()
-        }
-        certificatePEM?.deallocate()
-    }
-
-    private static func cString(_ bytes: [UInt8]) -> UnsafeMutableBufferPointer<CChar> {
-        let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: bytes.count + 1)
-        buffer.initialize(repeating: 0)
-        for (i, b) in bytes.enumerated() { buffer[i] = CChar(bitPattern: b) }
-        return buffer
     }
 }
 

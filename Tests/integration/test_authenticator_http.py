@@ -1,8 +1,7 @@
 """fingerauthd's HTTP layer, attacked over real TLS on loopback: the request-head deadline
 (slowloris from four addresses, silent and half-sent TLS handshakes, keep-alive that
-idles or drips), the login helper's warm connection across that deadline, the
-open-file limit that max-connections needs, and the TLS policy (TLS 1.3; TLS 1.2 with
-ECDHE and AEAD only).
+idles or drips), the login helper's warm connection across that deadline, the TLS policy
+(TLS 1.3; TLS 1.2 with ECDHE and AEAD only) and the certificate reload on SIGHUP.
 
 Times are asserted from the client's side: a connection must close at the head deadline,
 not at the idle timeout, which every test sets far apart from it.
@@ -12,6 +11,7 @@ import asyncio
 import os
 import random
 import re
+import signal
 import socket
 import ssl
 import subprocess
@@ -24,6 +24,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from support.authd import Authd, build_dir  # noqa: E402
+from support.tls import TestCA  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauthd"), os.X_OK),
                                 reason="no fingerauthd in %s" % build_dir())
@@ -388,3 +389,209 @@ def test_tls13_and_tls12_ecdhe_aead_are_accepted(tmp_path, ca):
             (0, "ECDHE-RSA-CHACHA20-POLY1305", "TLSv1.2")
         returncode, cipher, protocol = s_client(authd, "-tls1_3")
         assert (returncode, protocol) == (0, "TLSv1.3") and cipher.startswith("TLS_")
+
+
+# -- certificate reload on SIGHUP ---------------------------------------------------------
+
+def own_copy(ca, directory):
+    """The test CA with a server certificate and key of this test's own, to be replaced."""
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for source, name, mode in ((ca.server_cert, "server.pem", 0o644), (ca.server_key, "server.key", 0o600)):
+        path = os.path.join(directory, name)
+        with open(source, "rb") as f, open(path, "wb") as out:
+            out.write(f.read())
+        os.chmod(path, mode)
+        paths.append(path)
+    return TestCA(directory, ca.ca_cert, ca.ca_key, *paths)
+
+
+def issue(ca, directory, name, subject):
+    """A new server certificate for 127.0.0.1 from the same CA, with an EC key of its own and
+    a random serial. Returns (cert path, key path)."""
+    path = lambda suffix: os.path.join(directory, name + suffix)  # noqa: E731
+    with open(path(".ext"), "w") as ext:
+        ext.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+                  "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for args in (["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                  "-keyout", path(".key"), "-out", path(".csr"), "-subj", subject],
+                 ["x509", "-req", "-in", path(".csr"), "-CA", ca.ca_cert, "-CAkey", ca.ca_key,
+                  "-set_serial", "0x%x" % random.getrandbits(64), "-days", "2", "-sha256",
+                  "-extfile", path(".ext"), "-out", path(".pem")]):
+        done = subprocess.run(["openssl", *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    os.chmod(path(".key"), 0o600)
+    return path(".pem"), path(".key")
+
+
+def install(source, target, mode):
+    """Replaces `target` by a copy of `source` the way a deploy does (write, rename)."""
+    with open(source, "rb") as f:
+        data = f.read()
+    temporary = target + ".new"
+    with open(temporary, "wb") as out:
+        out.write(data)
+    os.chmod(temporary, mode)
+    os.replace(temporary, target)
+
+
+def der(pem_path):
+    with open(pem_path) as f:
+        return ssl.PEM_cert_to_DER_cert(f.read())
+
+
+def served(authd):
+    """The certificate a new TLS connection is given, DER."""
+    with socket.create_connection(("127.0.0.1", authd.port), timeout=5) as raw:
+        with authd.tls.ssl_context().wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            return tls.getpeercert(binary_form=True)
+
+
+def serial_of(pem_path):
+    done = subprocess.run(["openssl", "x509", "-in", pem_path, "-noout", "-serial"],
+                          capture_output=True, text=True, timeout=20)
+    return done.stdout.strip().split("=", 1)[1]
+
+
+def hup(authd, expected):
+    """SIGHUP; waits for the next reload line, which must contain `expected`."""
+    count = len(reload_lines(authd))
+    os.kill(authd.pid, signal.SIGHUP)
+    deadline = time.monotonic() + 5
+    while len(reload_lines(authd)) == count:
+        assert time.monotonic() < deadline, authd.log_text()
+        time.sleep(0.02)
+    line = reload_lines(authd)[count]
+    assert expected in line, line
+    return line
+
+
+def reload_lines(authd):
+    return [line for line in authd.log_text().splitlines()
+            if "reloaded TLS certificate" in line or "TLS certificate not reloaded" in line]
+
+
+def read_answer(sock):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+class HandshakeInProgress:
+    """A TLS handshake stopped after the server's first flight (certificate, signature) and
+    before the client's Finished, through a memory BIO over a plain socket."""
+
+    def __init__(self, authd):
+        self.sock = socket.create_connection(("127.0.0.1", authd.port), timeout=5)
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = authd.tls.ssl_context().wrap_bio(self.incoming, self.outgoing, server_hostname="127.0.0.1")
+        with pytest.raises(ssl.SSLWantReadError):
+            self.tls.do_handshake()
+        self.sock.sendall(self.outgoing.read())
+        self.sock.settimeout(0.3)
+        while True:  # the whole server flight, until the server waits for us
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                break
+            assert data, "server closed the handshake"
+            self.incoming.write(data)
+
+    def finish_and_get(self, path):
+        """Completes the handshake, sends GET `path`, returns (answer bytes, certificate)."""
+        self.sock.settimeout(5)
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self.sock.sendall(self.outgoing.read())
+                self.incoming.write(self.sock.recv(65536))
+        self.tls.write(b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" % path.encode())
+        self.sock.sendall(self.outgoing.read())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            try:
+                answer += self.tls.read(4096)
+            except ssl.SSLWantReadError:
+                data = self.sock.recv(65536)
+                if not data:
+                    break
+                self.incoming.write(data)
+        return answer, self.tls.getpeercert(binary_form=True)
+
+    def close(self):
+        self.sock.close()
+
+
+def test_sighup_serves_the_new_certificate_and_keeps_what_is_in_flight(tmp_path, ca):
+    tls = own_copy(ca, str(tmp_path / "tls"))
+    with Authd(tmp_path / "authd", tls=tls) as authd:
+        old = der(tls.server_cert)
+        assert served(authd) == old
+        # In flight across the reload: a keep-alive connection, a body half sent, a
+        # handshake that got the old certificate but has not finished.
+        kept = authd.connection(timeout=5)
+        kept.request("GET", "/healthz")
+        assert kept.getresponse().read()
+        body = b'{"jwt":"' + b"x" * 40 + b'"}'
+        slow = authd.tls.ssl_context().wrap_socket(socket.create_connection(("127.0.0.1", authd.port), timeout=5),
+                                                    server_hostname="127.0.0.1")
+        slow.sendall(b"POST /v1/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(body) + body[:10])
+        handshake = HandshakeInProgress(authd)
+        try:
+            cert, key = issue(ca, str(tmp_path), "reloaded", "/CN=fingerauthd reloaded")
+            install(cert, tls.server_cert, 0o644)
+            install(key, tls.server_key, 0o600)
+            hup(authd, "reloaded TLS certificate (subject CN=fingerauthd reloaded, serial %s, not after "
+                % serial_of(cert))
+
+            new = der(cert)
+            assert new != old and served(authd) == new
+            kept.request("GET", "/healthz")
+            answer = kept.getresponse()
+            assert answer.status == 200 and answer.read()
+            assert kept.sock.getpeercert(binary_form=True) == old
+            slow.sendall(body[10:])
+            assert read_answer(slow).startswith(b"HTTP/1.1 401 ")
+            answer, certificate = handshake.finish_and_get("/healthz")
+            assert answer.startswith(b"HTTP/1.1 200 ") and certificate == old
+        finally:
+            kept.close()
+            slow.close()
+            handshake.close()
+        assert authd.request("GET", "/healthz").status == 200
+
+
+def test_a_bad_reload_keeps_the_previous_certificate_and_says_why(tmp_path, ca):
+    tls = own_copy(ca, str(tmp_path / "tls"))
+    with Authd(tmp_path / "authd", tls=tls) as authd:
+        old = der(tls.server_cert)
+        good_cert, good_key = issue(ca, str(tmp_path), "next", "/CN=fingerauthd next")
+
+        os.chmod(tls.server_key, 0o644)  # readable by everyone
+        hup(authd, "TLS certificate not reloaded, the previous one stays in use: %s: mode 644 is too open"
+            % tls.server_key)
+        assert served(authd) == old
+        os.chmod(tls.server_key, 0o600)
+
+        install(good_cert, tls.server_cert, 0o644)  # with the old key: they do not match
+        hup(authd, "the key does not belong to the certificate (subject CN=fingerauthd next)")
+        assert served(authd) == old
+
+        secret = "S3CRETKEYBYTES" * 4
+        with open(tls.server_key, "w") as f:
+            f.write("-----BEGIN PRIVATE KEY-----\n%s\n-----END PRIVATE KEY-----\n" % secret)
+        line = hup(authd, "TLS certificate not reloaded")
+        assert "key file" in line and secret not in authd.log_text()
+        assert served(authd) == old and authd.request("GET", "/healthz").status == 200
+
+        install(good_key, tls.server_key, 0o600)  # a good pair at last
+        hup(authd, "reloaded TLS certificate (subject CN=fingerauthd next")
+        assert served(authd) == der(good_cert)
+        assert authd._proc.poll() is None
