@@ -61,6 +61,14 @@ def slow_client_lines(authd):
     return [line for line in authd.log_text().splitlines() if "slow client" in line]
 
 
+def wait_for_slow_client_line(authd, text, timeout=2.0):
+    """The log line is written just after the cut, by the same thread: allow it a moment."""
+    deadline = time.monotonic() + timeout
+    while not any(text in line for line in slow_client_lines(authd)):
+        assert time.monotonic() < deadline, authd.log_text()
+        time.sleep(0.02)
+
+
 # -- the request-head deadline ---------------------------------------------------------------
 
 async def _drip(address, port, context, stop_at, lifetimes, answered, refused):
@@ -174,8 +182,8 @@ def test_a_silent_or_half_sent_tls_handshake_is_cut_at_the_head_deadline(tmp_pat
         finally:
             silent.close()
             half.close()
-        assert any("slow client 127.0.0.1: request head not complete after 3 s; connection closed" in line
-                   for line in slow_client_lines(authd))
+        wait_for_slow_client_line(authd, "slow client 127.0.0.1: request head not complete after 3 s; "
+                                         "connection closed")
 
 
 def test_keep_alive_requests_pass_an_idle_one_closes_quietly_and_a_dripping_one_is_cut(tmp_path, ca):
@@ -198,6 +206,7 @@ def test_keep_alive_requests_pass_an_idle_one_closes_quietly_and_a_dripping_one_
             assert HEAD_TIMEOUT - 0.05 <= closed_after(sock, answered) <= HEAD_TIMEOUT + LATE
         finally:
             kept.close()
+        time.sleep(0.5)  # a line, were one written, would be there by now
         assert slow_client_lines(authd) == []
 
         # One quick request, then a head dripped: cut at the deadline, and logged.
@@ -223,7 +232,8 @@ def test_keep_alive_requests_pass_an_idle_one_closes_quietly_and_a_dripping_one_
             assert age is not None and HEAD_TIMEOUT - 0.05 <= age <= HEAD_TIMEOUT + LATE, age
         finally:
             dripping.close()
-        time.sleep(0.3)
+        wait_for_slow_client_line(authd, "slow client 127.0.0.1: request head not complete after 3 s")
+        time.sleep(0.5)
         assert len(slow_client_lines(authd)) == 1
 
 
