@@ -73,7 +73,9 @@ def wait_for_slow_client_line(authd, text, timeout=2.0):
 
 async def _drip(address, port, context, stop_at, lifetimes, answered, refused):
     """One connection slot from `address`: connect over TLS, drip a header byte every 1-2 s,
-    reconnect when the server closes; each close is recorded with the connection's age."""
+    reconnect when the server closes; each close is recorded with the connection's age
+    from the connect call (the server counts from its accept, which is later) and from the
+    end of the handshake (which is after the accept)."""
     head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Drip: " + b"a" * 2000
     while time.monotonic() < stop_at:
         started = time.monotonic()
@@ -84,6 +86,7 @@ async def _drip(address, port, context, stop_at, lifetimes, answered, refused):
             refused.append(address)  # the per-address cap, while the previous one is cleaned up
             await asyncio.sleep(0.2)
             continue
+        connected = time.monotonic()
         sent = 0
         try:
             while time.monotonic() < stop_at:
@@ -97,10 +100,12 @@ async def _drip(address, port, context, stop_at, lifetimes, answered, refused):
                 if data:
                     answered.append(data)
                 else:
-                    lifetimes.append((address, time.monotonic() - started))
+                    now = time.monotonic()
+                    lifetimes.append((address, now - started, now - connected))
                 break
         except (OSError, ssl.SSLError):
-            lifetimes.append((address, time.monotonic() - started))
+            now = time.monotonic()
+            lifetimes.append((address, now - started, now - connected))
         finally:
             writer.close()
 
@@ -141,9 +146,11 @@ def test_slowloris_from_four_addresses_is_cut_at_the_head_deadline_and_healthz_k
         # Each slot was cut at least twice (3.5 deadlines long), never at the idle timeout.
         assert len(lifetimes) >= 2 * 4 * 64, (len(lifetimes), len(refused))
         for address in SOURCES:
-            assert sum(1 for a, _ in lifetimes if a == address) >= 2 * 64, address
-        ages = sorted(age for _, age in lifetimes)
-        assert ages[0] >= HEAD_TIMEOUT - 0.05, ages[:5]
+            assert sum(1 for a, _, _ in lifetimes if a == address) >= 2 * 64, address
+        assert min(age for _, age, _ in lifetimes) >= HEAD_TIMEOUT - 0.05
+        # Measured from the handshake's end, a connection that waited in the accept queue
+        # of a loaded machine does not count that wait against the server.
+        ages = sorted(age for _, _, age in lifetimes)
         assert ages[-1] <= HEAD_TIMEOUT + LATE, ages[-5:]
         assert ages[len(ages) // 2] <= HEAD_TIMEOUT + 0.5
         # /healthz: answered every time, each within 2 s.
