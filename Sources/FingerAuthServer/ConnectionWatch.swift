@@ -15,8 +15,8 @@ final class ConnectionRecord {
     /// first request, the end of the previous answer on a keep-alive connection; nil while
     /// a request is being read or answered.
     var headSince: Double?
-    /// Requests answered on this connection.
-    var requests = 0
+    /// A request was answered on this connection (it is a keep-alive connection now).
+    var answered = false
     /// Shut down by the watchdog (once is enough).
     var cut = false
     /// Every certificate set a handshake on this connection was given: each stays alive
@@ -128,7 +128,7 @@ final class ConnectionWatch: @unchecked Sendable {
         let now = AuthenticatorService.monotonicSeconds()
         withRecord(connection) { _, record in
             record.headSince = now
-            record.requests += 1
+            record.answered = true
         }
     }
 
@@ -219,7 +219,7 @@ final class ConnectionWatch: @unchecked Sendable {
                 // Idle since its last answer (TCP saw no data since then): a keep-alive
                 // connection left open, not a slow client; closed without a log line.
                 let quiet = fa_tcp_ms_since_receive(record.fd)
-                let idle = record.requests > 0 && quiet >= 0 && Double(quiet) / 1000 + 0.05 >= now - since
+                let idle = record.answered && quiet >= 0 && Double(quiet) / 1000 + 0.05 >= now - since
                 shutdown(record.fd, Int32(SHUT_RDWR))
                 record.cut = true
                 if !idle { slow.append(record.peer) }
