@@ -7,7 +7,7 @@ SWIFT_BUILD := swift build -c release --disable-local-rpath
 # Build: libraries and tools. Test: real libpam harness, pam_wrapper's pam_matrix,
 # nss_wrapper, PyJWT/cryptography as the independent JWT implementation.
 BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-dev \
-  libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev openssl libpq-dev
+  libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev
 TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
   faketime strace sqlite3
 

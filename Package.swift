@@ -39,6 +39,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto"),
         .systemLibrary(name: "CFPrint", path: "Sources/CFPrint", pkgConfig: "libfprint-2"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
+        .systemLibrary(name: "CGnuTLS", path: "Sources/CGnuTLS", pkgConfig: "gnutls"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq"),
         // fork + execveat of the login helper: the child runs async-signal-safe C only.
@@ -59,7 +60,8 @@ let package = Package(
         // The authenticator's HTTP layer and service logic; it reaches the database only
         // through FingerAuthStore.
         .target(name: "FingerAuthServer",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthStore", "CMicroHTTPD"],
+                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthStore", "CMicroHTTPD",
+                               "CGnuTLS"],
                 swiftSettings: v5),
 
         // Products. The module reaches libpam and libc only: everything that reads the

@@ -15,7 +15,7 @@ enum ConfigFile {
     static let keys: Set<String> = [
         "listen", "db", "audience", "tls-cert", "tls-key", "max-ttl", "skew", "approval",
         "access-token-ttl", "user-failures", "address-failures", "failure-window",
-        "threads", "connection-timeout", "request-timeout", "max-connections",
+        "threads", "connection-timeout", "head-timeout", "request-timeout", "max-connections",
         "max-connections-per-address", "shutdown-grace", "prune-interval", "audit-retention-days",
         "db-statement-timeout-ms", "trusted-proxies", "unverified-audit-retention-days", "metrics-token-file",
     ]

@@ -6,9 +6,10 @@ import Glibc
 #endif
 
 /// `fingerauthd serve`: reads flags over the configuration file, opens the registry,
-/// starts the HTTP daemon, prints the one `listening on URL` line, then waits for SIGTERM
-/// or SIGINT and shuts down cleanly: no new connections, requests in flight answered
-/// (up to `shutdown-grace` seconds), database closed.
+/// starts the HTTP daemon, prints the one `listening on URL` line, then waits for signals:
+/// SIGHUP reloads the TLS certificate and key; SIGTERM or SIGINT shuts down cleanly: no
+/// new connections, requests in flight answered (up to `shutdown-grace` seconds),
+/// database closed.
 enum ServeCommand {
     static let name = "serve"
 
@@ -22,17 +23,19 @@ enum ServeCommand {
         // Signals are taken by sigwait below; block them before any thread exists so that
         // the worker threads inherit the mask.
         signal(SIGPIPE, SIG_IGN)
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        var waitedSignals = sigset_t()
+        sigemptyset(&waitedSignals)
+        sigaddset(&waitedSignals, SIGTERM)
+        sigaddset(&waitedSignals, SIGINT)
+        sigaddset(&waitedSignals, SIGHUP)
+        pthread_sigmask(SIG_BLOCK, &waitedSignals, nil)
         umask(0o077)
+        checkConnectionLimits(for: settings.limits, log: log)
 
-        var tls: TLSMaterial?
+        var tls: TLSCredentials?
         if let certPath = settings.certificate, let keyPath = settings.key {
             do {
-                tls = try TLSMaterial(certificatePath: certPath, keyPath: keyPath)
+                tls = try loadCredentials(certificatePath: certPath, keyPath: keyPath)
             } catch {
                 log.message("cannot use TLS material: \(error)")
                 return 1
@@ -67,18 +70,21 @@ enum ServeCommand {
             store.close()
             return 1
         }
-        tls = nil
         pruner.start()
         print("listening on \(server.scheme)://\(listen.urlHost):\(server.port)")
         fflush(stdout)
         log.message("serving on \(listen.urlHost):\(server.port) audience=\(settings.policy.audience) " +
                     "db=\(location.redacted) max-ttl=\(settings.policy.maxTTL) skew=\(settings.policy.skew) approval=\(settings.service.approval.rawValue)")
         log.message("commits: \(durability); one commit per batch of concurrent requests (group commit)")
+        if let tls { log.message("TLS certificate: \(tls.summary)") }
+        tls = nil
 
         var received: Int32 = 0
         while true {
-            let rc = sigwait(&stopSignals, &received)
-            if rc == 0 && (received == SIGTERM || received == SIGINT) { break }
+            let rc = sigwait(&waitedSignals, &received)
+            guard rc == 0 else { continue }
+            if received == SIGTERM || received == SIGINT { break }
+            if received == SIGHUP { reloadCertificate(settings, server: server, log: log) }
         }
         log.message("signal \(received): stopping; finishing requests in flight (up to \(Int(settings.shutdownGrace)) s)")
         let unfinished = server.stop(grace: settings.shutdownGrace)
@@ -88,5 +94,52 @@ enum ServeCommand {
         store.close()
         log.message("stopped")
         return 0
+    }
+
+    /// Reads and checks both files (`TLSMaterial`), then parses them (`TLSCredentials`);
+    /// the key bytes are cleared when the material goes, on return.
+    private static func loadCredentials(certificatePath: String, keyPath: String) throws -> TLSCredentials {
+        let material = try TLSMaterial(certificatePath: certificatePath, keyPath: keyPath)
+        return try TLSCredentials(material)
+    }
+
+    /// SIGHUP: new handshakes get the certificate and key the files hold now, when both
+    /// load and belong together; otherwise the ones in use stay and the log says why.
+    private static func reloadCertificate(_ settings: ServeSettings, server: HTTPServer, log: RequestLog) {
+        guard let certPath = settings.certificate, let keyPath = settings.key else {
+            log.message("SIGHUP: plain HTTP, no TLS certificate to reload")
+            return
+        }
+        do {
+            let credentials = try loadCredentials(certificatePath: certPath, keyPath: keyPath)
+            server.replaceCertificate(with: credentials)
+            log.message("reloaded TLS certificate (\(credentials.summary))")
+        } catch {
+            log.message("TLS certificate not reloaded, the previous one stays in use: \(error)")
+        }
+    }
+
+    /// Raises the soft RLIMIT_NOFILE toward the hard limit so that `max-connections` fit
+    /// beside the listening socket, the workers' epoll and event descriptors and the
+    /// database connections. A limit that stays too low (a hard limit below, or a sandbox
+    /// refusing setrlimit) is logged: connections past it are refused at accept. So is a
+    /// global cap that four addresses at their own cap could fill.
+    private static func checkConnectionLimits(for limits: ServerLimits, log: RequestLog) {
+        let needed = rlim_t(limits.maxConnections) + 64 + 3 * rlim_t(limits.threads)
+        var current = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &current) == 0 else { return }
+        if current.rlim_cur < needed && current.rlim_max > current.rlim_cur {
+            var raised = current
+            raised.rlim_cur = min(current.rlim_max, needed)
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { current = raised }
+        }
+        if current.rlim_cur < needed {
+            log.message("open-file limit \(current.rlim_cur) is below the \(needed) that max-connections " +
+                        "\(limits.maxConnections) needs; raise LimitNOFILE or lower max-connections")
+        }
+        if limits.maxConnections < 4 * limits.maxConnectionsPerAddress {
+            log.message("max-connections \(limits.maxConnections) is below 4 x max-connections-per-address " +
+                        "\(limits.maxConnectionsPerAddress): a few client addresses can hold every connection")
+        }
     }
 }

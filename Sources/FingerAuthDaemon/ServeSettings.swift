@@ -74,8 +74,9 @@ struct ServeSettings {
         limits = ServerLimits()
         limits.threads = UInt32(try options.seconds("threads", default: 4, range: 1...64, command: command))
         limits.connectionTimeout = UInt32(try options.seconds("connection-timeout", default: 10, range: 1...300, command: command))
+        limits.headTimeout = Double(try options.seconds("head-timeout", default: 10, range: 1...300, command: command))
         limits.requestTimeout = Double(try options.seconds("request-timeout", default: 30, range: 1...300, command: command))
-        limits.maxConnections = UInt32(try options.seconds("max-connections", default: 256, range: 1...10_000, command: command))
+        limits.maxConnections = UInt32(try options.seconds("max-connections", default: 1024, range: 1...10_000, command: command))
         limits.maxConnectionsPerAddress = UInt32(try options.seconds("max-connections-per-address", default: 64,
                                                                      range: 1...10_000, command: command))
         shutdownGrace = Double(try options.seconds("shutdown-grace", default: 10, range: 0...300, command: command))

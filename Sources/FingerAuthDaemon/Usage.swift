@@ -9,8 +9,10 @@ enum Usage {
           Serve the HTTP API. ADDR is a numeric IPv4 address or [IPv6]; PORT 0 picks a free
           port. Without TLS only a loopback address is allowed. Prints one line
           "listening on URL" once ready; SIGTERM or SIGINT stops it after the requests in
-          flight are answered. Every option may also stand in the configuration file
-          (default /etc/fingerauthd.conf) as "name = value"; a flag wins over the file.
+          flight are answered; SIGHUP reloads the TLS certificate and key (the old ones
+          stay when the new ones are unusable). Every option may also stand in the
+          configuration file (default /etc/fingerauthd.conf) as "name = value"; a flag
+          wins over the file.
           --listen            address and port (default 127.0.0.1:8443)
           --db                SQLite file (default /var/lib/fingerauthd/authd.db), or a
                               postgresql://USER@HOST:PORT/DB URL shared by several instances
@@ -27,8 +29,10 @@ enum Usage {
           --metrics-token-file  file with a bearer token that GET /metrics then requires
           --threads           worker threads (default 4)
           --connection-timeout  idle seconds before a connection is closed (default 10)
+          --head-timeout      seconds for a whole request head, from the connection's
+                              accept or the previous answer (default 10)
           --request-timeout   seconds to receive a whole body (default 30)
-          --max-connections   simultaneous connections (default 256)
+          --max-connections   simultaneous connections (default 1024)
           --max-connections-per-address  per client address (default 64)
           --shutdown-grace    seconds SIGTERM waits for requests in flight (default 10)
           --prune-interval    seconds between removals of expired jti and old audit rows (default 60)

@@ -1,4 +1,5 @@
 import FingerAuthStore
+import CGnuTLS
 import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
@@ -15,11 +16,15 @@ public struct ServerLimits: Sendable {
     /// Seconds a connection may stay idle (MHD_OPTION_CONNECTION_TIMEOUT): a client that
     /// stops sending headers or body is disconnected after it.
     public var connectionTimeout: UInt32 = 10
+    /// Seconds for a whole request head, counted from the accept (TLS handshake included)
+    /// or from the end of the previous answer on a keep-alive connection (`ConnectionWatch`).
+    public var headTimeout: Double = 10
     /// Seconds from the end of the headers to the end of the body: a client trickling its
     /// body just under the idle timeout is cut off here.
     public var requestTimeout: Double = 30
-    /// Simultaneous connections, all clients / one address.
-    public var maxConnections: UInt32 = 256
+    /// Simultaneous connections, all clients / one address. The default leaves room for
+    /// four addresses at their cap and more.
+    public var maxConnections: UInt32 = 1024
     public var maxConnectionsPerAddress: UInt32 = 64
     /// Worker threads (MHD_OPTION_THREAD_POOL_SIZE).
     public var threads: UInt32 = 4
@@ -31,9 +36,10 @@ public struct ServerLimits: Sendable {
 }
 
 /// The libmicrohttpd daemon (MHD_start_daemon … MHD_stop_daemon), owned by this object:
-/// an internal epoll thread pool, idle and request timeouts, connection and memory limits,
-/// TLS from memory when given. Requests go to `AuthenticatorService`; this type only moves
-/// bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
+/// an internal epoll thread pool, idle, head and request timeouts, connection and memory
+/// limits, TLS (`TLSPolicy`) with a certificate that `replaceCertificate(with:)` swaps
+/// without dropping a connection. Requests go to `AuthenticatorService`; this type only
+/// moves bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
 public final class HTTPServer {
     /// Bodies between the service's cap and this size are read and dropped so that the
     /// client gets a clean 413; larger ones are cut off (413, then the connection closes).
@@ -41,22 +47,24 @@ public final class HTTPServer {
 
     private var daemon: OpaquePointer?
     private let dispatcher: RequestDispatcher
+    /// Connections, their head deadline and the certificates they hold; alive until
+    /// MHD_stop_daemon has returned (its callbacks reach it).
+    private let watch: ConnectionWatch
     /// MHD_OPTION_SOCK_ADDR, kept alive while the daemon runs.
     private let address: UnsafeMutableRawPointer
-    /// NUL-terminated PEM copies for MHD_OPTION_HTTPS_MEM_KEY/CERT; the key is zeroed on free.
-    private var keyPEM: UnsafeMutableBufferPointer<CChar>?
-    private var certificatePEM: UnsafeMutableBufferPointer<CChar>?
-    private static let tlsPriorities = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
     /// The port actually bound (differs from the requested one when that was 0).
     public let port: UInt16
     /// `https` with TLS material, else `http`.
     public let scheme: String
 
-    /// Binds `listen` and starts serving `service` on `threads` worker threads.
-    public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSMaterial?,
+    /// Binds `listen` and starts serving `service` on `threads` worker threads, over TLS
+    /// with `tls` when given.
+    public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSCredentials?,
                 limits: ServerLimits = ServerLimits()) throws(ServerError) {
         dispatcher = RequestDispatcher(service: service, requestTimeout: limits.requestTimeout)
+        watch = ConnectionWatch(headTimeout: limits.headTimeout, certificates: tls.map { CertificateSlot($0) },
+                                log: service.log)
         let storage = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<sockaddr_storage>.size,
                                                        alignment: MemoryLayout<sockaddr_storage>.alignment)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<sockaddr_storage>.size)
@@ -68,11 +76,7 @@ public final class HTTPServer {
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue |
             MHD_USE_ITC.rawValue
         if listen.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
-        if let tls {
-            flags |= MHD_USE_TLS.rawValue
-            keyPEM = Self.cString(tls.keyPEM)
-            certificatePEM = Self.cString(tls.certificatePEM)
-        }
+        if tls != nil { flags |= MHD_USE_TLS.rawValue }
         guard copied != nil else {
             port = 0
             throw ServerError(message: "\(listen.host): not a numeric address")
@@ -84,14 +88,15 @@ public final class HTTPServer {
         config.handler_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
         config.completed = requestCompleted
         config.completed_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
+        config.notify_connection = connectionNotified
+        config.notify_connection_cls = Unmanaged.passUnretained(watch).toOpaque()
         config.thread_pool_size = limits.threads
         config.connection_timeout = limits.connectionTimeout
         config.connection_limit = limits.maxConnections
         config.per_ip_connection_limit = limits.maxConnectionsPerAddress
         config.connection_memory_limit = limits.connectionMemory
-        config.https_key_pem = keyPEM.flatMap { UnsafePointer($0.baseAddress) }
-        config.https_cert_pem = certificatePEM.flatMap { UnsafePointer($0.baseAddress) }
-        let started: OpaquePointer? = Self.tlsPriorities.withCString { priorities in
+        if tls != nil { config.https_cert_callback = fa_gnutls_retrieve_function_pointer(retrieveCertificate) }
+        let started: OpaquePointer? = TLSPolicy.priorities.withCString { priorities in
             config.https_priorities = priorities
             return fa_mhd_start_daemon(&config)
         }
@@ -101,6 +106,16 @@ public final class HTTPServer {
         }
         daemon = started
         port = fa_mhd_bound_port(started)
+        watch.start()
+    }
+
+    /// New handshakes get `credentials` from now on; connections made and handshakes begun
+    /// before keep what they were given. False on a plain-HTTP server.
+    @discardableResult
+    public func replaceCertificate(with credentials: TLSCredentials) -> Bool {
+        guard let slot = watch.certificates else { return false }
+        _ = slot.replace(with: credentials)
+        return true
     }
 
     /// Stops accepting (MHD_quiesce_daemon, listening socket closed), waits up to `grace`
@@ -124,24 +139,13 @@ public final class HTTPServer {
         }
         MHD_stop_daemon(daemon)
         self.daemon = nil
+        watch.stop()
         return left
     }
 
     deinit {
         stop()
         address.deallocate()
-        if let keyPEM {
-            keyPEM.update(repeating: 0)
-            keyPEM.deallocate()
-        }
-        certificatePEM?.deallocate()
-    }
-
-    private static func cString(_ bytes: [UInt8]) -> UnsafeMutableBufferPointer<CChar> {
-        let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: bytes.count + 1)
-        buffer.initialize(repeating: 0)
-        for (i, b) in bytes.enumerated() { buffer[i] = CChar(bitPattern: b) }
-        return buffer
     }
 }
 
@@ -223,6 +227,7 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
     let methodText = String(cString: method)
     let urlText = String(cString: url)
     guard let raw = conCls.pointee else {
+        ConnectionWatch.headArrived(connection)
         let state = RequestState()
         conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         dispatcher.begin()
@@ -264,13 +269,26 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
     return dispatcher.respond(connection, method: methodText, url: urlText, state: state)
 }
 
-/// MHD_RequestCompletedCallback: releases the request's `RequestState` and counts the
-/// request finished.
+/// MHD_RequestCompletedCallback: starts the connection's next head phase, releases the
+/// request's `RequestState` and counts the request finished.
 private func requestCompleted(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
                               conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
                               toe: MHD_RequestTerminationCode) {
+    if let connection { ConnectionWatch.requestFinished(connection) }
     guard let conCls, let raw = conCls.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(raw).release()
     conCls.pointee = nil
     if let cls { Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue().end() }
+}
+
+/// MHD_NotifyConnectionCallback: tells the watch of each connection's start and close.
+private func connectionNotified(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
+                                socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                                code: MHD_ConnectionNotificationCode) {
+    guard let cls, let connection, let socketContext else { return }
+    let watch = Unmanaged<ConnectionWatch>.fromOpaque(cls).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED: watch.started(connection, context: socketContext)
+    case .CONNECTION_NOTIFY_CLOSED: watch.closed(context: socketContext)
+    }
 }
