@@ -54,62 +54,88 @@ public final class AuthenticatorService: Sendable {
     /// Writes what is still queued and stops the writer thread.
     public func stopWriter() { writer.stop() }
 
-    /// Routes `request` and answers it. Unknown paths get 404, known paths with another
-    /// method 405 (with `Allow`).
+    /// Routes `request` and answers it, its writes committed on this thread (tests, and
+    /// the rare request the HTTP layer does not park). Unknown paths get 404, known paths
+    /// with another method 405 (with `Allow`).
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let started = Self.monotonicSeconds()
-        let address = settings.clientAddress.resolve(peer: request.peer, forwardedFor: request.forwardedFor)
-        var summary = RequestSummary(method: request.method, path: request.path, status: 500, peer: address)
-        let response = route(request, address, &summary)
-        let seconds = max(0, Self.monotonicSeconds() - started)
-        summary.status = response.status
-        summary.milliseconds = Int(seconds * 1000)
-        if !summary.quiet { log.record(summary) }
-        metrics.request(path: request.path, status: response.status, seconds: seconds)
+        let (exchange, first) = start(request)
+        var step = first
+        while case let .write(items, next) = step {
+            do throws(StoreError) {
+                step = next(.success(try writer.write(items)))
+            } catch {
+                step = next(.failure(error))
+            }
+        }
+        guard case let .answer(response) = step else { return .error(500, "internal") }
+        complete(exchange, response)
         return response
     }
 
-    private func route(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
+    /// The first step of `request` (routing, limits, parsing, verification: everything
+    /// before its first write) and the exchange that carries it to its answer.
+    public func start(_ request: HTTPRequest) -> (Exchange, Step) {
+        let address = settings.clientAddress.resolve(peer: request.peer, forwardedFor: request.forwardedFor)
+        let exchange = Exchange(request: request, address: address)
+        return (exchange, route(request, exchange))
+    }
+
+    /// Has `items` written in the next batch and calls `completion` (on the writer's
+    /// thread) once that batch is durable or failed: the HTTP layer's way to wait.
+    public func submit(_ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void) {
+        writer.submit(items, completion: completion)
+    }
+
+    /// The request is answered: its log line and its counts.
+    public func complete(_ exchange: Exchange, _ response: HTTPResponse) {
+        let seconds = max(0, Self.monotonicSeconds() - exchange.started)
+        exchange.summary.status = response.status
+        exchange.summary.milliseconds = Int(seconds * 1000)
+        if !exchange.summary.quiet { log.record(exchange.summary) }
+        metrics.request(path: exchange.path, status: response.status, seconds: seconds)
+    }
+
+    private func route(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         let path = request.path
         switch path {
         case "/healthz":
-            guard request.method == "GET" || request.method == "HEAD" else { return Self.notAllowed("GET, HEAD") }
-            return health(&summary)
+            guard request.method == "GET" || request.method == "HEAD" else { return .answer(Self.notAllowed("GET, HEAD")) }
+            return .answer(health(exchange))
         case "/metrics":
-            guard request.method == "GET" else { return Self.notAllowed("GET") }
-            return limited(address, &summary) ?? metricsAnswer(request, address, &summary)
+            guard request.method == "GET" else { return .answer(Self.notAllowed("GET")) }
+            return limited(exchange) ?? metricsAnswer(request, exchange)
         case "/v1/login", "/login":
-            guard request.method == "POST" else { return Self.notAllowed("POST") }
-            return limited(address, &summary) ?? login(request, address, &summary)
+            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
+            return limited(exchange) ?? login(request, exchange)
         case "/oauth2/token":
-            guard request.method == "POST" else { return Self.notAllowed("POST") }
-            return limited(address, &summary) ?? tokenGrant(request, address, &summary)
+            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
+            return limited(exchange) ?? tokenGrant(request, exchange)
         case "/oauth2/introspect":
-            guard request.method == "POST" else { return Self.notAllowed("POST") }
-            return limited(address, &summary) ?? introspect(request, address, &summary)
+            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
+            return limited(exchange) ?? introspect(request, exchange)
         case "/v1/keys", "/pubkey":
-            guard request.method == "POST" else { return Self.notAllowed("POST") }
-            return limited(address, &summary) ?? register(request, address, &summary)
+            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
+            return limited(exchange) ?? register(request, exchange)
         default:
             let prefix = "/v1/keys/"
             if path.hasPrefix(prefix) {
                 let kid = String(path.dropFirst(prefix.count))
                 switch request.method {
-                case "DELETE": return limited(address, &summary) ?? revoke(kid: kid, request, address, &summary)
-                case "GET": return limited(address, &summary) ?? keyStatus(kid: kid, request, address, &summary)
-                default: return Self.notAllowed("GET, DELETE")
+                case "DELETE": return limited(exchange) ?? revoke(kid: kid, request, exchange)
+                case "GET": return limited(exchange) ?? keyStatus(kid: kid, request, exchange)
+                default: return .answer(Self.notAllowed("GET, DELETE"))
                 }
             }
-            return .error(404, "not_found")
+            return .answer(.error(404, "not_found"))
         }
     }
 
-    private func health(_ summary: inout RequestSummary) -> HTTPResponse {
+    private func health(_ exchange: Exchange) -> HTTPResponse {
         switch store.health() {
         case .available:
             return HTTPResponse(status: 200, json: .object([("ok", .bool(true)), ("store", .string("available"))]))
         case let .unavailable(reason):
-            summary.reason = "store_unavailable"
+            exchange.summary.reason = "store_unavailable"
             log.message("health: store unavailable: \(reason)")
             return HTTPResponse(status: 503, json: .object([("ok", .bool(false)), ("store", .string("unavailable"))]))
         }
@@ -127,28 +153,29 @@ public final class AuthenticatorService: Sendable {
 
     // MARK: - Limits
 
-    /// The 429 answer when `address` is past its failure limit: counted together with the
-    /// address's other refusals of this window (one `refusals` row), not written alone.
-    /// A store that cannot say answers 503 (fail closed).
-    private func limited(_ address: String, _ summary: inout RequestSummary) -> HTTPResponse? {
+    /// The 429 answer when the exchange's address is past its failure limit: counted
+    /// together with the address's other refusals of this window (one `refusals` row), not
+    /// written alone. A store that cannot say answers 503 (fail closed).
+    private func limited(_ exchange: Exchange) -> Step? {
+        let address = exchange.address
         let wait: Int64?
         do { wait = try addresses.retryAfter(address, now: clock.now()) } catch {
             log.message("rate limit counter unavailable: \(error)")
-            summary.outcome = "error"
-            summary.reason = "unavailable"
-            return .error(503, "unavailable")
+            exchange.summary.outcome = "error"
+            exchange.summary.reason = "unavailable"
+            return .answer(.error(503, "unavailable"))
         }
         guard let wait else { return nil }
         if refusals.add(peer: address, reason: "rate_limited", now: clock.now()) {
             log.message("\(address) is past its failure limit: its requests are answered 429 for \(wait) s, "
                         + "counted in one audit row (event refusals) and not logged one by one")
         } else {
-            summary.quiet = true
+            exchange.summary.quiet = true
         }
-        summary.outcome = "deny"
-        summary.reason = "rate_limited"
+        exchange.summary.outcome = "deny"
+        exchange.summary.reason = "rate_limited"
         metrics.rateLimited(scope: "address")
-        return Self.tooMany(wait)
+        return .answer(Self.tooMany(wait))
     }
 
     static func tooMany(_ wait: Int64) -> HTTPResponse {
@@ -171,50 +198,64 @@ public final class AuthenticatorService: Sendable {
     /// always, and `user` at that address when the request was verified. Then fills the
     /// log summary and counts the outcome for /metrics. A write that fails turns any answer
     /// into 503, so that nothing is answered unrecorded.
-    func finish(_ event: AuditEvent, _ answer: HTTPResponse, address: String, _ summary: inout RequestSummary,
-                path: String, written: Bool = false) -> HTTPResponse {
-        summary.outcome = event.outcome
-        summary.reason = event.reason
-        summary.sub = event.user
-        summary.claimed = event.claimedUser
-        summary.kid = event.kid
-        summary.jti = event.jti
+    func finish(_ event: AuditEvent, _ answer: HTTPResponse, _ exchange: Exchange, written: Bool = false) -> Step {
+        exchange.summary.outcome = event.outcome
+        exchange.summary.reason = event.reason
+        exchange.summary.sub = event.user
+        exchange.summary.claimed = event.claimedUser
+        exchange.summary.kid = event.kid
+        exchange.summary.jti = event.jti
         let now = clock.now()
         var items: [WriteItem] = written ? [] : [.audit(event, time: now)]
         if event.outcome == "deny" && event.reason != "rate_limited" {
-            items += addresses.failureItems(address, now: now)
+            items += addresses.failureItems(exchange.address, now: now)
             if event.verified, let user = event.user, event.event == "login" || event.event == "oauth_token" {
-                items += users.failureItems(Self.userKey(user, address), now: now)
+                items += users.failureItems(Self.userKey(user, exchange.address), now: now)
             }
         }
-        do {
-            _ = try writer.write(items)
-        } catch {
-            log.message("audit write failed: \(error)")
-            summary.outcome = "error"
-            summary.reason = "audit_failed"
-            return .error(503, "unavailable")
+        guard !items.isEmpty else {
+            metrics.audited(event, path: exchange.path)
+            return .answer(answer)
         }
-        metrics.audited(event, path: path)
-        return answer
+        return .write(items) { [self] result in
+            if case let .failure(error) = result {
+                log.message("audit write failed: \(error)")
+                exchange.summary.outcome = "error"
+                exchange.summary.reason = "audit_failed"
+                return .answer(.error(503, "unavailable"))
+            }
+            metrics.audited(event, path: exchange.path)
+            return .answer(answer)
+        }
     }
 
     /// Uses up a verified token in one write transaction: the key's status read again, the
     /// jti claimed, `effect` applied on success, the audit row written with the outcome.
-    /// Returns the outcome, or nil when the write failed (the caller answers 503).
-    func claim(_ token: VerifiedToken, event: AuditEvent, effect: ClaimEffect = .none,
-               acceptReason: String? = nil, allowed: [KeyStatus]) -> WriteOutcome? {
+    /// `then` gets the outcome, or nil when the write failed (it answers 503).
+    func claim(_ token: VerifiedToken, event: AuditEvent, effect: ClaimEffect = .none, acceptReason: String? = nil,
+               allowed: [KeyStatus], then: @escaping (WriteOutcome?) -> Step) -> Step {
         let claim = TokenClaim(kid: token.identity.kid, user: token.identity.user, host: token.identity.host,
                                jti: token.jti, keepUntil: token.keepUntil, allowed: allowed, effect: effect,
                                audit: event, acceptReason: acceptReason, time: clock.now())
-        do {
-            let outcome = try writer.write([.claim(claim)]).first
-            if case .refused? = outcome { verifier.keys.forget(token.identity.kid) }
-            return outcome
-        } catch {
-            log.message("claim write failed: \(error)")
-            return nil
+        return .write([.claim(claim)]) { [self] result in
+            switch result {
+            case let .success(outcomes):
+                let outcome = outcomes.first
+                if case .refused? = outcome { verifier.keys.forget(token.identity.kid) }
+                return then(outcome)
+            case let .failure(error):
+                log.message("claim write failed: \(error)")
+                return then(nil)
+            }
         }
+    }
+
+    /// `answer`, after one failure against the exchange's address for a refusal that
+    /// writes no audit row (reads with a bad credential); on PostgreSQL that is a write.
+    func countingFailure(_ answer: HTTPResponse, _ exchange: Exchange) -> Step {
+        let items = addresses.failureItems(exchange.address, now: clock.now())
+        guard !items.isEmpty else { return .answer(answer) }
+        return .write(items) { _ in .answer(answer) }
     }
 
     // MARK: - Bodies

@@ -74,7 +74,7 @@ public final class HTTPServer {
         }
         scheme = tls == nil ? "http" : "https"
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue |
-            MHD_USE_ITC.rawValue
+            MHD_USE_ITC.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         if listen.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
         if tls != nil { flags |= MHD_USE_TLS.rawValue }
         guard copied != nil else {
@@ -137,6 +137,12 @@ public final class HTTPServer {
                 usleep(20_000)
             }
         }
+        // MHD aborts the process when stopped with a connection still parked: wait for the
+        // writes they wait on (the store's own timeouts bound them), however long the grace.
+        guard dispatcher.waitForParked(seconds: 60) else {
+            dispatcher.service.log.message("requests still waiting for their commit after 60 s: the HTTP daemon is left running")
+            return left
+        }
         MHD_stop_daemon(daemon)
         self.daemon = nil
         watch.stop()
@@ -150,13 +156,20 @@ public final class HTTPServer {
 }
 
 /// The per-request body being received, owned by MHD through `con_cls`
-/// (Unmanaged.passRetained) and released in `requestCompleted`.
-final class RequestState {
+/// (Unmanaged.passRetained) and released in `requestCompleted`; and, while the request is
+/// parked for a write, what comes next and the write's outcome.
+final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
     var received = 0
     var tooLarge = false
     /// When the headers were complete (CLOCK_MONOTONIC seconds).
     let started = AuthenticatorService.monotonicSeconds()
+    /// The service's side of the request, once it began.
+    var exchange: Exchange?
+    /// The step to take with the outcome of the write the request is parked for.
+    var next: ((Result<[WriteOutcome], StoreError>) -> Step)?
+    /// That outcome, set on the writer's thread (under the dispatcher's lock).
+    var outcome: Result<[WriteOutcome], StoreError>?
 }
 
 /// What the C callbacks reach through their closure pointer; the server keeps it alive
@@ -175,14 +188,66 @@ final class RequestDispatcher: @unchecked Sendable {
 
     /// Requests begun (headers read) and not yet completed.
     var inFlight: Int { lock.withLock { active } }
+    /// Connections suspended while their request's write commits.
+    private var parked = 0
 
-    func begin() { lock.withLock { active += 1 } }
-    func end() { lock.withLock { active -= 1 } }
-    func startDraining() { lock.withLock { draining = true } }
-    var isDraining: Bool { lock.withLock { draining } }
+    /// Waits until no connection is parked, at most `seconds`; false when some still are.
+    func waitForParked(seconds: Double) -> Bool {
+        let deadline = AuthenticatorService.monotonicSeconds() + seconds
+        while lock.withLock({ parked }) > 0 {
+            if AuthenticatorService.monotonicSeconds() >= deadline { return false }
+            usleep(5_000)
+        }
+        return true
+    }
 
-    /// Builds the request, asks the service, queues the answer (MHD_queue_response).
-    func respond(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
+    /// The final call of a request: starts it in the service and takes its steps. A step
+    /// that writes parks the connection (MHD_suspend_connection) and hands the items to the
+    /// group commit; the writer's completion stores the outcome and resumes the connection,
+    /// and MHD calls the access handler again, which goes on from there (`resume`). The
+    /// worker thread meanwhile serves its other connections: no thread waits on a commit.
+    func begin(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
+        let request = makeRequest(connection, method: method, url: url, state: state)
+        let (exchange, step) = service.start(request)
+        state.exchange = exchange
+        return take(step, connection, state)
+    }
+
+    /// The access handler called again for a resumed connection: the next step, with the
+    /// write's outcome.
+    func resume(_ connection: OpaquePointer, state: RequestState) -> MHD_Result {
+        let outcome: Result<[WriteOutcome], StoreError>? = lock.withLock {
+            let value = state.outcome
+            state.outcome = nil
+            return value
+        }
+        guard let outcome, let next = state.next else { return .YES }
+        state.next = nil
+        return take(next(outcome), connection, state)
+    }
+
+    private func take(_ step: Step, _ connection: OpaquePointer, _ state: RequestState) -> MHD_Result {
+        switch step {
+        case let .answer(response):
+            if let exchange = state.exchange { service.complete(exchange, response) }
+            return queue(response, connection)
+        case let .write(items, next):
+            state.next = next
+            lock.withLock { parked += 1 }
+            MHD_suspend_connection(connection)
+            let handle = ParkedConnection(connection)
+            service.submit(items) { [self] outcome in
+                lock.withLock {
+                    state.outcome = outcome
+                    MHD_resume_connection(handle.connection)
+                    parked -= 1
+                }
+            }
+            return .YES
+        }
+    }
+
+    private func makeRequest(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> HTTPRequest {
         var peer = [CChar](repeating: 0, count: 64)
         let peerText = fa_mhd_peer_address(connection, &peer, peer.count) == 0 ? String(cString: peer) : "-"
         let request = HTTPRequest(method: method, path: url,
@@ -191,7 +256,22 @@ final class RequestDispatcher: @unchecked Sendable {
                                   body: state.body, bodyTooLarge: state.tooLarge, peer: peerText,
                                   forwardedFor: header(connection, "X-Forwarded-For"))
         state.body = []
-        let answer = service.handle(request)
+        return request
+    }
+
+    func begin() { lock.withLock { active += 1 } }
+    func end() { lock.withLock { active -= 1 } }
+    func startDraining() { lock.withLock { draining = true } }
+    var isDraining: Bool { lock.withLock { draining } }
+
+    /// Builds the request, asks the service and waits for its writes on this thread, queues
+    /// the answer (MHD_queue_response). Only for the rare answer given before the body.
+    func respond(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
+        queue(service.handle(makeRequest(connection, method: method, url: url, state: state)), connection)
+    }
+
+    /// Queues `answer` on `connection` (MHD_queue_response).
+    private func queue(_ answer: HTTPResponse, _ connection: OpaquePointer) -> MHD_Result {
         let created = answer.body.withUnsafeBytes { fa_mhd_response_copy($0.baseAddress, $0.count) }
         guard let response = created else { return .NO }
         defer { MHD_destroy_response(response) }
@@ -266,7 +346,16 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
         uploadDataSize.pointee = 0
         return .YES
     }
-    return dispatcher.respond(connection, method: methodText, url: urlText, state: state)
+    if state.exchange != nil { return dispatcher.resume(connection, state: state) }
+    return dispatcher.begin(connection, method: methodText, url: urlText, state: state)
+}
+
+/// A parked connection's handle, handed to the writer's thread to resume it. MHD keeps a
+/// suspended connection alive until it is resumed (and the server's stop waits for that).
+struct ParkedConnection: @unchecked Sendable {
+    let connection: OpaquePointer
+
+    init(_ connection: OpaquePointer) { self.connection = connection }
 }
 
 /// MHD_RequestCompletedCallback: starts the connection's next head phase, releases the

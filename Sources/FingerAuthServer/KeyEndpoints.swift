@@ -11,10 +11,10 @@ extension AuthenticatorService {
     /// Registers a key: host token (401), body (400), token's host = body host (403), an RSA
     /// key of 2048+ bits (400), a proof signed by that key (401), then the registry
     /// (201 new, 200 same again, 409 taken or revoked, 401 proof replayed).
-    func register(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
-        var event = AuditEvent(event: "register", outcome: "deny", peer: LogText.clean(address), verified: false)
+    func register(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
+        var event = AuditEvent(event: "register", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
         let (answer, written) = registerAnswer(request, &event)
-        return finish(event, answer, address: address, &summary, path: request.path, written: written)
+        return finish(event, answer, exchange, written: written)
     }
 
     private func registerAnswer(_ request: HTTPRequest, _ event: inout AuditEvent) -> (HTTPResponse, Bool) {
@@ -95,15 +95,14 @@ extension AuthenticatorService {
     /// or with a revocation token signed by the key itself (`Authorization: Bearer <JWT>`:
     /// 401 `invalid_token` unless it verified, then 401 with the reason or 204). 204 when
     /// revoked (or, with the host token, already revoked).
-    func revoke(kid rawKid: String, _ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
+    func revoke(kid rawKid: String, _ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: "revoke", kid: LogText.clean(rawKid), outcome: "deny",
-                               peer: LogText.clean(address), verified: false)
+                               peer: LogText.clean(exchange.address), verified: false)
         if let credential = Self.bearer(request.authorization), credential.utf8.filter({ $0 == UInt8(ascii: ".") }).count == 2 {
-            let (answer, written) = revokeByKeyHolder(kid: rawKid, jwt: credential, &event)
-            return finish(event, answer, address: address, &summary, path: request.path, written: written)
+            return revokeByKeyHolder(kid: rawKid, jwt: credential, event, exchange)
         }
         let answer = revokeByHost(kid: rawKid, request, &event)
-        return finish(event, answer, address: address, &summary, path: request.path)
+        return finish(event, answer, exchange)
     }
 
     private func revokeByHost(kid: String, _ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
@@ -143,42 +142,48 @@ extension AuthenticatorService {
         }
     }
 
-    private func revokeByKeyHolder(kid: String, jwt: String, _ event: inout AuditEvent) -> (HTTPResponse, Bool) {
+    private func revokeByKeyHolder(kid: String, jwt: String, _ start: AuditEvent, _ exchange: Exchange) -> Step {
+        var event = start
         let check = verifier.check(jwt, for: .revocation(kid: kid))
         event.jti = check.facts.jti
         switch check {
         case .unavailable:
             event.outcome = "error"
             event.reason = "unavailable"
-            return (.error(503, "unavailable"), false)
+            return finish(event, .error(503, "unavailable"), exchange)
         case let .unverified(refusal, facts):
             event.claimedUser = facts.sub
             event.reason = refusal.rawValue
             metrics.unverified()
-            return (.error(401, "invalid_token"), false)
+            return finish(event, .error(401, "invalid_token"), exchange)
         case let .refused(refusal, identity, _):
             event.verified = true
             event.user = identity.user
             event.host = identity.host
             event.reason = refusal.rawValue
-            return (.error(401, refusal.rawValue), false)
+            return finish(event, .error(401, refusal.rawValue), exchange)
         case let .valid(token, _):
             event.verified = true
             event.user = token.identity.user
             event.host = token.identity.host
-            switch claim(token, event: event, effect: .revokeKey, acceptReason: "key_holder", allowed: [.active, .pending]) {
-            case nil:
-                event.outcome = "error"
-                event.reason = "unavailable"
-                return (.error(503, "unavailable"), false)
-            case .accepted?, .written?:
-                verifier.keys.forget(token.identity.kid)
-                event.outcome = "accept"
-                event.reason = "key_holder"
-                return (HTTPResponse(status: 204, json: nil), true)
-            case let .refused(claimRefusal)?:
-                event.reason = claimRefusal.rawValue
-                return (.error(401, claimRefusal.rawValue), true)
+            let claimed = event
+            return claim(token, event: claimed, effect: .revokeKey, acceptReason: "key_holder",
+                         allowed: [.active, .pending]) { [self] outcome in
+                var row = claimed
+                switch outcome {
+                case nil:
+                    row.outcome = "error"
+                    row.reason = "unavailable"
+                    return finish(row, .error(503, "unavailable"), exchange)
+                case .accepted?, .written?:
+                    verifier.keys.forget(token.identity.kid)
+                    row.outcome = "accept"
+                    row.reason = "key_holder"
+                    return finish(row, HTTPResponse(status: 204, json: nil), exchange, written: true)
+                case let .refused(claimRefusal)?:
+                    row.reason = claimRefusal.rawValue
+                    return finish(row, .error(401, claimRefusal.rawValue), exchange, written: true)
+                }
             }
         }
     }
@@ -186,16 +191,19 @@ extension AuthenticatorService {
     /// `GET /v1/keys/<kid>` with this host's token: the key's status as the authenticator
     /// sees it (read-only, not audited; a bad token counts against the address). 401 bad
     /// token, 404 unknown_kid, 403 host_mismatch, 200 `{"kid","user","host","status","created"}`.
-    func keyStatus(kid: String, _ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
+    func keyStatus(kid: String, _ request: HTTPRequest, _ exchange: Exchange) -> Step {
         let host: String
         switch hostForBearer(request.authorization) {
         case let .failure(failure):
-            summary.outcome = "deny"
-            summary.reason = failure.code
-            if failure.response.status == 401 { countFailure(address) }
-            return failure.response
+            exchange.summary.outcome = "deny"
+            exchange.summary.reason = failure.code
+            return failure.response.status == 401 ? countingFailure(failure.response, exchange) : .answer(failure.response)
         case let .success(h): host = h
         }
+        return .answer(keyStatusAnswer(kid: kid, host: host))
+    }
+
+    private func keyStatusAnswer(kid: String, host: String) -> HTTPResponse {
         guard TokenVerifier.isWellFormedKid(kid) else { return .error(404, "unknown_kid") }
         let key: RegisteredKey?
         do { key = try store.registeredKey(kid: kid) } catch { return .error(503, "unavailable") }
@@ -209,19 +217,19 @@ extension AuthenticatorService {
 
     /// `GET /metrics`: with `metrics-token` set, only for `Authorization: Bearer <it>`
     /// (401 otherwise, counted against the address).
-    func metricsAnswer(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
+    func metricsAnswer(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         if let expected = settings.metricsToken {
             guard let given = Self.bearer(request.authorization), Self.constantTimeEqual(given, expected) else {
-                summary.outcome = "deny"
-                summary.reason = "bad_metrics_token"
-                countFailure(address)
-                return .error(401, "unauthorized", headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd metrics\"")])
+                exchange.summary.outcome = "deny"
+                exchange.summary.reason = "bad_metrics_token"
+                return countingFailure(.error(401, "unauthorized",
+                                              headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd metrics\"")]), exchange)
             }
         }
         let keys = try? store.keyCounts()
-        return HTTPResponse(status: 200, text: metrics.render(keys: keys, refusalsCounted: refusals.counted,
-                                                               commits: writer.counts),
-                            contentType: "text/plain; version=0.0.4; charset=utf-8")
+        return .answer(HTTPResponse(status: 200, text: metrics.render(keys: keys, refusalsCounted: refusals.counted,
+                                                                       commits: writer.counts),
+                                    contentType: "text/plain; version=0.0.4; charset=utf-8"))
     }
 
     /// Equal bytes, in time that depends on the lengths only.

@@ -17,50 +17,52 @@ extension AuthenticatorService {
     /// RFC 7523 §2.1.
     static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
-    func tokenGrant(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
-        var event = AuditEvent(event: "oauth_token", outcome: "deny", peer: LogText.clean(address), verified: false)
+    func tokenGrant(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
+        var event = AuditEvent(event: "oauth_token", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
         guard !request.bodyTooLarge, request.body.count <= Self.maxBodyBytes else {
             event.reason = "body_too_large"
-            return finish(event, .error(413, "body_too_large"), address: address, &summary, path: request.path)
+            return finish(event, .error(413, "body_too_large"), exchange)
         }
         guard FormBody.isFormContentType(request.contentType), let form = FormBody.parse(request.body),
               let grant = form["grant_type"] else {
             event.reason = "invalid_request"
-            return finish(event, Self.oauthError("invalid_request"), address: address, &summary, path: request.path)
+            return finish(event, Self.oauthError("invalid_request"), exchange)
         }
         guard grant == Self.jwtBearerGrant else {
             event.reason = "unsupported_grant_type"
-            return finish(event, Self.oauthError("unsupported_grant_type"), address: address, &summary, path: request.path)
+            return finish(event, Self.oauthError("unsupported_grant_type"), exchange)
         }
         guard let assertion = form["assertion"], !assertion.isEmpty else {
             event.reason = "invalid_request"
-            return finish(event, Self.oauthError("invalid_request"), address: address, &summary, path: request.path)
+            return finish(event, Self.oauthError("invalid_request"), exchange)
         }
         guard let random = SecureRandom.bytes(32), let digest = Digest.sha256(Array(Base64URL.encode(random).utf8)) else {
             event.outcome = "error"
             event.reason = "no_random"
-            return finish(event, .error(503, "temporarily_unavailable"), address: address, &summary, path: request.path)
+            return finish(event, .error(503, "temporarily_unavailable"), exchange)
         }
         let accessToken = Base64URL.encode(random)
         let expires = clock.now() + settings.accessTokenTTL
-        let use = useToken(assertion, event: event, address: address,
-                           effect: .accessToken(sha256: HostToken.hex(digest), expires: expires),
-                           invalid: Self.oauthError("invalid_grant"),
-                           refusal: { reason in
-                               HTTPResponse(status: 400, json: .object([
-                                   ("error", .string("invalid_grant")), ("error_description", .string(reason.rawValue)),
-                               ]))
-                           },
-                           unavailable: .error(503, "temporarily_unavailable"))
-        switch use {
-        case let .answered(row, answer, written):
-            return finish(row, answer, address: address, &summary, path: request.path, written: written)
-        case let .accepted(_, row):
-            return finish(row, HTTPResponse(status: 200, json: .object([
-                ("access_token", .string(accessToken)),
-                ("token_type", .string("Bearer")),
-                ("expires_in", .integer(settings.accessTokenTTL)),
-            ]), headers: [("Pragma", "no-cache")]), address: address, &summary, path: request.path, written: true)
+        let lifetime = settings.accessTokenTTL
+        return useToken(assertion, event: event, exchange,
+                        effect: .accessToken(sha256: HostToken.hex(digest), expires: expires),
+                        invalid: Self.oauthError("invalid_grant"),
+                        refusal: { reason in
+                            HTTPResponse(status: 400, json: .object([
+                                ("error", .string("invalid_grant")), ("error_description", .string(reason.rawValue)),
+                            ]))
+                        },
+                        unavailable: .error(503, "temporarily_unavailable")) { [self] use in
+            switch use {
+            case let .answered(row, answer, written):
+                return finish(row, answer, exchange, written: written)
+            case let .accepted(_, row):
+                return finish(row, HTTPResponse(status: 200, json: .object([
+                    ("access_token", .string(accessToken)),
+                    ("token_type", .string("Bearer")),
+                    ("expires_in", .integer(lifetime)),
+                ]), headers: [("Pragma", "no-cache")]), exchange, written: true)
+            }
         }
     }
 
@@ -68,40 +70,32 @@ extension AuthenticatorService {
         .error(400, code)
     }
 
-    func introspect(_ request: HTTPRequest, _ address: String, _ summary: inout RequestSummary) -> HTTPResponse {
+    func introspect(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         switch hostForBearer(request.authorization) {
         case let .failure(failure):
-            summary.outcome = "deny"
-            summary.reason = failure.code
-            if failure.response.status == 401 { countFailure(address) }
-            return failure.response
+            exchange.summary.outcome = "deny"
+            exchange.summary.reason = failure.code
+            return failure.response.status == 401 ? countingFailure(failure.response, exchange) : .answer(failure.response)
         case .success:
             break
         }
         guard !request.bodyTooLarge, request.body.count <= Self.maxBodyBytes,
               FormBody.isFormContentType(request.contentType), let form = FormBody.parse(request.body),
               let token = form["token"] else {
-            return Self.oauthError("invalid_request")
+            return .answer(Self.oauthError("invalid_request"))
         }
         let inactive = HTTPResponse(status: 200, json: .object([("active", .bool(false))]))
-        guard token.utf8.count == 43, let digest = Digest.sha256(Array(token.utf8)) else { return inactive }
+        guard token.utf8.count == 43, let digest = Digest.sha256(Array(token.utf8)) else { return .answer(inactive) }
         let state: AccessTokenState?
         do { state = try store.accessToken(sha256: HostToken.hex(digest)) } catch {
             log.message("access token lookup failed: \(error)")
-            return .error(503, "temporarily_unavailable")
+            return .answer(.error(503, "temporarily_unavailable"))
         }
-        guard let state, state.keyStatus == .active, state.expires > clock.now() else { return inactive }
-        return HTTPResponse(status: 200, json: .object([
+        guard let state, state.keyStatus == .active, state.expires > clock.now() else { return .answer(inactive) }
+        return .answer(HTTPResponse(status: 200, json: .object([
             ("active", .bool(true)), ("sub", .string(state.user)), ("host", .string(state.host)),
             ("kid", .string(state.kid)), ("iat", .integer(state.created)), ("exp", .integer(state.expires)),
             ("token_type", .string("Bearer")),
-        ]))
-    }
-
-    /// One failure against `address`, for a refusal that writes no audit row (reads with a
-    /// bad host token). On PostgreSQL it is a write of its own.
-    func countFailure(_ address: String) {
-        let items = addresses.failureItems(address, now: clock.now())
-        if !items.isEmpty { _ = try? writer.write(items) }
+        ])))
     }
 }

@@ -19,8 +19,13 @@ public final class GroupCommit: @unchecked Sendable {
         var failure: StoreError?
         var done = false
         let committed = GroupCommit.monotonicCondition()
+        /// For a request that does not wait (`submit`): called on the writer's thread.
+        let completion: (@Sendable (Result<[WriteOutcome], StoreError>) -> Void)?
 
-        init(items: [WriteItem]) { self.items = items }
+        init(items: [WriteItem], completion: (@Sendable (Result<[WriteOutcome], StoreError>) -> Void)? = nil) {
+            self.items = items
+            self.completion = completion
+        }
 
         deinit {
             pthread_cond_destroy(committed)
@@ -146,6 +151,27 @@ public final class GroupCommit: @unchecked Sendable {
         return ticket.outcomes
     }
 
+    /// Writes `items` in the next batch and calls `completion` once that batch is durable
+    /// or failed — on the writer's thread, which it must not keep (the HTTP layer only
+    /// resumes a parked request there). Without the writer thread the items are committed
+    /// here and `completion` is called before this returns.
+    public func submit(_ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void) {
+        guard !items.isEmpty else { return completion(.success([])) }
+        pthread_mutex_lock(mutex)
+        guard thread != nil, !stopping else {
+            pthread_mutex_unlock(mutex)
+            do throws(StoreError) {
+                completion(.success(try store.commit(items)))
+            } catch {
+                completion(.failure(error))
+            }
+            return
+        }
+        queue.append(Ticket(items: items, completion: completion))
+        pthread_cond_signal(work)
+        pthread_mutex_unlock(mutex)
+    }
+
     private func loop() {
         var lastPeriodic = Self.monotonicSeconds()
         while true {
@@ -206,6 +232,10 @@ public final class GroupCommit: @unchecked Sendable {
         statistics.items += Int64(items.count)
         if failure != nil { statistics.failed += 1 }
         pthread_mutex_unlock(mutex)
+        for ticket in tickets {
+            guard let completion = ticket.completion else { continue }
+            if let failure = ticket.failure { completion(.failure(failure)) } else { completion(.success(ticket.outcomes)) }
+        }
     }
 
     static func monotonicSeconds() -> Double {

@@ -342,7 +342,7 @@ def test_two_instances_with_other_skews_and_clocks_share_one_replay_window(tmp_p
         assert b.post_json("/v1/login", {"jwt": token}).json() == {"error": "replayed"}
         assert a.post_json("/v1/login", {"jwt": token}).json() == {"error": "expired"}
         # B judges times by the database's clock, not its own: a fresh token is good there.
-        assert re.search(r"this machine's clock is 4\d\d s ahead of the database's", b.log_text()), b.log_text()
+        assert re.search(r"this machine's clock is (39\d|40\d) s ahead of the database's", b.log_text()), b.log_text()
         assert b.post_json("/v1/login", {"jwt": alice.sign(claims())}).status == 200
     finally:
         a.stop()

@@ -1,0 +1,27 @@
+import FingerAuthStore
+
+/// What the service does next for a request: answer it, or have items written (through the
+/// group commit) and go on with their outcomes. An endpoint is a chain of steps, so that
+/// the HTTP layer can park a request while its write commits instead of blocking a thread
+/// on it (`HTTPServer` suspends the connection); `AuthenticatorService.handle` runs the
+/// same chain synchronously.
+public enum Step {
+    case answer(HTTPResponse)
+    case write([WriteItem], (Result<[WriteOutcome], StoreError>) -> Step)
+}
+
+/// One request on its way through the service: what its log line and /metrics will say.
+/// Its steps run one after another, never at once, so it needs no lock.
+public final class Exchange: @unchecked Sendable {
+    var summary: RequestSummary
+    let started: Double
+    let path: String
+    let address: String
+
+    init(request: HTTPRequest, address: String) {
+        summary = RequestSummary(method: request.method, path: request.path, status: 500, peer: address)
+        started = AuthenticatorService.monotonicSeconds()
+        path = request.path
+        self.address = address
+    }
+}
