@@ -36,23 +36,40 @@ public enum Base64URL {
 
     public static func decode(_ chars: [UInt8]) -> [UInt8]? {
         if chars.count % 4 == 1 { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(chars.count * 3 / 4)
-        var acc: UInt32 = 0
-        var bits = 0
-        for c in chars {
-            guard let v = value(of: c) else { return nil }
-            acc = (acc << 6) | UInt32(v)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8((acc >> UInt32(bits)) & 0xff))
+        var out = [UInt8](repeating: 0, count: chars.count * 3 / 4)
+        let ok = chars.withUnsafeBufferPointer { input -> Bool in
+            out.withUnsafeMutableBufferPointer { output -> Bool in
+                var i = 0, o = 0
+                // Four characters, three bytes at a time.
+                while i + 4 <= input.count {
+                    let a = table[Int(input[i])], b = table[Int(input[i + 1])]
+                    let c = table[Int(input[i + 2])], d = table[Int(input[i + 3])]
+                    if (a | b | c | d) & 0x40 != 0 { return false }
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    output[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    output[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    output[o + 2] = UInt8(truncatingIfNeeded: v)
+                    i += 4
+                    o += 3
+                }
+                let rest = input.count - i
+                guard rest > 0 else { return true }
+                let a = table[Int(input[i])], b = table[Int(input[i + 1])]
+                let c = rest == 3 ? table[Int(input[i + 2])] : 0
+                if (a | b | c) & 0x40 != 0 { return false }
+                let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                output[o] = UInt8(truncatingIfNeeded: v >> 16)
+                // Unused trailing bits must be zero (one text per byte string).
+                if rest == 2 { return v & 0xffff == 0 }
+                output[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                return v & 0xff == 0
             }
-            acc &= (1 << 8) - 1
         }
-        if bits > 0 && (acc & ((1 << UInt32(bits)) - 1)) != 0 { return nil }
-        return out
+        return ok ? out : nil
     }
+
+    /// The 6-bit value of each byte of the alphabet; 0x40 for every other byte.
+    private static let table: [UInt8] = (0..<256).map { value(of: UInt8($0)) ?? 0x40 }
 
     /// Whether `c` is one of the 64 characters of the base64url alphabet (no padding).
     public static func isAlphabet(_ c: UInt8) -> Bool { value(of: c) != nil }

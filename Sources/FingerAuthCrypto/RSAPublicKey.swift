@@ -34,16 +34,14 @@ public final class RSAPublicKey {
 
     deinit { EVP_PKEY_free(pkey) }
 
-    /// True only when `signature` is a valid RS256 signature of `data` by this key.
+    /// True only when `signature` is a valid RS256 signature of `data` by this key
+    /// (`fa_rs256_verify`: SHA-256, then EVP_PKEY_verify with PKCS#1 v1.5 padding).
     public func verifyRS256(signature: [UInt8], data: [UInt8]) -> Bool {
         guard !signature.isEmpty, signature.count <= 1024 else { return false }
-        guard let ctx = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(ctx); ERR_clear_error() }
-        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else { return false }
-        let rc = data.withUnsafeBytes { d in
-            signature.withUnsafeBytes { s in
-                EVP_DigestVerify(ctx, s.baseAddress?.assumingMemoryBound(to: UInt8.self), s.count,
-                                 d.baseAddress?.assumingMemoryBound(to: UInt8.self), d.count)
+        defer { ERR_clear_error() }
+        let rc = data.withUnsafeBufferPointer { d in
+            signature.withUnsafeBufferPointer { s in
+                fa_rs256_verify(pkey, d.baseAddress, d.count, s.baseAddress, s.count)
             }
         }
         return rc == 1

@@ -53,6 +53,21 @@ final class Base64URLTests: XCTestCase {
         XCTAssertEqual(Base64URL.encode([0xfb, 0xff]), "-_8")
     }
 
+    func testEveryLengthAndByteRoundTrips() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<200 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let text = Base64URL.encode(bytes)
+            XCTAssertEqual(Base64URL.decode(text), bytes, text)
+            // Any one character changed to one outside the alphabet is refused.
+            if !text.isEmpty {
+                var broken = Array(text.utf8)
+                broken[length % broken.count] = UInt8(ascii: "=")
+                XCTAssertNil(Base64URL.decode(broken))
+            }
+        }
+    }
+
     func testRefusesNonCanonicalText() {
         for text in ["Zg==", "Z", "Zh", "Zm9v!", "Zm 9v", "Zm+v"] { XCTAssertNil(Base64URL.decode(text), text) }
     }
