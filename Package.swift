@@ -55,7 +55,7 @@ let package = Package(
         // The authenticator's registry: SQLite and PostgreSQL stores, schema and migrations,
         // pruning, and the group commit that the request path writes through.
         .target(name: "FingerAuthStore",
-                dependencies: ["FingerAuthCore", "FingerAuthCrypto", "CSQLite", "CPostgres"],
+                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite", "CPostgres"],
                 swiftSettings: v5),
         // The authenticator's HTTP layer and service logic; it reaches the database only
         // through FingerAuthStore.

@@ -1,4 +1,5 @@
 import FingerAuthStore
+import FingerAuthSystem
 import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
@@ -64,36 +65,18 @@ final class ConnectionWatch: @unchecked Sendable {
     private var records: [ObjectIdentifier: ConnectionRecord] = [:]
     private var report = SlowClientReport()
 
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let wake: UnsafeMutablePointer<pthread_cond_t>
+    private let sleeping = Lock()
+    private let wake = Condition()
     private var stopping = false
-    private var thread: pthread_t?
+    private var thread: WorkerThread?
 
     init(headTimeout: Double, certificates: CertificateSlot?, log: RequestLog) {
         self.headTimeout = headTimeout
         self.certificates = certificates
         self.log = log
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-        wake.initialize(to: pthread_cond_t())
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(wake, &attributes)
-        pthread_condattr_destroy(&attributes)
     }
 
-    deinit {
-        stop()
-        pthread_cond_destroy(wake)
-        wake.deinitialize(count: 1)
-        wake.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
+    deinit { stop() }
 
     // MARK: events from libmicrohttpd's threads
 
@@ -158,32 +141,24 @@ final class ConnectionWatch: @unchecked Sendable {
     /// Starts the watchdog thread; false (logged) when it could not be created.
     @discardableResult
     func start() -> Bool {
-        var created = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&created, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<ConnectionWatch>.fromOpaque(raw).takeRetainedValue().loop()
-            return nil
-        }, context)
-        guard rc == 0 else {
-            Unmanaged<ConnectionWatch>.fromOpaque(context).release()
-            log.message("cannot start the request-head watchdog: \(String(cString: strerror(rc)))")
+        switch WorkerThread.start({ [self] in loop() }) {
+        case let .success(started):
+            thread = started
+            return true
+        case let .failure(error):
+            log.message("cannot start the request-head watchdog: \(error)")
             return false
         }
-        thread = created
-        return true
     }
 
     /// Wakes the watchdog and joins it (at most one tick).
     func stop() {
-        pthread_mutex_lock(mutex)
-        stopping = true
-        pthread_cond_broadcast(wake)
-        pthread_mutex_unlock(mutex)
-        if let thread {
-            pthread_join(thread, nil)
-            self.thread = nil
+        sleeping.withLock {
+            stopping = true
+            wake.broadcast()
         }
+        thread?.join()
+        thread = nil
         flushReport(force: true)
     }
 
@@ -196,19 +171,11 @@ final class ConnectionWatch: @unchecked Sendable {
 
     /// Sleeps one tick; false once `stop()` was called.
     private func waitOneTick() -> Bool {
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        deadline.tv_nsec += Int(Self.tick * 1_000_000_000)
-        if deadline.tv_nsec >= 1_000_000_000 {
-            deadline.tv_sec += 1
-            deadline.tv_nsec -= 1_000_000_000
+        let deadline = Deadline.after(seconds: Self.tick)
+        return sleeping.withLock { () -> Bool in
+            while !stopping && !deadline.hasPassed { wake.wait(sleeping, until: deadline) }
+            return !stopping
         }
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while !stopping {
-            if pthread_cond_timedwait(wake, mutex, &deadline) == ETIMEDOUT { break }
-        }
-        return !stopping
     }
 
     /// Shuts down every connection whose head phase began `headTimeout` ago or earlier.

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import FingerAuthSystem
 
 /// At most `capacity` connections of one kind, each lent to one thread at a time. They are
 /// opened on demand with `open`; one that `usable` says is broken (a PostgreSQL server that
@@ -13,8 +11,8 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     let name: String
     private let open: () throws(StoreError) -> Connection
     private let usable: (Connection) -> Bool
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let freed: UnsafeMutablePointer<pthread_cond_t>
+    private let lock = Lock()
+    private let freed = Condition()
     private var idle: [Connection] = []
     /// Connections lent out, idle, or being opened.
     private var count = 0
@@ -27,36 +25,16 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
         self.waitSeconds = waitSeconds
         self.open = open
         self.usable = usable
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        freed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-        freed.initialize(to: pthread_cond_t())
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(freed, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        idle = []
-        pthread_cond_destroy(freed)
-        freed.deinitialize(count: 1)
-        freed.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
     }
 
     /// Drops the idle connections and refuses new borrowers; lent ones close on return.
     func close() {
-        pthread_mutex_lock(mutex)
-        closed = true
-        count -= idle.count
-        idle = []
-        pthread_cond_broadcast(freed)
-        pthread_mutex_unlock(mutex)
+        lock.withLock {
+            closed = true
+            count -= idle.count
+            idle = []
+            freed.broadcast()
+        }
     }
 
     /// Runs `body` on a borrowed connection. When the connection broke during `body` (the
@@ -79,50 +57,48 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     }
 
     private func borrow() throws(StoreError) -> Connection {
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        deadline.tv_sec += waitSeconds
-        pthread_mutex_lock(mutex)
+        let deadline = Deadline.after(seconds: Double(waitSeconds))
+        lock.lock()
         while true {
             if closed {
-                pthread_mutex_unlock(mutex)
+                lock.unlock()
                 throw StoreError("\(name): store closed")
             }
             if let connection = idle.popLast() {
-                pthread_mutex_unlock(mutex)
+                lock.unlock()
                 if usable(connection) { return connection }
-                pthread_mutex_lock(mutex)
+                lock.lock()
                 count -= 1
                 continue
             }
             if count < capacity {
                 count += 1
-                pthread_mutex_unlock(mutex)
+                lock.unlock()
                 do {
                     return try open()
                 } catch {
-                    pthread_mutex_lock(mutex)
-                    count -= 1
-                    pthread_cond_signal(freed)
-                    pthread_mutex_unlock(mutex)
+                    lock.withLock {
+                        count -= 1
+                        freed.signal()
+                    }
                     throw error
                 }
             }
-            if pthread_cond_timedwait(freed, mutex, &deadline) == ETIMEDOUT {
-                pthread_mutex_unlock(mutex)
+            if !freed.wait(lock, until: deadline) && deadline.hasPassed {
+                lock.unlock()
                 throw StoreError("\(name): no free connection within \(waitSeconds) s (pool of \(capacity))")
             }
         }
     }
 
     private func giveBack(_ connection: Connection) {
-        pthread_mutex_lock(mutex)
-        if usable(connection) && !closed {
-            idle.append(connection)
-        } else {
-            count -= 1
+        lock.withLock {
+            if usable(connection) && !closed {
+                idle.append(connection)
+            } else {
+                count -= 1
+            }
+            freed.signal()
         }
-        pthread_cond_signal(freed)
-        pthread_mutex_unlock(mutex)
     }
 }

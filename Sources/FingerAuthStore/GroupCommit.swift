@@ -1,3 +1,4 @@
+import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,19 +19,13 @@ public final class GroupCommit: @unchecked Sendable {
         var outcomes: [WriteOutcome] = []
         var failure: StoreError?
         var done = false
-        let committed = GroupCommit.monotonicCondition()
+        let committed = Condition()
         /// For a request that does not wait (`submit`): called on the writer's thread.
         let completion: (@Sendable (Result<[WriteOutcome], StoreError>) -> Void)?
 
         init(items: [WriteItem], completion: (@Sendable (Result<[WriteOutcome], StoreError>) -> Void)? = nil) {
             self.items = items
             self.completion = completion
-        }
-
-        deinit {
-            pthread_cond_destroy(committed)
-            committed.deinitialize(count: 1)
-            committed.deallocate()
         }
     }
 
@@ -43,11 +38,11 @@ public final class GroupCommit: @unchecked Sendable {
     private let periodic: @Sendable () -> [WriteItem]
     private let log: @Sendable (String) -> Void
 
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let work: UnsafeMutablePointer<pthread_cond_t>
+    private let lock = Lock()
+    private let work = Condition()
     private var queue: [Ticket] = []
     private var stopping = false
-    private var thread: pthread_t?
+    private var thread: WorkerThread?
     private var statistics = (batches: Int64(0), items: Int64(0), failed: Int64(0))
 
     public init(store: any AuthStorage, maxBatch: Int = 512, waitSeconds: Int = 10,
@@ -58,71 +53,39 @@ public final class GroupCommit: @unchecked Sendable {
         self.waitSeconds = max(1, waitSeconds)
         self.periodic = periodic
         self.log = log
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        work = Self.monotonicCondition()
     }
 
-    deinit {
-        stop()
-        pthread_cond_destroy(work)
-        work.deinitialize(count: 1)
-        work.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
-
-    private static func monotonicCondition() -> UnsafeMutablePointer<pthread_cond_t> {
-        let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-        return condition
-    }
+    deinit { stop() }
 
     /// Batches committed, items in them, and batches that failed, since start.
     public var counts: (batches: Int64, items: Int64, failed: Int64) {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return statistics
+        lock.withLock { statistics }
     }
 
     /// Starts the writer thread; false when it could not be created (then `write` commits
     /// on the caller's thread, one request per transaction).
     @discardableResult
     public func start() -> Bool {
-        var created = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&created, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<GroupCommit>.fromOpaque(raw).takeRetainedValue().loop()
-            return nil
-        }, context)
-        guard rc == 0 else {
-            Unmanaged<GroupCommit>.fromOpaque(context).release()
-            log("cannot start the group-commit thread: \(String(cString: strerror(rc))); committing per request")
+        switch WorkerThread.start({ [self] in loop() }) {
+        case let .success(started):
+            lock.withLock { thread = started }
+            return true
+        case let .failure(error):
+            log("cannot start the group-commit thread: \(error); committing per request")
             return false
         }
-        pthread_mutex_lock(mutex)
-        thread = created
-        pthread_mutex_unlock(mutex)
-        return true
     }
 
     /// Commits what is queued, then stops the writer thread and waits for it.
     public func stop() {
-        pthread_mutex_lock(mutex)
-        stopping = true
-        let running = thread
-        thread = nil
-        pthread_cond_broadcast(work)
-        pthread_mutex_unlock(mutex)
-        if let running { pthread_join(running, nil) }
+        let running = lock.withLock { () -> WorkerThread? in
+            stopping = true
+            let running = thread
+            thread = nil
+            work.broadcast()
+            return running
+        }
+        running?.join()
     }
 
     /// Writes `items` in the next batch and returns their outcomes once that batch is
@@ -130,23 +93,21 @@ public final class GroupCommit: @unchecked Sendable {
     public func write(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
         guard !items.isEmpty else { return [] }
         let ticket = Ticket(items: items)
-        pthread_mutex_lock(mutex)
+        lock.lock()
         guard thread != nil, !stopping else {
-            pthread_mutex_unlock(mutex)
+            lock.unlock()
             return try store.commit(items)
         }
         queue.append(ticket)
-        pthread_cond_signal(work)
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        deadline.tv_sec += waitSeconds
+        work.signal()
+        let deadline = Deadline.after(seconds: Double(waitSeconds))
         while !ticket.done {
-            if pthread_cond_timedwait(ticket.committed, mutex, &deadline) == ETIMEDOUT && !ticket.done {
-                pthread_mutex_unlock(mutex)
+            if !ticket.committed.wait(lock, until: deadline) && !ticket.done && deadline.hasPassed {
+                lock.unlock()
                 throw StoreError("no commit within \(waitSeconds) s")
             }
         }
-        pthread_mutex_unlock(mutex)
+        lock.unlock()
         if let failure = ticket.failure { throw failure }
         return ticket.outcomes
     }
@@ -157,9 +118,9 @@ public final class GroupCommit: @unchecked Sendable {
     /// here and `completion` is called before this returns.
     public func submit(_ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void) {
         guard !items.isEmpty else { return completion(.success([])) }
-        pthread_mutex_lock(mutex)
+        lock.lock()
         guard thread != nil, !stopping else {
-            pthread_mutex_unlock(mutex)
+            lock.unlock()
             do throws(StoreError) {
                 completion(.success(try store.commit(items)))
             } catch {
@@ -168,19 +129,17 @@ public final class GroupCommit: @unchecked Sendable {
             return
         }
         queue.append(Ticket(items: items, completion: completion))
-        pthread_cond_signal(work)
-        pthread_mutex_unlock(mutex)
+        work.signal()
+        lock.unlock()
     }
 
     private func loop() {
-        var lastPeriodic = Self.monotonicSeconds()
+        var nextPeriodic = Deadline.after(seconds: 1)
         while true {
-            pthread_mutex_lock(mutex)
-            var deadline = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &deadline)
-            deadline.tv_sec += 1
-            while queue.isEmpty && !stopping {
-                if pthread_cond_timedwait(work, mutex, &deadline) == ETIMEDOUT { break }
+            lock.lock()
+            let deadline = Deadline.after(seconds: 1)
+            while queue.isEmpty && !stopping && !deadline.hasPassed {
+                work.wait(lock, until: deadline)
             }
             var taken: [Ticket] = []
             var size = 0
@@ -190,12 +149,11 @@ public final class GroupCommit: @unchecked Sendable {
                 queue.removeFirst()
             }
             let finished = stopping && queue.isEmpty
-            pthread_mutex_unlock(mutex)
+            lock.unlock()
 
             var extra: [WriteItem] = []
-            let now = Self.monotonicSeconds()
-            if now - lastPeriodic >= 1 || finished {
-                lastPeriodic = now
+            if nextPeriodic.hasPassed || finished {
+                nextPeriodic = Deadline.after(seconds: 1)
                 extra = periodic()
             }
             if !taken.isEmpty || !extra.isEmpty { commit(taken, extra: extra) }
@@ -216,7 +174,7 @@ public final class GroupCommit: @unchecked Sendable {
             failure = error
         }
         if let failure { log("batch of \(tickets.count) requests not committed: \(failure)") }
-        pthread_mutex_lock(mutex)
+        lock.lock()
         var index = 0
         for ticket in tickets {
             if let failure {
@@ -226,21 +184,15 @@ public final class GroupCommit: @unchecked Sendable {
             }
             index += ticket.items.count
             ticket.done = true
-            pthread_cond_signal(ticket.committed)
+            ticket.committed.signal()
         }
         statistics.batches += 1
         statistics.items += Int64(items.count)
         if failure != nil { statistics.failed += 1 }
-        pthread_mutex_unlock(mutex)
+        lock.unlock()
         for ticket in tickets {
             guard let completion = ticket.completion else { continue }
             if let failure = ticket.failure { completion(.failure(failure)) } else { completion(.success(ticket.outcomes)) }
         }
-    }
-
-    static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }

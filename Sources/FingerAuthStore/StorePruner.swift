@@ -1,3 +1,4 @@
+import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,10 +20,10 @@ public final class StorePruner: @unchecked Sendable {
     /// A clock difference at least this large (seconds) is logged when it changes.
     static let clockWarning: Int64 = 2
 
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let wake: UnsafeMutablePointer<pthread_cond_t>
+    private let lock = Lock()
+    private let wake = Condition()
     private var stopping = false
-    private var thread: pthread_t?
+    private var thread: WorkerThread?
     private var reportedOffset: Int64 = 0
 
     public init(store: any AuthStorage, interval: Int64, policy: PrunePolicy, clock: DatabaseClock? = nil,
@@ -32,27 +33,9 @@ public final class StorePruner: @unchecked Sendable {
         self.policy = policy
         self.clock = clock
         self.log = log
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-        wake.initialize(to: pthread_cond_t())
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(wake, &attributes)
-        pthread_condattr_destroy(&attributes)
     }
 
-    deinit {
-        stop()
-        pthread_cond_destroy(wake)
-        wake.deinitialize(count: 1)
-        wake.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
+    deinit { stop() }
 
     /// One pruning pass now; errors are logged (the store may be unreachable) and retried later.
     @discardableResult
@@ -94,47 +77,35 @@ public final class StorePruner: @unchecked Sendable {
     /// Starts the thread; false when it could not be created (pruning then does not run).
     @discardableResult
     public func start() -> Bool {
-        var created = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&created, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<StorePruner>.fromOpaque(raw).takeRetainedValue().loop()
-            return nil
-        }, context)
-        guard rc == 0 else {
-            Unmanaged<StorePruner>.fromOpaque(context).release()
-            log("cannot start the pruning thread: \(String(cString: strerror(rc)))")
+        switch WorkerThread.start({ [self] in loop() }) {
+        case let .success(started):
+            thread = started
+            return true
+        case let .failure(error):
+            log("cannot start the pruning thread: \(error)")
             return false
         }
-        thread = created
-        return true
     }
 
     /// Wakes the thread and waits for it to finish its batch and exit.
     public func stop() {
-        pthread_mutex_lock(mutex)
-        stopping = true
-        pthread_cond_broadcast(wake)
-        pthread_mutex_unlock(mutex)
-        if let thread {
-            pthread_join(thread, nil)
-            self.thread = nil
+        lock.withLock {
+            stopping = true
+            wake.broadcast()
         }
+        thread?.join()
+        thread = nil
     }
 
     private func loop() {
         let step = clock == nil ? interval : min(interval, Self.clockInterval)
         var sincePrune: Int64 = 0
         while true {
-            var deadline = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &deadline)
-            deadline.tv_sec += Int(step)
-            pthread_mutex_lock(mutex)
-            while !stopping {
-                if pthread_cond_timedwait(wake, mutex, &deadline) == ETIMEDOUT { break }
+            let deadline = Deadline.after(seconds: Double(step))
+            let done = lock.withLock { () -> Bool in
+                while !stopping && !deadline.hasPassed { wake.wait(lock, until: deadline) }
+                return stopping
             }
-            let done = stopping
-            pthread_mutex_unlock(mutex)
             if done { return }
             measureClock()
             sincePrune += step
