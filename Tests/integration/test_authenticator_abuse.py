@@ -305,14 +305,19 @@ def test_no_login_is_accepted_once_a_revocation_committed(tmp_path, db):
 
 # -- one replay window for the fleet -----------------------------------------------------------------
 
-def test_two_instances_with_other_skews_and_clocks_share_one_replay_window(tmp_path, server):
+def test_two_instances_with_other_skews_and_clocks_share_one_replay_window(tmp_path):
     """A (skew 0, max-ttl 30) and B (skew 300, max-ttl 300, its clock 400 s ahead through
-    libfaketime), both pruning every second: a token accepted by A stays refused by both
-    for as long as either would take it."""
-    if server is None:
-        pytest.skip("a fleet shares PostgreSQL")
+    libfaketime), both pruning every second, on one PostgreSQL (a fleet shares one): a
+    token accepted by A stays refused by both for as long as either would take it."""
+    if not postgres_available():
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
     if not os.path.exists(FAKETIME):
         pytest.skip("libfaketime is not installed (apt-get install faketime)")
+    with Postgres() as server:
+        fleet_window(tmp_path, server)
+
+
+def fleet_window(tmp_path, server):
     url = server.create_database("fleet_window")
     a = Authd(tmp_path / "a", db=url, args=("--skew", "0", "--max-ttl", "30", "--prune-interval", "1"))
     b = Authd(tmp_path / "b", db=url, args=("--skew", "300", "--max-ttl", "300", "--prune-interval", "1"))
