@@ -42,7 +42,8 @@ from bench.common import (AUDIENCE, HERE, HOST_ID, BenchKey, add, b64url, claims
                           notes, pct, proc_cpu_seconds, register_keys, sign_tokens, started_pids, wrk)
 
 FLOOD_REQUESTS = int(os.environ.get("BENCH_FLOOD", "50000"))
-FLOOD_CONNECTIONS = int(os.environ.get("BENCH_FLOOD_CONNECTIONS", "16"))
+# 64: all the keep-alive connections one address may hold, the fastest flood it can send
+FLOOD_CONNECTIONS = int(os.environ.get("BENCH_FLOOD_CONNECTIONS", "64"))
 FLOOD_SOURCE = "127.0.0.2"
 VALID_SOURCE = "127.0.0.1"
 VALID_RATE = float(os.environ.get("BENCH_FLOOD_VALID_RATE", "200"))  # bob's logins per second

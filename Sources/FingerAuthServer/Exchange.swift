@@ -17,6 +17,9 @@ public final class Exchange: @unchecked Sendable {
     let started: Double
     let path: String
     let address: String
+    /// The answer should leave only after a pause (`AuthenticatorService.tarpit`): a 429 to
+    /// an address already past its limit.
+    public internal(set) var holdBack = false
 
     init(request: HTTPRequest, address: String) {
         summary = RequestSummary(method: request.method, path: request.path, status: 500, peer: address)

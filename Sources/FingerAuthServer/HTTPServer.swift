@@ -139,8 +139,10 @@ public final class HTTPServer {
                 usleep(20_000)
             }
         }
-        // MHD aborts the process when stopped with a connection still parked: wait for the
-        // writes they wait on (the store's own timeouts bound them), however long the grace.
+        // MHD aborts the process when stopped with a connection still parked: release the
+        // held-back answers, and wait for the writes the others wait on (the store's own
+        // timeouts bound them), however long the grace.
+        dispatcher.tarpit.stop()
         guard dispatcher.waitForParked(seconds: 60) else {
             dispatcher.service.log.message("requests still waiting for their commit after 60 s: the HTTP daemon is left running")
             return left
@@ -179,6 +181,8 @@ final class RequestState: @unchecked Sendable {
 final class RequestDispatcher: @unchecked Sendable {
     let service: AuthenticatorService
     let requestTimeout: Double
+    /// Where answers held back (`Exchange.holdBack`) wait, their connections parked.
+    let tarpit = Tarpit(delay: AuthenticatorService.tarpit)
     private let lock = Lock()
     private var active = 0
     private var draining = false
@@ -186,6 +190,7 @@ final class RequestDispatcher: @unchecked Sendable {
     init(service: AuthenticatorService, requestTimeout: Double) {
         self.service = service
         self.requestTimeout = requestTimeout
+        tarpit.start()
     }
 
     /// Requests begun (headers read) and not yet completed.
@@ -231,6 +236,11 @@ final class RequestDispatcher: @unchecked Sendable {
     private func take(_ step: Step, _ connection: OpaquePointer, _ state: RequestState) -> MHD_Result {
         switch step {
         case let .answer(response):
+            if let exchange = state.exchange, exchange.holdBack {
+                // Answered after a pause, the connection parked meanwhile (`Tarpit`).
+                exchange.holdBack = false
+                return take(.write([]) { _ in .answer(response) }, connection, state)
+            }
             if let exchange = state.exchange { service.complete(exchange, response) }
             return queue(response, connection)
         case let .write(items, next):
@@ -238,12 +248,17 @@ final class RequestDispatcher: @unchecked Sendable {
             lock.withLock { parked += 1 }
             MHD_suspend_connection(connection)
             let handle = ParkedConnection(connection)
-            service.submit(items) { [self] outcome in
+            let resume: @Sendable (Result<[WriteOutcome], StoreError>) -> Void = { [self] outcome in
                 lock.withLock {
                     state.outcome = outcome
                     MHD_resume_connection(handle.connection)
                     parked -= 1
                 }
+            }
+            if items.isEmpty {
+                tarpit.hold { resume(.success([])) }
+            } else {
+                service.submit(items, completion: resume)
             }
             return .YES
         }

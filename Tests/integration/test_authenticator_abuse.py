@@ -78,9 +78,13 @@ def test_forged_tokens_lock_out_only_the_address_that_sent_them(tmp_path, db):
         assert all(a.json() == {"error": "invalid_token"} for a in answers[:10])
         # Alice, elsewhere, is not locked out by what a stranger claimed in her name.
         assert authd.post_json("/v1/login", {"jwt": alice.sign(claims())}, source="127.0.0.3").status == 200
-        # The stranger's own address is.
+        # The stranger's own address is, and its 429s leave only after a pause (the tarpit
+        # that keeps a flood from taking the server's CPU).
+        started = time.monotonic()
         limited = authd.post_json("/v1/login", {"jwt": alice.sign(claims())}, source="127.0.0.2")
+        held = time.monotonic() - started
         assert limited.status == 429 and int(limited.headers["retry-after"]) >= 1
+        assert held >= 0.010, "a 429 past the limit is held back at least 10 ms (took %.1f ms)" % (held * 1000)
         assert authd.post_json("/v1/login", {"jwt": alice.sign(claims())}, source="127.0.0.4").status == 200
         rows = [r for r in authd.audit_rows() if r["peer"] == "127.0.0.2" and r["event"] == "login"]
         assert len(rows) == 10
@@ -158,9 +162,12 @@ def test_a_flood_of_refused_requests_adds_a_bounded_number_of_audit_rows(tmp_pat
                 sent[0] += count
             return statuses
 
+        # As many keep-alive connections as one address may hold (64): the 429s of an address
+        # past its limit leave only after a short pause (the tarpit), so that is the fastest
+        # a flood can go.
         started = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            flooding = [pool.submit(flood, total // 8) for _ in range(8)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=65) as pool:
+            flooding = [pool.submit(flood, total // 64 + (1 if i < total % 64 else 0)) for i in range(64)]
             # Alice logs in from her own address all along.
             alongside = []
             while not all(f.done() for f in flooding):
@@ -170,10 +177,10 @@ def test_a_flood_of_refused_requests_adds_a_bounded_number_of_audit_rows(tmp_pat
                 for status, count in f.result().items():
                     statuses[status] = statuses.get(status, 0) + count
         seconds = time.monotonic() - started
-        # The limit is checked before the work and counted after it: requests of the 8
+        # The limit is checked before the work and counted after it: requests of the 64
         # connections in flight when it is reached may still be answered 401.
         refused, limited = statuses.get(401, 0), statuses.get(429, 0)
-        assert refused + limited == total and limit <= refused <= limit + 8, statuses
+        assert refused + limited == total and limit <= refused <= limit + 64, statuses
         assert alongside and set(alongside) == {200}
         rows = authd.wait_for_rows(lambda rows: sum(r["count"] for r in rows if r["event"] == "refusals") == limited)
         flood_rows = [r for r in rows[before:] if r["peer"] == "127.0.0.2"]
@@ -187,8 +194,8 @@ def test_a_flood_of_refused_requests_adds_a_bounded_number_of_audit_rows(tmp_pat
         assert all(r["reason"] == "rate_limited" and not r["verified"] for r in refusals)
         metrics = authd.request("GET", "/metrics", source="127.0.0.3").body.decode()
         assert "fingerauthd_refusals_counted_total %d" % limited in metrics
-        # Logged one by one up to the limit, then once.
-        assert authd.log_text().count("peer=127.0.0.2 ") <= refused + 1
+        # Logged one by one up to the limit, then once per failure window.
+        assert authd.log_text().count("peer=127.0.0.2 ") <= refused + 2
 
 
 # -- identities compared as bytes -----------------------------------------------------------------
