@@ -72,7 +72,11 @@ public final class AuthenticatorService: Sendable {
                 step = next(.failure(error))
             }
         }
-        guard case let .answer(response) = step else { return .error(500, "internal") }
+        let response: HTTPResponse
+        switch step {
+        case let .answer(answer), let .answerAfterPause(answer): response = answer
+        case .write: return .error(500, "internal")
+        }
         complete(exchange, response)
         return response
     }
@@ -179,9 +183,8 @@ public final class AuthenticatorService: Sendable {
         }
         exchange.summary.outcome = "deny"
         exchange.summary.reason = "rate_limited"
-        exchange.holdBack = true
         metrics.rateLimited(scope: "address")
-        return .answer(Self.tooMany(wait))
+        return .answerAfterPause(Self.tooMany(wait))
     }
 
     static func tooMany(_ wait: Int64) -> HTTPResponse {

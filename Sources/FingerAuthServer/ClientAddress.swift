@@ -49,6 +49,8 @@ public struct ClientAddress: Sendable {
 
     /// The address to count `peer` (and its `forwardedFor` header) against, as text.
     public func resolve(peer: String, forwardedFor: String?) -> String {
+        // The usual case, on every request: no proxies, an IPv4 peer already in inet_ntop's form.
+        if trustedProxies.isEmpty && !peer.utf8.contains(UInt8(ascii: ":")) { return peer }
         guard let peerBytes = Self.parse(peer) else { return peer }
         var client = peerBytes
         if isTrusted(peerBytes), let forwardedFor {

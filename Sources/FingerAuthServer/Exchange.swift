@@ -7,6 +7,9 @@ import FingerAuthStore
 /// same chain synchronously.
 public enum Step {
     case answer(HTTPResponse)
+    /// The answer, sent after `AuthenticatorService.tarpit` with the connection parked
+    /// meanwhile (a 429 to an address past its limit); at once where nothing is parked.
+    case answerAfterPause(HTTPResponse)
     case write([WriteItem], (Result<[WriteOutcome], StoreError>) -> Step)
 }
 
@@ -17,9 +20,6 @@ public final class Exchange: @unchecked Sendable {
     let started: Double
     let path: String
     let address: String
-    /// The answer should leave only after a pause (`AuthenticatorService.tarpit`): a 429 to
-    /// an address already past its limit.
-    public internal(set) var holdBack = false
 
     init(request: HTTPRequest, address: String) {
         summary = RequestSummary(method: request.method, path: request.path, status: 500, peer: address)

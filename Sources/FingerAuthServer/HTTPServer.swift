@@ -181,7 +181,7 @@ final class RequestState: @unchecked Sendable {
 final class RequestDispatcher: @unchecked Sendable {
     let service: AuthenticatorService
     let requestTimeout: Double
-    /// Where answers held back (`Exchange.holdBack`) wait, their connections parked.
+    /// Where answers held back (`Step.answerAfterPause`) wait, their connections parked.
     let tarpit = Tarpit(delay: AuthenticatorService.tarpit)
     private let lock = Lock()
     private var active = 0
@@ -236,32 +236,37 @@ final class RequestDispatcher: @unchecked Sendable {
     private func take(_ step: Step, _ connection: OpaquePointer, _ state: RequestState) -> MHD_Result {
         switch step {
         case let .answer(response):
-            if let exchange = state.exchange, exchange.holdBack {
-                // Answered after a pause, the connection parked meanwhile (`Tarpit`).
-                exchange.holdBack = false
-                return take(.write([]) { _ in .answer(response) }, connection, state)
-            }
             if let exchange = state.exchange { service.complete(exchange, response) }
             return queue(response, connection)
-        case let .write(items, next):
-            state.next = next
-            lock.withLock { parked += 1 }
-            MHD_suspend_connection(connection)
-            let handle = ParkedConnection(connection)
-            let resume: @Sendable (Result<[WriteOutcome], StoreError>) -> Void = { [self] outcome in
-                lock.withLock {
-                    state.outcome = outcome
-                    MHD_resume_connection(handle.connection)
-                    parked -= 1
-                }
-            }
-            if items.isEmpty {
+        case let .answerAfterPause(response):
+            return park(connection, state, then: { _ in .answer(response) }) { [self] resume in
                 tarpit.hold { resume(.success([])) }
-            } else {
+            }
+        case let .write(items, next):
+            return park(connection, state, then: next) { [self] resume in
                 service.submit(items, completion: resume)
             }
-            return .YES
         }
+    }
+
+    /// Parks the connection (MHD_suspend_connection) and hands `wait` the function that,
+    /// called from any thread with an outcome, stores it and resumes the connection; the
+    /// access handler, called again, goes on with `then`.
+    private func park(_ connection: OpaquePointer, _ state: RequestState,
+                      then: @escaping (Result<[WriteOutcome], StoreError>) -> Step,
+                      wait: (@escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void) -> Void) -> MHD_Result {
+        state.next = then
+        lock.withLock { parked += 1 }
+        MHD_suspend_connection(connection)
+        let handle = ParkedConnection(connection)
+        wait { [self] outcome in
+            lock.withLock {
+                state.outcome = outcome
+                MHD_resume_connection(handle.connection)
+                parked -= 1
+            }
+        }
+        return .YES
     }
 
     private func makeRequest(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> HTTPRequest {

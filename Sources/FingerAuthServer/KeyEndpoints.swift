@@ -143,47 +143,14 @@ extension AuthenticatorService {
     }
 
     private func revokeByKeyHolder(kid: String, jwt: String, _ start: AuditEvent, _ exchange: Exchange) -> Step {
-        var event = start
-        let check = verifier.check(jwt, for: .revocation(kid: kid))
-        event.jti = check.facts.jti
-        switch check {
-        case .unavailable:
-            event.outcome = "error"
-            event.reason = "unavailable"
-            return finish(event, .error(503, "unavailable"), exchange)
-        case let .unverified(refusal, facts):
-            event.claimedUser = facts.sub
-            event.reason = refusal.rawValue
-            metrics.unverified()
-            return finish(event, .error(401, "invalid_token"), exchange)
-        case let .refused(refusal, identity, _):
-            event.verified = true
-            event.user = identity.user
-            event.host = identity.host
-            event.reason = refusal.rawValue
-            return finish(event, .error(401, refusal.rawValue), exchange)
-        case let .valid(token, _):
-            event.verified = true
-            event.user = token.identity.user
-            event.host = token.identity.host
-            let claimed = event
-            return claim(token, event: claimed, effect: .revokeKey, acceptReason: "key_holder",
-                         allowed: [.active, .pending]) { [self] outcome in
-                var row = claimed
-                switch outcome {
-                case nil:
-                    row.outcome = "error"
-                    row.reason = "unavailable"
-                    return finish(row, .error(503, "unavailable"), exchange)
-                case .accepted?, .written?:
-                    verifier.keys.forget(token.identity.kid)
-                    row.outcome = "accept"
-                    row.reason = "key_holder"
-                    return finish(row, HTTPResponse(status: 204, json: nil), exchange, written: true)
-                case let .refused(claimRefusal)?:
-                    row.reason = claimRefusal.rawValue
-                    return finish(row, .error(401, claimRefusal.rawValue), exchange, written: true)
-                }
+        useToken(jwt, as: .revocation(kid: kid), event: start, exchange, allowed: [.active, .pending],
+                 effect: .revokeKey, acceptReason: "key_holder") { [self] use in
+            switch use {
+            case let .answered(row, answer, written):
+                return finish(row, answer, exchange, written: written)
+            case let .accepted(token, row):
+                verifier.keys.forget(token.identity.kid)
+                return finish(row, HTTPResponse(status: 204, json: nil), exchange, written: true)
             }
         }
     }

@@ -2,7 +2,7 @@ import FingerAuthStore
 import FingerAuthSystem
 
 /// Actions run `delay` seconds after they were queued, on a thread of its own: the HTTP
-/// layer resumes the parked connections of answers it holds back (`Exchange.holdBack`).
+/// layer resumes the parked connections of answers it holds back (`Step.answerAfterPause`).
 /// One delay for all, so the queue is in due order as it is. `stop()` runs what is left at
 /// once.
 final class Tarpit: @unchecked Sendable {
