@@ -20,6 +20,8 @@ struct fa_mhd_config {
     const struct sockaddr *address;          /* where to bind (MHD_OPTION_SOCK_ADDR) */
     MHD_AccessHandlerCallback handler;
     void *handler_cls;
+    MHD_AcceptPolicyCallback accept_policy;  /* asked at each accept, before any TLS; NULL: all */
+    void *accept_policy_cls;
     MHD_RequestCompletedCallback completed;  /* MHD_OPTION_NOTIFY_COMPLETED */
     void *completed_cls;
     MHD_NotifyConnectionCallback notify_connection; /* MHD_OPTION_NOTIFY_CONNECTION */
@@ -69,7 +71,7 @@ static inline struct MHD_Daemon *fa_mhd_start_daemon(const struct fa_mhd_config 
     /* The NOTIFY_* items in an option array carry the function in `value` and its closure
      * in `ptr_value`; the certificate callback travels in `ptr_value` (daemon.c,
      * parse_options_va, MHD_OPTION_ARRAY). At most 11 items are used. */
-    return MHD_start_daemon(c->flags, 0, NULL, NULL, c->handler, c->handler_cls,
+    return MHD_start_daemon(c->flags, 0, c->accept_policy, c->accept_policy_cls, c->handler, c->handler_cls,
                             MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
 }
 

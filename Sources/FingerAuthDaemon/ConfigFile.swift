@@ -16,7 +16,7 @@ enum ConfigFile {
         "listen", "db", "audience", "tls-cert", "tls-key", "max-ttl", "skew", "approval",
         "access-token-ttl", "user-failures", "address-failures", "failure-window",
         "threads", "connection-timeout", "head-timeout", "request-timeout", "max-connections",
-        "max-connections-per-address", "shutdown-grace", "prune-interval", "audit-retention-days",
+        "max-connections-per-address", "connection-rate", "connection-burst", "shutdown-grace", "prune-interval", "audit-retention-days",
         "db-statement-timeout-ms", "trusted-proxies", "unverified-audit-retention-days", "metrics-token-file",
     ]
 

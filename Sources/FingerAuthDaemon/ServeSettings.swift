@@ -79,6 +79,9 @@ struct ServeSettings {
         limits.maxConnections = UInt32(try options.seconds("max-connections", default: 1024, range: 1...10_000, command: command))
         limits.maxConnectionsPerAddress = UInt32(try options.seconds("max-connections-per-address", default: 64,
                                                                      range: 1...10_000, command: command))
+        let connectionRate = try options.seconds("connection-rate", default: 20, range: 0...100_000, command: command)
+        let connectionBurst = try options.seconds("connection-burst", default: 128, range: 1...100_000, command: command)
+        limits.connectionRate = ConnectionRateLimit.Limit(rate: Double(connectionRate), burst: Double(connectionBurst))
         shutdownGrace = Double(try options.seconds("shutdown-grace", default: 10, range: 0...300, command: command))
         pruneInterval = try options.seconds("prune-interval", default: 60, range: 1...86_400, command: command)
         let retentionDays = try options.seconds("audit-retention-days", default: 365, range: 0...36_500, command: command)

@@ -34,6 +34,8 @@ enum Usage {
           --request-timeout   seconds to receive a whole body (default 30)
           --max-connections   simultaneous connections (default 1024)
           --max-connections-per-address  per client address (default 64)
+          --connection-rate   new connections a second per client address, checked before TLS; 0: no limit (default 20)
+          --connection-burst  new connections one address may open at once (default 128)
           --shutdown-grace    seconds SIGTERM waits for requests in flight (default 10)
           --prune-interval    seconds between removals of expired jti and old audit rows (default 60)
           --audit-retention-days  audit rows of verified requests kept, days; 0 keeps them all (default 365)

@@ -26,6 +26,9 @@ public struct ServerLimits: Sendable {
     /// four addresses at their cap and more.
     public var maxConnections: UInt32 = 1024
     public var maxConnectionsPerAddress: UInt32 = 64
+    /// New connections a second per address and how many at once, checked at the accept
+    /// before any TLS (`ConnectionRateLimit`); a rate of 0 turns it off.
+    public var connectionRate = ConnectionRateLimit.Limit(rate: 20, burst: 128)
     /// Worker threads (MHD_OPTION_THREAD_POOL_SIZE).
     public var threads: UInt32 = 4
     /// Bytes of memory per connection, which also caps the request line and headers
@@ -50,6 +53,8 @@ public final class HTTPServer {
     /// Connections, their head deadline and the certificates they hold; alive until
     /// MHD_stop_daemon has returned (its callbacks reach it).
     private let watch: ConnectionWatch
+    /// New connections per address (MHD's accept policy), alive while the daemon runs.
+    private let admission: ConnectionRateLimit
     /// MHD_OPTION_SOCK_ADDR, kept alive while the daemon runs.
     private let address: UnsafeMutableRawPointer
 
@@ -65,6 +70,8 @@ public final class HTTPServer {
         dispatcher = RequestDispatcher(service: service, requestTimeout: limits.requestTimeout)
         watch = ConnectionWatch(headTimeout: limits.headTimeout, certificates: tls.map { CertificateSlot($0) },
                                 log: service.log)
+        admission = ConnectionRateLimit(limits.connectionRate, exempt: service.settings.clientAddress.trustedProxies,
+                                        metrics: service.metrics, log: { [log = service.log] in log.message($0) })
         let storage = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<sockaddr_storage>.size,
                                                        alignment: MemoryLayout<sockaddr_storage>.alignment)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<sockaddr_storage>.size)
@@ -90,6 +97,10 @@ public final class HTTPServer {
         config.handler_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
         config.completed = requestCompleted
         config.completed_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
+        if admission.enabled {
+            config.accept_policy = acceptPolicy
+            config.accept_policy_cls = Unmanaged.passUnretained(admission).toOpaque()
+        }
         config.notify_connection = connectionNotified
         config.notify_connection_cls = Unmanaged.passUnretained(watch).toOpaque()
         config.thread_pool_size = limits.threads

@@ -17,6 +17,7 @@ public final class Metrics: @unchecked Sendable {
     private var replays: Int64 = 0
     private var rateLimited: [String: Int64] = [:]
     private var unverifiedTokens: Int64 = 0
+    private var connectionsRefused: Int64 = 0
 
     public init() {}
 
@@ -60,6 +61,11 @@ public final class Metrics: @unchecked Sendable {
         lock.withLock { rateLimited["scope=\"\(scope)\"", default: 0] += 1 }
     }
 
+    /// Counts a connection closed at its accept: its address was past `connection-rate`.
+    func connectionRefused() {
+        lock.withLock { connectionsRefused += 1 }
+    }
+
     /// Counts a token refused before its signature verified.
     func unverified() {
         lock.withLock { unverifiedTokens += 1 }
@@ -101,6 +107,9 @@ public final class Metrics: @unchecked Sendable {
             out += "fingerauthd_commit_items_total \(commits.items)\n"
             family("fingerauthd_commit_failures_total", "counter", "Batches that could not be committed (every request in them answered 503).")
             out += "fingerauthd_commit_failures_total \(commits.failed)\n"
+            family("fingerauthd_connections_refused_total", "counter",
+                   "New connections closed at their accept, before TLS, by the limit that applied.")
+            out += "fingerauthd_connections_refused_total{limit=\"connection_rate\"} \(connectionsRefused)\n"
             family("fingerauthd_requests_total", "counter", "HTTP requests by route and status.")
             series("fingerauthd_requests_total", requests)
             family("fingerauthd_request_duration_seconds", "histogram", "Time from complete request to answer.")

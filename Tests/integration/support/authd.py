@@ -50,16 +50,21 @@ class Authd:
     START_DEADLINE = 15.0
     STOP_DEADLINE = 10.0
 
-    def __init__(self, workdir, audience="fingerauth-test", tls=None, args=(), db=None, listen="127.0.0.1:0"):
+    def __init__(self, workdir, audience="fingerauth-test", tls=None, args=(), db=None, listen="127.0.0.1:0",
+                 connection_rate=False):
         """`args`: extra `serve` flags (e.g. ("--user-failures", "0")); `db`: another
         database path (default <workdir>/authd.db) or a postgresql:// URL; `listen`: the
-        address and port (default a free loopback port)."""
+        address and port (default a free loopback port). Tests open a new TLS connection
+        per request, faster than the daemon's default `--connection-rate` (20 a second per
+        address) lets one address: it is turned off unless `args` set it or
+        `connection_rate` is true (the daemon's own default)."""
         self.workdir = str(workdir)
         os.makedirs(self.workdir, exist_ok=True)
         self.audience = audience
         self.tls = tls
         self.db = db or os.path.join(self.workdir, "authd.db")
         self.args = list(args)
+        self.connection_rate = connection_rate
         self.listen = listen
         self.binary = os.path.join(build_dir(), "fingerauthd")
         self.stderr_path = os.path.join(self.workdir, "authd.stderr")
@@ -91,6 +96,8 @@ class Authd:
         if self.tls is not None:
             args += ["--tls-cert", self.tls.server_cert, "--tls-key", self.tls.server_key]
         args += self.args
+        if not self.connection_rate and "--connection-rate" not in self.args:
+            args += ["--connection-rate", "0"]
         self._stderr = open(self.stderr_path, "ab")
         self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=self._stderr, close_fds=True, env=self.env)

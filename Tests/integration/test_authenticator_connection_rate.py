@@ -1,0 +1,129 @@
+"""New connections per address are limited before the TLS handshake (`connection-rate`,
+`connection-burst`): an address that opens connections faster than its rate has them
+closed at the accept — no handshake, no request, no audit row — while other addresses
+connect as usual. A refused address is logged at most once a minute however it floods;
+/metrics counts every refusal. Trusted proxies are exempt. A handshake costs the server several milliseconds of
+CPU (RSA-2048), a connect costs the client next to nothing: without this limit one address
+could keep every core busy with handshakes."""
+
+import os
+import re
+import ssl
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from support.authd import Authd, build_dir  # noqa: E402
+from support.tls import make_ca  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauthd"), os.X_OK),
+                                reason="no fingerauthd in %s" % build_dir())
+
+REFUSING = re.compile(r"refusing new connections from (\S+): more than (\d+) a second \(connection-rate; burst (\d+)\)")
+
+
+def healthz(authd, source):
+    """GET /healthz on a new TLS connection from `source`: the status, or "closed" when the
+    connection was closed before the handshake finished."""
+    try:
+        return authd.request("GET", "/healthz", timeout=5, source=source).status
+    except (ConnectionError, ssl.SSLError, OSError):
+        return "closed"
+
+
+def burst_of(authd, source, count):
+    """`count` connections from `source` one after the other, as fast as they go: (answers, seconds)."""
+    began = time.monotonic()
+    answers = [healthz(authd, source) for _ in range(count)]
+    return answers, time.monotonic() - began
+
+
+def parallel_burst_of(authd, source, count, workers=16):
+    """`count` connections from `source`, `workers` at a time: (answers, seconds)."""
+    import concurrent.futures
+    began = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        answers = list(pool.map(lambda _: healthz(authd, source), range(count)))
+    return answers, time.monotonic() - began
+
+
+def refused_total(authd):
+    text = authd.request("GET", "/metrics").body.decode()
+    match = re.search(r'^fingerauthd_connections_refused_total\{limit="connection_rate"\} (\d+)$', text, re.M)
+    assert match, text
+    return int(match.group(1))
+
+
+@pytest.fixture(scope="module")
+def ca(tmp_path_factory):
+    return make_ca(tmp_path_factory.mktemp("ca"))
+
+
+def test_an_address_over_its_rate_is_closed_before_tls_while_others_connect(tmp_path, ca):
+    with Authd(tmp_path / "a", tls=ca, args=("--connection-rate", "5", "--connection-burst", "10")) as authd:
+        before = len(authd.audit_rows())
+        answers, seconds = burst_of(authd, "127.0.0.2", 40)
+        ok = answers.count(200)
+        # the burst, plus what the bucket refilled while the loop ran (5 a second)
+        assert 10 <= ok <= 10 + int(5 * seconds) + 1, (answers, seconds)
+        assert answers[:10] == [200] * 10, answers
+        assert set(answers) == {200, "closed"}, answers
+        assert answers.count("closed") >= 40 - (10 + int(5 * seconds) + 1)
+        # another address is not touched by it
+        assert [healthz(authd, "127.0.0.1") for _ in range(5)] == [200] * 5
+        assert refused_total(authd) == answers.count("closed")
+        log = authd.log_text()
+        assert REFUSING.findall(log) == [("127.0.0.2", "5", "10")], log[-3000:]
+        # closed before any request: no request line, no audit row from that address
+        assert len(re.findall(r"path=/healthz .*peer=127\.0\.0\.2 ", log)) == ok
+        assert len(authd.audit_rows()) == before
+        # the bucket refills at 5 a second: after a second, about 5 more get through
+        time.sleep(1.2)
+        again, _ = burst_of(authd, "127.0.0.2", 12)
+        assert 5 <= again.count(200) <= 8, again
+        assert again[-1] == "closed", again
+        # still one line: an address at its limit cannot fill the log
+        assert len(REFUSING.findall(authd.log_text())) == 1
+        assert refused_total(authd) == answers.count("closed") + again.count("closed")
+
+
+def test_trusted_proxies_are_not_limited(tmp_path, ca):
+    args = ("--connection-rate", "2", "--connection-burst", "3", "--trusted-proxies", "127.0.0.3")
+    with Authd(tmp_path / "p", tls=ca, args=args) as authd:
+        proxied, _ = burst_of(authd, "127.0.0.3", 20)
+        assert proxied == [200] * 20
+        direct, _ = burst_of(authd, "127.0.0.2", 10)
+        assert direct[:3] == [200] * 3 and direct.count("closed") >= 6, direct
+        assert [a for a, *_ in REFUSING.findall(authd.log_text())] == ["127.0.0.2"]
+
+
+def test_the_default_is_20_a_second_with_a_burst_of_128(tmp_path, ca):
+    with Authd(tmp_path / "d", tls=ca, connection_rate=True) as authd:
+        assert "--connection-rate" not in authd.args
+        answers, seconds = parallel_burst_of(authd, "127.0.0.2", 400)
+        ok = answers.count(200)
+        assert 128 <= ok <= 128 + int(20 * seconds) + 1, (ok, seconds)
+        assert set(answers) == {200, "closed"}
+        assert REFUSING.findall(authd.log_text()) == [("127.0.0.2", "20", "128")]
+        assert healthz(authd, "127.0.0.1") == 200
+
+
+def test_a_rate_of_zero_turns_the_limit_off(tmp_path, ca):
+    with Authd(tmp_path / "z", tls=ca, args=("--connection-rate", "0", "--connection-burst", "1")) as authd:
+        answers, _ = burst_of(authd, "127.0.0.2", 30)
+        assert answers == [200] * 30
+        assert refused_total(authd) == 0
+        assert not REFUSING.search(authd.log_text())
+
+
+def test_bad_values_are_refused_at_start(tmp_path):
+    binary = os.path.join(build_dir(), "fingerauthd")
+    import subprocess
+    for flag, value in (("--connection-rate", "-1"), ("--connection-rate", "fast"), ("--connection-burst", "0")):
+        done = subprocess.run([binary, "serve", "--listen", "127.0.0.1:0", "--db", str(tmp_path / "db"),
+                               "--audience", "a", flag, value], capture_output=True, text=True, timeout=20)
+        assert done.returncode != 0
+        assert "%s must be a whole number" % flag in done.stderr, done.stderr
