@@ -19,8 +19,8 @@ import Glibc
 /// Addresses are counted as the other limits count them (IPv4 whole, IPv6 by its /64).
 /// `trusted-proxies` are exempt: every client behind them shares their address. The table
 /// holds at most `capacity` addresses; addresses whose bucket is full carry no state and
-/// are dropped first; when it is full of active addresses, new ones are let through (the
-/// limit is against one address, not against a crowd). A refused address is logged at most
+/// are dropped when it is full (a sweep at most once a second); when it is full of active
+/// addresses, new ones are let through (the limit is against one address, not a crowd). A refused address is logged at most
 /// once a minute (`logInterval`), however it floods; /metrics counts every refusal.
 public final class ConnectionRateLimit: @unchecked Sendable {
     /// New connections a second per address, and how many may come at once. A rate of 0
@@ -52,6 +52,9 @@ public final class ConnectionRateLimit: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let lock = Lock()
     private var buckets: [[UInt8]: Bucket] = [:]
+    /// When the full table was last swept of idle addresses: at most once a second, so that
+    /// a crowd of new addresses cannot make every accept walk the whole table.
+    private var lastSweep = -Double.infinity
 
     public init(_ limit: Limit, exempt: [Network] = [], capacity: Int = 16_384, metrics: Metrics? = nil,
                 log: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -72,7 +75,10 @@ public final class ConnectionRateLimit: @unchecked Sendable {
         let (admitted, logIt) = lock.withLock { () -> (Bool, Bool) in
             var bucket = buckets[key] ?? Bucket(tokens: limit.burst, updated: now, logged: nil)
             if buckets[key] == nil && buckets.count >= capacity {
-                dropIdle(now: now)
+                if now - lastSweep >= 1 {
+                    lastSweep = now
+                    dropIdle(now: now)
+                }
                 if buckets.count >= capacity { return (true, false) }
             }
             let elapsed = max(0, now - bucket.updated)

@@ -59,9 +59,15 @@ final class ConnectionRateLimitTests: XCTestCase {
         // full of addresses still refilling: a new one is let through untracked
         XCTAssertTrue(limit.admit([10, 0, 0, 9], now: 0.5))
         XCTAssertEqual(limit.tracked, 4)
-        // once the four refilled (1 s at 1/s gives back the one used), they are dropped
+        // once the four refilled (1 s at 1/s gives back the one used), they are dropped —
+        // by a sweep at most once a second, so a crowd cannot make every accept walk the table
         XCTAssertTrue(limit.admit([10, 0, 0, 10], now: 5))
         XCTAssertEqual(limit.tracked, 1)
+        for i in 11...13 { XCTAssertTrue(limit.admit([10, 0, 0, UInt8(i)], now: 5)) }
+        XCTAssertTrue(limit.admit([10, 0, 0, 14], now: 5.5))
+        XCTAssertEqual(limit.tracked, 4, "full again, and the last sweep was 0.5 s ago: let through untracked")
+        XCTAssertTrue(limit.admit([10, 0, 0, 15], now: 6.5))
+        XCTAssertEqual(limit.tracked, 1, "a second later the sweep finds the four idle again")
         let loggedLines = LockedLines()
         let logging = ConnectionRateLimit(.init(rate: 1, burst: 1), log: { loggedLines.append($0) })
         for t in stride(from: 0.0, to: 130, by: 0.5) { _ = logging.admit(a, now: t) }
