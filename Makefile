@@ -11,7 +11,7 @@ BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-de
 TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
   faketime strace sqlite3
 
-PRODUCTS := fingerauth-login fingerauth fingerauthd
+PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent
 
 # Stages of `make test`, in order. Files in mk/ add their own stages (lint, fuzz smoke,
 # end-to-end) and targets (install, deb, bench); each owns one concern.
