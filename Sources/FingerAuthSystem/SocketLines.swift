@@ -97,6 +97,14 @@ public final class SocketLines: AgentChannel {
         return pfd.revents & Int16(POLLHUP | POLLERR) != 0 || pfd.revents & Int16(POLLRDHUP_VALUE) != 0
     }
 
+    /// The uid of the process at the other end (SO_PEERCRED), nil when unknown.
+    public func peerUID() -> uid_t? {
+        var pid: pid_t = 0
+        var uid: uid_t = 0
+        guard fd >= 0, fa_peer_credentials(fd, &pid, &uid) == 0 else { return nil }
+        return uid
+    }
+
     public func close() {
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
@@ -108,11 +116,20 @@ public final class SocketLines: AgentChannel {
 /// POLLRDHUP (0x2000) is hidden without _GNU_SOURCE.
 let POLLRDHUP_VALUE: Int32 = 0x2000
 
-/// The module's way to the agent: a Unix socket connect, nothing else of the network.
+/// The module's way to the agent: a Unix socket connect, nothing else of the network. The
+/// process listening there must be root (its credentials, SO_PEERCRED, recorded by the
+/// kernel when it called listen): a socket served by anyone else — `agent_socket` pointed
+/// into a folder a user can write, say — is not the agent, and its "yes" is not believed.
 public struct AgentSocketConnector: AgentConnector {
     public init() {}
     public func connect(_ path: String) -> Result<AgentChannel, AgentUnreachable> {
-        SocketLines.connect(path).map { $0 as AgentChannel }
+        switch SocketLines.connect(path) {
+        case let .failure(why): return .failure(why)
+        case let .success(channel):
+            guard let uid = channel.peerUID() else { return .failure(AgentUnreachable("the peer's credentials cannot be read")) }
+            guard uid == 0 else { return .failure(AgentUnreachable("the socket is served by uid \(uid), not root")) }
+            return .success(channel)
+        }
     }
 }
 

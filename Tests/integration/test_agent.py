@@ -209,3 +209,51 @@ def test_cli_status_as_the_user_checks_the_agent(lw):
                           env=lw.env, capture_output=True, text=True, timeout=20)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "systemctl enable --now fingerauth-agent.socket" in done.stdout
+
+
+FAKE_AGENT = """
+import os, socket, sys
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+os.chmod(path, 0o666)
+s.listen(4)
+print("ready", flush=True)
+c, _ = s.accept()
+c.recv(512)
+c.sendall(b"RESULT 0 right-index-finger k j yes, says the fake\\n")
+c.close()
+"""
+
+
+def test_a_socket_not_served_by_root_is_not_the_agent(lw):
+    """agent_socket pointed at a socket a user serves: its "RESULT 0" is not believed."""
+    lw.enroll("alice", "finger-A")
+    fake = lw.tmp / "fake"
+    fake.mkdir(mode=0o777)
+    os.chmod(fake, 0o777)
+    server = subprocess.Popen(["setpriv", "--reuid", str(BOB), "--regid", str(BOB), "--clear-groups", "--",
+                               "/usr/bin/python3", "-c", FAKE_AGENT, str(fake / "agent.sock")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().strip() == "ready"
+        lw.write_conf(agent_socket=str(fake / "agent.sock"))
+        login = locker(lw)
+        assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+        assert login.errors == [AGENT_MISSING]
+    finally:
+        server.kill()
+        server.wait(5)
+
+
+def test_pam_line_for_a_screen_locker_names_the_agent(lw):
+    done = subprocess.run([str(lw.build / "fingerauth"), "pam-line", "swaylock", "--config", str(lw.conf_path)],
+                          env=lw.env, capture_output=True, text=True, timeout=20)
+    assert done.returncode == 0, done.stderr
+    line, comment = done.stdout.splitlines()
+    assert line.startswith("auth  sufficient  pam_fingerauth.so  url=")
+    assert comment.startswith("# /etc/pam.d/swaylock: put it first")
+    assert "swaylock calls PAM as you" in comment and "systemctl enable --now fingerauth-agent.socket" in comment
+    vlock = subprocess.run([str(lw.build / "fingerauth"), "pam-line", "vlock", "--config", str(lw.conf_path)],
+                           env=lw.env, capture_output=True, text=True, timeout=20).stdout
+    assert "setuid root" in vlock and "fingerauth-agent.socket" not in vlock
