@@ -15,8 +15,9 @@ enum AgentListener {
         let message: String
     }
 
-    static func open(path: String) -> Result<Int32, Failure> {
-        if let fd = activated() { return .success(fd) }
+    /// The descriptor, and whether systemd (or systemd-socket-activate) passed it.
+    static func open(path: String) -> Result<(fd: Int32, activated: Bool), Failure> {
+        if let fd = activated() { return .success((fd, true)) }
         guard let slash = path.lastIndex(of: "/") else { return .failure(Failure(message: "\(path) is not an absolute path")) }
         let directory = slash == path.startIndex ? "/" : String(path[..<slash])
         if mkdir(directory, 0o755) != 0 && errno != EEXIST {
@@ -41,7 +42,7 @@ enum AgentListener {
             close(fd)
             return .failure(Failure(message: "cannot chmod \(path): \(String(cString: strerror(errno)))"))
         }
-        return .success(fd)
+        return .success((fd, false))
     }
 
     /// systemd's socket (sd_listen_fds(3) without libsystemd): the variables are removed

@@ -59,9 +59,11 @@ do {
 let socketPath = listenPath ?? options.agentSocket
 let listener: Int32
 switch AgentListener.open(path: socketPath) {
-case let .success(fd): listener = fd
+case let .success((fd, activated)):
+    listener = fd
+    let how = activated ? "the socket passed by systemd (LISTEN_FDS); lock \(socketPath).lock" : socketPath
+    fa_syslog(LOG_AUTHPRIV | LOG_INFO, "listening on \(how) (protocol \(AgentProtocol.version), version \(agentVersion))")
 case let .failure(why): fail(why.message)
 }
-fa_syslog(LOG_AUTHPRIV | LOG_INFO, "listening on \(socketPath) (protocol \(AgentProtocol.version), version \(agentVersion))")
 let server = AgentServer(listenFD: listener, configPath: configPath, lockPath: socketPath + ".lock")
 exit(server.run())

@@ -257,3 +257,34 @@ def test_pam_line_for_a_screen_locker_names_the_agent(lw):
     vlock = subprocess.run([str(lw.build / "fingerauth"), "pam-line", "vlock", "--config", str(lw.conf_path)],
                            env=lw.env, capture_output=True, text=True, timeout=20).stdout
     assert "setuid root" in vlock and "fingerauth-agent.socket" not in vlock
+
+
+def test_socket_activation_passes_the_socket_and_a_locker_logs_in(lw):
+    """The LISTEN_FDS path, with systemd's own systemd-socket-activate in place of systemd
+    (which does not run here): the agent starts at the first connection on the socket it
+    was given, and a locker logs in through it."""
+    lw.enroll("alice", "finger-A")
+    lw.agent.stop()
+    socket_path = lw.tmp / "activated" / "agent.sock"
+    socket_path.parent.mkdir(mode=0o755)
+    lw.write_conf(agent_socket=str(socket_path))
+    log = lw.tmp / "activated" / "agent.log"
+    passed = ["-E%s" % name for name in ("LD_PRELOAD", "NSS_WRAPPER_PASSWD", "NSS_WRAPPER_GROUP")]
+    activator = subprocess.Popen(["systemd-socket-activate", "-l", str(socket_path), *passed,
+                                  str(lw.build / "fingerauth-agent"), "--config", str(lw.conf_path), "--stderr"],
+                                 env=lw.env, stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
+    try:
+        deadline = time.monotonic() + 10
+        while not socket_path.exists():
+            assert time.monotonic() < deadline and activator.poll() is None, log.read_text()
+            time.sleep(0.02)
+        os.chmod(socket_path, 0o666)  # what the unit's SocketMode=0666 does
+        assert "listening on" not in log.read_text()  # nothing started before a client came
+        login = locker(lw, scans=["finger-A"])
+        assert login.name == "PAM_SUCCESS", (login, log.read_text())
+        text = log.read_text()
+        assert "listening on the socket passed by systemd (LISTEN_FDS)" in text
+        assert "service=locker-only user=alice result=PAM_SUCCESS" in text
+    finally:
+        activator.terminate()
+        activator.wait(5)

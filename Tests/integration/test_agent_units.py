@@ -2,8 +2,9 @@
 are checked offline: `systemd-analyze verify` on a staged install (the ExecStart binary
 must be there and executable, no unknown keys), the sandbox's exposure score, the socket
 path equal to the module's default agent_socket, and nothing enabled by the install.
-What this cannot show: systemd actually starting the service on a connection (tested by
-hand-started agents in test_agent.py instead)."""
+What this cannot show: systemd itself starting the service with these units (the sandbox's
+effect on the helper and the reader included). The LISTEN_FDS path of the agent is tested
+with systemd-socket-activate in test_agent.py."""
 
 import os
 import re
