@@ -41,6 +41,14 @@ final class AgentProtocolTests: XCTestCase {
         }
     }
 
+    func testAgentSocketIsAnOptionWithItsDefault() throws {
+        var options = Options()
+        XCTAssertEqual(options.agentSocket, "/run/fingerauth/agent.sock")
+        try options.set("agent_socket", "/run/other/agent.sock", source: "test")
+        XCTAssertEqual(options.agentSocket, "/run/other/agent.sock")
+        XCTAssertThrowsError(try options.set("agent_socket", "relative.sock", source: "test"))
+    }
+
     // -- the module's side -------------------------------------------------------------
 
     func flow(_ agent: ScriptedAgent, talk: RecordingConversation = RecordingConversation()) -> AgentLoginFlow {
