@@ -17,7 +17,8 @@ struct AgentSession {
     let pid: pid_t
     let configPath: String
     let lockPath: String
-    /// Failed logins of this uid within the failure window, when this process was forked.
+    /// Failed logins of this uid (the reader armed, no success) within the failure window,
+    /// when this process was forked.
     let recentFailures: Int
 
     /// Exit statuses the server counts.
@@ -64,15 +65,17 @@ struct AgentSession {
     }
 
     private func login(user: String, service: String, silent: Bool, log: AgentLog) -> Int32 {
+        // Set once the user was asked for a finger: the reader was armed for this request.
+        let talk = ClientConversation(session: self)
         func end(_ result: AgentResult, _ text: String?) -> Int32 {
             if let text, !silent { send(.error(text)) }
             send(.result(result))
             log.outcome(result, user: user, service: service)
-            switch result.code {
-            case .success: return Exit.success
-            case .authError, .maxTries: return Exit.counted
-            default: return Exit.other
-            }
+            // A failure counts when the reader was armed for it (no match, refused, no
+            // finger in time): so nobody can hold the one reader for others by asking again
+            // and again; a failure before the reader (authenticator down) does not count.
+            if result.code == .success { return Exit.success }
+            return talk.armed ? Exit.counted : Exit.other
         }
         // The caller's own user only (as unix_chkpwd): uid -> name through NSS, byte for byte.
         guard let caller = userName(of: uid) else {
@@ -109,7 +112,7 @@ struct AgentSession {
         let bound = helper.startupMilliseconds + Int64(options.timeoutSeconds) * 1000 + helper.scanGraceMilliseconds
             + helper.verdictMilliseconds + helper.exitGraceMilliseconds + 3 * AgentSession.writeMilliseconds
         send(.hello(milliseconds: Int(bound)))
-        var flow = LoginFlow(helper: helper, store: FileEnrollmentStore(), conversation: ClientConversation(session: self),
+        var flow = LoginFlow(helper: helper, store: FileEnrollmentStore(), conversation: talk,
                              random: SystemRandom(), users: NSSUsers(), hostName: currentHostName())
         flow.trace = { _ in }
         // The module decided about remote sessions before it asked (it sees PAM_RHOST).
@@ -133,10 +136,19 @@ struct AgentSession {
     }
 }
 
-/// The texts `LoginFlow` shows, sent to the client as INFO and ERROR lines.
-struct ClientConversation: Conversation {
+/// The texts `LoginFlow` shows, sent to the client as INFO and ERROR lines; remembers
+/// whether the user was asked for a finger (the reader armed).
+final class ClientConversation: Conversation {
     let session: AgentSession
-    func info(_ text: String) -> Bool { session.send(.info(text)) }
+    private(set) var armed = false
+
+    init(session: AgentSession) { self.session = session }
+
+    func info(_ text: String) -> Bool {
+        if text == LoginFlow.Text.placeFinger { armed = true }
+        return session.send(.info(text))
+    }
+
     func error(_ text: String) -> Bool { session.send(.error(text)) }
 }
 

@@ -175,18 +175,25 @@ def test_two_users_lockers_at_once_one_is_told_busy_neither_hangs(lw):
 
 
 def test_failures_past_the_per_uid_limit_stop_arming_the_reader(lw):
+    """Wrong fingers and scans with no finger at all count (the reader was armed, nothing
+    succeeded): nobody can hold the one reader for others by asking again and again."""
     lw.enroll("alice", "finger-A")
-    lw.write_conf(max_tries="1")
-    for _ in range(5):
+    lw.write_conf(max_tries="1", timeout="1")
+    for _ in range(3):
         assert locker(lw, scans=["finger-B"]).name == "PAM_MAXTRIES"
+    for _ in range(2):
+        login = locker(lw)  # nobody touches the reader
+        assert login.name == "PAM_AUTHINFO_UNAVAIL" and login.infos == [PLACE_FINGER], login
     before = lw.reader._inode()
     login = locker(lw)
     assert login.name == "PAM_AUTHINFO_UNAVAIL", login
     assert login.errors == ["Fingerprint login unavailable: too many failed attempts, use the password"]
     assert "5 failed fingerprint logins in 5 min; reader not armed" in lw.agent.wait_for_log("reader not armed")
     assert lw.reader._inode() == before
-    # Another user is not held back by alice's failures.
-    assert lw.agent.raw(b"FINGERAUTH-AGENT 1 LOGIN bob x verbose\n", as_uid=BOB)[0].endswith('user not enrolled\n')
+    # Another user is not held back by alice's failures, and requests that never arm the
+    # reader (bob is not enrolled) do not count.
+    for _ in range(6):
+        assert lw.agent.raw(b"FINGERAUTH-AGENT 1 LOGIN bob x verbose\n", as_uid=BOB)[0].endswith('user not enrolled\n')
 
 
 def test_root_host_still_runs_the_helper_itself(lw):
