@@ -44,6 +44,7 @@ public struct AgentLoginFlow {
     public let time: MonotonicTime
     public var trace: (String) -> Void = { _ in }
 
+    /// The agent's socket, the application's conversation, the user database and a clock.
     public init(connector: AgentConnector, conversation: Conversation, users: UserDatabase, time: MonotonicTime) {
         self.connector = connector
         self.conversation = conversation
@@ -55,6 +56,8 @@ public struct AgentLoginFlow {
     public static let agentMissingText =
         "Fingerprint login unavailable: the fingerprint agent is not running (systemctl enable --now fingerauth-agent.socket)"
 
+    /// The outcome for the module's return code and log line: the agent's `RESULT`, or
+    /// `PAM_AUTHINFO_UNAVAIL` for anything short of one.
     public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
         if options.disabled { return LoginOutcome(.ignore, "disabled") }
         guard UserName.isValid(request.user) else { return LoginOutcome(.userUnknown, "user name not acceptable") }

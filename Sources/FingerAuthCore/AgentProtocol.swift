@@ -19,7 +19,9 @@
 /// The agent sends a verdict, never a token, a key or a print: `kid` is the public key's
 /// thumbprint and `jti` the id of a token already used.
 public enum AgentProtocol {
+    /// The protocol's version, the `1` of every request and of `AGENT 1`, `STATUS 1`.
     public static let version = 1
+    /// Where the socket unit listens and the module asks (`agent_socket`).
     public static let defaultSocket = "/run/fingerauth/agent.sock"
     /// Longest request line, newline included.
     public static let maxRequestBytes = 256
@@ -142,6 +144,7 @@ public struct AgentResult: Equatable, Sendable {
     public var kid: String?
     public var jti: String?
 
+    /// A verdict; `reason` is for the log line (secret-free), the rest may be absent.
     public init(code: PAMCode, reason: String, finger: String? = nil, kid: String? = nil, jti: String? = nil) {
         self.code = code
         self.reason = reason

@@ -30,6 +30,7 @@ public final class SocketLines: AgentChannel {
         return .success(SocketLines(fd: fd, maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes))
     }
 
+    /// Writes `line` and a newline, waiting for room at most `ms` milliseconds.
     public func send(_ line: String, withinMilliseconds ms: Int64) -> Bool {
         send(line, until: MonotonicInstant.now().adding(milliseconds: ms))
     }
@@ -52,6 +53,7 @@ public final class SocketLines: AgentChannel {
         return true
     }
 
+    /// The next line, waiting at most `ms` milliseconds (see `readLine(until:)`).
     public func readLine(withinMilliseconds ms: Int64) -> AgentRead {
         readLine(until: MonotonicInstant.now().adding(milliseconds: ms))
     }
@@ -105,6 +107,7 @@ public final class SocketLines: AgentChannel {
         return uid
     }
 
+    /// Closes the descriptor now (deinit does it otherwise).
     public func close() {
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
@@ -122,6 +125,7 @@ let POLLRDHUP_VALUE: Int32 = 0x2000
 /// into a folder a user can write, say — is not the agent, and its "yes" is not believed.
 public struct AgentSocketConnector: AgentConnector {
     public init() {}
+    /// Connects to `path` and checks that root serves it.
     public func connect(_ path: String) -> Result<AgentChannel, AgentUnreachable> {
         switch SocketLines.connect(path) {
         case let .failure(why): return .failure(why)
@@ -136,5 +140,6 @@ public struct AgentSocketConnector: AgentConnector {
 /// CLOCK_MONOTONIC in milliseconds, for `AgentLoginFlow`.
 public struct SystemMonotonicTime: MonotonicTime {
     public init() {}
+    /// CLOCK_MONOTONIC now, in milliseconds.
     public func nowMilliseconds() -> Int64 { MonotonicInstant.now().milliseconds }
 }
