@@ -4,7 +4,9 @@ an unprivileged test user (setpriv) loads the module, which asks the real `finge
 helper, the virtual reader and the real fingerauthd over TLS. Each test asserts the PAM
 code, what the user saw and the agent's log line."""
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -295,3 +297,40 @@ def test_socket_activation_passes_the_socket_and_a_locker_logs_in(lw):
     finally:
         activator.terminate()
         activator.wait(5)
+
+
+CAPTURE = os.path.join(os.path.dirname(__file__), "support", "syslog_capture.py")
+LOG_AUTHPRIV = 10 << 3
+
+
+@pytest.mark.skipif(subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode != 0,
+                    reason="no mount namespaces here")
+def test_agent_logs_one_authpriv_line_per_request_without_secrets(lw):
+    """The agent's own syslog datagrams (a private /dev/log, support/syslog_capture.py):
+    facility LOG_AUTHPRIV, one line for the login, no token in it."""
+    lw.enroll("alice", "finger-A")
+    lw.agent.stop()
+    ready = lw.tmp / "agent-ns.log"
+    script = ('"$0" --config "$1" --stderr 2>"$2" & pid=$!\n'
+              'for i in $(seq 200); do grep -q "listening on" "$2" && break; sleep 0.05; done\n'
+              'setpriv --reuid %d --regid %d --clear-groups -- "$3" --confdir "$4" --service locker-only --user alice\n'
+              'kill $pid; wait $pid\n') % (ALICE, ALICE)
+    lw.service("locker-only", fallback=False)
+    lw.reader.feed(["SCAN finger-A"], timeout=30)
+    try:
+        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "/usr/bin/python3", CAPTURE, "--",
+                               "sh", "-c", script, str(lw.build / "fingerauth-agent"), str(lw.conf_path), str(ready),
+                               str(lw.build / "fa-pamtest"), str(lw.confdir)],
+                              env=lw.env, capture_output=True, text=True, timeout=120)
+    finally:
+        lw.reader.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert "RESULT 0 PAM_SUCCESS" in report["stdout"], report
+    agent = [m for m in report["syslog"] if "fingerauth-agent[" in m]
+    logins = [m for m in agent if "service=locker-only" in m]
+    assert len(logins) == 1, agent
+    priority = int(re.match(r"<(\d+)>", logins[0]).group(1))
+    assert priority == LOG_AUTHPRIV | 6, logins[0]  # authpriv.info
+    assert "user=alice result=PAM_SUCCESS" in logins[0] and "uid=%d" % ALICE in logins[0]
+    assert "eyJ" not in " ".join(report["syslog"])  # no JWT (header or claims) anywhere
