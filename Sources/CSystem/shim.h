@@ -119,6 +119,16 @@ static inline int fa_is_listening_stream(int fd) {
 /* syslog(3) is variadic: one fixed "%s" so that a message is never a format. */
 static inline void fa_syslog(int priority, const char *message) { syslog(priority, "%s", message); }
 static inline int fa_log_perror(void) { return LOG_PERROR; }
+/* The agent's child asks for SIGIO (default action: terminate) when its client's socket
+ * becomes readable or is hung up: a locker that goes away mid-scan then ends the login at
+ * once (its helper goes with it, PR_SET_PDEATHSIG) instead of holding the reader until the
+ * scan's deadline. `on` 0 turns it off again before the verdict is written. */
+static inline int fa_signal_on_hangup(int fd, int on) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0) return -1;
+    if (on && fcntl(fd, F_SETOWN, getpid()) != 0) return -1;
+    return fcntl(fd, F_SETFL, on ? (flags | O_ASYNC) : (flags & ~O_ASYNC));
+}
 /* fork(2), for the agent's one process per client (the agent has no threads). */
 static inline pid_t fa_fork(void) { return fork(); }
 #endif

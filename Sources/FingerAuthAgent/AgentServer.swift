@@ -13,7 +13,8 @@ final class AgentServer {
     let listenFD: Int32
     let configPath: String
     let lockPath: String
-    private var children: [pid_t: uid_t] = [:]
+    /// Each client's process: the caller's uid and pid.
+    private var children: [pid_t: (uid: uid_t, pid: pid_t)] = [:]
     /// Monotonic milliseconds of each uid's failed logins within the window.
     private var failures: [uid_t: [Int64]] = [:]
 
@@ -48,7 +49,7 @@ final class AgentServer {
             // A client that ended a moment ago must count before this one is judged.
             reap()
             let client = SocketLines(fd: fd, maxLineBytes: AgentProtocol.maxRequestBytes, maxTotalBytes: 4096)
-            let sameUID = children.values.filter { $0 == peerUID }.count
+            let sameUID = children.values.filter { $0.uid == peerUID }.count
             guard children.count < AgentServer.maxConnections, sameUID < AgentServer.maxPerUID else {
                 // Short and never waiting: the parent must stay free to accept.
                 _ = client.send(AgentReply.result(AgentResult(code: .authInfoUnavailable, reason: "agent busy: too many connections")).line,
@@ -71,7 +72,7 @@ final class AgentServer {
             if child < 0 {
                 fa_syslog(LOG_AUTHPRIV | LOG_ERR, "fork failed: \(String(cString: strerror(errno))); client uid=\(peerUID) closed")
             } else {
-                children[child] = peerUID
+                children[child] = (peerUID, peerPID)
             }
             client.close()
         }
@@ -84,9 +85,16 @@ final class AgentServer {
             var status: Int32 = 0
             let pid = waitpid(-1, &status, WNOHANG)
             guard pid > 0 else { return }
-            guard let uid = children.removeValue(forKey: pid) else { continue }
+            guard let (uid, caller) = children.removeValue(forKey: pid) else { continue }
             let exited = status & 0x7f == 0
             let code = (status >> 8) & 0xff
+            if !exited && status & 0x7f == SIGIO {
+                // The client went away during its login (AgentSession's SIGIO): the request's
+                // one log line is written here.
+                AgentLog(uid: uid, pid: caller, started: MonotonicInstant.now())
+                    .write(LOG_NOTICE, "the client went away during the login; scan stopped, reader free")
+                continue
+            }
             if exited && code == AgentSession.Exit.counted {
                 failures[uid, default: []].append(MonotonicInstant.now().milliseconds)
             } else if exited && code == AgentSession.Exit.success {

@@ -112,11 +112,15 @@ struct AgentSession {
         let bound = helper.startupMilliseconds + Int64(options.timeoutSeconds) * 1000 + helper.scanGraceMilliseconds
             + helper.verdictMilliseconds + helper.exitGraceMilliseconds + 3 * AgentSession.writeMilliseconds
         send(.hello(milliseconds: Int(bound)))
+        // From here until the verdict, a client that goes away ends this process (SIGIO):
+        // the helper dies with it and the reader is free at once (the server logs it).
+        client.signalOnHangup(true)
         var flow = LoginFlow(helper: helper, store: FileEnrollmentStore(), conversation: talk,
                              random: SystemRandom(), users: NSSUsers(), hostName: currentHostName())
         flow.trace = { _ in }
         // The module decided about remote sessions before it asked (it sees PAM_RHOST).
         let outcome = flow.authenticate(LoginRequest(user: user, service: service, remote: nil, silent: silent), options: options)
+        client.signalOnHangup(false)
         lock.unlock()
         return end(AgentResult(code: outcome.code, reason: outcome.reason, finger: outcome.finger, kid: outcome.kid,
                                jti: outcome.jti), nil)

@@ -99,6 +99,11 @@ public final class SocketLines: AgentChannel {
         return pfd.revents & Int16(POLLHUP | POLLERR) != 0 || pfd.revents & Int16(POLLRDHUP_VALUE) != 0
     }
 
+    /// SIGIO to this process when the peer sends more or hangs up (`fa_signal_on_hangup`);
+    /// false when it could not be set.
+    @discardableResult
+    public func signalOnHangup(_ on: Bool) -> Bool { fd >= 0 && fa_signal_on_hangup(fd, on ? 1 : 0) == 0 }
+
     /// The uid of the process at the other end (SO_PEERCRED), nil when unknown.
     public func peerUID() -> uid_t? {
         var pid: pid_t = 0

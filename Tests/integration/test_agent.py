@@ -334,3 +334,25 @@ def test_agent_logs_one_authpriv_line_per_request_without_secrets(lw):
     assert priority == LOG_AUTHPRIV | 6, logins[0]  # authpriv.info
     assert "user=alice result=PAM_SUCCESS" in logins[0] and "uid=%d" % ALICE in logins[0]
     assert "eyJ" not in " ".join(report["syslog"])  # no JWT (header or claims) anywhere
+
+
+def test_a_locker_that_goes_away_mid_scan_frees_the_reader_at_once(lw):
+    """alice's locker is killed while the reader waits for her finger: the agent stops that
+    scan at once (not at its deadline), logs it, and bob's locker right after gets the reader."""
+    lw.enroll("alice", "finger-A")
+    lw.enroll("bob", "finger-B")
+    seen = lw.reader._inode()
+    service = lw.service("locker-only", fallback=False)
+    alice = subprocess.Popen(["setpriv", "--reuid", str(ALICE), "--regid", str(ALICE), "--clear-groups", "--",
+                              str(lw.build / "fa-pamtest"), "--confdir", str(lw.confdir), "--service", service,
+                              "--user", "alice"], env=lw.env, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while lw.reader._inode() in (None, seen):
+        assert time.monotonic() < deadline, "alice's scan never started"
+        time.sleep(0.01)
+    alice.kill()
+    alice.wait(5)
+    line = lw.agent.wait_for_log("went away", timeout=2)
+    assert "uid=%d" % ALICE in line
+    bob = locker(lw, user="bob", uid=BOB, scans=["finger-B"])
+    assert bob.name == "PAM_SUCCESS" and bob.errors == [], bob
