@@ -5,13 +5,15 @@ PY := /usr/bin/python3
 SWIFT_BUILD := swift build -c release --disable-local-rpath
 
 # Build: libraries and tools. Test: real libpam harness, pam_wrapper's pam_matrix,
-# nss_wrapper, PyJWT/cryptography as the independent JWT implementation.
+# nss_wrapper, PyJWT/cryptography as the independent JWT implementation; systemd for
+# systemd-analyze and systemd-socket-activate (the agent's units and LISTEN_FDS, checked
+# without systemd running).
 BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-dev \
   libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev
 TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
-  faketime strace sqlite3
+  faketime strace sqlite3 systemd
 
-PRODUCTS := fingerauth-login fingerauth fingerauthd
+PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent
 
 # Stages of `make test`, in order. Files in mk/ add their own stages (lint, fuzz smoke,
 # end-to-end) and targets (install, deb, bench); each owns one concern.

@@ -30,6 +30,7 @@ let package = Package(
         .executable(name: "fingerauth-login", targets: ["FingerAuthLogin"]),
         .executable(name: "fingerauth", targets: ["FingerAuthCLI"]),
         .executable(name: "fingerauthd", targets: ["FingerAuthDaemon"]),
+        .executable(name: "fingerauth-agent", targets: ["FingerAuthAgent"]),
     ],
     targets: [
         // C bridges, one per library; variadic functions get typed shims.
@@ -74,6 +75,11 @@ let package = Package(
         .executableTarget(name: "FingerAuthLogin",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthReader",
                                          "FingerAuthCrypto", "FingerAuthHTTP", "CSystem"],
+                          swiftSettings: v5, linkerSettings: staticRuntime),
+        // The root service for PAM hosts that run as the user (screen lockers): the same
+        // login decision and helper as the module, for the caller's own user only.
+        .executableTarget(name: "FingerAuthAgent",
+                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "CSystem"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthCLI",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto",

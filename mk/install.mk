@@ -30,12 +30,15 @@ AUTHD_CONF_TARGET := $(DESTDIR)$(SYSCONFDIR)/fingerauthd.conf
 # Man pages present in man/ (fingerauth.1 may arrive later): section from the suffix.
 MAN_PAGES := $(sort $(wildcard man/*.1 man/*.5 man/*.8))
 INSTALL_BUILD_DEP := $(if $(NOBUILD),,build)
+# fingerauth-agent (screen lockers): installed, never enabled by install (see README,
+# "Screen lockers"); uninstall stops it first.
+AGENT_UNITS := fingerauth-agent.socket fingerauth-agent.service
 
 .PHONY: install uninstall install-check
 
 # The binaries must be there and must not need the Swift toolchain at run time.
 install-check:
-	@for f in pam_fingerauth.so fingerauth-login fingerauth fingerauthd; do \
+	@for f in pam_fingerauth.so fingerauth-login fingerauth fingerauthd fingerauth-agent; do \
 	  test -f $(BUILD)/$$f || { echo "install: $(BUILD)/$$f is missing; run make first" >&2; exit 1; }; \
 	  if readelf -d $(BUILD)/$$f | grep -E 'NEEDED.*libswift|NEEDED.*libFoundation|R(UN)?PATH'; then \
 	    echo "install: $(BUILD)/$$f needs the Swift toolchain at run time" >&2; exit 1; fi; \
@@ -46,6 +49,7 @@ install: $(INSTALL_BUILD_DEP) install-check
 	  $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR)/security $(DESTDIR)$(PAMCONFIGDIR)
 	$(INSTALL) -m 0644 $(BUILD)/pam_fingerauth.so $(DESTDIR)$(PAMDIR)/pam_fingerauth.so
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth-login $(DESTDIR)$(LIBEXECDIR)/fingerauth-login
+	$(INSTALL) -m 0755 $(BUILD)/fingerauth-agent $(DESTDIR)$(LIBEXECDIR)/fingerauth-agent
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth $(DESTDIR)$(BINDIR)/fingerauth
 	$(INSTALL) -m 0755 $(BUILD)/fingerauthd $(DESTDIR)$(SBINDIR)/fingerauthd
 	$(INSTALL) -d -m 0700 $(DESTDIR)$(STATEDIR)
@@ -72,6 +76,10 @@ install: $(INSTALL_BUILD_DEP) install-check
 	  $(INSTALL) -m 0644 packaging/systemd/fingerauthd.service $(DESTDIR)$(SYSTEMDUNITDIR)/fingerauthd.service && \
 	  echo "systemd unit -> $(SYSTEMDUNITDIR)/fingerauthd.service (not enabled)"; \
 	else echo "install: no packaging/systemd/fingerauthd.service yet, skipped"; fi
+	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR)
+	@for unit in $(AGENT_UNITS); do \
+	  $(INSTALL) -m 0644 packaging/systemd/$$unit $(DESTDIR)$(SYSTEMDUNITDIR)/$$unit && \
+	  echo "systemd unit -> $(SYSTEMDUNITDIR)/$$unit (not enabled)" || exit 1; done
 	@if [ -f packaging/systemd/fingerauthd.sysusers.conf ]; then \
 	  $(INSTALL) -d -m 0755 $(DESTDIR)$(SYSUSERSDIR) && \
 	  $(INSTALL) -m 0644 packaging/systemd/fingerauthd.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/fingerauthd.conf && \
@@ -81,6 +89,7 @@ install: $(INSTALL_BUILD_DEP) install-check
 	  else $(INSTALL) -m 0644 $(AUTHD_CONF_SHIPPED) $(AUTHD_CONF_TARGET) && echo "authenticator config -> $(SYSCONFDIR)/fingerauthd.conf"; fi; \
 	fi
 	@echo "installed. The module is NOT enabled: edit $(SYSCONFDIR)/security/fingerauth.conf, then run"
+	@echo "  (screen lockers also need: systemctl enable --now fingerauth-agent.socket)"
 	@echo "  pam-auth-update --enable fingerauth   (or add the pam.d line by hand, see pam_fingerauth(8))"
 
 # Removes what install added. The configuration goes only when it is still the shipped
@@ -89,6 +98,9 @@ install: $(INSTALL_BUILD_DEP) install-check
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -f $(PAMCONFIGDIR)/fingerauth ] && command -v pam-auth-update >/dev/null; then \
 	  echo "pam-auth-update --package --remove fingerauth"; pam-auth-update --package --remove fingerauth; fi
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	  echo "systemctl disable --now $(AGENT_UNITS)"; systemctl disable --now $(AGENT_UNITS) >/dev/null 2>&1 || true; fi
+	rm -f $(foreach unit,$(AGENT_UNITS),$(DESTDIR)$(SYSTEMDUNITDIR)/$(unit)) $(DESTDIR)$(LIBEXECDIR)/fingerauth-agent
 	rm -f $(DESTDIR)$(PAMDIR)/pam_fingerauth.so $(DESTDIR)$(LIBEXECDIR)/fingerauth-login \
 	  $(DESTDIR)$(BINDIR)/fingerauth $(DESTDIR)$(SBINDIR)/fingerauthd \
 	  $(DESTDIR)$(PAMCONFIGDIR)/fingerauth $(DESTDIR)$(BASHCOMPDIR)/fingerauth \

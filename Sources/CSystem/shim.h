@@ -7,6 +7,11 @@
 #include <utmp.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <string.h>
+#include <errno.h>
+#include <syslog.h>
 
 extern size_t strnlen(const char *s, size_t maxlen);
 extern int pipe2(int pipefd[2], int flags);
@@ -35,4 +40,95 @@ static inline int fa_pidfd_open(pid_t pid) {
     return (int)syscall(434, pid, 0);
 #endif
 }
+
+/* Unix stream sockets for fingerauth-agent and its clients. sockaddr_un and struct ucred
+ * are awkward from Swift (a fixed char array; ucred is hidden without _GNU_SOURCE), so the
+ * address is built here. A Unix socket is libc: the PAM module uses fa_unix_connect to
+ * reach the agent and nothing else of the network. */
+
+/* A SOCK_STREAM|SOCK_CLOEXEC|SOCK_NONBLOCK socket connected to `path`; -1 with errno set
+ * (ENAMETOOLONG for a path that does not fit). A non-blocking connect to a Unix socket
+ * either completes at once or fails (EAGAIN: the listener's backlog is full). */
+static inline int fa_unix_connect(const char *path) {
+    struct sockaddr_un addr;
+    size_t length = strnlen(path, sizeof addr.sun_path);
+    if (length >= sizeof addr.sun_path) { errno = ENAMETOOLONG; return -1; }
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    memcpy(addr.sun_path, path, length);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/* A listening SOCK_STREAM|SOCK_CLOEXEC socket bound to `path` (which must not exist). */
+static inline int fa_unix_listen(const char *path, int backlog) {
+    struct sockaddr_un addr;
+    size_t length = strnlen(path, sizeof addr.sun_path);
+    if (length >= sizeof addr.sun_path) { errno = ENAMETOOLONG; return -1; }
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    memcpy(addr.sun_path, path, length);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, backlog) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/* accept4(2) with SOCK_CLOEXEC|SOCK_NONBLOCK (accept4 is hidden without _GNU_SOURCE). */
+extern int accept4(int fd, struct sockaddr *addr, socklen_t *length, int flags);
+static inline int fa_accept(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK); }
+
+/* The peer's credentials (SO_PEERCRED), as the kernel recorded them at connect. */
+struct fa_ucred { pid_t pid; uid_t uid; gid_t gid; };
+static inline int fa_peer_credentials(int fd, pid_t *pid, uid_t *uid) {
+    struct fa_ucred cred;
+    socklen_t length = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, 17 /* SO_PEERCRED */, &cred, &length) != 0 || length != sizeof cred) return -1;
+    *pid = cred.pid;
+    *uid = cred.uid;
+    return 0;
+}
+
+/* send(2) without SIGPIPE when the peer has gone. */
+static inline ssize_t fa_send(int fd, const void *buffer, size_t length) {
+    return send(fd, buffer, length, MSG_NOSIGNAL);
+}
+
+/* SOCK_STREAM listener test for socket activation: 1 when `fd` is a listening stream socket. */
+static inline int fa_is_listening_stream(int fd) {
+    int type = 0, listening = 0;
+    socklen_t length = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM) return 0;
+    length = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0) return 0;
+    return listening != 0;
+}
+
+/* syslog(3) is variadic: one fixed "%s" so that a message is never a format. */
+static inline void fa_syslog(int priority, const char *message) { syslog(priority, "%s", message); }
+static inline int fa_log_perror(void) { return LOG_PERROR; }
+/* The agent's child asks for SIGIO (default action: terminate) when its client's socket
+ * becomes readable or is hung up: a locker that goes away mid-scan then ends the login at
+ * once (its helper goes with it, PR_SET_PDEATHSIG) instead of holding the reader until the
+ * scan's deadline. `on` 0 turns it off again before the verdict is written. */
+static inline int fa_signal_on_hangup(int fd, int on) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0) return -1;
+    if (on && fcntl(fd, F_SETOWN, getpid()) != 0) return -1;
+    return fcntl(fd, F_SETFL, on ? (flags | O_ASYNC) : (flags & ~O_ASYNC));
+}
+/* fork(2), for the agent's one process per client (the agent has no threads). */
+static inline pid_t fa_fork(void) { return fork(); }
 #endif

@@ -7,6 +7,8 @@ enum PamLineCommand {
         usage: fingerauth pam-line [SERVICE] [--json] [--config F]
           Prints the recommended auth line for SERVICE (default sudo) with the configured url
           (and conf= when --config names another file), then a comment saying where it goes.
+          For a screen locker that calls PAM as the user (swaylock, i3lock, xsecurelock,
+          hyprlock, kde, xscreensaver…) the comment says that fingerauth-agent must run.
           --json prints {"service","file","line","placement"}. Does not need root.
           Exit status: 0 printed, 1 configuration unusable, 2 wrong usage.
         """
@@ -42,7 +44,26 @@ enum PamLineCommand {
         case "common-auth":
             return "put it first: every service that includes common-auth then tries the finger (remote sessions are skipped)"
         default:
+            if let locker = userLockers[service] {
+                return "put it first, before the file's `auth include login` or @include common-auth; \(locker) calls PAM as you, "
+                    + "so the module asks fingerauth-agent, which must be running (as root: systemctl enable --now fingerauth-agent.socket)"
+            }
+            if let note = rootLockers[service] { return base + "; " + note }
             return base
         }
     }
+
+    /// Screen lockers that call PAM as the user (their pam.d service names): the module asks
+    /// the agent for them.
+    static let userLockers: [String: String] = [
+        "swaylock": "swaylock", "i3lock": "i3lock", "xsecurelock": "xsecurelock", "hyprlock": "hyprlock",
+        "kde": "KDE's kscreenlocker", "xscreensaver": "xscreensaver", "cinnamon-screensaver": "cinnamon-screensaver",
+        "mate-screensaver": "mate-screensaver", "xfce4-screensaver": "xfce4-screensaver", "physlock": "physlock",
+    ]
+
+    /// Lockers that reach PAM as root: the module starts the helper itself, no agent needed.
+    static let rootLockers: [String: String] = [
+        "vlock": "Debian's vlock-main is setuid root: the module runs as root there and needs no agent",
+        "gdm-password": "GDM's lock screen authenticates in its root worker: no agent needed",
+    ]
 }

@@ -1,4 +1,7 @@
 import FingerAuthCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `fingerauth status`: a checklist of everything a fingerprint login needs, each line
 /// passed or failed with its fix. Exit status 1 when a failed line blocks the login.
@@ -11,7 +14,9 @@ enum StatusCommand {
           it offers GET /v1/keys/<kid>), authenticator (GET /healthz, TLS), clock (skew against
           the authenticator's Date), pam (services in --pam-dir, default /etc/pam.d, using the module).
           Each line is ok, warn, FAIL (with the fix) or skip. --json prints
-          {"user","ready","checks":[{"name","status","detail","fix"}]}. Needs root.
+          {"user","ready","checks":[{"name","status","detail","fix"}]}. Run as a user (not
+          root), it checks what that user's screen locker needs: the configuration and
+          fingerauth-agent answering on agent_socket (present, answering, its version).
           Exit status: 0 nothing blocks fingerprint login (warnings allowed), 1 something does,
           2 wrong usage.
         """
@@ -19,7 +24,7 @@ enum StatusCommand {
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, options: Context.commonOptions.union(["pam-dir"]), flags: ["json"])
         let pamDirectory = args["pam-dir"] ?? PamServices.defaultDirectory
-        try Context.requireRoot("status")
+        if geteuid() != 0 { return try AgentStatus.run(args) }
         var checks: [StatusCheck] = []
         let user: String
         do {

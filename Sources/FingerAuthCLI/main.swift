@@ -27,7 +27,8 @@ let usage = """
       --state-dir D    state directory (default /var/lib/fingerauth)
       --json           machine-readable output (list, key show, status, pam-line)
 
-    All commands but pam-line and help need root.
+    All commands but pam-line and help need root; status run as a user checks that user's
+    screen-locker path (the configuration and fingerauth-agent).
     exit status: 0 done, 1 failed (the message says what to do; for test and status: the
     login would not succeed), 2 wrong usage
     """

@@ -6,6 +6,7 @@ public struct Options: Equatable, Sendable {
     public static let defaultLoginHelper = "/usr/libexec/fingerauth/fingerauth-login"
     public static let defaultSessionDirectory = "/run/fingerauth/sessions"
     public static let defaultTokenFile = "/etc/security/fingerauth.token"
+    public static let defaultAgentSocket = AgentProtocol.defaultSocket
 
     /// Where the module POSTs the token (`url`). Required.
     public var url: AuthenticatorURL?
@@ -43,6 +44,9 @@ public struct Options: Equatable, Sendable {
     public var disabled = false
     /// This host's enrollment token for registering keys (`token_file`; the CLI only).
     public var tokenFile = Options.defaultTokenFile
+    /// The agent's socket (`agent_socket`): where a module running as the user (a screen
+    /// locker) asks `fingerauth-agent`, and where the agent listens unless socket-activated.
+    public var agentSocket = Options.defaultAgentSocket
     /// Extra claims (`claim.NAME = value`); they never replace the standard ones.
     public var extraClaims: [(String, String)] = []
 
@@ -54,7 +58,7 @@ public struct Options: Equatable, Sendable {
             && a.maxTries == b.maxTries && a.ttlSeconds == b.ttlSeconds && a.stateDirectory == b.stateDirectory
             && a.loginHelper == b.loginHelper && a.sessionDirectory == b.sessionDirectory && a.virtualReader == b.virtualReader && a.allowHTTP == b.allowHTTP
             && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
-            && a.disabled == b.disabled && a.tokenFile == b.tokenFile
+            && a.disabled == b.disabled && a.tokenFile == b.tokenFile && a.agentSocket == b.agentSocket
             && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
     }
 
@@ -119,6 +123,7 @@ public struct Options: Equatable, Sendable {
         case "debug_file": debugFile = try path()
         case "disabled": disabled = try flag()
         case "token_file": tokenFile = try path()
+        case "agent_socket": agentSocket = try path()
         default:
             if key.hasPrefix("claim.") {
                 let name = String(key.dropFirst(6))

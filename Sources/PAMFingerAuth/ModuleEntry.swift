@@ -2,6 +2,9 @@ import CPAM
 import CSystem
 import FingerAuthCore
 import FingerAuthSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// libpam's entry point for `auth` lines (DESIGN "The login, step by step").
 /// Everything is built per call; the module keeps no state between calls. The module only
@@ -47,11 +50,22 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
     }
     let request = LoginRequest(user: user, service: service, remote: remoteReason(handle, options: options),
                                silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
-    var flow = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
-                         conversation: PAMConversation(handle: handle),
-                         random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
-    flow.trace = log.step
-    let outcome = flow.authenticate(request, options: options)
+    let outcome: LoginOutcome
+    if geteuid() != 0 {
+        // A host that runs as the user (a screen locker) can neither read the root-only
+        // state nor start the helper as root: fingerauth-agent does both, for the caller's
+        // own user only (docs/ARCHITECTURE.md, "The agent").
+        var flow = AgentLoginFlow(connector: AgentSocketConnector(), conversation: PAMConversation(handle: handle),
+                                  users: SystemUserDatabase(), time: SystemMonotonicTime())
+        flow.trace = log.step
+        outcome = flow.authenticate(request, options: options)
+    } else {
+        var flow = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
+                             conversation: PAMConversation(handle: handle),
+                             random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
+        flow.trace = log.step
+        outcome = flow.authenticate(request, options: options)
+    }
     log.outcome(outcome, user: user, service: service,
                 milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
     return outcome.code

@@ -21,6 +21,10 @@ EXPECTED = {
     "usr/share/man/man8/pam_fingerauth.8.gz": 0o644,
     "usr/share/man/man5/fingerauth.conf.5.gz": 0o644,
     "usr/share/man/man8/fingerauthd.8.gz": 0o644,
+    "usr/libexec/fingerauth/fingerauth-agent": 0o755,
+    "lib/systemd/system/fingerauth-agent.socket": 0o644,
+    "lib/systemd/system/fingerauth-agent.service": 0o644,
+    "usr/share/man/man8/fingerauth-agent.8.gz": 0o644,
 }
 
 

@@ -27,6 +27,10 @@ FILES = {  # path: mode
     "/usr/share/man/man8/pam_fingerauth.8.gz": 0o644,
     "/usr/share/man/man5/fingerauth.conf.5.gz": 0o644,
     "/usr/share/man/man8/fingerauthd.8.gz": 0o644,
+    "/usr/libexec/fingerauth/fingerauth-agent": 0o755,
+    "/lib/systemd/system/fingerauth-agent.socket": 0o644,
+    "/lib/systemd/system/fingerauth-agent.service": 0o644,
+    "/usr/share/man/man8/fingerauth-agent.8.gz": 0o644,
 }
 REPO = Path(__file__).resolve().parents[2]
 for source, target in (("man/fingerauth.1", "/usr/share/man/man1/fingerauth.1.gz"),
@@ -114,7 +118,8 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     seen.append("installed (ii), conffiles %s, common-* unchanged" % " ".join(CONFFILES))
 
     # The programs need no Swift toolchain: PATH without /opt/swift, no libswift* loaded.
-    for program in ("/usr/bin/fingerauth", "/usr/sbin/fingerauthd", "/usr/libexec/fingerauth/fingerauth-login", MODULE):
+    for program in ("/usr/bin/fingerauth", "/usr/sbin/fingerauthd", "/usr/libexec/fingerauth/fingerauth-login",
+                    "/usr/libexec/fingerauth/fingerauth-agent", MODULE):
         ldd = run(["ldd", program]).stdout
         assert "not found" not in ldd and "libswift" not in ldd and "/opt/swift" not in ldd, program + ldd
     usage = run(["fingerauth", "--help"], env=PLAIN_ENV)
@@ -129,6 +134,10 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
         status = run(["fingerauth", "key", "show", "--help"], env=PLAIN_ENV)
         assert status.returncode == 0, status.stdout + status.stderr
         seen.append("no `fingerauth status` in this build; fingerauth key show --help -> exit 0")
+    agent = run(["/usr/libexec/fingerauth/fingerauth-agent", "--version"], env=PLAIN_ENV)
+    assert agent.returncode == 0 and "fingerauth-agent 0.1.0 (protocol 1)" in agent.stdout, agent.stdout + agent.stderr
+    # Installing enables nothing: no agent socket appeared.
+    assert not os.path.exists("/run/fingerauth/agent.sock")
     daemon = run(["fingerauthd", "--help"], env=PLAIN_ENV)
     assert daemon.returncode == 0 and "fingerauthd serve" in daemon.stdout
 

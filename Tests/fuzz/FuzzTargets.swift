@@ -1,6 +1,6 @@
 // libFuzzer entry point for FingerAuthCore's parsers of outside input. One binary, the
 // target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message, login-request,
-// authenticator-response, jwt. Built by `make fuzz` with swiftc -sanitize=fuzzer,address
+// authenticator-response, jwt, agent-message. Built by `make fuzz` with swiftc -sanitize=fuzzer,address
 // together with Sources/FingerAuthCore (see mk/fuzz.mk). A trap here is a finding.
 
 #if canImport(Glibc)
@@ -49,6 +49,16 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         }
         if let value = try? JSONParser().parse(bytes) {
             guard (try? JSONParser().parse(JSONEncoding.encode(value))) == value else { abort() }
+        }
+    case "agent-message":
+        // Both directions of the agent's protocol: what parses must render and parse back the same.
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let request = AgentRequest(line: String(line)) {
+                guard AgentRequest(line: request.line) == request else { abort() }
+            }
+            if let reply = AgentReply(line: String(line)) {
+                guard AgentReply(line: reply.line) == reply else { abort() }
+            }
         }
     default:
         abort()

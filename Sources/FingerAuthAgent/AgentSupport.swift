@@ -1,0 +1,78 @@
+import CSystem
+import FingerAuthCore
+import FingerAuthSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let agentVersion = "0.1.0"
+
+/// The agent's log: one line per request through syslog(3) at LOG_AUTHPRIV (openlog in
+/// main; `--stderr` copies each line to standard error). Names, codes and ids; never a key,
+/// a token or a print.
+struct AgentLog {
+    let uid: uid_t
+    let pid: pid_t
+    let started: MonotonicInstant
+
+    func write(_ priority: Int32, _ text: String) {
+        let ms = MonotonicInstant.now().milliseconds - started.milliseconds
+        fa_syslog(LOG_AUTHPRIV | priority, "uid=\(uid) pid=\(pid) \(text) ms=\(ms)")
+    }
+
+    /// The line for a login request's verdict. `user` is nil when it must not be shown.
+    func outcome(_ result: AgentResult, user: String?, service: String) {
+        var line = "service=\(service)"
+        if let user { line += " user=\(user)" }
+        line += " result=\(result.code) reason=\"\(result.reason)\""
+        if let finger = result.finger { line += " finger=\(finger)" }
+        if let kid = result.kid { line += " kid=\(kid)" }
+        if let jti = result.jti { line += " jti=\(jti)" }
+        write(result.code == .success ? LOG_INFO : LOG_NOTICE, line)
+    }
+}
+
+/// The reader's lock: an exclusive flock(2) on a root-owned file beside the socket, taken
+/// without waiting, so that only one of the agent's clients scans at a time.
+final class ReaderLock {
+    private let fd: Int32
+
+    init?(path: String) {
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == 0 else {
+            close(fd)
+            return nil
+        }
+    }
+
+    func tryLock() -> Bool { flock(fd, LOCK_EX | LOCK_NB) == 0 }
+    func unlock() { _ = flock(fd, LOCK_UN) }
+
+    deinit { close(fd) }
+}
+
+/// getpwuid_r / getpwnam_r with a bounded buffer.
+func userName(of uid: uid_t) -> String? {
+    var entry = passwd()
+    var result: UnsafeMutablePointer<passwd>?
+    var buffer = [CChar](repeating: 0, count: 16 * 1024)
+    guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else { return nil }
+    let length = fa_strnlen(name, 256)
+    return name.withMemoryRebound(to: UInt8.self, capacity: length) {
+        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+    }
+}
+
+func userExists(_ user: String) -> Bool {
+    var entry = passwd()
+    var result: UnsafeMutablePointer<passwd>?
+    var buffer = [CChar](repeating: 0, count: 16 * 1024)
+    return getpwnam_r(user, &entry, &buffer, buffer.count, &result) == 0 && result != nil
+}
+
+/// The system's user database for `LoginFlow`.
+struct NSSUsers: UserDatabase {
+    func exists(_ user: String) -> Bool { userExists(user) }
+}
