@@ -14,12 +14,18 @@ final class CountingStore: @unchecked Sendable {
     var failing = false
     /// Microseconds each commit sleeps, so that concurrent writers pile up behind it.
     var delay: UInt32 = 0
+    /// Microseconds the first commit sleeps (on a loaded machine, time for every writer
+    /// thread to start and queue behind it).
+    var firstDelay: UInt32 = 0
 
     init(_ base: SQLiteStore) { self.base = base }
 
     func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
-        lock.withLock { batchSizes.append(items.count) }
-        if delay > 0 { usleep(delay) }
+        let first = lock.withLock { () -> Bool in
+            batchSizes.append(items.count)
+            return batchSizes.count == 1
+        }
+        if first && firstDelay > 0 { usleep(firstDelay) } else if delay > 0 { usleep(delay) }
         if failing { throw StoreError("database or disk is full") }
         return try base.commit(items)
     }
@@ -33,17 +39,24 @@ final class GroupCommitTests: XCTestCase {
     override func setUp() { temp = TempDatabase() }
     override func tearDown() { temp.cleanup() }
 
-    /// Runs `count` writers at once, each writing one audit row; returns their results.
+    /// Runs `count` writers at once, each on a thread of its own (not a pool capped at the
+    /// number of cores, which would let only two write at a time), each writing one audit
+    /// row; returns their results.
     func concurrentWrites(_ writer: GroupCommit, count: Int) -> [Result<[WriteOutcome], StoreError>] {
         let results = ResultBox(count: count)
-        DispatchQueue.concurrentPerform(iterations: count) { i in
-            let event = AuditEvent(event: "login", outcome: "deny", reason: "r\(i)", verified: false)
-            do throws(StoreError) {
-                results.set(i, .success(try writer.write([.audit(event, time: Int64(i))])))
-            } catch {
-                results.set(i, .failure(error))
+        var threads: [WorkerThread] = []
+        for i in 0..<count {
+            let started = WorkerThread.start {
+                let event = AuditEvent(event: "login", outcome: "deny", reason: "r\(i)", verified: false)
+                do throws(StoreError) {
+                    results.set(i, .success(try writer.write([.audit(event, time: Int64(i))])))
+                } catch {
+                    results.set(i, .failure(error))
+                }
             }
+            if case let .success(thread) = started { threads.append(thread) }
         }
+        for thread in threads { thread.join() }
         return results.all
     }
 
@@ -51,6 +64,7 @@ final class GroupCommitTests: XCTestCase {
         let base = try SQLiteStore(path: temp.path)
         let store = CountingStoreAdapter(CountingStore(base))
         store.inner.delay = 2000
+        store.inner.firstDelay = 300_000
         let writer = GroupCommit(store: store)
         XCTAssertTrue(writer.start())
         let results = concurrentWrites(writer, count: 64)
