@@ -18,4 +18,13 @@ static inline void fa_gnutls_free_datum(gnutls_datum_t *datum) {
 static inline void *fa_gnutls_retrieve_function_pointer(gnutls_certificate_retrieve_function2 *function) {
     return (void *)function;
 }
+/* A server key whose signatures another library makes (gnutls_privkey_import_ext4): the
+ * info flags and the algorithm they carry are macros; the signature is returned in
+ * memory from gnutls_malloc, a function pointer variable. */
+static inline unsigned int fa_gnutls_info_pk_algo(void) { return GNUTLS_PRIVKEY_INFO_PK_ALGO; }
+static inline unsigned int fa_gnutls_info_have_sign_algo(void) { return GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO; }
+static inline unsigned int fa_gnutls_info_pk_algo_bits(void) { return GNUTLS_PRIVKEY_INFO_PK_ALGO_BITS; }
+static inline unsigned int fa_gnutls_flags_to_sign_algo(unsigned int flags) { return GNUTLS_FLAGS_TO_SIGN_ALGO(flags); }
+static inline void *fa_gnutls_malloc(size_t size) { return gnutls_malloc(size); }
+
 #endif

@@ -80,6 +80,63 @@ public final class RSAPrivateKey {
         return Array(signature.prefix(length))
     }
 
+    /// The digests a TLS handshake signature may use with `signPSS`.
+    public enum PSSDigest: Sendable {
+        case sha256, sha384, sha512
+        var name: String {
+            switch self {
+            case .sha256: return "SHA256"
+            case .sha384: return "SHA384"
+            case .sha512: return "SHA512"
+            }
+        }
+        /// Bytes of a digest, which is also the salt's length (RFC 8446 4.2.3).
+        public var length: Int {
+            switch self {
+            case .sha256: return 32
+            case .sha384: return 48
+            case .sha512: return 64
+            }
+        }
+    }
+
+    /// RSASSA-PSS over an already computed `digest` (MGF1 with the same hash, salt as long
+    /// as the digest): the signature of a TLS 1.3 `rsa_pss_rsae_*` CertificateVerify.
+    public func signPSS(digest: [UInt8], _ hash: PSSDigest) throws -> [UInt8] {
+        guard digest.count == hash.length else { throw CryptoError(operation: "sign", reason: "digest of the wrong length") }
+        guard let md = EVP_MD_fetch(nil, hash.name, nil) else { throw CryptoError.last("sign") }
+        defer { EVP_MD_free(md) }
+        return try signRaw(digest) { ctx in
+            EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PSS_PADDING) == 1 &&
+                EVP_PKEY_CTX_set_signature_md(ctx, md) == 1 &&
+                EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, md) == 1 &&
+                EVP_PKEY_CTX_set_rsa_pss_saltlen(ctx, Int32(hash.length)) == 1
+        }
+    }
+
+    /// RSASSA-PKCS1-v1_5 of `digestInfo` as given (a DER DigestInfo, hashed and encoded by the
+    /// caller): type-1 padding and the private-key operation, nothing else.
+    public func signPKCS1(digestInfo: [UInt8]) throws -> [UInt8] {
+        guard !digestInfo.isEmpty, digestInfo.count <= bits / 8 - 11 else {
+            throw CryptoError(operation: "sign", reason: "input of the wrong length")
+        }
+        return try signRaw(digestInfo) { ctx in EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) == 1 }
+    }
+
+    /// EVP_PKEY_sign of `input` on a context of its own, set up by `configure`.
+    private func signRaw(_ input: [UInt8], _ configure: (OpaquePointer) -> Bool) throws -> [UInt8] {
+        guard let ctx = EVP_PKEY_CTX_new(pkey, nil) else { throw CryptoError.last("sign") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        guard EVP_PKEY_sign_init(ctx) == 1, configure(ctx) else { throw CryptoError.last("sign") }
+        var length = 0
+        let sized = input.withUnsafeBytes { EVP_PKEY_sign(ctx, nil, &length, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+        guard sized == 1, length > 0 else { throw CryptoError.last("sign") }
+        var signature = [UInt8](repeating: 0, count: length)
+        let signed = input.withUnsafeBytes { EVP_PKEY_sign(ctx, &signature, &length, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+        guard signed == 1 else { throw CryptoError.last("sign") }
+        return Array(signature.prefix(length))
+    }
+
     private func bignumParam(_ name: UnsafePointer<CChar>) -> [UInt8]? {
         var bn: OpaquePointer?
         guard EVP_PKEY_get_bn_param(pkey, name, &bn) == 1, let bn else { return nil }

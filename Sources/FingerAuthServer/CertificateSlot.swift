@@ -42,6 +42,6 @@ func retrieveCertificate(session: gnutls_session_t?, _: UnsafePointer<gnutls_dat
           let credentials = ConnectionWatch.credentialsForHandshake(OpaquePointer(connection)) else { return -1 }
     chain.pointee = credentials.chain.certificates
     chainLength.pointee = credentials.chain.count
-    key.pointee = credentials.key.key
+    key.pointee = credentials.handshakeKey
     return 0
 }

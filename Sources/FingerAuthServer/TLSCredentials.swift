@@ -11,6 +11,9 @@ import Glibc
 public final class TLSCredentials: @unchecked Sendable {
     let chain: CertificateChainHandle
     let key: PrivateKeyHandle
+    /// For an RSA key (of at least 2048 bits), the same key signing through OpenSSL
+    /// (`HandshakeSigner`); nil otherwise, and GnuTLS signs with `key` itself.
+    let signer: HandshakeSigner?
     /// The leaf certificate's subject, RFC 4514 (`CN=auth.example.com,O=…`).
     public let subject: String
     /// The leaf's serial number, upper-case hex as `openssl x509 -serial` prints it.
@@ -32,9 +35,14 @@ public final class TLSCredentials: @unchecked Sendable {
         guard keyID == certificateID else {
             throw TLSCredentialError("the key does not belong to the certificate (subject \(subject))")
         }
+        signer = gnutls_privkey_get_pk_algorithm(key.key, nil) == Int32(bitPattern: GNUTLS_PK_RSA.rawValue)
+            ? try? HandshakeSigner(pem: material.keyPEM) : nil
         serial = Self.serial(of: leaf)
         notAfter = Self.utc(gnutls_x509_crt_get_expiration_time(leaf.certificate))
     }
+
+    /// The key handshakes sign with: OpenSSL's for RSA, GnuTLS's own otherwise.
+    var handshakeKey: gnutls_privkey_t { signer?.key ?? key.key }
 
     /// `subject …, serial …, not after …`, for log lines.
     public var summary: String { "subject \(subject), serial \(serial), not after \(notAfter)" }

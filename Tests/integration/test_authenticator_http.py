@@ -24,7 +24,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from support.authd import Authd, build_dir  # noqa: E402
-from support.tls import TestCA  # noqa: E402
+from support.tls import TestCA, make_ca  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauthd"), os.X_OK),
                                 reason="no fingerauthd in %s" % build_dir())
@@ -406,6 +406,48 @@ def test_tls13_and_tls12_ecdhe_aead_are_accepted(tmp_path, ca):
             (0, "ECDHE-RSA-CHACHA20-POLY1305", "TLSv1.2")
         returncode, cipher, protocol = s_client(authd, "-tls1_3")
         assert (returncode, protocol) == (0, "TLSv1.3") and cipher.startswith("TLS_")
+
+
+# -- handshake signatures: OpenSSL signs for an RSA key (HandshakeSigner) ------------------
+
+def signature_of(authd, *args):
+    """(exit code, signature type, hash) of a handshake as `openssl s_client -brief` saw it;
+    the client checks the server's signature itself and fails the handshake otherwise."""
+    done = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % authd.port, "-brief",
+                           "-CAfile", authd.tls.ca_cert, "-verify_return_error", *args],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    kind = re.search(r"^Signature type: (\S+)", done.stderr, re.M)
+    digest = re.search(r"^Hash used: (\S+)", done.stderr, re.M)
+    return done.returncode, kind.group(1) if kind else None, digest.group(1) if digest else None
+
+
+@pytest.mark.parametrize("args, expected", [
+    (("-tls1_2", "-sigalgs", "RSA+SHA256"), ("RSA", "SHA256")),
+    (("-tls1_2", "-sigalgs", "RSA+SHA384"), ("RSA", "SHA384")),
+    (("-tls1_2", "-sigalgs", "RSA+SHA512"), ("RSA", "SHA512")),
+    (("-tls1_2", "-sigalgs", "RSA-PSS+SHA256"), ("RSA-PSS", "SHA256")),
+    (("-tls1_3", "-sigalgs", "RSA-PSS+SHA256"), ("RSA-PSS", "SHA256")),
+    (("-tls1_3", "-sigalgs", "RSA-PSS+SHA384"), ("RSA-PSS", "SHA384")),
+    (("-tls1_3", "-sigalgs", "RSA-PSS+SHA512"), ("RSA-PSS", "SHA512")),
+])
+def test_every_rsa_handshake_signature_verifies_at_the_client(tmp_path, ca, args, expected):
+    with Authd(tmp_path, tls=ca) as authd:
+        assert signature_of(authd, *args) == (0,) + expected
+
+
+def test_tls13_refuses_pkcs1_and_nobody_gets_a_sha1_signature(tmp_path, ca):
+    with Authd(tmp_path, tls=ca) as authd:
+        assert signature_of(authd, "-tls1_3", "-sigalgs", "RSA+SHA256")[0] != 0
+        assert signature_of(authd, "-tls1_2", "-sigalgs", "RSA+SHA1")[0] != 0
+        assert authd.request("GET", "/healthz").status == 200
+
+
+def test_an_ecdsa_certificate_is_signed_by_gnutls_itself(tmp_path):
+    ec = make_ca(tmp_path / "ec-ca", server_key="ec")
+    with Authd(tmp_path / "a", tls=ec) as authd:
+        assert signature_of(authd, "-tls1_3") == (0, "ECDSA", "SHA256")
+        assert signature_of(authd, "-tls1_2") == (0, "ECDSA", "SHA256")
+        assert authd.request("GET", "/healthz").status == 200
 
 
 # -- certificate reload on SIGHUP ---------------------------------------------------------

@@ -38,8 +38,9 @@ def _openssl(*args, cwd):
         raise RuntimeError("openssl %s failed: %s" % (args[0], result.stderr.strip()))
 
 
-def make_ca(directory):
-    """Create a CA and a server certificate signed by it inside `directory`."""
+def make_ca(directory, server_key="rsa:2048"):
+    """Create a CA and a server certificate signed by it inside `directory`; the server's
+    key is `server_key` (`rsa:BITS`, or `ec` for P-256)."""
     directory = str(directory)
     os.makedirs(directory, exist_ok=True)
     path = lambda name: os.path.join(directory, name)  # noqa: E731
@@ -50,7 +51,8 @@ def make_ca(directory):
                  "-subj", "/CN=FingerAuth Test CA",
                  "-addext", "basicConstraints=critical,CA:TRUE",
                  "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=directory)
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-sha256",
+        newkey = ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"] if server_key == "ec" else [server_key]
+        _openssl("req", "-newkey", *newkey, "-nodes", "-sha256",
                  "-keyout", path("server.key"), "-out", path("server.csr"),
                  "-subj", "/CN=localhost", cwd=directory)
         with open(path("server.ext"), "w") as ext:
