@@ -63,28 +63,29 @@ def ca(tmp_path_factory):
 
 
 def test_an_address_over_its_rate_is_closed_before_tls_while_others_connect(tmp_path, ca):
-    with Authd(tmp_path / "a", tls=ca, args=("--connection-rate", "5", "--connection-burst", "10")) as authd:
+    # 1 a second: what the bucket refills while a loop runs stays small however slow the machine
+    with Authd(tmp_path / "a", tls=ca, args=("--connection-rate", "1", "--connection-burst", "10")) as authd:
         before = len(authd.audit_rows())
         answers, seconds = burst_of(authd, "127.0.0.2", 40)
         ok = answers.count(200)
-        # the burst, plus what the bucket refilled while the loop ran (5 a second)
-        assert 10 <= ok <= 10 + int(5 * seconds) + 1, (answers, seconds)
+        # the burst, plus what the bucket refilled while the loop ran
+        assert 10 <= ok <= 10 + int(seconds) + 1, (answers, seconds)
         assert answers[:10] == [200] * 10, answers
         assert set(answers) == {200, "closed"}, answers
-        assert answers.count("closed") >= 40 - (10 + int(5 * seconds) + 1)
         # another address is not touched by it
         assert [healthz(authd, "127.0.0.1") for _ in range(5)] == [200] * 5
         assert refused_total(authd) == answers.count("closed")
         log = authd.log_text()
-        assert REFUSING.findall(log) == [("127.0.0.2", "5", "10")], log[-3000:]
+        assert REFUSING.findall(log) == [("127.0.0.2", "1", "10")], log[-3000:]
         # closed before any request: no request line, no audit row from that address
         assert len(re.findall(r"path=/healthz .*peer=127\.0\.0\.2 ", log)) == ok
         assert len(authd.audit_rows()) == before
-        # the bucket refills at 5 a second: after a second, about 5 more get through
-        time.sleep(1.2)
-        again, _ = burst_of(authd, "127.0.0.2", 12)
-        assert 5 <= again.count(200) <= 8, again
-        assert again[-1] == "closed", again
+        # the bucket refills at 1 a second: after 2 s, 2 more get through (and what the loop
+        # itself took refilled)
+        time.sleep(2.1)
+        again, seconds = burst_of(authd, "127.0.0.2", 12)
+        assert 2 <= again.count(200) <= 2 + int(seconds) + 1, (again, seconds)
+        assert again[:2] == [200, 200] and "closed" in again, again
         # still one line: an address at its limit cannot fill the log
         assert len(REFUSING.findall(authd.log_text())) == 1
         assert refused_total(authd) == answers.count("closed") + again.count("closed")
@@ -95,8 +96,9 @@ def test_trusted_proxies_are_not_limited(tmp_path, ca):
     with Authd(tmp_path / "p", tls=ca, args=args) as authd:
         proxied, _ = burst_of(authd, "127.0.0.3", 20)
         assert proxied == [200] * 20
-        direct, _ = burst_of(authd, "127.0.0.2", 10)
-        assert direct[:3] == [200] * 3 and direct.count("closed") >= 6, direct
+        direct, seconds = burst_of(authd, "127.0.0.2", 10)
+        assert direct[:3] == [200] * 3 and direct.count(200) <= 3 + int(2 * seconds) + 1, (direct, seconds)
+        assert "closed" in direct, direct
         assert [a for a, *_ in REFUSING.findall(authd.log_text())] == ["127.0.0.2"]
 
 
