@@ -64,6 +64,8 @@ public struct LoginFlow {
     /// Texts the person at the keyboard sees.
     public enum Text {
         public static let placeFinger = "Place your finger on the fingerprint reader"
+        /// The one prompt of `prompt = parallel` (echo off): the password, or a finger meanwhile.
+        public static let passwordOrFinger = "Password or place your finger: "
         public static func noMatch(left: Int) -> String { "No match, try again (\(left) left)" }
         public static let tooManyTries = "Fingerprint not recognised; too many tries"
         public static let readerUnavailable = "Fingerprint login unavailable"
@@ -72,23 +74,10 @@ public struct LoginFlow {
     }
 
     public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
-        if options.disabled { return LoginOutcome(.ignore, "disabled") }
-        guard UserName.isValid(request.user) else { return LoginOutcome(.userUnknown, "user name not acceptable") }
-        guard users.exists(request.user) else { return LoginOutcome(.userUnknown, "user unknown to the system") }
-        trace("user \(request.user), service \(request.service), remote \(request.remote ?? "no")")
-        if let why = request.remote, !options.allowRemote { return LoginOutcome(.ignore, "remote session skipped (\(why))") }
-        switch store.enrollment(of: request.user, options: options) {
-        case .notEnrolled: return LoginOutcome(.ignore, "user not enrolled")
-        case let .unsafe(why): return say(LoginOutcome(.authInfoUnavailable, why), Text.readerUnavailable, request)
-        case .enrolled: break
-        }
-        guard let jtiBytes = random.bytes(16), jtiBytes.count == 16 else {
-            return LoginOutcome(.systemError, "no random bytes for jti")
-        }
-        let job = LoginJob(user: request.user, service: LoginFlow.serviceName(request.service),
-                           jti: Base64URL.encode(jtiBytes), issuer: options.hostID ?? hostName, options: options)
-        guard job.text.utf8.count <= LoginJob.maxBytes else {
-            return LoginOutcome(.serviceError, "configuration too large for one login request (over \(LoginJob.maxBytes) bytes)")
+        let job: LoginJob
+        switch prepare(request, options: options) {
+        case let .success(prepared): job = prepared
+        case let .failure(stop): return stop.outcome
         }
         trace("enrolled; jti \(job.jti); starting \(options.loginHelper)")
         let outcome = helper.run(job) { message in
@@ -96,6 +85,44 @@ public struct LoginFlow {
             return relay(message)
         }
         trace("helper outcome: \(outcome)")
+        return decide(outcome, job: job, request: request)
+    }
+
+    /// Why a login ends before the helper starts (the outcome to return).
+    public struct Stop: Error {
+        public var outcome: LoginOutcome
+        init(_ outcome: LoginOutcome) { self.outcome = outcome }
+    }
+
+    /// Steps 3–4 and the request: disabled, the user name, the remote session, the
+    /// enrollment, a fresh `jti`. Shared by the sequential and the parallel prompt.
+    public func prepare(_ request: LoginRequest, options: Options) -> Result<LoginJob, Stop> {
+        if options.disabled { return .failure(Stop(LoginOutcome(.ignore, "disabled"))) }
+        guard UserName.isValid(request.user) else { return .failure(Stop(LoginOutcome(.userUnknown, "user name not acceptable"))) }
+        guard users.exists(request.user) else { return .failure(Stop(LoginOutcome(.userUnknown, "user unknown to the system"))) }
+        trace("user \(request.user), service \(request.service), remote \(request.remote ?? "no")")
+        if let why = request.remote, !options.allowRemote {
+            return .failure(Stop(LoginOutcome(.ignore, "remote session skipped (\(why))")))
+        }
+        switch store.enrollment(of: request.user, options: options) {
+        case .notEnrolled: return .failure(Stop(LoginOutcome(.ignore, "user not enrolled")))
+        case let .unsafe(why): return .failure(Stop(say(LoginOutcome(.authInfoUnavailable, why), Text.readerUnavailable, request)))
+        case .enrolled: break
+        }
+        guard let jtiBytes = random.bytes(16), jtiBytes.count == 16 else {
+            return .failure(Stop(LoginOutcome(.systemError, "no random bytes for jti")))
+        }
+        let job = LoginJob(user: request.user, service: LoginFlow.serviceName(request.service),
+                           jti: Base64URL.encode(jtiBytes), issuer: options.hostID ?? hostName, options: options)
+        guard job.text.utf8.count <= LoginJob.maxBytes else {
+            return .failure(Stop(LoginOutcome(.serviceError, "configuration too large for one login request (over \(LoginJob.maxBytes) bytes)")))
+        }
+        return .success(job)
+    }
+
+    /// Step 7: the helper's outcome as a PAM code (deny by default: only an acceptance of
+    /// the module's own `jti` succeeds), with the text the person sees unless silent.
+    public func decide(_ outcome: HelperOutcome, job: LoginJob, request: LoginRequest) -> LoginOutcome {
         switch outcome {
         case let .accepted(jti, kid, finger):
             guard sameBytes(jti, job.jti) else {
@@ -113,7 +140,7 @@ public struct LoginFlow {
         case let .keyUnusable(why):
             return say(LoginOutcome(.authInfoUnavailable, "device key: " + why), Text.readerUnavailable, request)
         case .tooManyTries:
-            return say(LoginOutcome(.maxTries, "no match after \(options.maxTries) tries"), Text.tooManyTries, request)
+            return say(LoginOutcome(.maxTries, "no match after \(job.options.maxTries) tries"), Text.tooManyTries, request)
         case let .unavailable(why):
             return say(LoginOutcome(.authInfoUnavailable, why), Text.readerUnavailable, request)
         case .conversationFailed:
@@ -138,7 +165,7 @@ public struct LoginFlow {
 
     /// Shows `text` (unless silent) and returns `outcome`; a failing conversation does not
     /// change a failure into anything else.
-    private func say(_ outcome: LoginOutcome, _ text: String, _ request: LoginRequest) -> LoginOutcome {
+    func say(_ outcome: LoginOutcome, _ text: String, _ request: LoginRequest) -> LoginOutcome {
         if !request.silent { _ = conversation.error(text) }
         return outcome
     }

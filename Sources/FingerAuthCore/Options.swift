@@ -47,6 +47,10 @@ public struct Options: Equatable, Sendable {
     /// The agent's socket (`agent_socket`): where a module running as the user (a screen
     /// locker) asks `fingerauth-agent`, and where the agent listens unless socket-activated.
     public var agentSocket = Options.defaultAgentSocket
+    /// `prompt = sequential | parallel`: the finger first and then the stack's password
+    /// prompt (the default), or one prompt that takes the password while the reader waits
+    /// (only on the caller's own terminal; elsewhere sequential, silently).
+    public var prompt = PromptMode.sequential
     /// Extra claims (`claim.NAME = value`); they never replace the standard ones.
     public var extraClaims: [(String, String)] = []
 
@@ -59,6 +63,7 @@ public struct Options: Equatable, Sendable {
             && a.loginHelper == b.loginHelper && a.sessionDirectory == b.sessionDirectory && a.virtualReader == b.virtualReader && a.allowHTTP == b.allowHTTP
             && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
             && a.disabled == b.disabled && a.tokenFile == b.tokenFile && a.agentSocket == b.agentSocket
+            && a.prompt == b.prompt
             && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
     }
 
@@ -124,6 +129,9 @@ public struct Options: Equatable, Sendable {
         case "disabled": disabled = try flag()
         case "token_file": tokenFile = try path()
         case "agent_socket": agentSocket = try path()
+        case "prompt":
+            guard let mode = PromptMode(rawValue: value) else { throw error("must be sequential or parallel") }
+            prompt = mode
         default:
             if key.hasPrefix("claim.") {
                 let name = String(key.dropFirst(6))
@@ -163,4 +171,12 @@ public struct Options: Equatable, Sendable {
 
     /// The audience put in tokens: `audience`, else the url.
     public var effectiveAudience: String { audience ?? url?.text ?? "" }
+}
+
+/// How the module asks at a terminal (`prompt`).
+public enum PromptMode: String, Equatable, Sendable {
+    /// The finger first; the stack's own password prompt when the finger path ends.
+    case sequential
+    /// "Password or place your finger: " once, while the helper waits for the finger.
+    case parallel
 }

@@ -105,7 +105,12 @@ enum LoginCommand {
                 }
                 let verdict = session.login()
                 LineOutput.emit(verdict)
-                if case .accepted = verdict { return .accepted }
+                if case .accepted = verdict {
+                    // prompt = parallel: the verdict is in the pipe first, then the newline
+                    // ends the module's pending read.
+                    if let terminal = job.terminal { TerminalInjector.inject(terminal) }
+                    return .accepted
+                }
                 return .denied
             case .noMatch:
                 left -= 1
