@@ -199,6 +199,8 @@ def test_pam_auth_update_profile_puts_the_module_before_pam_unix(tmp_path, obser
     enabled = auth_lines("enabled")
     assert enabled[0] == ["auth", "[success=2", "default=ignore]", "pam_fingerauth.so"]
     assert enabled[1][:4] == ["auth", "[success=1", "default=ignore]", "pam_unix.so"]
+    # prompt = parallel hands a typed password on as PAM_AUTHTOK: pam_unix must take it.
+    assert "try_first_pass" in enabled[1], enabled[1]
     assert (tmp_path / "removed").read_text() == original
     assert (Path("/etc/pam.d/common-auth")).read_text() == original  # the real one never changed
-    observe("--package: not enabled; --enable: %s; --remove: common-auth as before" % " ".join(enabled[0][1:]))
+    observe("--package: not enabled; --enable: %s, then %s; --remove: common-auth as before" % (" ".join(enabled[0][1:]), " ".join(enabled[1][1:])))
