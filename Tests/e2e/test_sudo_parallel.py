@@ -1,7 +1,8 @@
 """`prompt = parallel` with real sudo on a pseudo-terminal made by the test: one prompt,
 "Password or place your finger: ", that ends either with the finger (the helper injects
 one newline after the authenticator accepted) or with the password (handed to pam_unix
-as PAM_AUTHTOK: `try_first_pass`). The stack is the module then pam_unix, through a
+as PAM_AUTHTOK: `try_first_pass`, as pam-auth-update writes it; a by-hand line without it is
+tested too). The stack is the module then pam_unix, through a
 sudoers drop-in (`pam_service=`), never /etc/pam.d/sudo."""
 
 import os
@@ -203,3 +204,35 @@ def test_parallel_sudo_S_stays_sequential(parallel, observe):
     assert done.stdout.startswith("Place your finger on the fingerprint reader\n")
     assert PROMPT not in done.stdout + done.stderr
     assert "[sudo] password for %s:" % user.name in done.stderr
+
+
+def test_parallel_by_hand_stack_without_try_first_pass_asks_once(install, user, observe):
+    """parallel, by-hand stack `pam_unix.so nullok` (no try_first_pass): Debian 12's pam_unix still takes the handed-on password, one prompt"""
+    service = PamService("fa-e2e-pnt-" + user.name.split("-")[-1], [
+        "#%PAM-1.0",
+        install.module_line("prompt=parallel"),
+        "auth     required  pam_unix.so nullok",
+        "account  required  pam_unix.so",
+        "session  required  pam_permit.so",
+    ])
+    dropin = None
+    term = None
+    try:
+        dropin = SudoersDropIn(user, service.name)
+        install.enroll(user, "finger-right")
+        term = Terminal(user, ["sudo", "-k", "true"])
+        assert term.wait_for(PROMPT), term.screen
+        time.sleep(0.5)
+        term.type(user.password + "\n")
+        status = term.finish(timeout=30)
+        line = install.log_lines()[-1]
+        observe("exit %d; screen %r; log %r" % (status, term.screen.replace(user.password, "***"), line))
+        assert status == 0
+        assert term.screen.count(PROMPT) == 1 and "password for" not in term.screen and SORRY not in term.screen
+        assert "handed to the next module" in line
+    finally:
+        if term is not None:
+            term.close()
+        if dropin is not None:
+            dropin.remove()
+        service.remove()
