@@ -3,6 +3,9 @@
 #ifndef FINGERAUTH_CSYSTEM_SHIM_H
 #define FINGERAUTH_CSYSTEM_SHIM_H
 #include <termios.h>
+#include <locale.h>
+#include <libintl.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/types.h>
 #include <fcntl.h>
@@ -144,4 +147,19 @@ static inline long fa_tty_lflag(int fd) {
 }
 static inline long fa_tty_echo_flag(void) { return (long)ECHO; }
 static inline long fa_tty_icanon_flag(void) { return (long)ICANON; }
+/* dgettext of `msgid` in `domain` (catalogs under `dir`) for the messages locale
+ * `localename`, on this thread only: newlocale + uselocale, so the host's global locale is
+ * never changed (bindtextdomain binds our own domain only). A malloc'd copy, or NULL when
+ * the locale is not installed. */
+static inline char *fa_translate(const char *domain, const char *dir, const char *localename, const char *msgid) {
+    locale_t loc = newlocale(LC_MESSAGES_MASK | LC_CTYPE_MASK, localename, (locale_t)0);
+    if (loc == (locale_t)0) return NULL;
+    bindtextdomain(domain, dir);
+    locale_t old = uselocale(loc);
+    const char *text = dgettext(domain, msgid);
+    char *copy = text != NULL ? strdup(text) : NULL;
+    uselocale(old);
+    freelocale(loc);
+    return copy;
+}
 #endif

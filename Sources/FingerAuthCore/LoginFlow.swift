@@ -48,6 +48,8 @@ public struct LoginFlow {
     public let users: UserDatabase
     /// Host name for `iss` when `host_id` is not set.
     public let hostName: String
+    /// The caller's language for the texts (gettext in the module); English by default.
+    public var translator: Translator = Untranslated()
     /// Step lines for the `debug` log (names, codes and ids only; never a key or a token).
     public var trace: (String) -> Void = { _ in }
 
@@ -80,9 +82,10 @@ public struct LoginFlow {
         case let .failure(stop): return stop.outcome
         }
         trace("enrolled; jti \(job.jti); starting \(options.loginHelper)")
+        let texts = self.texts(request, options)
         let outcome = helper.run(job) { message in
             trace("login helper: \(message.line)")
-            return relay(message)
+            return relay(message, texts)
         }
         trace("helper outcome: \(outcome)")
         return decide(outcome, job: job, request: request)
@@ -106,7 +109,7 @@ public struct LoginFlow {
         }
         switch store.enrollment(of: request.user, options: options) {
         case .notEnrolled: return .failure(Stop(LoginOutcome(.ignore, "user not enrolled")))
-        case let .unsafe(why): return .failure(Stop(say(LoginOutcome(.authInfoUnavailable, why), Text.readerUnavailable, request)))
+        case let .unsafe(why): return .failure(Stop(say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)))
         case .enrolled: break
         }
         guard let jtiBytes = random.bytes(16), jtiBytes.count == 16 else {
@@ -123,26 +126,27 @@ public struct LoginFlow {
     /// Step 7: the helper's outcome as a PAM code (deny by default: only an acceptance of
     /// the module's own `jti` succeeds), with the text the person sees unless silent.
     public func decide(_ outcome: HelperOutcome, job: LoginJob, request: LoginRequest) -> LoginOutcome {
+        let options = job.options
         switch outcome {
         case let .accepted(jti, kid, finger):
             guard sameBytes(jti, job.jti) else {
                 return say(LoginOutcome(.authInfoUnavailable, "login helper answered for another token", kid: kid, jti: job.jti,
-                                        finger: finger), Text.readerUnavailable, request)
+                                        finger: finger), .readerUnavailable, request, options)
             }
             return LoginOutcome(.success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger)
         case let .refused(_, kid, finger, why):
-            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), Text.refused, request)
+            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), .refused, request, options)
         case let .authenticatorUnavailable(_, kid, finger, why):
             return say(LoginOutcome(.authInfoUnavailable, why, kid: kid, jti: job.jti, finger: finger),
-                       Text.authenticatorUnavailable, request)
+                       .authenticatorUnavailable, request, options)
         case let .unreachable(why):
-            return say(LoginOutcome(.authInfoUnavailable, why), Text.authenticatorUnavailable, request)
+            return say(LoginOutcome(.authInfoUnavailable, why), .authenticatorUnavailable, request, options)
         case let .keyUnusable(why):
-            return say(LoginOutcome(.authInfoUnavailable, "device key: " + why), Text.readerUnavailable, request)
+            return say(LoginOutcome(.authInfoUnavailable, "device key: " + why), .readerUnavailable, request, options)
         case .tooManyTries:
-            return say(LoginOutcome(.maxTries, "no match after \(job.options.maxTries) tries"), Text.tooManyTries, request)
+            return say(LoginOutcome(.maxTries, "no match after \(job.options.maxTries) tries"), .tooManyTries, request, options)
         case let .unavailable(why):
-            return say(LoginOutcome(.authInfoUnavailable, why), Text.readerUnavailable, request)
+            return say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)
         case .conversationFailed:
             return LoginOutcome(.conversationError, "conversation failed")
         }
@@ -154,19 +158,24 @@ public struct LoginFlow {
         return cleaned.isEmpty ? "unknown" : cleaned
     }
 
-    private func relay(_ message: HelperMessage) -> Bool {
+    /// The texts for this login (the options' words, the caller's language).
+    public func texts(_ request: LoginRequest, _ options: Options) -> PromptTexts {
+        PromptTexts(options: options, service: request.service, translator: translator)
+    }
+
+    private func relay(_ message: HelperMessage, _ texts: PromptTexts) -> Bool {
         switch message {
-        case .ready: return conversation.info(Text.placeFinger)
+        case .ready: return conversation.info(texts.text(.placeFinger))
         case let .retry(hint): return conversation.info(hint)
-        case let .noMatch(left) where left > 0: return conversation.info(Text.noMatch(left: left))
+        case let .noMatch(left) where left > 0: return conversation.info(texts.text(.noMatch, left: left))
         default: return true
         }
     }
 
     /// Shows `text` (unless silent) and returns `outcome`; a failing conversation does not
     /// change a failure into anything else.
-    func say(_ outcome: LoginOutcome, _ text: String, _ request: LoginRequest) -> LoginOutcome {
-        if !request.silent { _ = conversation.error(text) }
+    func say(_ outcome: LoginOutcome, _ text: TextName, _ request: LoginRequest, _ options: Options) -> LoginOutcome {
+        if !request.silent { _ = conversation.error(texts(request, options).text(text)) }
         return outcome
     }
 }

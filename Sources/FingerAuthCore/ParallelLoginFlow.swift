@@ -41,7 +41,7 @@ public struct ParallelLoginFlow {
         case let .success(started): running = started
         case let .failure(why): return login.decide(why.outcome, job: job, request: request)
         }
-        let answer = prompt.askSecret(LoginFlow.Text.passwordOrFinger)
+        let answer = prompt.askSecret(login.texts(request, options).text(.passwordOrFinger))
         let verdict = running.verdictNow()
         login.trace("parallel prompt returned (\(answer == nil ? "conversation failed" : "answered")); helper: \(verdict.map { "\($0)" } ?? "no verdict yet, stopped")")
         if let verdict, case .accepted = verdict {

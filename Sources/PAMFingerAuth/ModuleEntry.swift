@@ -66,6 +66,7 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
                               conversation: PAMConversation(handle: handle),
                               random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
         login.trace = log.step
+        if let translator = GettextTranslator(directory: options.localeDirectory) { login.translator = translator }
         let flow = ParallelLoginFlow(login: login, helper: BackgroundHelper(), prompt: PAMSecretPrompt(handle: handle),
                                      terminal: terminal)
         outcome = flow.authenticate(request, options: options)
@@ -75,6 +76,7 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
                              conversation: PAMConversation(handle: handle),
                              random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
         flow.trace = log.step
+        if let translator = GettextTranslator(directory: options.localeDirectory) { flow.translator = translator }
         outcome = flow.authenticate(request, options: options)
     }
     log.outcome(outcome, user: user, service: service,
