@@ -154,3 +154,42 @@ private extension String {
         split(separator: "\n").map { $0.hasPrefix("terminal=") ? line : String($0) }.filter { !$0.isEmpty }.joined(separator: "\n") + "\n"
     }
 }
+
+/// A stand-in for gettext: one German text.
+struct GermanTexts: Translator {
+    func translate(_ msgid: String) -> String {
+        msgid == TextName.placeFinger.english ? "Legen Sie Ihren Finger auf den Fingerabdruckleser" : msgid
+    }
+}
+
+final class PromptTextsTests: XCTestCase {
+    func testTheAdminsWordsThenTheTranslationThenEnglish() throws {
+        var o = testOptions()
+        XCTAssertEqual(PromptTexts(options: o, service: "sudo", translator: GermanTexts()).text(.placeFinger),
+                       "Legen Sie Ihren Finger auf den Fingerabdruckleser")
+        XCTAssertEqual(PromptTexts(options: o, service: "sudo", translator: Untranslated()).text(.noMatch, left: 2),
+                       "No match, try again (2 left)")
+        try o.set("text.place_finger", "Place your finger to authorize {service}", source: "t")
+        XCTAssertEqual(PromptTexts(options: o, service: "sudo", translator: GermanTexts()).text(.placeFinger),
+                       "Place your finger to authorize sudo")
+        try o.set("text.place_finger.login", "Finger, please", source: "t")
+        XCTAssertEqual(PromptTexts(options: o, service: "login", translator: GermanTexts()).text(.placeFinger), "Finger, please")
+        XCTAssertEqual(PromptTexts(options: o, service: "su", translator: GermanTexts()).text(.placeFinger),
+                       "Place your finger to authorize su")
+        XCTAssertThrowsError(try o.set("text.bogus", "x", source: "t"))
+        XCTAssertThrowsError(try o.set("text.place_finger.a b", "x", source: "t"))
+        XCTAssertThrowsError(try o.set("text.place_finger", "", source: "t"))
+    }
+
+    func testTheSequentialFlowShowsTheChosenTexts() throws {
+        var o = testOptions()
+        try o.set("text.too_many_tries.sudo", "Too many, {service}", source: "t")
+        let talk = RecordingConversation()
+        var flow = LoginFlow(helper: ScriptedHelper([.ready(reader: "v"), .noMatch(triesLeft: 1)], fixed: .tooManyTries), store: FakeStore(),
+                             conversation: talk, random: FixedRandom(), users: KnownUsers(), hostName: "h")
+        flow.translator = GermanTexts()
+        _ = flow.authenticate(LoginRequest(user: "alice", service: "sudo"), options: o)
+        XCTAssertEqual(talk.infos, ["Legen Sie Ihren Finger auf den Fingerabdruckleser", "No match, try again (1 left)"])
+        XCTAssertEqual(talk.errors, ["Too many, sudo"])
+    }
+}
