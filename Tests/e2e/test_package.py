@@ -31,6 +31,10 @@ FILES = {  # path: mode
     "/lib/systemd/system/fingerauth-agent.socket": 0o644,
     "/lib/systemd/system/fingerauth-agent.service": 0o644,
     "/usr/share/man/man8/fingerauth-agent.8.gz": 0o644,
+    # The module's texts in German, French and Spanish (po/*.po).
+    "/usr/share/locale/de/LC_MESSAGES/fingerauth.mo": 0o644,
+    "/usr/share/locale/fr/LC_MESSAGES/fingerauth.mo": 0o644,
+    "/usr/share/locale/es/LC_MESSAGES/fingerauth.mo": 0o644,
 }
 REPO = Path(__file__).resolve().parents[2]
 for source, target in (("man/fingerauth.1", "/usr/share/man/man1/fingerauth.1.gz"),
