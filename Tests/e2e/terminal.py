@@ -9,13 +9,17 @@ import time
 
 
 class Terminal:
-    def __init__(self, user, cmd, env=None):
+    def __init__(self, user, cmd, env=None, as_root=False):
+        """`as_root`: the program runs as root (login), not as `user`."""
         self.master, slave = os.openpty()
         self.screen = ""
         clean = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/nonexistent", "USER": user.name,
                  "LOGNAME": user.name, "LANG": "C.UTF-8", "SHELL": "/bin/sh", "TERM": "dumb"}
-        full = ["setsid", "--ctty", "setpriv", "--reuid", str(user.uid), "--regid", str(user.gid), "--init-groups",
-                "--"] + list(cmd)
+        if as_root:
+            full = ["setsid", "--ctty"] + list(cmd)
+        else:
+            full = ["setsid", "--ctty", "setpriv", "--reuid", str(user.uid), "--regid", str(user.gid), "--init-groups",
+                    "--"] + list(cmd)
         try:
             self.proc = subprocess.Popen(full, stdin=slave, stdout=slave, stderr=slave, env=dict(clean, **(env or {})),
                                          close_fds=True)
