@@ -44,12 +44,14 @@ public struct PromptTexts {
     public let service: String
     public let translator: Translator
 
+    /// The texts of a login for `service` with these options and this translator.
     public init(options: Options, service: String, translator: Translator) {
         self.options = options
         self.service = service
         self.translator = translator
     }
 
+    /// The text `name` for this login, `{service}` and `{left}` filled in.
     public func text(_ name: TextName, left: Int = 0) -> String {
         let chosen = options.texts[name.rawValue + "." + service] ?? options.texts[name.rawValue]
             ?? translator.translate(name.english)
