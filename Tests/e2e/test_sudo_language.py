@@ -1,5 +1,6 @@
 """The module's texts in the user's language: real sudo under LANG=de_DE.UTF-8 shows the
-German texts from the catalog built from po/de.po (gettext in the module), and a
+German texts from the catalog built from po/de.po (gettext in the module; French and
+Spanish too), and a
 `text.place_finger` line in the configuration replaces it. de_DE.UTF-8 is generated for
 these tests when the machine lacks it (localedef) and deleted again afterwards."""
 
@@ -20,26 +21,33 @@ def have_locale(name):
     return name in listed
 
 
+LOCALES = ("de_DE", "fr_FR", "es_ES")
+PLACE = {"de_DE": GERMAN_PLACE, "fr_FR": "Posez votre doigt sur le lecteur d'empreintes",
+         "es_ES": "Coloque el dedo en el lector de huellas"}
+
+
 @pytest.fixture(scope="module")
-def german():
-    """de_DE.UTF-8 on this machine for the duration of these tests (a machine change, undone)."""
-    created = False
-    if not have_locale("de_DE.utf8"):
-        done = subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", "de_DE.UTF-8"], capture_output=True, text=True,
-                              timeout=120)
-        if done.returncode != 0 or not have_locale("de_DE.utf8"):
-            pytest.fail("cannot generate de_DE.UTF-8: %s" % done.stderr)
-        created = True
+def languages():
+    """de_DE, fr_FR and es_ES (UTF-8) on this machine for the duration of these tests (a
+    machine change, undone: only the ones this fixture generated are deleted)."""
+    created = []
     try:
+        for name in LOCALES:
+            if not have_locale(name + ".utf8"):
+                done = subprocess.run(["localedef", "-i", name, "-f", "UTF-8", name + ".UTF-8"], capture_output=True,
+                                      text=True, timeout=120)
+                if done.returncode != 0 or not have_locale(name + ".utf8"):
+                    pytest.fail("cannot generate %s.UTF-8: %s" % (name, done.stderr))
+                created.append(name)
         yield
     finally:
-        if created:
-            subprocess.run(["localedef", "--delete-from-archive", "de_DE.utf8"], capture_output=True, timeout=60)
-            assert not have_locale("de_DE.utf8")
+        for name in created:
+            subprocess.run(["localedef", "--delete-from-archive", name + ".utf8"], capture_output=True, timeout=60)
+            assert not have_locale(name + ".utf8")
 
 
 @pytest.fixture
-def stack(install, user, german):
+def stack(install, user, languages):
     def make(*args):
         service = PamService("fa-e2e-lang-" + user.name.split("-")[-1], [
             "#%PAM-1.0",
@@ -70,6 +78,19 @@ def test_sudo_in_german_shows_the_german_prompt(stack, observe):
     observe("exit %d; stdout %r" % (done.returncode, done.stdout))
     assert done.returncode == 0, done.stderr
     assert done.stdout == GERMAN_PLACE + "\n"
+
+
+@pytest.mark.parametrize("name", ["fr_FR", "es_ES"])
+def test_sudo_in_french_and_spanish(stack, observe, name):
+    """LANG=fr_FR.UTF-8 / es_ES.UTF-8: the French and Spanish catalogs"""
+    install, user, make = stack
+    make()
+    install.feed("finger-right")
+    done = user.as_user(["sudo", "-k", "-S", "true"], env={"LANG": name + ".UTF-8"})
+    install.fed()
+    observe("exit %d; stdout %r" % (done.returncode, done.stdout))
+    assert done.returncode == 0
+    assert done.stdout == PLACE[name] + "\n"
 
 
 def test_sudo_in_the_c_locale_stays_english(stack, observe):
