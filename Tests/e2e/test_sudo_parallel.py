@@ -140,6 +140,25 @@ def test_parallel_wrong_password_then_the_right_one(sudo_on_tty, observe):
     assert helpers_running(install) == []
 
 
+def test_parallel_empty_line_goes_on_to_the_password_prompt(sudo_on_tty, observe):
+    """parallel: Enter on an empty line -> the helper stops, pam_unix asks as today; the password runs sudo"""
+    install, user, start = sudo_on_tty
+    term = start()
+    assert term.wait_for(PROMPT), term.screen
+    time.sleep(0.5)
+    term.type("\n")
+    asked = "[sudo] password for %s:" % user.name
+    assert term.wait_for(asked), term.screen
+    line = install.log_lines()[-1]
+    assert helpers_running(install) == []
+    term.type(user.password + "\n")
+    status = term.finish(timeout=30)
+    observe("exit %d; screen %r; log %r" % (status, term.screen.replace(user.password, "***"), line))
+    assert status == 0
+    assert term.screen.count(PROMPT) == 1 and term.screen.count(asked) == 1
+    assert "result=PAM_AUTHINFO_UNAVAIL" in line and "empty answer at the parallel prompt" in line
+
+
 def test_parallel_three_wrong_fingers_then_the_password(sudo_on_tty, observe):
     """parallel: a wrong finger 3 times, then the right password -> sudo runs, one prompt"""
     install, user, start = sudo_on_tty
