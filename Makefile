@@ -9,7 +9,7 @@ SWIFT_BUILD := swift build -c release --disable-local-rpath
 # systemd-analyze and systemd-socket-activate (the agent's units and LISTEN_FDS, checked
 # without systemd running).
 BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-dev \
-  libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev
+  libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev gettext
 TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
   faketime strace sqlite3 systemd
 
@@ -40,6 +40,9 @@ build: deps
 	  for p in $(PRODUCTS); do strip -o $(BUILD)/$$p $$bin/$$p; done
 	@chmod 0755 $(BUILD)/* && chmod 0644 $(BUILD)/pam_fingerauth.so
 	gcc -O2 -Wall -Wextra -o $(BUILD)/fa-pamtest Tests/harness/fa-pamtest.c -lpam
+	@# The module's texts in German, French and Spanish (po/*.po), as gettext catalogs.
+	@for po in po/*.po; do lang=$$(basename $$po .po); mkdir -p $(BUILD)/locale/$$lang/LC_MESSAGES && \
+	  msgfmt --check -o $(BUILD)/locale/$$lang/LC_MESSAGES/fingerauth.mo $$po || exit 1; done
 	@echo "built: $$(cd $(BUILD) && ls | tr '\n' ' ')"
 
 unit: build

@@ -16,6 +16,9 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?= /lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 PAMCONFIGDIR ?= $(PREFIX)/share/pam-configs
+LOCALEDIR ?= $(PREFIX)/share/locale
+# The module's translations (po/*.po, built into $(BUILD)/locale by `make build`).
+LOCALES := $(basename $(notdir $(wildcard po/*.po)))
 STATEDIR ?= /var/lib/fingerauth
 
 # root:root when we are root; a staged install as another user leaves ownership to
@@ -60,6 +63,10 @@ install: $(INSTALL_BUILD_DEP) install-check
 	  $(INSTALL) -m 0644 $(CONF_SHIPPED) $(CONF_TARGET); \
 	fi
 	$(INSTALL) -m 0644 packaging/pam-configs/fingerauth $(DESTDIR)$(PAMCONFIGDIR)/fingerauth
+	@for lang in $(LOCALES); do \
+	  $(INSTALL) -d -m 0755 $(DESTDIR)$(LOCALEDIR)/$$lang/LC_MESSAGES && \
+	  $(INSTALL) -m 0644 $(BUILD)/locale/$$lang/LC_MESSAGES/fingerauth.mo $(DESTDIR)$(LOCALEDIR)/$$lang/LC_MESSAGES/fingerauth.mo && \
+	  echo "translation -> $(LOCALEDIR)/$$lang/LC_MESSAGES/fingerauth.mo" || exit 1; done
 	@for page in $(MAN_PAGES); do \
 	  section=$${page##*.}; dir=$(DESTDIR)$(MANDIR)/man$$section; \
 	  $(INSTALL) -d -m 0755 $$dir && \
@@ -105,6 +112,7 @@ uninstall:
 	  $(DESTDIR)$(BINDIR)/fingerauth $(DESTDIR)$(SBINDIR)/fingerauthd \
 	  $(DESTDIR)$(PAMCONFIGDIR)/fingerauth $(DESTDIR)$(BASHCOMPDIR)/fingerauth \
 	  $(DESTDIR)$(SYSTEMDUNITDIR)/fingerauthd.service $(DESTDIR)$(SYSUSERSDIR)/fingerauthd.conf
+	rm -f $(foreach lang,$(LOCALES),$(DESTDIR)$(LOCALEDIR)/$(lang)/LC_MESSAGES/fingerauth.mo)
 	rm -f $(foreach page,$(notdir $(MAN_PAGES)) fingerauth.1,$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(page)))/$(page).gz)
 	@rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
 	@rmdir $(DESTDIR)$(STATEDIR) 2>/dev/null || true

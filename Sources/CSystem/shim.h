@@ -2,6 +2,11 @@
  * _GNU_SOURCE. The prototypes below match glibc 2.36's; each wrapper only forwards. */
 #ifndef FINGERAUTH_CSYSTEM_SHIM_H
 #define FINGERAUTH_CSYSTEM_SHIM_H
+#include <termios.h>
+#include <locale.h>
+#include <libintl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <fcntl.h>
 #include <utmp.h>
@@ -131,4 +136,30 @@ static inline int fa_signal_on_hangup(int fd, int on) {
 }
 /* fork(2), for the agent's one process per client (the agent has no threads). */
 static inline pid_t fa_fork(void) { return fork(); }
+/* ioctl(TIOCSTI) of one byte: ioctl is variadic. Root with CAP_SYS_ADMIN may do it on any
+ * terminal even where dev.tty.legacy_tiocsti = 0 (the login helper, prompt = parallel). */
+static inline int fa_tty_inject_byte(int fd, char byte) { return ioctl(fd, TIOCSTI, &byte); }
+/* The terminal's local modes, or -1: for "echo off and canonical" (a password read pending). */
+static inline long fa_tty_lflag(int fd) {
+    struct termios t;
+    if (tcgetattr(fd, &t) != 0) return -1;
+    return (long)t.c_lflag;
+}
+static inline long fa_tty_echo_flag(void) { return (long)ECHO; }
+static inline long fa_tty_icanon_flag(void) { return (long)ICANON; }
+/* dgettext of `msgid` in `domain` (catalogs under `dir`) for the messages locale
+ * `localename`, on this thread only: newlocale + uselocale, so the host's global locale is
+ * never changed (bindtextdomain binds our own domain only). A malloc'd copy, or NULL when
+ * the locale is not installed. */
+static inline char *fa_translate(const char *domain, const char *dir, const char *localename, const char *msgid) {
+    locale_t loc = newlocale(LC_MESSAGES_MASK | LC_CTYPE_MASK, localename, (locale_t)0);
+    if (loc == (locale_t)0) return NULL;
+    bindtextdomain(domain, dir);
+    locale_t old = uselocale(loc);
+    const char *text = dgettext(domain, msgid);
+    char *copy = text != NULL ? strdup(text) : NULL;
+    uselocale(old);
+    freelocale(loc);
+    return copy;
+}
 #endif

@@ -118,13 +118,18 @@ enum LocalChecks {
         }
     }
 
-    static func pam(directory: String) -> StatusCheck {
+    static func pam(directory: String, prompt: PromptMode = .sequential) -> StatusCheck {
         let services = PamServices.using(directory: directory)
         guard !services.isEmpty else {
             return .fail("pam", "no service in \(directory) uses \(PamServices.module)",
                          fix: "add the line from `fingerauth pam-line sudo` to \(directory)/sudo (before @include common-auth)")
         }
         let used = services.map { $0.how == "direct" ? $0.service : "\($0.service) (\($0.how))" }.joined(separator: ", ")
+        let askingAgain = PamPasswordHandOn.askingAgain(directory: directory, configured: prompt)
+        if !askingAgain.isEmpty {
+            return .warn("pam", "\(used); but with prompt = parallel the password typed at \"Password or place your finger\" is asked again by \(askingAgain.joined(separator: ", ")) (no try_first_pass)",
+                         fix: "add try_first_pass to those lines, or set prompt = sequential")
+        }
         let unrecorded = PamServices.withoutSessionRecord(directory: directory)
         if !unrecorded.isEmpty {
             return .warn("pam", "\(used); but \(unrecorded.joined(separator: ", ")) start sessions (pam_loginuid) without the module's session line: a sudo inside such a remote session that unsets the SSH variables may ask for a finger",

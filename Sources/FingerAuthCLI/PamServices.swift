@@ -48,6 +48,9 @@ enum PamServices {
         return nil
     }
 
+    /// The readable files of `directory`, as `read` gives them (for `PamPasswordHandOn`).
+    static func files(_ directory: String) -> (names: [String], lines: [String: [[Substring]]]) { read(directory) }
+
     /// The readable files of `directory` (backups left out), each as its non-comment lines
     /// split into words.
     private static func read(_ directory: String) -> (names: [String], lines: [String: [[Substring]]]) {

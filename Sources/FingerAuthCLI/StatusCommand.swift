@@ -78,7 +78,7 @@ enum StatusCommand {
             checks.append(health)
             checks.append(clock)
         }
-        checks.append(LocalChecks.pam(directory: pamDirectory))
+        checks.append(LocalChecks.pam(directory: pamDirectory, prompt: options.prompt))
         return checks
     }
 }

@@ -48,6 +48,8 @@ public struct LoginFlow {
     public let users: UserDatabase
     /// Host name for `iss` when `host_id` is not set.
     public let hostName: String
+    /// The caller's language for the texts (gettext in the module); English by default.
+    public var translator: Translator = Untranslated()
     /// Step lines for the `debug` log (names, codes and ids only; never a key or a token).
     public var trace: (String) -> Void = { _ in }
 
@@ -64,6 +66,8 @@ public struct LoginFlow {
     /// Texts the person at the keyboard sees.
     public enum Text {
         public static let placeFinger = "Place your finger on the fingerprint reader"
+        /// The one prompt of `prompt = parallel` (echo off): the password, or a finger meanwhile.
+        public static let passwordOrFinger = "Password or place your finger: "
         public static func noMatch(left: Int) -> String { "No match, try again (\(left) left)" }
         public static let tooManyTries = "Fingerprint not recognised; too many tries"
         public static let readerUnavailable = "Fingerprint login unavailable"
@@ -72,50 +76,77 @@ public struct LoginFlow {
     }
 
     public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
-        if options.disabled { return LoginOutcome(.ignore, "disabled") }
-        guard UserName.isValid(request.user) else { return LoginOutcome(.userUnknown, "user name not acceptable") }
-        guard users.exists(request.user) else { return LoginOutcome(.userUnknown, "user unknown to the system") }
+        let job: LoginJob
+        switch prepare(request, options: options) {
+        case let .success(prepared): job = prepared
+        case let .failure(stop): return stop.outcome
+        }
+        trace("enrolled; jti \(job.jti); starting \(options.loginHelper)")
+        let texts = self.texts(request, options)
+        let outcome = helper.run(job) { message in
+            trace("login helper: \(message.line)")
+            return relay(message, texts)
+        }
+        trace("helper outcome: \(outcome)")
+        return decide(outcome, job: job, request: request)
+    }
+
+    /// Why a login ends before the helper starts (the outcome to return).
+    public struct Stop: Error {
+        public var outcome: LoginOutcome
+        init(_ outcome: LoginOutcome) { self.outcome = outcome }
+    }
+
+    /// Steps 3–4 and the request: disabled, the user name, the remote session, the
+    /// enrollment, a fresh `jti`. Shared by the sequential and the parallel prompt.
+    public func prepare(_ request: LoginRequest, options: Options) -> Result<LoginJob, Stop> {
+        if options.disabled { return .failure(Stop(LoginOutcome(.ignore, "disabled"))) }
+        guard UserName.isValid(request.user) else { return .failure(Stop(LoginOutcome(.userUnknown, "user name not acceptable"))) }
+        guard users.exists(request.user) else { return .failure(Stop(LoginOutcome(.userUnknown, "user unknown to the system"))) }
         trace("user \(request.user), service \(request.service), remote \(request.remote ?? "no")")
-        if let why = request.remote, !options.allowRemote { return LoginOutcome(.ignore, "remote session skipped (\(why))") }
+        if let why = request.remote, !options.allowRemote {
+            return .failure(Stop(LoginOutcome(.ignore, "remote session skipped (\(why))")))
+        }
         switch store.enrollment(of: request.user, options: options) {
-        case .notEnrolled: return LoginOutcome(.ignore, "user not enrolled")
-        case let .unsafe(why): return say(LoginOutcome(.authInfoUnavailable, why), Text.readerUnavailable, request)
+        case .notEnrolled: return .failure(Stop(LoginOutcome(.ignore, "user not enrolled")))
+        case let .unsafe(why): return .failure(Stop(say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)))
         case .enrolled: break
         }
         guard let jtiBytes = random.bytes(16), jtiBytes.count == 16 else {
-            return LoginOutcome(.systemError, "no random bytes for jti")
+            return .failure(Stop(LoginOutcome(.systemError, "no random bytes for jti")))
         }
         let job = LoginJob(user: request.user, service: LoginFlow.serviceName(request.service),
                            jti: Base64URL.encode(jtiBytes), issuer: options.hostID ?? hostName, options: options)
         guard job.text.utf8.count <= LoginJob.maxBytes else {
-            return LoginOutcome(.serviceError, "configuration too large for one login request (over \(LoginJob.maxBytes) bytes)")
+            return .failure(Stop(LoginOutcome(.serviceError, "configuration too large for one login request (over \(LoginJob.maxBytes) bytes)")))
         }
-        trace("enrolled; jti \(job.jti); starting \(options.loginHelper)")
-        let outcome = helper.run(job) { message in
-            trace("login helper: \(message.line)")
-            return relay(message)
-        }
-        trace("helper outcome: \(outcome)")
+        return .success(job)
+    }
+
+    /// Step 7: the helper's outcome as a PAM code (deny by default: only an acceptance of
+    /// the module's own `jti` succeeds), with the text the person sees unless silent.
+    public func decide(_ outcome: HelperOutcome, job: LoginJob, request: LoginRequest) -> LoginOutcome {
+        let options = job.options
         switch outcome {
         case let .accepted(jti, kid, finger):
             guard sameBytes(jti, job.jti) else {
                 return say(LoginOutcome(.authInfoUnavailable, "login helper answered for another token", kid: kid, jti: job.jti,
-                                        finger: finger), Text.readerUnavailable, request)
+                                        finger: finger), .readerUnavailable, request, options)
             }
             return LoginOutcome(.success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger)
         case let .refused(_, kid, finger, why):
-            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), Text.refused, request)
+            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), .refused, request, options)
         case let .authenticatorUnavailable(_, kid, finger, why):
             return say(LoginOutcome(.authInfoUnavailable, why, kid: kid, jti: job.jti, finger: finger),
-                       Text.authenticatorUnavailable, request)
+                       .authenticatorUnavailable, request, options)
         case let .unreachable(why):
-            return say(LoginOutcome(.authInfoUnavailable, why), Text.authenticatorUnavailable, request)
+            return say(LoginOutcome(.authInfoUnavailable, why), .authenticatorUnavailable, request, options)
         case let .keyUnusable(why):
-            return say(LoginOutcome(.authInfoUnavailable, "device key: " + why), Text.readerUnavailable, request)
+            return say(LoginOutcome(.authInfoUnavailable, "device key: " + why), .readerUnavailable, request, options)
         case .tooManyTries:
-            return say(LoginOutcome(.maxTries, "no match after \(options.maxTries) tries"), Text.tooManyTries, request)
+            return say(LoginOutcome(.maxTries, "no match after \(job.options.maxTries) tries"), .tooManyTries, request, options)
         case let .unavailable(why):
-            return say(LoginOutcome(.authInfoUnavailable, why), Text.readerUnavailable, request)
+            return say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)
         case .conversationFailed:
             return LoginOutcome(.conversationError, "conversation failed")
         }
@@ -127,19 +158,24 @@ public struct LoginFlow {
         return cleaned.isEmpty ? "unknown" : cleaned
     }
 
-    private func relay(_ message: HelperMessage) -> Bool {
+    /// The texts for this login (the options' words, the caller's language).
+    public func texts(_ request: LoginRequest, _ options: Options) -> PromptTexts {
+        PromptTexts(options: options, service: request.service, translator: translator)
+    }
+
+    private func relay(_ message: HelperMessage, _ texts: PromptTexts) -> Bool {
         switch message {
-        case .ready: return conversation.info(Text.placeFinger)
+        case .ready: return conversation.info(texts.text(.placeFinger))
         case let .retry(hint): return conversation.info(hint)
-        case let .noMatch(left) where left > 0: return conversation.info(Text.noMatch(left: left))
+        case let .noMatch(left) where left > 0: return conversation.info(texts.text(.noMatch, left: left))
         default: return true
         }
     }
 
     /// Shows `text` (unless silent) and returns `outcome`; a failing conversation does not
     /// change a failure into anything else.
-    private func say(_ outcome: LoginOutcome, _ text: String, _ request: LoginRequest) -> LoginOutcome {
-        if !request.silent { _ = conversation.error(text) }
+    func say(_ outcome: LoginOutcome, _ text: TextName, _ request: LoginRequest, _ options: Options) -> LoginOutcome {
+        if !request.silent { _ = conversation.error(texts(request, options).text(text)) }
         return outcome
     }
 }

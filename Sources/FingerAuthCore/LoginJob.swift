@@ -10,13 +10,17 @@ public struct LoginJob: Equatable, Sendable {
     /// `iss` of the token: `host_id`, else the host name.
     public var issuer: String
     public var options: Options
+    /// `prompt = parallel` only: the caller's terminal, for the newline after an acceptance.
+    public var terminal: TerminalTarget?
 
-    public init(user: String, service: String, jti: String, issuer: String, options: Options) {
+    public init(user: String, service: String, jti: String, issuer: String, options: Options,
+                terminal: TerminalTarget? = nil) {
         self.user = user
         self.service = service
         self.jti = jti
         self.issuer = issuer
         self.options = options
+        self.terminal = terminal
     }
 
     /// Largest request accepted on either side. The module refuses to start a login whose
@@ -42,6 +46,10 @@ public struct LoginJob: Equatable, Sendable {
         if let reader = o.virtualReader { lines.append("virtual_reader=" + reader) }
         lines.append("allow_http=" + (o.allowHTTP ? "yes" : "no"))
         for (name, value) in o.extraClaims { lines.append("claim." + name + "=" + value) }
+        if let terminal {
+            lines.append("terminal=" + terminal.path)
+            lines.append("terminal_device=\(terminal.device)")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -49,6 +57,7 @@ public struct LoginJob: Equatable, Sendable {
     public static func parse(_ text: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError) -> LoginJob {
         guard text.utf8.count <= maxBytes else { throw ConfigError(source: "request", message: "larger than \(maxBytes) bytes") }
         var user: String?, service: String?, jti: String?, issuer: String?
+        var terminalPath: String?, terminalDevice: UInt64?
         var options = Options()
         var number = 0
         for raw in text.split(separator: "\n", omittingEmptySubsequences: true) {
@@ -72,6 +81,16 @@ public struct LoginJob: Equatable, Sendable {
             case "issuer":
                 guard issuer == nil, isPrintable(value, limit: 256) else { throw ConfigError(source: source, key: key, message: "not a host id") }
                 issuer = value
+            case "terminal":
+                guard terminalPath == nil, let path = TerminalTarget.devicePath(fromPAMTTY: value), path == value else {
+                    throw ConfigError(source: source, key: key, message: "not a terminal device path")
+                }
+                terminalPath = path
+            case "terminal_device":
+                guard terminalDevice == nil, let device = UInt64(value) else {
+                    throw ConfigError(source: source, key: key, message: "not a device number")
+                }
+                terminalDevice = device
             default:
                 guard optionKeys.contains(key) || key.hasPrefix("claim.") else {
                     throw ConfigError(source: source, key: key, message: "not a key of the request")
@@ -82,8 +101,15 @@ public struct LoginJob: Equatable, Sendable {
         guard let user, let service, let jti, let issuer else {
             throw ConfigError(source: "request", message: "user, service, jti and issuer are required")
         }
+        var terminal: TerminalTarget?
+        switch (terminalPath, terminalDevice) {
+        case let (path?, device?): terminal = TerminalTarget(path: path, device: device)
+        case (nil, nil): terminal = nil
+        default: throw ConfigError(source: "request", message: "terminal and terminal_device go together")
+        }
         return LoginJob(user: user, service: service, jti: jti, issuer: issuer,
-                        options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart()))
+                        options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart()),
+                        terminal: terminal)
     }
 
     /// 1…`limit` bytes, none of them a control character (so a value stays on its line).

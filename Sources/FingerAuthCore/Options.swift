@@ -7,6 +7,7 @@ public struct Options: Equatable, Sendable {
     public static let defaultSessionDirectory = "/run/fingerauth/sessions"
     public static let defaultTokenFile = "/etc/security/fingerauth.token"
     public static let defaultAgentSocket = AgentProtocol.defaultSocket
+    public static let defaultLocaleDirectory = "/usr/share/locale"
 
     /// Where the module POSTs the token (`url`). Required.
     public var url: AuthenticatorURL?
@@ -47,6 +48,15 @@ public struct Options: Equatable, Sendable {
     /// The agent's socket (`agent_socket`): where a module running as the user (a screen
     /// locker) asks `fingerauth-agent`, and where the agent listens unless socket-activated.
     public var agentSocket = Options.defaultAgentSocket
+    /// `prompt = sequential | parallel`: the finger first and then the stack's password
+    /// prompt (the default), or one prompt that takes the password while the reader waits
+    /// (only on the caller's own terminal; elsewhere sequential, silently).
+    public var prompt = PromptMode.sequential
+    /// The admin's words for the texts the user sees (`text.NAME = …`, `text.NAME.SERVICE = …`),
+    /// keyed `NAME` or `NAME.SERVICE` (`PromptTexts`).
+    public var texts: [String: String] = [:]
+    /// Where the translations are (`locale_dir`): `<dir>/<lang>/LC_MESSAGES/fingerauth.mo`.
+    public var localeDirectory = Options.defaultLocaleDirectory
     /// Extra claims (`claim.NAME = value`); they never replace the standard ones.
     public var extraClaims: [(String, String)] = []
 
@@ -59,6 +69,7 @@ public struct Options: Equatable, Sendable {
             && a.loginHelper == b.loginHelper && a.sessionDirectory == b.sessionDirectory && a.virtualReader == b.virtualReader && a.allowHTTP == b.allowHTTP
             && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
             && a.disabled == b.disabled && a.tokenFile == b.tokenFile && a.agentSocket == b.agentSocket
+            && a.prompt == b.prompt && a.texts == b.texts && a.localeDirectory == b.localeDirectory
             && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
     }
 
@@ -124,8 +135,24 @@ public struct Options: Equatable, Sendable {
         case "disabled": disabled = try flag()
         case "token_file": tokenFile = try path()
         case "agent_socket": agentSocket = try path()
+        case "prompt":
+            guard let mode = PromptMode(rawValue: value) else { throw error("must be sequential or parallel") }
+            prompt = mode
+        case "locale_dir": localeDirectory = try path()
         default:
-            if key.hasPrefix("claim.") {
+            if key.hasPrefix("text.") {
+                let name = key.dropFirst(5)
+                let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let first = parts.first, TextName(rawValue: String(first)) != nil else {
+                    throw error("unknown text; the texts are " + TextName.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                if parts.count == 2 {
+                    guard LoginJob.isPrintable(String(parts[1]), limit: 64), !parts[1].contains(" ") else {
+                        throw error("the service after the text's name must be a PAM service name")
+                    }
+                }
+                texts[String(name)] = try text()
+            } else if key.hasPrefix("claim.") {
                 let name = String(key.dropFirst(6))
                 guard UserName.isValid(name), !name.contains(".") else { throw error("claim names are letters, digits, _ and -") }
                 guard !Options.reservedClaims.contains(name) else { throw error("cannot replace a standard claim") }
@@ -163,4 +190,12 @@ public struct Options: Equatable, Sendable {
 
     /// The audience put in tokens: `audience`, else the url.
     public var effectiveAudience: String { audience ?? url?.text ?? "" }
+}
+
+/// How the module asks at a terminal (`prompt`).
+public enum PromptMode: String, Equatable, Sendable {
+    /// The finger first; the stack's own password prompt when the finger path ends.
+    case sequential
+    /// "Password or place your finger: " once, while the helper waits for the finger.
+    case parallel
 }

@@ -52,8 +52,17 @@ enum LoginCommand {
         }
     }
 
+    /// `prompt = parallel`: the module is blocked in the conversation and cannot kill this
+    /// process at its deadline, so the helper bounds itself: SIGALRM (default action: the
+    /// process ends) after every phase's bound — 5 s to READY, the finger's `timeout`,
+    /// 6.5 s after a match, 1 s to exit — plus 1.5 s of grace.
+    static func parallelLifetimeSeconds(_ job: LoginJob) -> UInt32 {
+        UInt32(clamping: job.options.timeoutSeconds + 14)
+    }
+
     static func login(_ job: LoginJob) throws(ReaderError) -> ExitCode {
         let started = MonotonicInstant.now()
+        if job.terminal != nil { alarm(parallelLifetimeSeconds(job)) }
         let prints = try PrintStore(stateDirectory: job.options.stateDirectory, user: job.user).load()
         let key: DeviceKey
         switch DeviceKeyFile().loadKey(StatePaths(root: job.options.stateDirectory, user: job.user).deviceKey) {
@@ -105,7 +114,12 @@ enum LoginCommand {
                 }
                 let verdict = session.login()
                 LineOutput.emit(verdict)
-                if case .accepted = verdict { return .accepted }
+                if case .accepted = verdict {
+                    // prompt = parallel: the verdict is in the pipe first, then the newline
+                    // ends the module's pending read.
+                    if let terminal = job.terminal { TerminalInjector.inject(terminal) }
+                    return .accepted
+                }
                 return .denied
             case .noMatch:
                 left -= 1

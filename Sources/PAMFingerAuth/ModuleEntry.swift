@@ -59,11 +59,24 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
                                   users: SystemUserDatabase(), time: SystemMonotonicTime())
         flow.trace = log.step
         outcome = flow.authenticate(request, options: options)
+    } else if options.prompt == .parallel, let terminal = SessionTerminal.find(handle) {
+        // One echo-off prompt while the helper scans (docs/ARCHITECTURE.md, "Password or
+        // finger"); the conversation blocks this process, the helper does the waiting.
+        var login = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
+                              conversation: PAMConversation(handle: handle),
+                              random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
+        login.trace = log.step
+        if let translator = GettextTranslator(directory: options.localeDirectory) { login.translator = translator }
+        let flow = ParallelLoginFlow(login: login, helper: BackgroundHelper(), prompt: PAMSecretPrompt(handle: handle),
+                                     terminal: terminal)
+        outcome = flow.authenticate(request, options: options)
     } else {
+        if options.prompt == .parallel { log.step("prompt = parallel, but not on the caller's own terminal: sequential") }
         var flow = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
                              conversation: PAMConversation(handle: handle),
                              random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
         flow.trace = log.step
+        if let translator = GettextTranslator(directory: options.localeDirectory) { flow.translator = translator }
         outcome = flow.authenticate(request, options: options)
     }
     log.outcome(outcome, user: user, service: service,

@@ -31,6 +31,10 @@ FILES = {  # path: mode
     "/lib/systemd/system/fingerauth-agent.socket": 0o644,
     "/lib/systemd/system/fingerauth-agent.service": 0o644,
     "/usr/share/man/man8/fingerauth-agent.8.gz": 0o644,
+    # The module's texts in German, French and Spanish (po/*.po).
+    "/usr/share/locale/de/LC_MESSAGES/fingerauth.mo": 0o644,
+    "/usr/share/locale/fr/LC_MESSAGES/fingerauth.mo": 0o644,
+    "/usr/share/locale/es/LC_MESSAGES/fingerauth.mo": 0o644,
 }
 REPO = Path(__file__).resolve().parents[2]
 for source, target in (("man/fingerauth.1", "/usr/share/man/man1/fingerauth.1.gz"),
@@ -199,6 +203,8 @@ def test_pam_auth_update_profile_puts_the_module_before_pam_unix(tmp_path, obser
     enabled = auth_lines("enabled")
     assert enabled[0] == ["auth", "[success=2", "default=ignore]", "pam_fingerauth.so"]
     assert enabled[1][:4] == ["auth", "[success=1", "default=ignore]", "pam_unix.so"]
+    # prompt = parallel hands a typed password on as PAM_AUTHTOK: pam_unix must take it.
+    assert "try_first_pass" in enabled[1], enabled[1]
     assert (tmp_path / "removed").read_text() == original
     assert (Path("/etc/pam.d/common-auth")).read_text() == original  # the real one never changed
-    observe("--package: not enabled; --enable: %s; --remove: common-auth as before" % " ".join(enabled[0][1:]))
+    observe("--package: not enabled; --enable: %s, then %s; --remove: common-auth as before" % (" ".join(enabled[0][1:]), " ".join(enabled[1][1:])))

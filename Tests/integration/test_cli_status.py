@@ -222,3 +222,28 @@ def test_a_session_stack_without_the_modules_session_line_is_warned_about(world)
     (pam / "common-session").write_text("session required pam_unix.so\nsession optional pam_fingerauth.so\n")
     done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
     assert status_checks(done.stdout)["pam"]["status"] == "pass", done.stdout
+
+
+def test_parallel_prompt_warns_about_a_password_module_that_would_ask_again(world):
+    """prompt = parallel hands the typed password on: pam_unix takes it (with or without
+    try_first_pass); another password module without try_first_pass would ask again."""
+    ready_world(world)
+    pam = pam_directory(world, "pam-parallel", {
+        "common-auth": "auth [success=2 default=ignore] pam_unix.so nullok\nauth [success=1 default=ignore] pam_sss.so\n"
+                       "auth requisite pam_deny.so\nauth required pam_permit.so\n",
+        "sudo": "#%PAM-1.0\nauth sufficient pam_fingerauth.so\n@include common-auth\n"})
+    done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
+    assert status_checks(done.stdout)["pam"]["status"] == "pass", done.stdout  # sequential: nothing to say
+
+    world.write_conf(prompt="parallel")
+    done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
+    check = status_checks(done.stdout)["pam"]
+    assert check["status"] == "warn", check
+    assert "asked again by sudo: pam_sss (no try_first_pass)" in check["detail"], check
+    assert "pam_unix" not in check["detail"].split("asked again by")[1]
+    assert check["fix"] == "add try_first_pass to those lines, or set prompt = sequential"
+    assert done.returncode == 0
+
+    (pam / "common-auth").write_text((pam / "common-auth").read_text().replace("pam_sss.so", "pam_sss.so use_first_pass"))
+    done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
+    assert status_checks(done.stdout)["pam"]["status"] == "pass", done.stdout

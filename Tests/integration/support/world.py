@@ -175,7 +175,7 @@ class World:
         return re.search(r'"kid":"([^"]+)"', done.stdout).group(1)
 
     def login(self, user, scans=(), password=None, service="fa-test", rhost=None, timeout=30, env=None,
-              commands=None, as_uid=None):
+              commands=None, as_uid=None, tty=None):
         """One pam_authenticate through real libpam; `scans` are the fingers put on the
         virtual reader, one per verify attempt. `as_uid` runs the PAM host as that
         unprivileged uid (setpriv), as a screen locker runs."""
@@ -190,6 +190,8 @@ class World:
             cmd += ["--password", password]
         if rhost is not None:
             cmd += ["--rhost", rhost]
+        if tty is not None:
+            cmd += ["--tty", tty]
         if as_uid is not None:
             cmd = ["setpriv", "--reuid", str(as_uid), "--regid", str(as_uid), "--clear-groups", "--"] + cmd
         try:

@@ -1,0 +1,77 @@
+/// `prompt = parallel` (docs/ARCHITECTURE.md, "Password or finger"): the helper is started
+/// in the background, then the module asks once, echo off, "Password or place your
+/// finger: ". The module has no thread, so while the conversation blocks the helper scans,
+/// and after the authenticator accepted it injects one newline into the caller's terminal,
+/// which ends the read. When the conversation returns, the module reads what the helper
+/// wrote meanwhile, without waiting:
+///
+/// - `ACCEPTED` for its own `jti` after a `MATCH`, exit status 0 → `PAM_SUCCESS`; whatever
+///   the conversation returned is discarded (wiped);
+/// - anything else → the helper is killed at once (so nothing is injected after the read
+///   ended); a typed password becomes `PAM_AUTHTOK` and the result is
+///   `PAM_AUTHINFO_UNAVAIL`, so that `pam_unix … try_first_pass` takes it without asking
+///   again; an empty line hands nothing on and the stack goes on as in sequential mode.
+///
+/// Scan messages ("No match…") are not shown in this mode: the conversation is blocked and
+/// the module cannot show them; a helper that wrote to the user's terminal would break
+/// the pending prompt. They are in the debug log. Deny by default throughout.
+public struct ParallelLoginFlow {
+    public let login: LoginFlow
+    public let helper: BackgroundLoginHelper
+    public let prompt: SecretPrompt
+    public let terminal: TerminalTarget
+
+    public init(login: LoginFlow, helper: BackgroundLoginHelper, prompt: SecretPrompt, terminal: TerminalTarget) {
+        self.login = login
+        self.helper = helper
+        self.prompt = prompt
+        self.terminal = terminal
+    }
+
+    public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
+        var job: LoginJob
+        switch login.prepare(request, options: options) {
+        case let .success(prepared): job = prepared
+        case let .failure(stop): return stop.outcome
+        }
+        job.terminal = terminal
+        login.trace("enrolled; jti \(job.jti); starting \(options.loginHelper) in the background (prompt = parallel, \(terminal.path))")
+        let running: RunningLogin
+        switch helper.start(job) {
+        case let .success(started): running = started
+        case let .failure(why): return login.decide(why.outcome, job: job, request: request)
+        }
+        let answer = prompt.askSecret(login.texts(request, options).text(.passwordOrFinger))
+        let verdict = running.verdictNow()
+        login.trace("parallel prompt returned (\(answer == nil ? "conversation failed" : "answered")); helper: \(verdict.map { "\($0)" } ?? "no verdict yet, stopped")")
+        if let verdict, case .accepted = verdict {
+            // The finger won (or matched at the very moment Enter was pressed): the answer is dropped.
+            return login.decide(verdict, job: job, request: request)
+        }
+        running.stop()
+        guard let answer else { return LoginOutcome(.conversationError, "conversation failed at the parallel prompt") }
+        let helperSaid = verdict.map { ParallelLoginFlow.summary($0) } ?? "fingerprint step still running, stopped"
+        if answer.isEmpty {
+            return LoginOutcome(.authInfoUnavailable, "empty answer at the parallel prompt (\(helperSaid))", jti: job.jti)
+        }
+        guard answer.handToNextModule() else {
+            return LoginOutcome(.systemError, "password typed at the parallel prompt could not be stored as PAM_AUTHTOK", jti: job.jti)
+        }
+        return LoginOutcome(.authInfoUnavailable, "password typed at the parallel prompt, handed to the next module (\(helperSaid))",
+                            jti: job.jti)
+    }
+
+    /// What the helper had got to, for the log line (no secrets: codes and reasons only).
+    static func summary(_ outcome: HelperOutcome) -> String {
+        switch outcome {
+        case .accepted: return "finger accepted"
+        case let .refused(_, _, _, why): return "authenticator refused: " + why
+        case let .authenticatorUnavailable(_, _, _, why): return "authenticator unavailable: " + why
+        case let .unreachable(why): return "authenticator unreachable: " + why
+        case let .keyUnusable(why): return "device key: " + why
+        case .tooManyTries: return "no match, too many tries"
+        case let .unavailable(why): return why
+        case .conversationFailed: return "conversation failed"
+        }
+    }
+}

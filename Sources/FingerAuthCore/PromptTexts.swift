@@ -1,0 +1,75 @@
+/// Every text the person at the keyboard sees from the module, by name. Each one is, in
+/// this order: the configuration's `text.NAME.SERVICE`, its `text.NAME`, the translation of
+/// the English text into the caller's language (gettext, domain `fingerauth`, in the
+/// module), or the English text. `{service}` in a text becomes the PAM service, `{left}`
+/// the tries left.
+public enum TextName: String, CaseIterable, Sendable {
+    case placeFinger = "place_finger"
+    case passwordOrFinger = "password_or_finger"
+    case noMatch = "no_match"
+    case tooManyTries = "too_many_tries"
+    case readerUnavailable = "reader_unavailable"
+    case authenticatorUnavailable = "authenticator_unavailable"
+    case refused
+
+    /// The English text, which is also the gettext msgid.
+    public var english: String {
+        switch self {
+        case .placeFinger: return LoginFlow.Text.placeFinger
+        case .passwordOrFinger: return LoginFlow.Text.passwordOrFinger
+        case .noMatch: return "No match, try again ({left} left)"
+        case .tooManyTries: return LoginFlow.Text.tooManyTries
+        case .readerUnavailable: return LoginFlow.Text.readerUnavailable
+        case .authenticatorUnavailable: return LoginFlow.Text.authenticatorUnavailable
+        case .refused: return LoginFlow.Text.refused
+        }
+    }
+}
+
+/// Translates an English text (a msgid) into the caller's language; the text itself when
+/// there is no translation.
+public protocol Translator {
+    func translate(_ msgid: String) -> String
+}
+
+/// No translation: the English texts.
+public struct Untranslated: Translator {
+    public init() {}
+    public func translate(_ msgid: String) -> String { msgid }
+}
+
+/// The texts for one login: the options' replacements, the service, the translator.
+public struct PromptTexts {
+    public let options: Options
+    public let service: String
+    public let translator: Translator
+
+    /// The texts of a login for `service` with these options and this translator.
+    public init(options: Options, service: String, translator: Translator) {
+        self.options = options
+        self.service = service
+        self.translator = translator
+    }
+
+    /// The text `name` for this login, `{service}` and `{left}` filled in.
+    public func text(_ name: TextName, left: Int = 0) -> String {
+        let chosen = options.texts[name.rawValue + "." + service] ?? options.texts[name.rawValue]
+            ?? translator.translate(name.english)
+        return chosen.replacingAll("{service}", with: LoginFlow.serviceName(service)).replacingAll("{left}", with: String(left))
+    }
+}
+
+extension String {
+    /// Every occurrence of `target` replaced (no Foundation in the module).
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var out = ""
+        var rest = Substring(self)
+        while let range = rest.firstRange(of: target) {
+            out += rest[..<range.lowerBound]
+            out += replacement
+            rest = rest[range.upperBound...]
+        }
+        return out + rest
+    }
+}

@@ -1,0 +1,63 @@
+import CPAM
+import FingerAuthCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where `prompt = parallel` may be used: the conversation reads a real terminal that
+/// belongs to the caller's session. All of these must hold, else the login stays
+/// sequential, silently:
+///
+/// - `PAM_TTY` names `/dev/pts/N` or `/dev/ttyN` (`pts/N` without `/dev/` too);
+/// - standard input is a terminal and the very same device (`sudo -S` with a pipe, sshd,
+///   a display manager fail here);
+/// - that terminal is the controlling terminal of this process's session
+///   (`tcgetsid(0) == getsid(0)`), so the newline the helper injects later can only reach
+///   the session that asked.
+///
+/// Screen lockers never get here: they run as the user and take the agent's path.
+enum SessionTerminal {
+    static func find(_ handle: PAMHandle) -> TerminalTarget? {
+        guard let item = handle.stringItem(PAM_TTY), let path = TerminalTarget.devicePath(fromPAMTTY: item) else { return nil }
+        guard isatty(STDIN_FILENO) == 1 else { return nil }
+        var input = stat()
+        var named = stat()
+        guard fstat(STDIN_FILENO, &input) == 0, stat(path, &named) == 0 else { return nil }
+        guard input.st_mode & S_IFMT == S_IFCHR, named.st_mode & S_IFMT == S_IFCHR, input.st_rdev == named.st_rdev else { return nil }
+        let terminalSession = tcgetsid(STDIN_FILENO)
+        guard terminalSession > 0, terminalSession == getsid(0) else { return nil }
+        return TerminalTarget(path: path, device: UInt64(input.st_rdev))
+    }
+}
+
+/// The echo-off prompt of `prompt = parallel`, through pam_prompt.
+struct PAMSecretPrompt: SecretPrompt {
+    let handle: PAMHandle
+
+    func askSecret(_ text: String) -> SecretAnswer? {
+        var answer: UnsafeMutablePointer<CChar>?
+        guard fa_pam_prompt_secret(handle.raw, text, &answer) == PAM_SUCCESS, let answer else {
+            fa_pam_wipe_free(answer)
+            return nil
+        }
+        return PAMSecret(handle: handle, bytes: answer)
+    }
+}
+
+/// The conversation's answer, kept in the C buffer the application allocated: never
+/// copied into a Swift string, wiped and freed when released, given only to libpam.
+final class PAMSecret: SecretAnswer {
+    private let handle: PAMHandle
+    private let bytes: UnsafeMutablePointer<CChar>
+
+    init(handle: PAMHandle, bytes: UnsafeMutablePointer<CChar>) {
+        self.handle = handle
+        self.bytes = bytes
+    }
+
+    var isEmpty: Bool { bytes.pointee == 0 }
+
+    func handToNextModule() -> Bool { fa_pam_set_authtok(handle.raw, bytes) == PAM_SUCCESS }
+
+    deinit { fa_pam_wipe_free(bytes) }
+}
