@@ -32,8 +32,7 @@ public final class ChildProcess {
     private var readEnd: Int32
     /// `pidfd_open` of the child: readable once it has ended (-1 when the kernel has none).
     private var pidFD: Int32
-    private var buffer: [UInt8] = []
-    private var totalRead = 0
+    private var lines: BoundedLineReader
     private var reaped: ChildExit?
 
     /// Largest line and total output accepted from the child.
@@ -48,6 +47,7 @@ public final class ChildProcess {
         self.pidFD = fa_pidfd_open(pid)
         self.maxLineBytes = maxLineBytes
         self.maxTotalBytes = maxTotalBytes
+        lines = BoundedLineReader(maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes, chunkBytes: 512)
     }
 
     /// Largest `input`: it is written into the pipe before the child starts, and a pipe
@@ -92,38 +92,19 @@ public final class ChildProcess {
         SpawnFailure("\(what): \(String(cString: strerror(errno)))")
     }
 
-/// The next line of output (without its newline), waiting at most until `deadline`.
+    /// The next line of output (without its newline), waiting at most until `deadline`.
     public func readLine(until deadline: MonotonicInstant) -> ChildLine {
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Array(buffer[..<newline])
-                buffer.removeSubrange(...newline)
-                guard line.count <= maxLineBytes else { return .garbage }
-                return .line(String(decoding: line, as: UTF8.self))
-            }
-            guard buffer.count <= maxLineBytes else { return .garbage }
-            guard readEnd >= 0 else { return .endOfOutput }
-            var pfd = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-            let ready = Glibc.poll(&pfd, 1, deadline.remaining)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return .endOfOutput
-            }
-            if ready == 0 { return .timedOut }
-            var chunk = [UInt8](repeating: 0, count: 512)
-            let n = chunk.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                closePipe()
-                return .endOfOutput
-            }
-            if n == 0 {
-                closePipe()
-                return buffer.isEmpty ? .endOfOutput : .garbage
-            }
-            totalRead += n
-            guard totalRead <= maxTotalBytes else { return .garbage }
-            buffer.append(contentsOf: chunk[0..<n])
+        switch lines.next(from: readEnd, until: deadline) {
+        case let .line(text): return .line(text)
+        case .timedOut: return .timedOut
+        case .pollFailed: return .endOfOutput
+        case .garbage: return .garbage
+        case .endedMidLine:
+            closePipe()
+            return .garbage
+        case .ended, .readFailed:
+            closePipe()
+            return .endOfOutput
         }
     }
 

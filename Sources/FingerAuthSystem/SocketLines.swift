@@ -10,8 +10,7 @@ import Glibc
 /// `fingerauth-agent`, and by the agent for each of its clients.
 public final class SocketLines: AgentChannel {
     private var fd: Int32
-    private var buffer: [UInt8] = []
-    private var totalRead = 0
+    private var lines: BoundedLineReader
     public let maxLineBytes: Int
     public let maxTotalBytes: Int
 
@@ -20,6 +19,7 @@ public final class SocketLines: AgentChannel {
         self.fd = fd
         self.maxLineBytes = maxLineBytes
         self.maxTotalBytes = maxTotalBytes
+        lines = BoundedLineReader(maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes, chunkBytes: 1024)
     }
 
     /// Connects to the Unix socket at `path` (`fa_unix_connect`: socket, connect; libc only).
@@ -62,32 +62,11 @@ public final class SocketLines: AgentChannel {
     /// than `maxLineBytes` or more than `maxTotalBytes` in all is `.garbage`; bytes after
     /// the last newline at the end of the stream are `.garbage` too.
     public func readLine(until deadline: MonotonicInstant) -> AgentRead {
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Array(buffer[..<newline])
-                buffer.removeSubrange(...newline)
-                guard line.count <= maxLineBytes else { return .garbage }
-                return .line(String(decoding: line, as: UTF8.self))
-            }
-            guard buffer.count <= maxLineBytes else { return .garbage }
-            guard fd >= 0 else { return .closed }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = Glibc.poll(&pfd, 1, deadline.remaining)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return .closed
-            }
-            if ready == 0 { return .timedOut }
-            var chunk = [UInt8](repeating: 0, count: 1024)
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                return .closed
-            }
-            if n == 0 { return buffer.isEmpty ? .closed : .garbage }
-            totalRead += n
-            guard totalRead <= maxTotalBytes else { return .garbage }
-            buffer.append(contentsOf: chunk[0..<n])
+        switch lines.next(from: fd, until: deadline) {
+        case let .line(text): return .line(text)
+        case .timedOut: return .timedOut
+        case .garbage, .endedMidLine: return .garbage
+        case .ended, .pollFailed, .readFailed: return .closed
         }
     }
 
