@@ -50,6 +50,15 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
     }
     let request = LoginRequest(user: user, service: service, remote: remoteReason(handle, options: options),
                                silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
+    /// The login as root: the helper started here, the texts in the caller's language.
+    func rootLoginFlow() -> LoginFlow {
+        var flow = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
+                             conversation: PAMConversation(handle: handle),
+                             random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
+        flow.trace = log.step
+        if let translator = GettextTranslator(directory: options.localeDirectory) { flow.translator = translator }
+        return flow
+    }
     let outcome: LoginOutcome
     if geteuid() != 0 {
         // A host that runs as the user (a screen locker) can neither read the root-only
@@ -62,22 +71,12 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
     } else if options.prompt == .parallel, let terminal = SessionTerminal.find(handle) {
         // One echo-off prompt while the helper scans (docs/ARCHITECTURE.md, "Password or
         // finger"); the conversation blocks this process, the helper does the waiting.
-        var login = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
-                              conversation: PAMConversation(handle: handle),
-                              random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
-        login.trace = log.step
-        if let translator = GettextTranslator(directory: options.localeDirectory) { login.translator = translator }
-        let flow = ParallelLoginFlow(login: login, helper: BackgroundHelper(), prompt: PAMSecretPrompt(handle: handle),
+        let flow = ParallelLoginFlow(login: rootLoginFlow(), helper: BackgroundHelper(), prompt: PAMSecretPrompt(handle: handle),
                                      terminal: terminal)
         outcome = flow.authenticate(request, options: options)
     } else {
         if options.prompt == .parallel { log.step("prompt = parallel, but not on the caller's own terminal: sequential") }
-        var flow = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
-                             conversation: PAMConversation(handle: handle),
-                             random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
-        flow.trace = log.step
-        if let translator = GettextTranslator(directory: options.localeDirectory) { flow.translator = translator }
-        outcome = flow.authenticate(request, options: options)
+        outcome = rootLoginFlow().authenticate(request, options: options)
     }
     log.outcome(outcome, user: user, service: service,
                 milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
