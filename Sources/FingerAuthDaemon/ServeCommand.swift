@@ -120,7 +120,7 @@ enum ServeCommand {
     }
 
     /// Raises the soft RLIMIT_NOFILE toward the hard limit so that `max-connections` fit
-    /// beside the listening socket, the workers' epoll and event descriptors and the
+    /// beside the listening socket, the workers' event descriptors and the
     /// database connections. A limit that stays too low (a hard limit below, or a sandbox
     /// refusing setrlimit) is logged: connections past it are refused at accept. So is a
     /// global cap that four addresses at their own cap could fill.

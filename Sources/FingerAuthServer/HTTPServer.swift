@@ -39,7 +39,7 @@ public struct ServerLimits: Sendable {
 }
 
 /// The libmicrohttpd daemon (MHD_start_daemon … MHD_stop_daemon), owned by this object:
-/// an internal epoll thread pool, idle, head and request timeouts, connection and memory
+/// an internal poll(2) thread pool, idle, head and request timeouts, connection and memory
 /// limits, TLS (`TLSPolicy`) with a certificate that `replaceCertificate(with:)` swaps
 /// without dropping a connection. Requests go to `AuthenticatorService`; this type only
 /// moves bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
@@ -80,9 +80,13 @@ public final class HTTPServer {
             storage.copyMemory(from: UnsafeRawPointer(pointer), byteCount: Int(length))
         }
         scheme = tls == nil ? "http" : "https"
-        // TURBO: reads and writes tried before the event loop says a socket is ready, no
-        // TLS close_notify on close — measured: 10-20% more logins per second under load.
-        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue |
+        // poll(2), not epoll: libmicrohttpd 0.9.75's epoll loop spins on a TLS connection
+        // whose handshake has read part of its input and waits for the rest — one client
+        // that stops mid-handshake kept a core at 100% until the head timeout
+        // (test_authenticator_http.py, stalled handshakes). Its poll loop does not.
+        // TURBO: reads and writes tried before poll says a socket is ready, no TLS
+        // close_notify on close — measured: 10-20% more logins per second under load.
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_POLL.rawValue | MHD_USE_ERROR_LOG.rawValue |
             MHD_USE_ITC.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_TURBO.rawValue
         if listen.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
         if tls != nil { flags |= MHD_USE_TLS.rawValue }

@@ -193,6 +193,63 @@ def test_a_silent_or_half_sent_tls_handshake_is_cut_at_the_head_deadline(tmp_pat
                                          "connection closed")
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of process `pid` so far (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def stalled_handshakes(port):
+    """Four connections that stop at each point a TLS handshake can wait for the client:
+    before any byte, inside the ClientHello, after it, and after reading the server's
+    flight without answering it. Returns the sockets (the caller closes them)."""
+    silent = socket.create_connection(("127.0.0.1", port))
+    hello = _client_hello()
+    half = socket.create_connection(("127.0.0.1", port))
+    half.sendall(hello[:len(hello) // 2])
+    whole = socket.create_connection(("127.0.0.1", port))
+    whole.sendall(hello)
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="localhost")
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    answered = socket.create_connection(("127.0.0.1", port))
+    answered.sendall(outgoing.read())
+    answered.settimeout(5)
+    assert answered.recv(65536)  # the server's flight; the client never sends its own
+    return [silent, half, whole, answered]
+
+
+def test_a_client_that_stops_mid_handshake_costs_the_server_no_cpu_while_it_waits(tmp_path, ca):
+    # libmicrohttpd's epoll loop spun on such a connection: one core at 100% until the head
+    # timeout, for each stalled client (fingerauthd now runs its poll loop).
+    with Authd(tmp_path, tls=ca, args=("--head-timeout", "30")) as authd:
+        sockets = stalled_handshakes(authd.port)
+        try:
+            time.sleep(0.3)
+            before = cpu_seconds(authd.pid)
+            time.sleep(2.0)
+            spent = cpu_seconds(authd.pid) - before
+            assert spent < 0.2, "fingerauthd used %.2f s of CPU in 2 s with 4 stalled handshakes" % spent
+            assert authd.request("GET", "/healthz").status == 200
+        finally:
+            for sock in sockets:
+                sock.close()
+
+
+def test_an_openssl_client_gets_no_hello_retry_request(tmp_path, ca):
+    # OpenSSL (the login helper's libcurl) sends an X25519 key share; a server preferring
+    # P-256 answered with a HelloRetryRequest: a second ClientHello and round trip per login.
+    with Authd(tmp_path, tls=ca) as authd:
+        done = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % authd.port,
+                               "-CAfile", authd.tls.ca_cert, "-verify_return_error", "-msg"],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+        hellos = re.findall(r"^>>> .*, ClientHello$", done.stdout, re.M)
+        assert done.returncode == 0 and "Server Temp Key: X25519" in done.stdout, done.stdout[-2000:]
+        assert len(hellos) == 1, "the client sent %d ClientHellos" % len(hellos)
+
+
 def test_keep_alive_requests_pass_an_idle_one_closes_quietly_and_a_dripping_one_is_cut(tmp_path, ca):
     with head_deadline_server(tmp_path, ca) as authd:
         # Requests in a row, 1.5 s apart, on one connection: the deadline restarts after each.
