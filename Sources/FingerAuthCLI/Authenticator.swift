@@ -23,6 +23,21 @@ struct Authenticator {
         return origin + "/v1/keys"
     }
 
+    /// `…/v1/policy/check` beside the keys URL.
+    var policyCheckURL: String {
+        String(keysURL.dropLast("/v1/keys".count)) + "/v1/policy/check"
+    }
+
+    /// The refusal text for a 403 `policy_denied` answer (with the rule's id when given), or
+    /// nil when the answer is something else.
+    static func policyRefusal(_ response: HTTPResponse, user: String, host: String) -> String? {
+        guard response.status == 403, let json = try? JSONParser().parse(response.body),
+              json["error"]?.stringValue == "policy_denied" else { return nil }
+        let rule = json["rule"]?.int64Value.map { " (rule \($0))" } ?? ""
+        return "the authenticator's policy does not allow a key for \(user) on \(printable(host))\(rule); "
+            + "its admin can see why: fingerauthd policy test --stage registration --user \(user) --host \(printable(host))"
+    }
+
     /// `…/healthz` at the origin.
     var healthURL: String { origin + "/healthz" }
 

@@ -26,6 +26,7 @@ enum EnrollCommand {
         if SafeFile.exists(printPath) && !args.has("force") {
             throw CommandError("\(finger.rawValue) is already enrolled for \(context.user) (use --force to replace it)")
         }
+        if register { try RegisterCommand.checkPolicy(context: context) }
         try context.makeUserDirectories()
 
         let reader: FingerprintReader

@@ -67,6 +67,8 @@ enum RegisterCommand {
                     throw CommandError("registered, but cannot record it: \(error)")
                 }
                 return status
+            case 403 where Authenticator.policyRefusal(response, user: context.user, host: host) != nil:
+                throw CommandError(Authenticator.policyRefusal(response, user: context.user, host: host) ?? "")
             case 401, 403:
                 throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile)): "
                     + Authenticator.reason(response))
@@ -78,6 +80,21 @@ enum RegisterCommand {
             default:
                 throw CommandError("the authenticator answered \(response.status): \(Authenticator.reason(response))")
             }
+        }
+    }
+
+    /// Asks the authenticator whether its policy lets this host register a key for the
+    /// user, before a finger is read. Throws only for a refusal by the policy; an
+    /// authenticator that cannot say (unreachable, older, 5xx) lets the enrollment go on —
+    /// the registration itself is decided again.
+    static func checkPolicy(context: Context) throws(CommandError) {
+        let authenticator = Authenticator(options: context.options)
+        let token = try authenticator.hostToken()
+        let body = JSONEncoding.encodeBytes(.object([("user", .string(context.user))]))
+        guard case let .success(response) = authenticator.send("POST", authenticator.policyCheckURL, body: body,
+                                                              token: token) else { return }
+        if let refusal = Authenticator.policyRefusal(response, user: context.user, host: authenticator.hostID) {
+            throw CommandError(refusal)
         }
     }
 }

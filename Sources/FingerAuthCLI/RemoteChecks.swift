@@ -117,3 +117,38 @@ enum RemoteChecks {
         }
     }
 }
+
+extension RemoteChecks {
+    /// What the authenticator's policy says about the user's finger at each PAM service that
+    /// uses the module here (`POST /v1/policy/check` with the host token): a warning that
+    /// names the rule for every service the policy refuses. Asks, never logs in.
+    static func policy(_ context: Context, services: [String], reachable: Bool) -> StatusCheck {
+        guard reachable else { return .skip("policy", "the authenticator cannot be asked now") }
+        guard !services.isEmpty else { return .skip("policy", "no PAM service uses the module") }
+        let authenticator = Authenticator(options: context.options)
+        guard let token = try? authenticator.hostToken() else {
+            return .skip("policy", "no host token to ask the authenticator with")
+        }
+        var refused: [String] = []
+        for service in services {
+            let body = JSONEncoding.encodeBytes(.object([("user", .string(context.user)), ("service", .string(service))]))
+            guard case let .success(response) = authenticator.send("POST", authenticator.policyCheckURL, body: body,
+                                                                  token: token) else {
+                return .warn("policy", "the authenticator did not answer about its policy")
+            }
+            switch response.status {
+            case 200: continue
+            case 403:
+                let rule = (try? JSONParser().parse(response.body))?["rule"]?.int64Value.map { " (rule \($0))" } ?? ""
+                refused.append(service + rule)
+            default:
+                return .skip("policy", "the authenticator has no policy check (POST /v1/policy/check answered \(response.status))")
+            }
+        }
+        guard refused.isEmpty else {
+            return .warn("policy", "the authenticator's policy refuses \(context.user)'s finger at: \(refused.joined(separator: ", "))",
+                         fix: "those services ask for the password; to change it, on the authenticator: fingerauthd policy list")
+        }
+        return .pass("policy", "the authenticator's policy allows \(context.user)'s finger at \(services.joined(separator: ", "))")
+    }
+}

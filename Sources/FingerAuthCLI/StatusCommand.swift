@@ -40,7 +40,7 @@ enum StatusCommand {
             }
             user = fallback
             checks = [.fail("config", error.message, fix: "correct the configuration file and run fingerauth status again")]
-            for name in ["login-helper", "reader", "fprintd", "enrolled", "key", "registered", "authenticator", "clock"] {
+            for name in ["login-helper", "reader", "fprintd", "enrolled", "key", "registered", "authenticator", "clock", "policy"] {
                 checks.append(.skip(name, "the configuration could not be read"))
             }
             checks.append(LocalChecks.pam(directory: pamDirectory))
@@ -72,11 +72,14 @@ enum StatusCommand {
             checks.append(.skip("registered", "no url configured"))
             checks.append(.skip("authenticator", "no url configured"))
             checks.append(.skip("clock", "no url configured"))
+            checks.append(.skip("policy", "no url configured"))
         } else {
             let (health, reachable, clock) = RemoteChecks.authenticator(options)
             checks.append(RemoteChecks.registered(context, key: key, reachable: reachable))
             checks.append(health)
             checks.append(clock)
+            let services = PamServices.using(directory: pamDirectory).map(\.service)
+            checks.append(RemoteChecks.policy(context, services: services, reachable: reachable))
         }
         checks.append(LocalChecks.pam(directory: pamDirectory, prompt: options.prompt))
         return checks

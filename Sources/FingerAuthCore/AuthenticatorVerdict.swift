@@ -31,13 +31,21 @@ public enum AuthenticatorVerdict: Equatable, Sendable {
             }
             return .accepted
         case 400, 401, 403:
-            let reason = (try? JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(body))?["error"]?.stringValue
-            return .rejected("authenticator refused (\(status)\(reason.map { ": " + printable($0) } ?? ""))")
+            let json = try? JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(body)
+            let reason = json?["error"]?.stringValue
+            // 403 policy_denied names the policy rule that refused: shown in the log line.
+            let rule = status == 403 && reason == "policy_denied" ? json?["rule"]?.int64Value.map { ", rule \($0)" } : nil
+            return .rejected("authenticator refused (\(status)\(reason.map { ": " + printable($0) } ?? "")\(rule ?? ""))")
         case 300..<400:
             return .unavailable("authenticator redirected (\(status)); redirects are not followed")
         default:
             return .unavailable("authenticator answered \(status)")
         }
+    }
+
+    /// Whether a refusal's text is the authenticator's policy saying no (403 policy_denied).
+    public static func isPolicyRefusal(_ detail: String) -> Bool {
+        detail.hasPrefix("authenticator refused (403: policy_denied")
     }
 
     private static func printable(_ s: String) -> String {

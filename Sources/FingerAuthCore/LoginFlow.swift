@@ -73,6 +73,7 @@ public struct LoginFlow {
         public static let readerUnavailable = "Fingerprint login unavailable"
         public static let authenticatorUnavailable = "Fingerprint login unavailable: authenticator not reachable"
         public static let refused = "Fingerprint login refused by the authenticator"
+        public static let policyDenied = "Fingerprint login not allowed here by the authenticator's policy"
     }
 
     public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
@@ -135,7 +136,8 @@ public struct LoginFlow {
             }
             return LoginOutcome(.success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger)
         case let .refused(_, kid, finger, why):
-            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), .refused, request, options)
+            let text: TextName = AuthenticatorVerdict.isPolicyRefusal(why) ? .policyDenied : .refused
+            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), text, request, options)
         case let .authenticatorUnavailable(_, kid, finger, why):
             return say(LoginOutcome(.authInfoUnavailable, why, kid: kid, jti: job.jti, finger: finger),
                        .authenticatorUnavailable, request, options)

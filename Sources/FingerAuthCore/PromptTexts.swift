@@ -11,6 +11,7 @@ public enum TextName: String, CaseIterable, Sendable {
     case readerUnavailable = "reader_unavailable"
     case authenticatorUnavailable = "authenticator_unavailable"
     case refused
+    case policyDenied = "policy_denied"
 
     /// The English text, which is also the gettext msgid.
     public var english: String {
@@ -22,6 +23,7 @@ public enum TextName: String, CaseIterable, Sendable {
         case .readerUnavailable: return LoginFlow.Text.readerUnavailable
         case .authenticatorUnavailable: return LoginFlow.Text.authenticatorUnavailable
         case .refused: return LoginFlow.Text.refused
+        case .policyDenied: return LoginFlow.Text.policyDenied
         }
     }
 }

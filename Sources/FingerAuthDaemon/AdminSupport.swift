@@ -93,4 +93,26 @@ enum Admin {
             print(cells.joined(separator: "  "))
         }
     }
+
+    /// Who runs the admin command, for the audit rows of policy changes: the login name of
+    /// the real uid, and the sudo caller's name beside it when run through sudo.
+    static func operatorName() -> String {
+        let uid = getuid()
+        var name = "uid \(uid)"
+        if let entry = getpwuid(uid), let raw = entry.pointee.pw_name { name = String(cString: raw) }
+        if uid == 0, let raw = getenv("SUDO_USER") {
+            let caller = LogText.clean(String(cString: raw))
+            if !caller.isEmpty { name += " (sudo by \(caller))" }
+        }
+        return name
+    }
+
+    /// `event` from this machine (`local`) with `by ADMIN` as its reason, which the store
+    /// completes with what changed.
+    static func byAdmin(_ event: AuditEvent, _ admin: String) -> AuditEvent {
+        var stamped = event
+        stamped.peer = "local"
+        stamped.reason = "by " + admin
+        return stamped
+    }
 }

@@ -48,7 +48,8 @@ enum AuditCommand {
         return .object([("id", .integer(record.id)), ("time", .integer(record.time)), ("event", .string(e.event)),
                         ("user", text(e.user)), ("host", text(e.host)), ("kid", text(e.kid)), ("jti", text(e.jti)),
                         ("outcome", .string(e.outcome)), ("reason", text(e.reason)), ("peer", text(e.peer)),
-                        ("claimed_user", text(e.claimedUser)), ("verified", .bool(e.verified)), ("count", .integer(e.count))])
+                        ("claimed_user", text(e.claimedUser)), ("verified", .bool(e.verified)), ("count", .integer(e.count)),
+                        ("rule", e.rule.map(JSONValue.integer) ?? .null)])
     }
 
     /// Seconds since the epoch for `text`, or nil when it is none of the accepted forms.

@@ -51,6 +51,16 @@ enum Usage {
                                                refuse the key's (or every matching key's) tokens from now on
       fingerauthd audit [--user U] [--since T] [--limit N] [--json]
           T: seconds since 1970, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, or an age (30m, 12h, 7d).
+      fingerauthd policy list [--json]         the rules, in the order they are tried
+      fingerauthd policy add --stage login|registration --users P --hosts P [--services P]
+                        [--key software|hardware|*] --action allow|deny|require-hardware-key [--position N]
+          P: comma-separated names, list:NAME (users), label:NAME (hosts), or *. The first
+          matching rule of the stage decides; when none matches, the answer is allow.
+      fingerauthd policy remove --id ID | move --id ID --position N
+      fingerauthd policy test --user U --host H [--service S] [--hardware] [--stage registration] [--json]
+                                               the decision and its rule; exit 0 allow, 3 deny
+      fingerauthd hosts list [--json] | label --host H --labels L1,L2 | unlabel --host H (--labels L | --all)
+      fingerauthd users list [--json] | add --list L --users U1,U2 | remove --list L (--users U | --all)
       Admin commands take --db PATH|URL, or --config FILE to read db from it.
       fingerauthd --help
 

@@ -125,6 +125,9 @@ public final class AuthenticatorService: Sendable {
         case "/v1/keys", "/pubkey":
             guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
             return limited(exchange) ?? register(request, exchange)
+        case "/v1/policy/check":
+            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
+            return limited(exchange) ?? .answer(policyCheck(request, exchange))
         default:
             let prefix = "/v1/keys/"
             if path.hasPrefix(prefix) {

@@ -67,6 +67,9 @@ extension AuthenticatorService {
         case let .valid(verified, _):
             token = verified
         }
+        if let denied = policyRefusal(PolicyRequest(stage: .registration, user: user, host: host), &event) {
+            return (denied, false)
+        }
         let status: KeyStatus = settings.approval == .manual ? .pending : .active
         let key = RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: clock.now())
         let result: RegistrationResult
@@ -210,7 +213,7 @@ extension AuthenticatorService {
 
     /// The host of the request's host token, recorded in `event` (which is then verified);
     /// or the refusal, with its reason in `event` (401, or 503 marked as an error).
-    private func authorizedHost(_ request: HTTPRequest, _ event: inout AuditEvent) -> HostCheck {
+    func authorizedHost(_ request: HTTPRequest, _ event: inout AuditEvent) -> HostCheck {
         switch hostForBearer(request.authorization) {
         case let .failure(failure):
             event.reason = failure.code

@@ -45,6 +45,10 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
     /// The key was revoked, or is no longer bound to that user and host, between the
     /// token's check and its write transaction.
     case keyChanged = "key_changed"
+    /// A login token without its `service` claim (the PAM service: the policy decides by it).
+    case missingService = "missing_service"
+    /// A `service` that is not 1 to 64 printable ASCII characters.
+    case badService = "bad_service"
     // Not the token's fault: the store failed. Answered 503, never accepted.
     case unavailable = "unavailable"
 }

@@ -57,6 +57,11 @@ extension AuthenticatorService {
             if limitsUser, let limited = userLimited(verified.identity.user, exchange.address, &event) {
                 return then(limited)
             }
+            if purpose == .login {
+                let request = PolicyRequest(stage: .login, user: verified.identity.user, host: verified.identity.host,
+                                            service: verified.service, keyKind: .software)
+                if let denied = policyRefusal(request, &event) { return then(.answered(event, denied, written: false)) }
+            }
             let claimed = event
             return claim(verified, event: claimed, effect: effect, acceptReason: acceptReason, allowed: allowed) { outcome in
                 var row = claimed

@@ -76,7 +76,13 @@ public struct TokenVerifier: Sendable {
                 guard iss.sameBytes(as: identity.host) else { throw Refusal.kidNotForIssuer }
             }
             let (jti, exp) = try checkClaims(jwt.claims)
-            return .valid(VerifiedToken(identity: identity, jti: jti, exp: exp), facts)
+            var service: String?
+            if purpose == .login {
+                let name = try requiredString(jwt.claims["service"], missing: .missingService)
+                guard name.utf8.count <= 64, Self.isPrintableASCII(name) else { throw Refusal.badService }
+                service = name
+            }
+            return .valid(VerifiedToken(identity: identity, jti: jti, exp: exp, service: service), facts)
         } catch {
             return .refused(error, identity, facts)
         }

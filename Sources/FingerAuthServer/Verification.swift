@@ -65,6 +65,9 @@ public struct VerifiedToken: Sendable, Equatable {
     public var identity: VerifiedIdentity
     public var jti: String
     public var exp: Int64
+    /// The PAM service a login token names (`service`, required in login tokens); nil for
+    /// the other kinds.
+    public var service: String? = nil
 
     /// Until when the jti is kept: the fleet's one replay window.
     public var keepUntil: Int64 { ReplayWindow.keepUntil(exp: exp) }

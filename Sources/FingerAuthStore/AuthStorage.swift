@@ -62,6 +62,21 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
     /// are never kept waiting behind it.
     func prune(_ policy: PrunePolicy) throws(StoreError) -> PruneResult
 
+    // MARK: Policy
+
+    /// Every rule with the labels of `host` and the lists of `user`, read in one statement
+    /// (one snapshot: a change that committed is seen whole, or not at all).
+    func policySnapshot(user: String, host: String) throws(StoreError) -> PolicySnapshot
+    /// Every rule, in the order of evaluation.
+    func policyRules() throws(StoreError) -> [PolicyRule]
+    /// Applies `change` and, when it changed something, writes `audit` with what the policy
+    /// said before and after, in one transaction (changes are serialised across instances).
+    func changePolicy(_ change: PolicyChange, audit: AuditEvent, now: Int64) throws(StoreError) -> PolicyChangeResult
+    /// Hosts with an enrollment token, a label or a key, with their labels and counts.
+    func hostSummaries() throws(StoreError) -> [HostSummary]
+    /// Every user list and its members.
+    func userLists() throws(StoreError) -> [(list: String, users: [String])]
+
     // MARK: Rate limits
 
     /// Whether the failure counts of the rate limits live in this store, shared by every

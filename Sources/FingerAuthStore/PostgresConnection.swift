@@ -28,6 +28,9 @@ final class PostgresResult {
 
     var rows: Int { Int(PQntuples(handle)) }
 
+    /// Columns of each row (PQnfields).
+    var columns: Int { Int(PQnfields(handle)) }
+
     /// Rows an INSERT, UPDATE or DELETE touched (PQcmdTuples).
     var affected: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
 

@@ -81,6 +81,33 @@ enum PostgresSchema {
         CREATE INDEX keys_host ON keys (host);
         CREATE INDEX access_tokens_host ON access_tokens (host);
         """,
+        // 4: the central policy (ordered rules, host labels, user lists), shared by every
+        // instance; the rule an audit row names.
+        """
+        CREATE TABLE policy_rules (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            position INTEGER NOT NULL,
+            stage TEXT NOT NULL CHECK (stage IN ('registration', 'login')),
+            users TEXT NOT NULL,
+            hosts TEXT NOT NULL,
+            services TEXT NOT NULL,
+            key_kind TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('allow', 'deny', 'require-hardware-key')),
+            created BIGINT NOT NULL
+        );
+        CREATE TABLE host_labels (
+            host TEXT NOT NULL,
+            label TEXT NOT NULL,
+            PRIMARY KEY (host, label)
+        );
+        CREATE TABLE user_lists (
+            list TEXT NOT NULL,
+            "user" TEXT NOT NULL,
+            PRIMARY KEY (list, "user")
+        );
+        CREATE INDEX user_lists_user ON user_lists ("user");
+        ALTER TABLE audit ADD COLUMN rule BIGINT;
+        """,
     ]
 
     /// The version this fingerauthd writes.

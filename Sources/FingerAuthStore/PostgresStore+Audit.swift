@@ -1,14 +1,14 @@
 /// The audit log and pruning.
 extension PostgresStore {
     static let insertAuditSQL = #"""
-        INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+        INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
         """#
 
     static func auditParameters(_ event: AuditEvent, time: Int64) -> [PostgresValue] {
         [.integer(time), .text(event.event), .text(event.user), .text(event.host), .text(event.kid), .text(event.jti),
          .text(event.outcome), .text(event.reason), .text(event.peer), .text(event.claimedUser),
-         .boolean(event.verified), .integer(event.count)]
+         .boolean(event.verified), .integer(event.count), .integer(event.rule)]
     }
 
     static func insertAudit(_ db: PostgresConnection, _ event: AuditEvent, time: Int64) throws(StoreError) {
@@ -22,7 +22,7 @@ extension PostgresStore {
     public func auditRecords(_ filter: AuditFilter) throws(StoreError) -> [AuditRecord] {
         try pool.withConnection { (db) throws(StoreError) -> [AuditRecord] in
             let result = try db.query(#"""
-                SELECT id, "time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count FROM
+                SELECT id, "time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule FROM
                 (SELECT * FROM audit WHERE ($1::text IS NULL OR "user" = $1::text)
                  AND ($2::bigint IS NULL OR "time" >= $2::bigint) ORDER BY id DESC LIMIT $3::bigint) AS recent
                 ORDER BY id
@@ -33,7 +33,7 @@ extension PostgresStore {
                                        kid: result.text(row, 5), jti: result.text(row, 6),
                                        outcome: result.text(row, 7) ?? "", reason: result.text(row, 8),
                                        peer: result.text(row, 9), verified: result.bool(row, 11) ?? true,
-                                       count: result.int64(row, 12) ?? 1)
+                                       count: result.int64(row, 12) ?? 1, rule: result.int64(row, 13))
                 return AuditRecord(id: result.int64(row, 0) ?? 0, time: result.int64(row, 1) ?? 0, event: event)
             }
         }

@@ -156,6 +156,9 @@ final class SQLiteStatement {
         try bind(index, Int64(value ? 1 : 0))
     }
 
+    /// Columns of each row (sqlite3_column_count).
+    var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
     /// Advances: true when a row is available, false when the statement is done.
     func step() throws(StoreError) -> Bool {
         switch sqlite3_step(handle) {

@@ -9,7 +9,7 @@
 /// `refusals` row stands for; keys are found by host for bulk revocation.
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 3
+    static let version: Int64 = 4
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -21,7 +21,8 @@ enum SQLiteSchema {
         try database.transaction { () throws(StoreError) in
             if current == 1 { try database.execute(fromVersion1) }
             if current < 2 { try database.execute(version2Tables) }
-            try database.execute(fromVersion2)
+            if current < 3 { try database.execute(fromVersion2) }
+            try database.execute(fromVersion3)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }
@@ -105,5 +106,33 @@ enum SQLiteSchema {
         CREATE UNIQUE INDEX audit_refusals ON audit (peer, time) WHERE event = 'refusals';
         CREATE INDEX keys_host ON keys (host);
         CREATE INDEX access_tokens_host ON access_tokens (host);
+        """
+
+    /// 4: the central policy — ordered rules, host labels, user lists — and the rule an
+    /// audit row names.
+    private static let fromVersion3 = """
+        CREATE TABLE policy_rules (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            position INTEGER NOT NULL,
+            stage TEXT NOT NULL CHECK (stage IN ('registration', 'login')),
+            users TEXT NOT NULL,
+            hosts TEXT NOT NULL,
+            services TEXT NOT NULL,
+            key_kind TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('allow', 'deny', 'require-hardware-key')),
+            created INTEGER NOT NULL
+        );
+        CREATE TABLE host_labels (
+            host TEXT NOT NULL,
+            label TEXT NOT NULL,
+            PRIMARY KEY (host, label)
+        ) WITHOUT ROWID;
+        CREATE TABLE user_lists (
+            list TEXT NOT NULL,
+            "user" TEXT NOT NULL,
+            PRIMARY KEY (list, "user")
+        ) WITHOUT ROWID;
+        CREATE INDEX user_lists_user ON user_lists ("user");
+        ALTER TABLE audit ADD COLUMN rule INTEGER;
         """
 }

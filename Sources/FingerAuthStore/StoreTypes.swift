@@ -65,10 +65,12 @@ public struct AuditEvent: Sendable, Equatable {
     public var verified: Bool
     /// How many requests the row stands for: more than one only for `refusals` rows.
     public var count: Int64
+    /// The policy rule that decided a refusal (`policy_denied`) or that a change touched.
+    public var rule: Int64?
 
     public init(event: String, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
                 kid: String? = nil, jti: String? = nil, outcome: String, reason: String? = nil,
-                peer: String? = nil, verified: Bool = true, count: Int64 = 1) {
+                peer: String? = nil, verified: Bool = true, count: Int64 = 1, rule: Int64? = nil) {
         self.event = event
         self.user = user
         self.claimedUser = claimedUser
@@ -80,6 +82,7 @@ public struct AuditEvent: Sendable, Equatable {
         self.peer = peer
         self.verified = verified
         self.count = count
+        self.rule = rule
     }
 }
 

@@ -48,7 +48,7 @@ struct TokenMaker {
     static func claims(now: Int64, sub: String = "alice", iss: String = "host1", aud: JSONValue = .string("aud"),
                        ttl: Int64 = 30, jti: String = "jti-1") -> [(String, JSONValue)] {
         [("iss", .string(iss)), ("sub", .string(sub)), ("aud", aud), ("iat", .integer(now)),
-         ("nbf", .integer(now)), ("exp", .integer(now + ttl)), ("jti", .string(jti))]
+         ("nbf", .integer(now)), ("exp", .integer(now + ttl)), ("jti", .string(jti)), ("service", .string("sudo"))]
     }
 
     func header(alg: String = "RS256", kid: String? = nil, typ: String = TokenType.login,
@@ -123,6 +123,15 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     func audit(_ event: AuditEvent, now: Int64) throws(StoreError) { try base.audit(event, now: now) }
     func auditRecords(_ filter: AuditFilter) throws(StoreError) -> [AuditRecord] { try base.auditRecords(filter) }
     func prune(_ policy: PrunePolicy) throws(StoreError) -> PruneResult { try base.prune(policy) }
+    func policySnapshot(user: String, host: String) throws(StoreError) -> PolicySnapshot {
+        try base.policySnapshot(user: user, host: host)
+    }
+    func policyRules() throws(StoreError) -> [PolicyRule] { try base.policyRules() }
+    func changePolicy(_ change: PolicyChange, audit: AuditEvent, now: Int64) throws(StoreError) -> PolicyChangeResult {
+        try base.changePolicy(change, audit: audit, now: now)
+    }
+    func hostSummaries() throws(StoreError) -> [HostSummary] { try base.hostSummaries() }
+    func userLists() throws(StoreError) -> [(list: String, users: [String])] { try base.userLists() }
     var sharesFailureCounts: Bool { false }
     func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
 }
