@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from machine import PamService, SudoersDropIn
+from machine import SUDOERS_DIR, PamService, SudoersDropIn
 
 SUDO = ["sudo", "-k", "-S", "true"]
 PLACE = "Place your finger on the fingerprint reader\n"
@@ -101,3 +101,46 @@ def test_sudo_with_the_authenticator_stopped_asks_the_password_at_once(sudo_setu
     assert len(install.authd.audit_rows()) == rows_before  # nothing reached it
     line = install.log_lines()[-1]
     assert "result=PAM_AUTHINFO_UNAVAIL" in line and "cannot connect to the authenticator" in line
+
+
+def test_sudo_denied_by_the_authenticators_policy_takes_the_password_and_another_service_still_takes_the_finger(
+        sudo_setup, observe):
+    """sudo: a policy rule denies fingers for this sudo service -> the password runs sudo, the log names the rule; the user's other service still logs in by finger"""
+    install, user = sudo_setup
+    sudo_service = "fa-e2e-sudo-" + user.name.split("-")[-1]
+    added = install.authd.admin("policy", "add", "--stage", "login", "--users", user.name, "--hosts", "*",
+                                "--services", sudo_service, "--action", "deny")
+    assert added.returncode == 0, added.stderr
+    rule = int(added.stdout.split()[2])
+    install.feed("finger-right")
+    done = user.as_user(SUDO, stdin_text=user.password + "\n")
+    install.fed()
+    observe("exit %d; stdout %r; stderr %r; rule %d" % (done.returncode, done.stdout,
+                                                        done.stderr.replace(user.password, "***").strip(), rule))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == PLACE  # the finger was asked for and matched; the authenticator's policy said no
+    assert done.stderr.strip() == password_prompt(user).strip()
+    [row] = install.login_rows(user)
+    assert (row["outcome"], row["reason"], row["rule"]) == ("deny", "policy_denied", rule)
+    line = install.log_lines()[-1]
+    assert "result=PAM_AUTH_ERR" in line and "policy_denied, rule %d" % rule in line, line
+
+    # The same user, the same finger, through another PAM service: the rule names only the
+    # sudo service, so the finger logs in. (sudo reads one pam_service per user: the
+    # fixture's drop-in is replaced by one for the other service; both are always removed.)
+    login_service = PamService("fa-e2e-login-" + user.name.split("-")[-1], [
+        "#%PAM-1.0", install.module_line(), "auth     required  pam_unix.so",
+        "account  required  pam_unix.so", "session  required  pam_permit.so"])
+    try:
+        (SUDOERS_DIR / user.name).unlink()
+        dropin = SudoersDropIn(user, login_service.name)
+        try:
+            install.feed("finger-right")
+            other = user.as_user(SUDO)  # stdin empty: a password prompt would fail the command
+            install.fed()
+        finally:
+            dropin.remove()
+    finally:
+        login_service.remove()
+    assert other.returncode == 0 and other.stdout == PLACE and other.stderr == "", other
+    assert install.login_rows(user)[-1]["outcome"] == "accept"

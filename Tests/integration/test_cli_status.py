@@ -44,6 +44,7 @@ def test_everything_in_place_is_ready(world):
     assert lines["authenticator"] == ("ok", "%s/healthz answered 200; TLS certificate valid" % world.authd.url)
     assert lines["clock"][0] == "ok" and lines["clock"][1].startswith("skew +0 s against the authenticator's Date")
     assert lines["pam"] == ("ok", "fa-test")
+    assert lines["policy"] == ("ok", "the authenticator's policy allows alice's finger at fa-test")
     assert lines["registered"] == ("ok", "key %s is active at the authenticator" % world.kid("alice"))
     assert all(row["event"] != "login" for row in world.authd.audit_rows())  # status never logs in
 
@@ -173,7 +174,7 @@ def test_broken_configuration_fails_the_config_line_and_skips_the_rest(world):
     assert done.returncode == 1 and done.stderr == ""
     checks = status_checks(done.stdout)
     assert checks["config"]["status"] == "fail" and "bogus" in checks["config"]["detail"]
-    assert [checks[n]["status"] for n in CHECK_NAMES[1:-1]] == ["skip"] * 8
+    assert [checks[n]["status"] for n in CHECK_NAMES[1:-1]] == ["skip"] * 9
 
 
 def test_group_writable_configuration_is_unsafe(world):
@@ -193,7 +194,7 @@ def test_configuration_without_url_fails_the_config_line(world):
     checks = status_checks(done.stdout)
     assert done.returncode == 1
     assert checks["config"]["status"] == "fail" and checks["config"]["detail"] == "%s: url is not set" % world.conf_path
-    assert [checks[n]["status"] for n in ("registered", "authenticator", "clock")] == ["skip"] * 3
+    assert [checks[n]["status"] for n in ("registered", "authenticator", "clock", "policy")] == ["skip"] * 4
 
 
 def test_unknown_user_is_an_error_not_a_checklist(world):
