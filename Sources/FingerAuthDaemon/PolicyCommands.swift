@@ -62,10 +62,33 @@ enum PolicyCommands {
             position = value
         }
         let rule = PolicyRule(stage: stage, users: users, hosts: hosts, services: services, keyKind: kind, action: action)
-        return change(db, .addRule(rule, position: position)) { result in
+        let status = change(db, .addRule(rule, position: position)) { result in
             if case let .changed(added?, _, _) = result {
                 print("added rule \(added.id) at position \(added.position): \(added.summary)")
             }
+        }
+        if status == 0 { warnAboutUnknownNames(db, rule) }
+        return status
+    }
+
+    /// A `list:` or `label:` that nothing carries yet matches nobody through it: a deny rule
+    /// with a misspelt list refuses nobody. Said on stderr; the rule stays (the list may
+    /// be filled next).
+    private static func warnAboutUnknownNames(_ db: String, _ rule: PolicyRule) {
+        _ = Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
+            let lists = Set(try store.userLists().map(\.list))
+            let labels = Set(try store.hostSummaries().flatMap(\.labels))
+            for user in rule.users where user.hasPrefix("list:") && !lists.contains(String(user.dropFirst(5))) {
+                let name = user.dropFirst(5)
+                fputs("fingerauthd: warning: there is no user list '\(name)' yet: the rule matches nobody through it "
+                      + "until 'fingerauthd users add --list \(name) --users …'\n", stderr)
+            }
+            for host in rule.hosts where host.hasPrefix("label:") && !labels.contains(String(host.dropFirst(6))) {
+                let name = host.dropFirst(6)
+                fputs("fingerauthd: warning: no host has the label '\(name)' yet: the rule matches no host through it "
+                      + "until 'fingerauthd hosts label --host HOST --labels \(name)'\n", stderr)
+            }
+            return 0
         }
     }
 

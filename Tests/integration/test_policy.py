@@ -208,6 +208,25 @@ def test_policy_changes_are_audited_with_who_before_and_after(tmp_path, db):
         assert rows[2]["reason"].endswith("-> deny -> (none)")
 
 
+def test_a_rule_naming_a_list_or_label_nobody_has_is_added_with_a_warning(tmp_path):
+    """A deny rule for a misspelt list refuses nobody: the admin is told at once."""
+    with Authd(tmp_path / "a") as authd:
+        authd.create_token("db01")
+        admin_ok(authd, "users", "add", "--list", "dba", "--users", "carol")
+        admin_ok(authd, "hosts", "label", "--host", "db01", "--labels", "db")
+        quiet = authd.admin("policy", "add", "--stage", "login", "--users", "list:dba", "--hosts", "label:db",
+                            "--action", "deny")
+        assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+        warned = authd.admin("policy", "add", "--stage", "login", "--users", "list:dbas", "--hosts", "label:dbs",
+                             "--action", "deny")
+        assert warned.returncode == 0 and warned.stdout.startswith("added rule 2 at position 2"), warned.stdout
+        assert warned.stderr.splitlines() == [
+            "fingerauthd: warning: there is no user list 'dbas' yet: the rule matches nobody through it until "
+            "'fingerauthd users add --list dbas --users …'",
+            "fingerauthd: warning: no host has the label 'dbs' yet: the rule matches no host through it until "
+            "'fingerauthd hosts label --host HOST --labels dbs'"]
+
+
 @pytest.mark.parametrize("args, code, message", [
     (("hosts", "label", "--host", "nowhere", "--labels", "prod"), 1, "that host has no enrollment token"),
     (("policy", "add", "--stage", "login", "--users", "a b", "--hosts", "*", "--action", "deny"), 2, "space, a comma"),
