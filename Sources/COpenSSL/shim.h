@@ -11,6 +11,9 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
+#include <openssl/hmac.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 #include <pthread.h>
 
 /* BIO_get_mem_data is a macro over BIO_ctrl. */
@@ -45,5 +48,31 @@ static inline int fa_rs256_verify(EVP_PKEY *key, const unsigned char *data, size
              EVP_PKEY_verify(ctx, signature, signature_length, digest, digest_length) == 1;
     EVP_PKEY_CTX_free(ctx);
     return ok ? 1 : 0;
+}
+
+/* RSA-OAEP with SHA-256 and a label (TPM2_MakeCredential's "IDENTITY" seed encryption):
+ * the label is copied into OpenSSL's memory, which EVP_PKEY_CTX_set0_rsa_oaep_label owns.
+ * Returns the ciphertext length, or -1. */
+static inline long fa_rsa_oaep_sha256_encrypt(EVP_PKEY *key, const unsigned char *label, size_t label_length,
+                                              const unsigned char *input, size_t input_length,
+                                              unsigned char *output, size_t output_capacity) {
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(key, NULL);
+    if (ctx == NULL) return -1;
+    long result = -1;
+    unsigned char *owned = OPENSSL_memdup(label, label_length);
+    size_t length = output_capacity;
+    if (owned != NULL &&
+        EVP_PKEY_encrypt_init(ctx) == 1 &&
+        EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) == 1 &&
+        EVP_PKEY_CTX_set_rsa_oaep_md(ctx, EVP_sha256()) == 1 &&
+        EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha256()) == 1) {
+        if (EVP_PKEY_CTX_set0_rsa_oaep_label(ctx, owned, (int)label_length) == 1) {
+            owned = NULL;
+            if (EVP_PKEY_encrypt(ctx, output, &length, input, input_length) == 1) result = (long)length;
+        }
+    }
+    OPENSSL_free(owned);
+    EVP_PKEY_CTX_free(ctx);
+    return result;
 }
 #endif

@@ -1,6 +1,6 @@
 // libFuzzer entry point for FingerAuthCore's parsers of outside input. One binary, the
 // target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message, login-request,
-// authenticator-response, jwt, agent-message. Built by `make fuzz` with swiftc -sanitize=fuzzer,address
+// authenticator-response, jwt, agent-message, tpm-structures. Built by `make fuzz` with swiftc -sanitize=fuzzer,address
 // together with Sources/FingerAuthCore (see mk/fuzz.mk). A trap here is a finding.
 
 #if canImport(Glibc)
@@ -50,6 +50,17 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         if let value = try? JSONParser().parse(bytes) {
             guard (try? JSONParser().parse(JSONEncoding.encode(value))) == value else { abort() }
         }
+    case "tpm-structures":
+        // What a host sends with a TPM key's registration: each parser takes every input
+        // without trapping, and what parses as a key has a modulus of its size.
+        if let key = try? TPMPublicKey(tpm2b: bytes) {
+            guard key.modulus.count * 8 == Int(key.keyBits), !key.exponentBytes.isEmpty else { abort() }
+        }
+        _ = try? TPMPublicKey(tpmt: bytes)
+        if let info = try? TPMCertifyInfo(bytes) {
+            guard info.name.count <= 66, info.extraData.count <= 64 else { abort() }
+        }
+        _ = try? TPMSignature(bytes)
     case "agent-message":
         // Both directions of the agent's protocol: what parses must render and parse back the same.
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
