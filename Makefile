@@ -11,7 +11,7 @@ SWIFT_BUILD := swift build -c release --disable-local-rpath
 BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-dev \
   libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev gettext
 TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
-  faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools
+  faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools python3-tpm2-pytss
 
 PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent
 

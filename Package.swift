@@ -86,7 +86,7 @@ let package = Package(
                                          "FingerAuthHTTP", "FingerAuthReader"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthDaemon",
-                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthStore", "FingerAuthServer"],
+                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthStore", "FingerAuthServer"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
 
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v5),

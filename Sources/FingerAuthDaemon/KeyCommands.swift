@@ -22,11 +22,12 @@ enum KeyCommands {
             if options.flag("json") {
                 print(JSONEncoding.encode(.array(keys.map { key in
                     .object([("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
-                             ("status", .string(key.status.rawValue)), ("created", .integer(key.created))])
+                             ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
+                             ("kind", .string(key.kind.rawValue))])
                 })))
             } else {
-                Admin.printTable(["KID", "USER", "HOST", "STATUS", "CREATED"], keys.map {
-                    [$0.kid, $0.user, $0.host, $0.status.rawValue, Admin.utcTime($0.created)]
+                Admin.printTable(["KID", "USER", "HOST", "STATUS", "CREATED", "KIND"], keys.map {
+                    [$0.kid, $0.user, $0.host, $0.status.rawValue, Admin.utcTime($0.created), $0.kind.rawValue]
                 })
             }
             return 0

@@ -1,3 +1,4 @@
+import FingerAuthCrypto
 import FingerAuthServer
 import FingerAuthStore
 import FingerAuthSystem
@@ -71,6 +72,15 @@ struct ServeSettings {
             addressLimit: RateLimit(failures: Int(addressFailures), window: window),
             clientAddress: ClientAddress(trustedProxies: proxies),
             metricsToken: try Self.metricsToken(options.optional("metrics-token-file"), command: command))
+        service.endorsementTrust = try Self.endorsementTrust(options.optional("tpm-ek-ca"), command: command)
+        switch options.optional("require-hardware-keys") ?? "no" {
+        case "yes": service.requireHardwareKeys = true
+        case "no": service.requireHardwareKeys = false
+        default: throw UsageError(message: "\(command): require-hardware-keys must be yes or no")
+        }
+        if service.requireHardwareKeys && service.endorsementTrust == nil {
+            throw UsageError(message: "\(command): require-hardware-keys = yes needs tpm-ek-ca (no key could be registered)")
+        }
         limits = ServerLimits()
         limits.threads = UInt32(try options.seconds("threads", default: 4, range: 1...64, command: command))
         limits.connectionTimeout = UInt32(try options.seconds("connection-timeout", default: 10, range: 1...300, command: command))
@@ -91,6 +101,18 @@ struct ServeSettings {
                                   unverifiedAuditRetention: unverifiedDays == 0 ? nil : unverifiedDays * 86_400)
         statementTimeout = Int(try options.seconds("db-statement-timeout-ms", default: 5000, range: 100...600_000,
                                                    command: command))
+    }
+
+    /// The EK CA bundle of `tpm-ek-ca` (a PEM file, not writable by group or others, at
+    /// most 1 MiB, at least one certificate); nil without a path.
+    static func endorsementTrust(_ path: String?, command: String) throws(UsageError) -> CertificateTrust? {
+        guard let path else { return nil }
+        do {
+            let bytes = try SafeFile.read(path, rule: FileRule(owner: nil, forbiddenBits: 0o022, maxBytes: 1 << 20))
+            return try CertificateTrust(pem: bytes)
+        } catch {
+            throw UsageError(message: "\(command): tpm-ek-ca: \(error)")
+        }
     }
 
     /// The bearer token `/metrics` asks for, read from `path` (owned by this user, not

@@ -27,6 +27,10 @@ enum Usage {
           --trusted-proxies   load balancers (CIDRs, comma-separated) whose X-Forwarded-For
                               names the client (right-most untrusted address)
           --metrics-token-file  file with a bearer token that GET /metrics then requires
+          --tpm-ek-ca         PEM bundle of the TPM vendors' EK CAs: enables TPM key attestation
+                              (POST /v1/keys/challenge); keys it proves are kind attested-tpm
+          --require-hardware-keys  yes | no: refuse registration and login of keys that are
+                              not attested TPM keys (default no; needs --tpm-ek-ca)
           --threads           worker threads (default 4)
           --connection-timeout  idle seconds before a connection is closed (default 10)
           --head-timeout      seconds for a whole request head, from the connection's

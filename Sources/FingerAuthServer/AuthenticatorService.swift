@@ -33,6 +33,8 @@ public final class AuthenticatorService: Sendable {
     let users: FailureLimiter
     let addresses: FailureLimiter
     let refusals: RefusalCounter
+    /// TPM credential-activation challenges handed out and not yet answered.
+    let challenges = AttestationChallenges()
 
     /// A service over `store` that verifies with `policy`, reads `clock` and logs to `log`.
     /// Its group commit is not started: `startWriter()` (the daemon) batches the writes of
@@ -125,6 +127,9 @@ public final class AuthenticatorService: Sendable {
         case "/v1/keys", "/pubkey":
             guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
             return limited(exchange) ?? register(request, exchange)
+        case "/v1/keys/challenge":
+            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
+            return limited(exchange) ?? attestationChallenge(request, exchange)
         case "/v1/policy/check":
             guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
             return limited(exchange) ?? .answer(policyCheck(request, exchange))

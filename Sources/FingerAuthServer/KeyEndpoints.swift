@@ -67,11 +67,23 @@ extension AuthenticatorService {
         case let .valid(verified, _):
             token = verified
         }
-        if let denied = policyRefusal(PolicyRequest(stage: .registration, user: user, host: host), &event) {
-            return (denied, false)
+        var origin = KeyOrigin.software
+        if let attestation = body["attestation"] {
+            if let (code, reason) = attestationRefusal(attestation, user: user, host: host, jwk: jwk) {
+                event.reason = reason
+                return (.error(code, reason), false)
+            }
+            origin = .attestedTPM
         }
+        if settings.requireHardwareKeys && origin != .attestedTPM {
+            event.reason = "hardware_key_required"
+            return (.error(403, "hardware_key_required"), false)
+        }
+        let stage = PolicyRequest(stage: .registration, user: user, host: host, keyKind: origin.policyKind)
+        if let denied = policyRefusal(stage, &event) { return (denied, false) }
         let status: KeyStatus = settings.approval == .manual ? .pending : .active
-        let key = RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: clock.now())
+        let key = RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: clock.now(),
+                                kind: origin)
         let result: RegistrationResult
         do {
             result = try store.register(key, proofJTI: token.jti, keepUntil: token.keepUntil, audit: event, now: clock.now())

@@ -49,6 +49,9 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
     case missingService = "missing_service"
     /// A `service` that is not 1 to 64 printable ASCII characters.
     case badService = "bad_service"
+    /// `amr` names `hwk` (a hardware-held key) but the key was not registered with a TPM
+    /// attestation: a software key claiming to be a TPM key.
+    case hardwareClaimUnattested = "hwk_not_attested"
     // Not the token's fault: the store failed. Answered 503, never accepted.
     case unavailable = "unavailable"
 }

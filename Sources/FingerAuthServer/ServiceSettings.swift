@@ -1,3 +1,5 @@
+import FingerAuthCrypto
+
 /// How new keys become usable.
 public enum Approval: String, Sendable {
     /// A key registered with a valid host token and proof is active at once.
@@ -20,6 +22,12 @@ public struct ServiceSettings: Sendable {
     public var clientAddress: ClientAddress
     /// When set, `GET /metrics` needs `Authorization: Bearer <this>`. Secret: never logged.
     public var metricsToken: String?
+    /// The CAs that TPM endorsement-key certificates must chain to (`tpm-ek-ca`); without
+    /// it TPM key attestation is refused (`attestation_not_configured`).
+    public var endorsementTrust: CertificateTrust?
+    /// `require-hardware-keys`: registration and login of keys that are not attested TPM
+    /// keys are refused (403 `hardware_key_required`) — a floor the policy cannot lower.
+    public var requireHardwareKeys: Bool = false
 
     public init(approval: Approval = .automatic, accessTokenTTL: Int64 = 300,
                 userLimit: RateLimit = RateLimit(failures: 10, window: 300),

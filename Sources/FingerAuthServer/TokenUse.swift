@@ -59,8 +59,12 @@ extension AuthenticatorService {
             }
             if purpose == .login {
                 let request = PolicyRequest(stage: .login, user: verified.identity.user, host: verified.identity.host,
-                                            service: verified.service, keyKind: .software)
+                                            service: verified.service, keyKind: verified.identity.kind.policyKind)
                 if let denied = policyRefusal(request, &event) { return then(.answered(event, denied, written: false)) }
+                if settings.requireHardwareKeys && verified.identity.kind != .attestedTPM {
+                    event.reason = "hardware_key_required"
+                    return then(.answered(event, .error(403, "hardware_key_required"), written: false))
+                }
             }
             let claimed = event
             return claim(verified, event: claimed, effect: effect, acceptReason: acceptReason, allowed: allowed) { outcome in

@@ -56,7 +56,7 @@ public struct TokenVerifier: Sendable {
             guard let (key, parsed) = found else { return .unverified(.unknownKid, facts) }
             guard let parsed else { return .unverified(.unusableKey, facts) }
             publicKey = parsed
-            identity = VerifiedIdentity(kid: key.kid, user: key.user, host: key.host, status: key.status)
+            identity = VerifiedIdentity(kid: key.kid, user: key.user, host: key.host, status: key.status, kind: key.kind)
         }
         guard publicKey.verifyRS256(signature: jwt.signature, data: jwt.signingInput) else {
             return .unverified(.signature, facts)
@@ -81,6 +81,7 @@ public struct TokenVerifier: Sendable {
                 let name = try requiredString(jwt.claims["service"], missing: .missingService)
                 guard name.utf8.count <= 64, Self.isPrintableASCII(name) else { throw Refusal.badService }
                 service = name
+                try checkMethods(jwt.claims["amr"], kind: identity.kind)
             }
             return .valid(VerifiedToken(identity: identity, jti: jti, exp: exp, service: service), facts)
         } catch {
@@ -113,6 +114,13 @@ public struct TokenVerifier: Sendable {
     /// lookup, the same on every store.
     public static func isWellFormedKid(_ kid: String) -> Bool {
         kid.utf8.count == 43 && kid.utf8.allSatisfy(Base64URL.isAlphabet)
+    }
+
+    /// `amr` (RFC 8176) may be absent; `hwk` in it is believed only of an attested TPM key.
+    private func checkMethods(_ amr: JSONValue?, kind: KeyOrigin) throws(Refusal) {
+        guard let methods = amr?.arrayValue else { return }
+        let claimsHardware = methods.contains { $0.stringValue.map { $0.sameBytes(as: "hwk") } ?? false }
+        if claimsHardware && kind != .attestedTPM { throw Refusal.hardwareClaimUnattested }
     }
 
     /// Time, lifetime, audience and the `jti`'s shape; returns the `jti` and `exp`.

@@ -57,6 +57,9 @@ public struct VerifiedIdentity: Sendable, Equatable {
     public var host: String
     /// The key's status as read before the write (the write transaction reads it again).
     public var status: KeyStatus
+    /// Where the registered key lives, as registration proved (a proof's key: software
+    /// until its attestation is checked).
+    public var kind: KeyOrigin = .software
 }
 
 /// A token that passed every check but the two the write transaction makes (the key's

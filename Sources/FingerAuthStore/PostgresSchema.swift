@@ -108,6 +108,10 @@ enum PostgresSchema {
         CREATE INDEX user_lists_user ON user_lists ("user");
         ALTER TABLE audit ADD COLUMN rule BIGINT;
         """,
+        // 5: where each key lives (`software`, or `attested-tpm` after TPM key attestation).
+        """
+        ALTER TABLE keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'software' CHECK (kind IN ('software', 'attested-tpm'));
+        """,
     ]
 
     /// The version this fingerauthd writes.

@@ -53,7 +53,7 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
 
     // MARK: - Keys
 
-    static let keyColumns = #"SELECT kid, "user", host, jwk, status, created FROM keys"#
+    static let keyColumns = #"SELECT kid, "user", host, jwk, status, created, kind FROM keys"#
 
     public func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? {
         try pool.withConnection { (db) throws(StoreError) -> RegisteredKey? in try Self.key(db, kid) }
@@ -69,11 +69,11 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
               let jwkText = result.text(row, 3), let statusText = result.text(row, 4),
               let status = KeyStatus(rawValue: statusText),
               let json = try? JSONParser(maxBytes: 16 * 1024, maxDepth: 4).parse(jwkText),
-              let jwk = JWK(json: json) else {
+              let jwk = JWK(json: json), let kind = result.text(row, 6).flatMap(KeyOrigin.init(rawValue:)) else {
             throw StoreError("corrupt row in table keys")
         }
         return RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status,
-                             created: result.int64(row, 5) ?? 0)
+                             created: result.int64(row, 5) ?? 0, kind: kind)
     }
 
     public func listKeys() throws(StoreError) -> [RegisteredKey] {
@@ -116,10 +116,10 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
                                    [.text(proofJTI), .integer(keepUntil)])
         guard claimed.affected == 1 else { return .proofReplayed }
         let insert = try db.query("""
-            INSERT INTO keys (kid, "user", host, jwk, status, created) VALUES ($1, $2, $3, $4, $5, $6)
+            INSERT INTO keys (kid, "user", host, jwk, status, created, kind) VALUES ($1, $2, $3, $4, $5, $6, $7)
             ON CONFLICT (kid) DO NOTHING
             """, [.text(key.kid), .text(key.user), .text(key.host), .text(JSONEncoding.encode(key.jwk.json)),
-                  .text(key.status == .pending ? "pending" : "active"), .integer(key.created)])
+                  .text(key.status == .pending ? "pending" : "active"), .integer(key.created), .text(key.kind.rawValue)])
         if insert.affected == 1 { return .created }
         guard let existing = try Self.key(db, key.kid) else { throw StoreError("key vanished during registration") }
         return Registration.existing(existing, for: key)
@@ -145,7 +145,7 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
         let result = try db.query(#"""
             UPDATE keys SET status = 'revoked', revoked = $3
             WHERE status <> 'revoked' AND ($1::text IS NULL OR "user" = $1::text) AND ($2::text IS NULL OR host = $2::text)
-            RETURNING kid, "user", host, jwk, status, created
+            RETURNING kid, "user", host, jwk, status, created, kind
             """#, [.text(user), .text(host), .integer(now)])
         var keys: [RegisteredKey] = []
         for row in 0..<result.rows { keys.append(try key(result, row)) }

@@ -9,7 +9,7 @@
 /// `refusals` row stands for; keys are found by host for bulk revocation.
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 4
+    static let version: Int64 = 5
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -22,7 +22,8 @@ enum SQLiteSchema {
             if current == 1 { try database.execute(fromVersion1) }
             if current < 2 { try database.execute(version2Tables) }
             if current < 3 { try database.execute(fromVersion2) }
-            try database.execute(fromVersion3)
+            if current < 4 { try database.execute(fromVersion3) }
+            try database.execute(fromVersion4)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }
@@ -134,5 +135,10 @@ enum SQLiteSchema {
         ) WITHOUT ROWID;
         CREATE INDEX user_lists_user ON user_lists ("user");
         ALTER TABLE audit ADD COLUMN rule INTEGER;
+        """
+
+    /// 5: where each key lives (`software`, or `attested-tpm` after TPM key attestation).
+    private static let fromVersion4 = """
+        ALTER TABLE keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'software' CHECK (kind IN ('software', 'attested-tpm'));
         """
 }

@@ -87,7 +87,7 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
 
     // MARK: - Keys
 
-    static let keyColumns = "SELECT kid, user, host, jwk, status, created FROM keys"
+    static let keyColumns = "SELECT kid, user, host, jwk, status, created, kind FROM keys"
 
     /// The key stored under `kid`, in any status.
     public func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? {
@@ -106,10 +106,11 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
               let jwkText = stmt.text(3), let statusText = stmt.text(4),
               let status = KeyStatus(rawValue: statusText),
               let json = try? JSONParser(maxBytes: 16 * 1024, maxDepth: 4).parse(jwkText),
-              let jwk = JWK(json: json) else {
+              let jwk = JWK(json: json), let kind = stmt.text(6).flatMap(KeyOrigin.init(rawValue:)) else {
             throw StoreError("corrupt row in table keys")
         }
-        return RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: stmt.int64(5) ?? 0)
+        return RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: stmt.int64(5) ?? 0,
+                             kind: kind)
     }
 
     /// Every registered key, oldest first.
@@ -139,7 +140,7 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
                                        keepUntil: Int64) throws(StoreError) -> RegistrationResult {
         guard try claimJTI(db, proofJTI, keepUntil: keepUntil) else { return .proofReplayed }
         try db.withStatement("""
-            INSERT INTO keys (kid, user, host, jwk, status, created) VALUES (?1, ?2, ?3, ?4, ?6, ?5)
+            INSERT INTO keys (kid, user, host, jwk, status, created, kind) VALUES (?1, ?2, ?3, ?4, ?6, ?5, ?7)
             ON CONFLICT (kid) DO NOTHING
             """) { (insert) throws(StoreError) in
             try insert.bind(1, key.kid)
@@ -148,6 +149,7 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
             try insert.bind(4, JSONEncoding.encode(key.jwk.json))
             try insert.bind(5, key.created)
             try insert.bind(6, key.status == .pending ? "pending" : "active")
+            try insert.bind(7, key.kind.rawValue)
             try insert.run()
         }
         if db.changes == 1 { return .created }

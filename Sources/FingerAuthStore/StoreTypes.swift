@@ -20,8 +20,12 @@ public struct RegisteredKey: Sendable, Equatable {
     public var status: KeyStatus
     /// Registration time, seconds since the epoch.
     public var created: Int64
+    /// Where the private key lives, as far as the authenticator was shown.
+    public var kind: KeyOrigin
 
-    public init(kid: String, user: String, host: String, jwk: JWK, status: KeyStatus, created: Int64) {
+    public init(kid: String, user: String, host: String, jwk: JWK, status: KeyStatus, created: Int64,
+                kind: KeyOrigin = .software) {
+        self.kind = kind
         self.kid = kid
         self.user = user
         self.host = host
@@ -29,6 +33,18 @@ public struct RegisteredKey: Sendable, Equatable {
         self.status = status
         self.created = created
     }
+}
+
+/// Where a registered key's private half lives, as far as the authenticator was shown.
+public enum KeyOrigin: String, Sendable, Equatable {
+    /// A key the host holds in a file (or anywhere it likes): nothing was proven.
+    case software
+    /// A key whose registration proved, by TPM key attestation against a trusted EK CA,
+    /// that it was made inside a TPM and cannot leave it.
+    case attestedTPM = "attested-tpm"
+
+    /// The kind a policy rule's `key` matches.
+    public var policyKind: KeyKind { self == .attestedTPM ? .hardware : .software }
 }
 
 /// Finds registered keys by kid. The stores are the real ones; tests use a dictionary.

@@ -1,0 +1,133 @@
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthStore
+
+/// TPM key attestation at registration, in two requests.
+///
+/// 1. `POST /v1/keys/challenge` (host token) with `{user, host, ek_certificate,
+///    ak_public}`: the EK certificate must chain to `tpm-ek-ca`, the AK must be a
+///    restricted signing key bound to its TPM. The answer wraps a fresh secret for that EK
+///    and that AK's Name (TPM2_MakeCredential) and names a fresh nonce:
+///    `{challenge, credential_blob, encrypted_secret, nonce, expires_in}`.
+/// 2. `POST /v1/keys` with the usual body plus `attestation: {challenge, credential,
+///    key_public, certify_info, certify_signature}`: the secret the TPM unwrapped (so the AK
+///    is in the EK's TPM), the device key's TPM2B_PUBLIC, and TPM2_Certify of that key by
+///    the AK over the nonce. The key is then stored as `attested-tpm`.
+///
+/// Every binary member is base64url without padding. Refusals are 400 `invalid_attestation`
+/// (does not parse) or 403 with the reason, which is also the audit row's.
+extension AuthenticatorService {
+    func attestationChallenge(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
+        var event = AuditEvent(event: "attest_challenge", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
+        let answer = challengeAnswer(request, &event)
+        // Only refusals are audited: a challenge changes nothing until it is answered.
+        if answer.status == 200 { return .answer(answer) }
+        return finish(event, answer, exchange)
+    }
+
+    private func challengeAnswer(_ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
+        let tokenHost: String
+        switch authorizedHost(request, &event) {
+        case let .refused(answer): return answer
+        case let .host(host): tokenHost = host
+        }
+        let body: JSONValue
+        switch Self.jsonBody(request) {
+        case let .failure(failure):
+            event.reason = failure.code
+            return failure.response
+        case let .success(value):
+            body = value
+        }
+        guard let user = body["user"]?.stringValue, Names.isValidUser(user),
+              let host = body["host"]?.stringValue, Names.isValidHost(host) else {
+            event.reason = "invalid_request"
+            return .error(400, "invalid_request")
+        }
+        event.user = user
+        event.host = host
+        guard host.sameBytes(as: tokenHost) else {
+            event.reason = "host_mismatch"
+            return .error(403, "host_mismatch")
+        }
+        guard let trust = settings.endorsementTrust else {
+            event.reason = "attestation_not_configured"
+            return .error(403, "attestation_not_configured")
+        }
+        guard let der = body["ek_certificate"]?.stringValue.flatMap(Base64URL.decode),
+              let ak = body["ak_public"]?.stringValue.flatMap(Base64URL.decode) else {
+            event.reason = "invalid_attestation"
+            return .error(400, "invalid_attestation")
+        }
+        guard let certificate = try? X509Certificate(der: der) else {
+            event.reason = "invalid_attestation"
+            return .error(400, "invalid_attestation")
+        }
+        if let why = trust.refusal(of: certificate) {
+            log.message("EK certificate of \(LogText.clean(host)) refused: \(LogText.clean(why))")
+            event.reason = "ek_untrusted"
+            return .error(403, "ek_untrusted")
+        }
+        guard certificate.isRSA(bits: 2048) else {
+            event.reason = "ek_untrusted"
+            return .error(403, "ek_untrusted")
+        }
+        let attestationKey: TPMPublicKey
+        do {
+            attestationKey = try TPMPublicKey(tpm2b: ak)
+        } catch {
+            event.reason = "ak_invalid"
+            return .error(403, "ak_invalid")
+        }
+        guard TPMAttestation.attestationKeyRefusal(attestationKey) == nil,
+              let name = TPMAttestation.name(of: attestationKey) else {
+            event.reason = "ak_invalid"
+            return .error(403, "ak_invalid")
+        }
+        guard let secret = SecureRandom.bytes(32), let nonce = SecureRandom.bytes(32), let idBytes = SecureRandom.bytes(18),
+              let made = try? TPMCredential.make(endorsementKey: certificate, name: name, secret: secret) else {
+            event.outcome = "error"
+            event.reason = "unavailable"
+            return .error(503, "unavailable")
+        }
+        let id = Base64URL.encode(idBytes)
+        let now = clock.now()
+        let pending = AttestationChallenges.Pending(user: user, host: host, attestationKey: attestationKey, secret: secret,
+                                                    nonce: nonce, expires: now + AttestationChallenges.lifetime)
+        switch challenges.add(id, pending, now: now) {
+        case .admitted: break
+        case .hostFull, .full:
+            event.reason = "too_many_challenges"
+            return .error(429, "too_many_challenges")
+        }
+        return HTTPResponse(status: 200, json: .object([
+            ("challenge", .string(id)),
+            ("credential_blob", .string(Base64URL.encode(made.credentialBlob))),
+            ("encrypted_secret", .string(Base64URL.encode(made.encryptedSecret))),
+            ("nonce", .string(Base64URL.encode(nonce))),
+            ("expires_in", .number(String(AttestationChallenges.lifetime))),
+        ]))
+    }
+
+    /// A registration's `attestation` member checked against its challenge: nil when the
+    /// key is shown to be an attested TPM key of `user` on `host`; else the answer.
+    func attestationRefusal(_ attestation: JSONValue, user: String, host: String, jwk: JWK) -> (Int, String)? {
+        guard let id = attestation["challenge"]?.stringValue, id.utf8.count <= 64,
+              let credential = attestation["credential"]?.stringValue.flatMap(Base64URL.decode),
+              let keyBytes = attestation["key_public"]?.stringValue.flatMap(Base64URL.decode),
+              let attest = attestation["certify_info"]?.stringValue.flatMap(Base64URL.decode),
+              let signature = attestation["certify_signature"]?.stringValue.flatMap(Base64URL.decode) else {
+            return (400, "invalid_attestation")
+        }
+        guard let pending = challenges.take(id, now: clock.now()) else { return (403, "challenge_unknown") }
+        guard pending.user.sameBytes(as: user), pending.host.sameBytes(as: host) else { return (403, "challenge_unknown") }
+        guard TPMAttestation.constantTimeEqual(credential, pending.secret) else { return (403, "activation_failed") }
+        guard let key = try? TPMPublicKey(tpm2b: keyBytes) else { return (403, "key_mismatch") }
+        if let refusal = TPMAttestation.deviceKeyRefusal(key, jwk: jwk) { return (403, refusal.rawValue) }
+        if let refusal = TPMAttestation.certifyRefusal(attest: attest, signature: signature, ak: pending.attestationKey,
+                                                       key: key, nonce: pending.nonce) {
+            return (403, refusal.rawValue)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,297 @@
+"""TPM key attestation at the authenticator (issue 14, the server's half), against a real
+software TPM: the test plays the host with tpm2-pytss — EK, AK and a TPM-resident device
+key on swtpm — and the real fingerauthd checks the EK certificate against swtpm's CA, the
+AK by credential activation, and the device key by TPM2_Certify over its nonce. Every
+refusal is a 4xx whose reason is also the audit row's; on both stores."""
+
+import base64
+import datetime
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from support.authd import Authd, build_dir  # noqa: E402
+from support.swtpm import SoftwareTPM, available as swtpm_available, ek_ca_bundle  # noqa: E402
+from test_authenticator import AUDIENCE, PROOF_TYP, DeviceKey, b64url, claims, int_bytes  # noqa: E402
+from test_policy import admin_ok, db, server  # noqa: E402,F401  (store fixtures: sqlite and postgresql)
+
+try:
+    from support.tpm_host import TPMHost
+except ImportError:  # python3-tpm2-pytss missing: make test-deps installs it
+    TPMHost = None
+
+pytestmark = [
+    pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauthd"), os.X_OK),
+                       reason="no fingerauthd in %s" % build_dir()),
+    pytest.mark.skipif(not swtpm_available() or TPMHost is None,
+                       reason="swtpm, tpm2-tools or python3-tpm2-pytss missing (make test-deps)"),
+]
+
+HOSTNAME = "tpmhost1"
+
+
+def unb64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@pytest.fixture(scope="module")
+def tpm():
+    with SoftwareTPM() as machine:
+        yield machine
+
+
+@pytest.fixture(scope="module")
+def ca_bundle(tpm, tmp_path_factory):
+    return ek_ca_bundle(str(tmp_path_factory.mktemp("ekca") / "ek-ca.pem"))
+
+
+@pytest.fixture
+def host(tpm):
+    with TPMHost(tpm.tcti, ek_der=tpm.ek_certificate_der()) as machine:
+        yield machine
+
+
+def kid_of(jwk):
+    canonical = '{"e":"%s","kty":"RSA","n":"%s"}' % (jwk["e"], jwk["n"])
+    return b64url(hashlib.sha256(canonical.encode("ascii")).digest())
+
+
+class TPMKey:
+    """The host's TPM device key as the registration and login see it: JWK, kid, JWTs
+    signed inside the TPM."""
+
+    def __init__(self, machine, fixed=True):
+        self.machine = machine
+        self.public = machine.create_device_key(fixed=fixed)
+        n = machine.device_key_modulus()
+        e = machine.device_key_exponent()
+        self.jwk = {"kty": "RSA", "n": b64url(n), "e": b64url(int_bytes(e))}
+        self.kid = kid_of(self.jwk)
+
+    def sign(self, document, typ="JWT"):
+        header = {"alg": "RS256", "typ": typ, "kid": self.kid}
+        signing_input = "%s.%s" % (b64url(json.dumps(header).encode()), b64url(json.dumps(document).encode()))
+        return signing_input + "." + b64url(self.machine.sign_rs256(signing_input.encode("ascii")))
+
+    def proof(self, document):
+        return self.sign(document, typ=PROOF_TYP)
+
+
+def challenge(authd, token, machine, user="alice", host=HOSTNAME, ak_public=None, ek=None):
+    return authd.post_json("/v1/keys/challenge", {
+        "user": user, "host": host,
+        "ek_certificate": b64url(ek if ek is not None else machine.ek_certificate()),
+        "ak_public": b64url(ak_public if ak_public is not None else machine.ak_public)}, token=token)
+
+
+def attestation_for(machine, answer, nonce=None, credential=None, key_public=None):
+    """What the host sends with the registration: the unwrapped secret and the
+    certification of the loaded device key over the challenge's nonce."""
+    document = answer.json()
+    secret = machine.activate(unb64(document["credential_blob"]), unb64(document["encrypted_secret"]))
+    attest, signature = machine.certify(nonce if nonce is not None else unb64(document["nonce"]))
+    return {"challenge": document["challenge"], "credential": b64url(credential if credential is not None else secret),
+            "key_public": b64url(key_public if key_public is not None else machine.key_public),
+            "certify_info": b64url(attest), "certify_signature": b64url(signature)}
+
+
+def register(authd, token, key, attestation=None, user="alice", host=HOSTNAME):
+    body = {"user": user, "host": host, "jwk": key.jwk, "proof": key.proof(claims(sub=user, iss=host))}
+    if attestation is not None:
+        body["attestation"] = attestation
+    return authd.post_json("/v1/keys", body, token=token)
+
+
+def last_row(authd, event):
+    rows = [r for r in authd.audit_rows() if r["event"] == event]
+    assert rows, authd.audit_rows()
+    return rows[-1]
+
+
+def keys_by_kid(authd):
+    return {k["kid"]: k for k in json.loads(admin_ok(authd, "keys", "list", "--json"))}
+
+
+def test_tpm_key_is_registered_as_attested_and_its_hwk_login_is_accepted(tmp_path, db, host, ca_bundle):
+    with Authd(tmp_path / "a", db=db, args=("--tpm-ek-ca", ca_bundle)) as authd:
+        token = authd.create_token(HOSTNAME)
+        host.create_ak()
+        key = TPMKey(host)
+        answer = challenge(authd, token, host)
+        assert answer.status == 200, answer
+        document = answer.json()
+        assert document["expires_in"] == 120 and len(unb64(document["nonce"])) == 32
+        created = register(authd, token, key, attestation_for(host, answer))
+        assert created.status == 201, created
+        assert created.json() == {"kid": key.kid, "status": "active"}
+        assert keys_by_kid(authd)[key.kid]["kind"] == "attested-tpm"
+        table = admin_ok(authd, "keys", "list")
+        assert table.splitlines()[0].split()[-1] == "KIND"
+        assert [line for line in table.splitlines() if key.kid in line][0].split()[-1] == "attested-tpm"
+        login = key.sign(claims(sub="alice", iss=HOSTNAME, amr=["fpt", "hwk"]))
+        accepted = authd.post_json("/v1/login", {"jwt": login})
+        assert accepted.status == 200, accepted
+        row = last_row(authd, "login")
+        assert (row["outcome"], row["kid"]) == ("accept", key.kid)
+
+
+def test_software_key_keeps_kind_software_and_may_not_claim_hwk(tmp_path, db, ca_bundle):
+    with Authd(tmp_path / "a", db=db, args=("--tpm-ek-ca", ca_bundle)) as authd:
+        token = authd.create_token(HOSTNAME)
+        key = DeviceKey()
+        assert register(authd, token, key).status == 201
+        assert keys_by_kid(authd)[key.kid]["kind"] == "software"
+        claimed = authd.post_json("/v1/login", {"jwt": key.sign(claims(sub="alice", iss=HOSTNAME, amr=["fpt", "hwk"]))})
+        assert claimed.status == 401, claimed
+        assert claimed.json()["error"] == "hwk_not_attested"
+        row = last_row(authd, "login")
+        assert (row["outcome"], row["reason"]) == ("deny", "hwk_not_attested")
+        plain = authd.post_json("/v1/login", {"jwt": key.sign(claims(sub="alice", iss=HOSTNAME))})
+        assert plain.status == 200, plain
+
+
+def other_ca_certificate_for(ek_der):
+    """The EK's own public key in a certificate of a CA nobody trusts."""
+    ek_public = x509.load_der_x509_certificate(ek_der).public_key()
+    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "not-a-tpm-vendor")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(ek_public)
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=30)).sign(ca_key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.DER)
+
+
+def test_attestation_refusals_each_answer_4xx_with_their_audit_reason(tmp_path, db, host, ca_bundle):
+    with Authd(tmp_path / "a", db=db, args=("--tpm-ek-ca", ca_bundle, "--address-failures", "0",
+                                            "--user-failures", "0")) as authd:
+        token = authd.create_token(HOSTNAME)
+
+        def refused(answer, status, reason, event="register"):
+            assert answer.status == status, (reason, answer)
+            assert answer.json()["error"] == reason
+            row = last_row(authd, event)
+            assert (row["outcome"], row["reason"]) == ("deny", reason), row
+
+        # EK certificate from another CA.
+        host.create_ak()
+        refused(challenge(authd, token, host, ek=other_ca_certificate_for(host.ek_certificate())), 403, "ek_untrusted",
+                "attest_challenge")
+        # Not a certificate at all.
+        refused(challenge(authd, token, host, ek=b"\x30\x03\x02\x01\x01"), 400, "invalid_attestation", "attest_challenge")
+        # An AK that is not restricted could sign a forged TPMS_ATTEST.
+        open_ak = host.create_ak(restricted=False)
+        refused(challenge(authd, token, host, ak_public=open_ak), 403, "ak_invalid", "attest_challenge")
+        host.create_ak()
+
+        # AK not activated: the answer to the credential challenge is wrong.
+        key = TPMKey(host)
+        answer = challenge(authd, token, host)
+        refused(register(authd, token, key, attestation_for(host, answer, credential=os.urandom(32))),
+                403, "activation_failed")
+        # The challenge was used up by that wrong answer; the right one comes too late.
+        refused(register(authd, token, key, attestation_for(host, answer)), 403, "challenge_unknown")
+
+        # A stale nonce: the certification is of an earlier challenge.
+        first = challenge(authd, token, host)
+        old_nonce = unb64(first.json()["nonce"])
+        second = challenge(authd, token, host)
+        refused(register(authd, token, key, attestation_for(host, second, nonce=old_nonce)), 403, "nonce_mismatch")
+
+        # A software key with an attestation made up from a genuine TPM's answer.
+        software = DeviceKey()
+        refused(register(authd, token, software, attestation_for(host, challenge(authd, token, host))),
+                403, "key_mismatch")
+
+        # Certify over another key: key A's public key and JWK, key B certified.
+        key_a = TPMKey(host)
+        proof_a = key_a.proof(claims(sub="alice", iss=HOSTNAME))
+        public_a = key_a.public
+        TPMKey(host)  # key B is now the loaded key that certify() certifies
+        answer = challenge(authd, token, host)
+        body = {"user": "alice", "host": HOSTNAME, "jwk": key_a.jwk, "proof": proof_a,
+                "attestation": attestation_for(host, answer, key_public=public_a)}
+        refused(authd.post_json("/v1/keys", body, token=token), 403, "key_mismatch")
+
+        # Attributes without fixedTPM and fixedParent: a key that could be duplicated out.
+        loose = TPMKey(host, fixed=False)
+        refused(register(authd, token, loose, attestation_for(host, challenge(authd, token, host))),
+                403, "key_attributes")
+
+        # Another user's name on the challenge than on the registration.
+        key = TPMKey(host)
+        answer = challenge(authd, token, host, user="bob")
+        refused(register(authd, token, key, attestation_for(host, answer)), 403, "challenge_unknown")
+
+        # Nothing refused was stored, and no secret of a challenge reached the log.
+        assert keys_by_kid(authd) == {}
+        log = authd.log_text()
+        assert "EK certificate of tpmhost1 refused" in log
+        assert answer.json()["nonce"] not in log and answer.json()["credential_blob"] not in log
+
+
+def test_require_hardware_keys_refuses_software_keys_at_registration_and_login(tmp_path, host, ca_bundle):
+    workdir = tmp_path / "a"
+    with Authd(workdir, args=("--tpm-ek-ca", ca_bundle)) as authd:
+        token = authd.create_token(HOSTNAME)
+        older = DeviceKey()
+        assert register(authd, token, older).status == 201
+        database = authd.db
+    with Authd(tmp_path / "b", db=database, args=("--tpm-ek-ca", ca_bundle, "--require-hardware-keys", "yes")) as authd:
+        software = DeviceKey()
+        answer = register(authd, token, software)
+        assert answer.status == 403 and answer.json()["error"] == "hardware_key_required", answer
+        assert software.kid not in keys_by_kid(authd)
+        login = authd.post_json("/v1/login", {"jwt": older.sign(claims(sub="alice", iss=HOSTNAME))})
+        assert login.status == 403 and login.json()["error"] == "hardware_key_required", login
+        assert last_row(authd, "login")["reason"] == "hardware_key_required"
+        host.create_ak()
+        key = TPMKey(host)
+        assert register(authd, token, key, attestation_for(host, challenge(authd, token, host))).status == 201
+        hardware = authd.post_json("/v1/login", {"jwt": key.sign(claims(sub="alice", iss=HOSTNAME, amr=["fpt", "hwk"]))})
+        assert hardware.status == 200, hardware
+
+
+def test_attestation_needs_a_configured_ek_ca_and_bounds_open_challenges(tmp_path, host, ca_bundle):
+    with Authd(tmp_path / "a") as authd:
+        token = authd.create_token(HOSTNAME)
+        host.create_ak()
+        answer = challenge(authd, token, host)
+        assert answer.status == 403 and answer.json()["error"] == "attestation_not_configured", answer
+        # Without a host token nothing is looked at.
+        assert challenge(authd, "not-a-token", host).status == 401
+    with Authd(tmp_path / "b", args=("--tpm-ek-ca", ca_bundle)) as authd:
+        token = authd.create_token(HOSTNAME)
+        other = authd.create_token("otherhost")
+        assert challenge(authd, other, host).status == 403  # another host's token: host_mismatch
+        answers = [challenge(authd, token, host).status for _ in range(5)]
+        assert answers == [200, 200, 200, 200, 429], answers
+        assert last_row(authd, "attest_challenge")["reason"] == "too_many_challenges"
+
+
+def test_require_hardware_keys_without_an_ek_ca_or_with_a_bad_bundle_is_a_usage_error(tmp_path):
+    binary = os.path.join(build_dir(), "fingerauthd")
+    base = [binary, "serve", "--listen", "127.0.0.1:0", "--audience", AUDIENCE, "--db", str(tmp_path / "db")]
+    result = subprocess.run(base + ["--require-hardware-keys", "yes"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "require-hardware-keys = yes needs tpm-ek-ca" in result.stderr
+    empty = tmp_path / "empty.pem"
+    empty.write_text("not a certificate\n")
+    result = subprocess.run(base + ["--tpm-ek-ca", str(empty)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "tpm-ek-ca: trust store: no certificate in the bundle" in result.stderr
+    writable = tmp_path / "writable.pem"
+    writable.write_text(open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()[:10])
+    os.chmod(writable, 0o666)
+    result = subprocess.run(base + ["--tpm-ek-ca", str(writable)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2 and "tpm-ek-ca:" in result.stderr
