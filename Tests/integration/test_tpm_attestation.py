@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from support.authd import Authd, build_dir  # noqa: E402
 from support.swtpm import SoftwareTPM, available as swtpm_available, ek_ca_bundle  # noqa: E402
+from test_authenticator_abuse import grant  # noqa: E402
 from test_authenticator import AUDIENCE, PROOF_TYP, DeviceKey, b64url, claims, int_bytes  # noqa: E402
 from test_policy import admin_ok, db, server  # noqa: E402,F401  (store fixtures: sqlite and postgresql)
 
@@ -255,11 +256,15 @@ def test_require_hardware_keys_refuses_software_keys_at_registration_and_login(t
         login = authd.post_json("/v1/login", {"jwt": older.sign(claims(sub="alice", iss=HOSTNAME))})
         assert login.status == 403 and login.json()["error"] == "hardware_key_required", login
         assert last_row(authd, "login")["reason"] == "hardware_key_required"
+        # The OAuth grant takes a login token too: the same floor.
+        granted = grant(authd, older.sign(claims(sub="alice", iss=HOSTNAME)))
+        assert granted.status == 403 and granted.json()["error"] == "hardware_key_required", granted
         host.create_ak()
         key = TPMKey(host)
         assert register(authd, token, key, attestation_for(host, challenge(authd, token, host))).status == 201
         hardware = authd.post_json("/v1/login", {"jwt": key.sign(claims(sub="alice", iss=HOSTNAME, amr=["fpt", "hwk"]))})
         assert hardware.status == 200, hardware
+        assert grant(authd, key.sign(claims(sub="alice", iss=HOSTNAME, amr=["fpt", "hwk"]))).status == 200
 
 
 def test_attestation_needs_a_configured_ek_ca_and_bounds_open_challenges(tmp_path, host, ca_bundle):
