@@ -33,9 +33,38 @@ struct Authenticator {
     static func policyRefusal(_ response: HTTPResponse, user: String, host: String) -> String? {
         guard response.status == 403, let json = try? JSONParser().parse(response.body),
               json["error"]?.stringValue == "policy_denied" else { return nil }
-        let rule = json["rule"]?.int64Value.map { " (rule \($0))" } ?? ""
-        return "the authenticator's policy does not allow a key for \(user) on \(printable(host))\(rule); "
+        return policyText(user: user, host: host, rule: json["rule"]?.int64Value)
+    }
+
+    /// What a registration refused by the policy tells the admin on the host.
+    static func policyText(user: String, host: String, rule: Int64?) -> String {
+        let named = rule.map { " (rule \($0))" } ?? ""
+        return "the authenticator's policy does not allow a key for \(user) on \(printable(host))\(named); "
             + "its admin can see why: fingerauthd policy test --stage registration --user \(user) --host \(printable(host))"
+    }
+
+    /// What `POST /v1/policy/check` said about `user` (with `service`: a login; without:
+    /// a registration) on this host.
+    enum PolicyAnswer: Equatable {
+        case allowed
+        /// 403 `policy_denied`, with the deciding rule's id when the answer named it.
+        case denied(rule: Int64?)
+        /// Unreachable, or another status (an older authenticator, 5xx): it could not say.
+        case unknown(status: Int?)
+    }
+
+    /// Asks the authenticator's policy with the host `token`; read-only on its side.
+    func checkPolicy(user: String, service: String? = nil, token: String) -> PolicyAnswer {
+        var members: [(String, JSONValue)] = [("user", .string(user))]
+        if let service { members.append(("service", .string(service))) }
+        guard case let .success(response) = send("POST", policyCheckURL, body: JSONEncoding.encodeBytes(.object(members)),
+                                                 token: token) else { return .unknown(status: nil) }
+        let json = try? JSONParser().parse(response.body)
+        switch response.status {
+        case 200: return .allowed
+        case 403 where json?["error"]?.stringValue == "policy_denied": return .denied(rule: json?["rule"]?.int64Value)
+        default: return .unknown(status: response.status)
+        }
     }
 
     /// `…/healthz` at the origin.

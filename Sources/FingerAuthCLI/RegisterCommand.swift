@@ -67,9 +67,10 @@ enum RegisterCommand {
                     throw CommandError("registered, but cannot record it: \(error)")
                 }
                 return status
-            case 403 where Authenticator.policyRefusal(response, user: context.user, host: host) != nil:
-                throw CommandError(Authenticator.policyRefusal(response, user: context.user, host: host) ?? "")
             case 401, 403:
+                if let refusal = Authenticator.policyRefusal(response, user: context.user, host: host) {
+                    throw CommandError(refusal)
+                }
                 throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile)): "
                     + Authenticator.reason(response))
             case 409:
@@ -90,11 +91,7 @@ enum RegisterCommand {
     static func checkPolicy(context: Context) throws(CommandError) {
         let authenticator = Authenticator(options: context.options)
         let token = try authenticator.hostToken()
-        let body = JSONEncoding.encodeBytes(.object([("user", .string(context.user))]))
-        guard case let .success(response) = authenticator.send("POST", authenticator.policyCheckURL, body: body,
-                                                              token: token) else { return }
-        if let refusal = Authenticator.policyRefusal(response, user: context.user, host: authenticator.hostID) {
-            throw CommandError(refusal)
-        }
+        guard case let .denied(rule) = authenticator.checkPolicy(user: context.user, token: token) else { return }
+        throw CommandError(Authenticator.policyText(user: context.user, host: authenticator.hostID, rule: rule))
     }
 }

@@ -131,18 +131,12 @@ extension RemoteChecks {
         }
         var refused: [String] = []
         for service in services {
-            let body = JSONEncoding.encodeBytes(.object([("user", .string(context.user)), ("service", .string(service))]))
-            guard case let .success(response) = authenticator.send("POST", authenticator.policyCheckURL, body: body,
-                                                                  token: token) else {
-                return .warn("policy", "the authenticator did not answer about its policy")
-            }
-            switch response.status {
-            case 200: continue
-            case 403:
-                let rule = (try? JSONParser().parse(response.body))?["rule"]?.int64Value.map { " (rule \($0))" } ?? ""
-                refused.append(service + rule)
-            default:
-                return .skip("policy", "the authenticator has no policy check (POST /v1/policy/check answered \(response.status))")
+            switch authenticator.checkPolicy(user: context.user, service: service, token: token) {
+            case .allowed: continue
+            case let .denied(rule): refused.append(service + (rule.map { " (rule \($0))" } ?? ""))
+            case .unknown(status: nil): return .warn("policy", "the authenticator did not answer about its policy")
+            case let .unknown(status?):
+                return .skip("policy", "the authenticator has no policy check (POST /v1/policy/check answered \(status))")
             }
         }
         guard refused.isEmpty else {
