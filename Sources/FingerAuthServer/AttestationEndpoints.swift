@@ -85,6 +85,7 @@ extension AuthenticatorService {
             return .error(403, "ak_invalid")
         }
         guard let secret = SecureRandom.bytes(32), let nonce = SecureRandom.bytes(32), let idBytes = SecureRandom.bytes(18),
+              let digest = Digest.sha256(secret),
               let made = try? TPMCredential.make(endorsementKey: certificate, name: name, secret: secret) else {
             event.outcome = "error"
             event.reason = "unavailable"
@@ -92,9 +93,19 @@ extension AuthenticatorService {
         }
         let id = Base64URL.encode(idBytes)
         let now = clock.now()
-        let pending = AttestationChallenges.Pending(user: user, host: host, attestationKey: attestationKey, secret: secret,
-                                                    nonce: nonce, expires: now + AttestationChallenges.lifetime)
-        switch challenges.add(id, pending, now: now) {
+        let stored = StoredChallenge(id: id, user: user, host: host, attestationKey: ak, secretDigest: digest,
+                                     nonce: nonce, expires: now + AttestationChallenges.lifetime)
+        let admission: ChallengeAdmission
+        do {
+            admission = try store.addChallenge(stored, perHost: AttestationChallenges.perHost,
+                                               capacity: AttestationChallenges.capacity, now: now)
+        } catch {
+            log.message("cannot store an attestation challenge: \(error)")
+            event.outcome = "error"
+            event.reason = "unavailable"
+            return .error(503, "unavailable")
+        }
+        switch admission {
         case .admitted: break
         case .hostFull, .full:
             event.reason = "too_many_challenges"
@@ -119,12 +130,21 @@ extension AuthenticatorService {
               let signature = attestation["certify_signature"]?.stringValue.flatMap(Base64URL.decode) else {
             return (400, "invalid_attestation")
         }
-        guard let pending = challenges.take(id, now: clock.now()) else { return (403, "challenge_unknown") }
-        guard pending.user.sameBytes(as: user), pending.host.sameBytes(as: host) else { return (403, "challenge_unknown") }
-        guard TPMAttestation.constantTimeEqual(credential, pending.secret) else { return (403, "activation_failed") }
+        let pending: StoredChallenge?
+        do {
+            pending = try store.takeChallenge(id: id, now: clock.now())
+        } catch {
+            log.message("cannot read an attestation challenge: \(error)")
+            return (503, "unavailable")
+        }
+        guard let pending, pending.user.sameBytes(as: user), pending.host.sameBytes(as: host),
+              let attestationKey = try? TPMPublicKey(tpm2b: pending.attestationKey) else { return (403, "challenge_unknown") }
+        guard let digest = Digest.sha256(credential), TPMAttestation.constantTimeEqual(digest, pending.secretDigest) else {
+            return (403, "activation_failed")
+        }
         guard let key = try? TPMPublicKey(tpm2b: keyBytes) else { return (403, "key_mismatch") }
         if let refusal = TPMAttestation.deviceKeyRefusal(key, jwk: jwk) { return (403, refusal.rawValue) }
-        if let refusal = TPMAttestation.certifyRefusal(attest: attest, signature: signature, ak: pending.attestationKey,
+        if let refusal = TPMAttestation.certifyRefusal(attest: attest, signature: signature, ak: attestationKey,
                                                        key: key, nonce: pending.nonce) {
             return (403, refusal.rawValue)
         }

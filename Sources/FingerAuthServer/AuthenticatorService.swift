@@ -33,8 +33,6 @@ public final class AuthenticatorService: Sendable {
     let users: FailureLimiter
     let addresses: FailureLimiter
     let refusals: RefusalCounter
-    /// TPM credential-activation challenges handed out and not yet answered.
-    let challenges = AttestationChallenges()
 
     /// A service over `store` that verifies with `policy`, reads `clock` and logs to `log`.
     /// Its group commit is not started: `startWriter()` (the daemon) batches the writes of

@@ -71,6 +71,7 @@ extension AuthenticatorService {
         if let attestation = body["attestation"] {
             if let (code, reason) = attestationRefusal(attestation, user: user, host: host, jwk: jwk) {
                 event.reason = reason
+                if code == 503 { event.outcome = "error" }
                 return (.error(code, reason), false)
             }
             origin = .attestedTPM

@@ -76,6 +76,11 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
     func hostSummaries() throws(StoreError) -> [HostSummary]
     /// Every user list and its members.
     func userLists() throws(StoreError) -> [(list: String, users: [String])]
+    /// Stores a TPM credential-activation challenge unless its host holds `perHost` open
+    /// ones or the table `capacity` (expired ones are dropped first).
+    func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int, now: Int64) throws(StoreError) -> ChallengeAdmission
+    /// Removes the challenge `id` and returns it unless it expired: each is used once.
+    func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge?
 
     // MARK: Rate limits
 

@@ -112,6 +112,18 @@ enum PostgresSchema {
         """
         ALTER TABLE keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'software' CHECK (kind IN ('software', 'attested-tpm'));
         """,
+        // 6: TPM credential-activation challenges, shared by every instance.
+        """
+        CREATE TABLE attestation_challenges (
+            id TEXT PRIMARY KEY NOT NULL,
+            "user" TEXT NOT NULL,
+            host TEXT NOT NULL,
+            ak_public TEXT NOT NULL,
+            secret_sha256 TEXT NOT NULL,
+            nonce TEXT NOT NULL,
+            expires BIGINT NOT NULL
+        );
+        """,
     ]
 
     /// The version this fingerauthd writes.

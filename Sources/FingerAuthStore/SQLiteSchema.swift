@@ -9,7 +9,7 @@
 /// `refusals` row stands for; keys are found by host for bulk revocation.
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 5
+    static let version: Int64 = 6
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -23,7 +23,8 @@ enum SQLiteSchema {
             if current < 2 { try database.execute(version2Tables) }
             if current < 3 { try database.execute(fromVersion2) }
             if current < 4 { try database.execute(fromVersion3) }
-            try database.execute(fromVersion4)
+            if current < 5 { try database.execute(fromVersion4) }
+            try database.execute(fromVersion5)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }
@@ -140,5 +141,18 @@ enum SQLiteSchema {
     /// 5: where each key lives (`software`, or `attested-tpm` after TPM key attestation).
     private static let fromVersion4 = """
         ALTER TABLE keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'software' CHECK (kind IN ('software', 'attested-tpm'));
+        """
+
+    /// 6: TPM credential-activation challenges, shared by whatever reads this database.
+    private static let fromVersion5 = """
+        CREATE TABLE attestation_challenges (
+            id TEXT PRIMARY KEY NOT NULL,
+            "user" TEXT NOT NULL,
+            host TEXT NOT NULL,
+            ak_public TEXT NOT NULL,
+            secret_sha256 TEXT NOT NULL,
+            nonce TEXT NOT NULL,
+            expires INTEGER NOT NULL
+        ) WITHOUT ROWID;
         """
 }

@@ -132,6 +132,10 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     }
     func hostSummaries() throws(StoreError) -> [HostSummary] { try base.hostSummaries() }
     func userLists() throws(StoreError) -> [(list: String, users: [String])] { try base.userLists() }
+    func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int, now: Int64) throws(StoreError) -> ChallengeAdmission {
+        try base.addChallenge(challenge, perHost: perHost, capacity: capacity, now: now)
+    }
+    func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? { try base.takeChallenge(id: id, now: now) }
     var sharesFailureCounts: Bool { false }
     func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
 }

@@ -300,3 +300,27 @@ def test_require_hardware_keys_without_an_ek_ca_or_with_a_bad_bundle_is_a_usage_
     os.chmod(writable, 0o666)
     result = subprocess.run(base + ["--tpm-ek-ca", str(writable)], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2 and "tpm-ek-ca:" in result.stderr
+
+
+def test_a_challenge_made_by_one_instance_is_answered_at_another_and_used_once(tmp_path, server, db, host, ca_bundle):
+    if server is None:
+        pytest.skip("a fleet needs PostgreSQL")
+    args = ("--tpm-ek-ca", ca_bundle)
+    with Authd(tmp_path / "a", db=db, args=args) as a, Authd(tmp_path / "b", db=db, args=args) as b:
+        token = a.create_token(HOSTNAME)
+        host.create_ak()
+        key = TPMKey(host)
+        answer = challenge(a, token, host)
+        assert answer.status == 200, answer
+        attestation = attestation_for(host, answer)
+        created = register(b, token, key, attestation)
+        assert created.status == 201, created
+        assert keys_by_kid(a)[key.kid]["kind"] == "attested-tpm"
+        # The same answer again, at the first instance: the challenge is gone fleet-wide.
+        again = register(a, token, key, attestation)
+        assert again.status == 403 and again.json()["error"] == "challenge_unknown", again
+        # The per-host limit counts the challenges of every instance.
+        statuses = [challenge(a if i % 2 else b, token, host).status for i in range(5)]
+        assert statuses == [200, 200, 200, 200, 429], statuses
+        rows = a.sql("SELECT secret_sha256, nonce FROM attestation_challenges")
+        assert len(rows) == 4 and all(len(unb64(r["secret_sha256"])) == 32 for r in rows)

@@ -1,0 +1,107 @@
+import FingerAuthCore
+
+/// TPM credential-activation challenges in the database, so that the `POST /v1/keys` that
+/// answers one may reach any instance of a fleet: the same SQL on both stores (through
+/// `PolicySQL`), each call one transaction of the store's own.
+
+/// One challenge as stored. The secret is kept as its SHA-256 only: the database never
+/// holds what would answer the challenge.
+public struct StoredChallenge: Sendable, Equatable {
+    public var id: String
+    public var user: String
+    public var host: String
+    /// The AK's TPM2B_PUBLIC, as the host sent it.
+    public var attestationKey: [UInt8]
+    public var secretDigest: [UInt8]
+    public var nonce: [UInt8]
+    /// Seconds since the epoch after which the challenge is gone.
+    public var expires: Int64
+
+    public init(id: String, user: String, host: String, attestationKey: [UInt8], secretDigest: [UInt8],
+                nonce: [UInt8], expires: Int64) {
+        self.id = id
+        self.user = user
+        self.host = host
+        self.attestationKey = attestationKey
+        self.secretDigest = secretDigest
+        self.nonce = nonce
+        self.expires = expires
+    }
+}
+
+/// Whether a new challenge was stored.
+public enum ChallengeAdmission: Sendable, Equatable {
+    case admitted
+    /// The host already holds its share of open challenges.
+    case hostFull
+    /// The authenticator holds its whole capacity of open challenges.
+    case full
+}
+
+enum ChallengeTables {
+    /// Drops expired challenges, then stores `challenge` unless its host or the whole table
+    /// is at its limit.
+    static func add(_ db: some PolicySQL, _ challenge: StoredChallenge, perHost: Int, capacity: Int,
+                    now: Int64) throws(StoreError) -> ChallengeAdmission {
+        _ = try db.policyRows("DELETE FROM attestation_challenges WHERE expires <= CAST(?1 AS BIGINT)", [String(now)])
+        let counts = try db.policyRows("""
+            SELECT CAST(COUNT(*) AS TEXT), CAST(COALESCE(SUM(CASE WHEN host = ?1 THEN 1 ELSE 0 END), 0) AS TEXT)
+              FROM attestation_challenges
+            """, [challenge.host])
+        guard counts.count == 1, counts[0].count == 2, let all = counts[0][0].flatMap({ Int($0) }),
+              let held = counts[0][1].flatMap({ Int($0) }) else { throw StoreError("corrupt challenge count") }
+        guard all < capacity else { return .full }
+        guard held < perHost else { return .hostFull }
+        _ = try db.policyRows("""
+            INSERT INTO attestation_challenges (id, "user", host, ak_public, secret_sha256, nonce, expires)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS BIGINT))
+            """, [challenge.id, challenge.user, challenge.host, Base64URL.encode(challenge.attestationKey),
+                  Base64URL.encode(challenge.secretDigest), Base64URL.encode(challenge.nonce), String(challenge.expires)])
+        return .admitted
+    }
+
+    /// Removes the challenge `id` and returns it if it had not expired: each is used once.
+    static func take(_ db: some PolicySQL, id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
+        let rows = try db.policyRows("""
+            DELETE FROM attestation_challenges WHERE id = ?1
+            RETURNING "user", host, ak_public, secret_sha256, nonce, CAST(expires AS TEXT)
+            """, [id])
+        guard let row = rows.first else { return nil }
+        guard row.count == 6, let user = row[0], let host = row[1],
+              let ak = row[2].flatMap(Base64URL.decode), let digest = row[3].flatMap(Base64URL.decode),
+              let nonce = row[4].flatMap(Base64URL.decode), let expires = row[5].flatMap({ Int64($0) }) else {
+            throw StoreError("corrupt row in table attestation_challenges")
+        }
+        guard expires > now else { return nil }
+        return StoredChallenge(id: id, user: user, host: host, attestationKey: ak, secretDigest: digest, nonce: nonce,
+                               expires: expires)
+    }
+}
+
+extension SQLiteStore {
+    public func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int,
+                             now: Int64) throws(StoreError) -> ChallengeAdmission {
+        try write { (db) throws(StoreError) -> ChallengeAdmission in
+            try ChallengeTables.add(db, challenge, perHost: perHost, capacity: capacity, now: now)
+        }
+    }
+
+    public func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
+        try write { (db) throws(StoreError) -> StoredChallenge? in try ChallengeTables.take(db, id: id, now: now) }
+    }
+}
+
+extension PostgresStore {
+    public func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int,
+                             now: Int64) throws(StoreError) -> ChallengeAdmission {
+        try transaction { (db) throws(StoreError) -> ChallengeAdmission in
+            // One admission at a time, fleet-wide, so the limits hold across instances.
+            _ = try db.execute("LOCK TABLE attestation_challenges IN SHARE ROW EXCLUSIVE MODE")
+            return try ChallengeTables.add(db, challenge, perHost: perHost, capacity: capacity, now: now)
+        }
+    }
+
+    public func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
+        try transaction { (db) throws(StoreError) -> StoredChallenge? in try ChallengeTables.take(db, id: id, now: now) }
+    }
+}
