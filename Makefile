@@ -9,9 +9,9 @@ SWIFT_BUILD := swift build -c release --disable-local-rpath
 # systemd-analyze and systemd-socket-activate (the agent's units and LISTEN_FDS, checked
 # without systemd running).
 BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-dev \
-  libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev gettext
+  libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev gettext libtss2-dev
 TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
-  faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools python3-tpm2-pytss
+  faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools python3-tpm2-pytss chromium chromium-driver python3-selenium
 
 PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent
 

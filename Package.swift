@@ -43,6 +43,7 @@ let package = Package(
         .systemLibrary(name: "CGnuTLS", path: "Sources/CGnuTLS", pkgConfig: "gnutls"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq"),
+        .systemLibrary(name: "CTSS2", path: "Sources/CTSS2", pkgConfig: "tss2-esys"),
         // fork + execveat of the login helper: the child runs async-signal-safe C only.
         .target(name: "CSpawn"),
 
@@ -52,6 +53,10 @@ let package = Package(
         .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore", "CSystem", "CSpawn"], swiftSettings: v5),
         .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"], swiftSettings: v5),
         .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v5),
+        // TPM-resident device keys and the host's half of key attestation (ESAPI). Linked by
+        // the login helper and the command line only, never by the module or the server.
+        .target(name: "FingerAuthTPM", dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CTSS2"],
+                swiftSettings: v5),
         .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v5),
         // The authenticator's registry: SQLite and PostgreSQL stores, schema and migrations,
         // pruning, and the group commit that the request path writes through.
@@ -74,7 +79,7 @@ let package = Package(
                 linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
         .executableTarget(name: "FingerAuthLogin",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthReader",
-                                         "FingerAuthCrypto", "FingerAuthHTTP", "CSystem"],
+                                         "FingerAuthCrypto", "FingerAuthHTTP", "FingerAuthTPM", "CSystem"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
         // The root service for PAM hosts that run as the user (screen lockers): the same
         // login decision and helper as the module, for the caller's own user only.
@@ -83,7 +88,7 @@ let package = Package(
                           swiftSettings: v5, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthCLI",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto",
-                                         "FingerAuthHTTP", "FingerAuthReader"],
+                                         "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthDaemon",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthStore", "FingerAuthServer"],

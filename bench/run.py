@@ -2,8 +2,9 @@
 touch-to-login (finger put on the reader after the prompt), the module's own cost, fall-over,
 authenticator throughput with each side's durability, fsyncs and CPU against the machine's
 RSA limit (section 4, bench/durability.py), steadiness, the authenticator on a durable
-PostgreSQL (section 6), and a flood of refused requests beside valid logins (section 7,
-bench/flood.py) — each against a baseline measured in this same run, printed as one table
+PostgreSQL (section 6), a flood of refused requests beside valid logins (section 7,
+bench/flood.py), a login with a TPM key on swtpm beside a file key (section 8, bench/tpm.py), and the admin
+console on a million audit rows (section 9, bench/console.py) — each against a baseline measured in this same run, printed as one table
 (figure, ours, baseline, ratio, the issue's target where it set one). See BENCHMARKS.md.
 
     FINGERAUTH_BUILD=<dir with the built binaries> BENCH_VENV=<venv with uvicorn, PyJWT>
@@ -40,7 +41,7 @@ from support.tls import make_ca  # noqa: E402
 from support.vreader import VirtualReader, enroll_commands  # noqa: E402
 from support.world import HOST_ID, AUDIENCE, PASSWORDS, World  # noqa: E402
 
-from bench import durability, flood, system  # noqa: E402
+from bench import console, durability, flood, system, tpm  # noqa: E402
 from bench.common import (BenchKey, add, b64url, details, failed_checks, free_port, log,  # noqa: E402
                           notes, pct, proc_cpu_seconds, register_keys, rows, sign_tokens, started_pids, wrk,
                           write_token_files)
@@ -64,7 +65,7 @@ THROUGHPUT_TARGETS = {("rate", 8): {"at_least_ratio": 5.0}, ("rate", 64): {"at_l
                       ("p99", 64): {"at_most_ratio": 0.5}, ("p50", 1): {"at_most_ratio": 1.0}}
 PG_TOKENS = int(os.environ.get("BENCH_PG_TOKENS", str(TOKENS_PER_LEVEL)))
 PG_CLIENT_LEVELS = (8, 64)
-ONLY = set(os.environ.get("BENCH_ONLY", "1,2,3,4,5,6,7").split(","))  # a subset, for development
+ONLY = set(os.environ.get("BENCH_ONLY", "1,2,3,4,5,6,7,8,9").split(","))  # a subset, for development
 HELPER_RUNS = int(os.environ.get("BENCH_HELPER_RUNS", "40"))  # section 1b: the helper run directly
 SETTLE_S = int(os.environ.get("BENCH_SETTLE_MS", "50")) / 1000.0  # touch-to-login: prompt -> finger
 # A stand-in login helper (root 0755 shell script): reads the module's request on stdin and
@@ -1024,6 +1025,10 @@ def main():
             on_postgres(world, tmp, sqlite_results)
         if "7" in ONLY:
             flood.flood(world, tmp)
+        if "8" in ONLY:
+            tpm.tpm_keys(tmp, ca, LOGINS, pamtest, success_times, Feeder, started_pids)
+        if "9" in ONLY:
+            console.large_audit(tmp, ca, started_pids)
     except BaseException:
         failed = True
         raise

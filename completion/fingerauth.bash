@@ -27,6 +27,7 @@ _fingerauth() {
         --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --state-dir|--pam-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --bits) COMPREPLY=($(compgen -W "3072 2048" -- "$cur")); return ;;
+        --store) COMPREPLY=($(compgen -W "tpm file auto" -- "$cur")); return ;;
         --kid|--service) return ;;
     esac
 
@@ -37,7 +38,7 @@ _fingerauth() {
 
     local command="${words[1]}" options=""
     case "$command" in
-        enroll) options="$common --finger --force --no-register" ;;
+        enroll) options="$common --finger --store --force --no-register" ;;
         list) options="$common --json" ;;
         remove) options="$common --finger --all" ;;
         key)
@@ -46,9 +47,9 @@ _fingerauth() {
                 return
             fi
             case "${words[2]}" in
-                create) options="$common --bits --force" ;;
+                create) options="$common --store --bits --force" ;;
                 show) options="$common --json" ;;
-                rotate) options="$common --bits" ;;
+                rotate) options="$common --store --bits" ;;
             esac
             ;;
         register|reset) options="$common" ;;

@@ -2,7 +2,8 @@
 # finger already on the reader, and touch-to-login, the finger put on after the prompt —, the
 # module's own cost, fall-over time, authenticator throughput against a Python peer, steadiness) and
 # one and two fingerauthd on one durable PostgreSQL (section 6; a private cluster, always
-# removed), a flood of refused requests beside valid logins (section 7), each against a
+# removed), a flood of refused requests beside valid logins (section 7), a login with a TPM
+# key on swtpm (section 8), the admin console on a million audit rows (section 9), each against a
 # baseline measured in the same run, printed as one table (bench/run.py,
 # results also in build/bench-results.json; BENCHMARKS.md has the last run). Root only: it
 # adds a user (fabench) and runs fprintd on a system bus for the pam_unix and pam_fprintd

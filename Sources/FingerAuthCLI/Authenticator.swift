@@ -134,9 +134,10 @@ struct Authenticator {
     /// A 60-second RS256 token signed by `key` for `user`, as a key holder's credential.
     private func keyHolderToken(_ key: DeviceKey, user: String) -> String? {
         guard let jti = SystemRandom().bytes(16) else { return nil }
-        let claims = LoginClaims(issuer: hostID, subject: user, audience: options.effectiveAudience,
+        var claims = LoginClaims(issuer: hostID, subject: user, audience: options.effectiveAudience,
                                  issuedAt: SystemClock().now(), ttlSeconds: 60, jti: Base64URL.encode(jti),
                                  service: "fingerauth-revoke")
+        claims.hardwareKey = key.isHardware
         let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid, typ: TokenType.keyRevocation),
                                             claims: claims.json)
         guard let signature = key.signRS256(input) else { return nil }

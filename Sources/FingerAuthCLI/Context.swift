@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthSystem
+import FingerAuthTPM
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,7 +91,7 @@ struct Context {
         guard SafeFile.exists(paths.deviceKey) else {
             throw CommandError("\(user) has no device key (create one: fingerauth key create --user \(user))")
         }
-        switch DeviceKeyFile().loadKey(paths.deviceKey) {
+        switch DeviceKeyLoader(tcti: options.tpmTCTI).load(paths.deviceKey) {
         case let .success(key): return key
         case let .failure(e): throw CommandError("device key: \(e.message)")
         }

@@ -6,22 +6,24 @@ import FingerAuthSystem
 /// the device key if there is none, and registers it unless `--no-register`.
 enum EnrollCommand {
     static let usage = """
-        usage: fingerauth enroll [--user U] [--finger NAME] [--force] [--no-register] [--config F] [--state-dir D]
+        usage: fingerauth enroll [--user U] [--finger NAME] [--store tpm|file|auto] [--force] [--no-register] [--config F] [--state-dir D]
           Reads the finger (one line per stage, `stage 3/5`, and the reader's hints), saves the
           print (root 0600), creates the device key if there is none and registers it with the
-          authenticator unless --no-register. Refuses to replace an enrolled finger without --force.
+          authenticator unless --no-register (a TPM key with its attestation). --store as in key create.
+          Refuses to replace an enrolled finger without --force.
           Default finger right-index-finger; default user $SUDO_USER under sudo, else you. Needs root.
           finger names: \(Finger.allCases.map(\.rawValue).joined(separator: ", "))
           Exit status: 0 enrolled (and registered), 1 failed (the message says what to do), 2 wrong usage.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions.union(["finger"]), flags: ["force", "no-register"])
+        let args = try Arguments(words, options: Context.commonOptions.union(["finger", "store"]), flags: ["force", "no-register"])
         let fingerName = args["finger"] ?? Finger.rightIndex.rawValue
         guard let finger = Finger(rawValue: fingerName) else { throw UsageError("unknown finger '\(fingerName)'") }
         try Context.requireRoot("enroll")
         let register = !args.has("no-register")
         let context = try Context(args, requireURL: register)
+        let store = try KeyStores.choose(args, options: context.options)
         let printPath = context.paths.printFile(finger: finger.rawValue)
         if SafeFile.exists(printPath) && !args.has("force") {
             throw CommandError("\(finger.rawValue) is already enrolled for \(context.user) (use --force to replace it)")
@@ -58,8 +60,8 @@ enum EnrollCommand {
         if SafeFile.exists(context.paths.deviceKey) {
             key = .init(try context.loadDeviceKey(), created: false)
         } else {
-            key = .init(try KeyCommands.createKey(context), created: true)
-            say("created device key: kid \(key.key.kid)")
+            key = .init(try KeyCommands.createKey(context, store: store, bits: store == .tpm ? 2048 : 3072), created: true)
+            say("created device key: kid \(key.key.kid)" + (key.key.isHardware ? " (RSA-2048 in the TPM)" : ""))
         }
         guard register else {
             say("not registered (--no-register); run: fingerauth register --user \(context.user)")

@@ -2,13 +2,17 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthSystem
 
-/// `fingerauth key create|show|rotate`: the user's device key (RSA, PKCS#8 PEM, root 0600).
+/// `fingerauth key create|show|rotate`: the user's device key, in the TPM (a TPM-wrapped
+/// `TSS2 PRIVATE KEY` file, root 0600) or in a file (RSA, PKCS#8 PEM, root 0600).
 enum KeyCommands {
     static let usage = """
-        usage: fingerauth key create [--user U] [--bits 3072|2048] [--force] [--config F] [--state-dir D]
+        usage: fingerauth key create [--user U] [--store tpm|file|auto] [--bits 3072|2048] [--force] [--config F] [--state-dir D]
                fingerauth key show [--user U] [--json] [--config F] [--state-dir D]
-               fingerauth key rotate [--user U] [--bits 3072|2048] [--config F] [--state-dir D]
-          create  makes the key (refuses to replace one without --force); register it afterwards
+               fingerauth key rotate [--user U] [--store tpm|file|auto] [--bits 3072|2048] [--config F] [--state-dir D]
+          create  makes the key (refuses to replace one without --force); register it afterwards.
+                  --store (default: key_store, else file): tpm makes an RSA-2048 key inside the TPM
+                  (tpm_tcti) that cannot leave it; file an RSA key file; auto the TPM when one
+                  answers and holds an EK certificate, else a file
           show    prints the kid (RFC 7638 thumbprint), size and public JWK; never the private key
           rotate  makes a new key, registers it, revokes the old one at the authenticator, and
                   only then deletes the old one
@@ -20,12 +24,13 @@ enum KeyCommands {
         let rest = Array(words.dropFirst())
         switch sub {
         case "create":
-            let args = try Arguments(rest, options: Context.commonOptions.union(["bits"]), flags: ["force"])
-            let bits = try parseBits(args)
+            let args = try Arguments(rest, options: Context.commonOptions.union(["bits", "store"]), flags: ["force"])
             try Context.requireRoot("key create")
             let context = try Context(args, requireURL: false)
-            let key = try createKey(context, bits: bits, replace: args.has("force"))
-            say("created device key for \(context.user): kid \(key.kid) (RSA-\(bits))")
+            let store = try KeyStores.choose(args, options: context.options)
+            let bits = try KeyStores.bits(args, store: store)
+            let key = try createKey(context, store: store, bits: bits, replace: args.has("force"))
+            say("created device key for \(context.user): kid \(key.kid) (\(KeyStores.describe(key)))")
             say("register it with: fingerauth register --user \(context.user)")
             return 0
         case "show":
@@ -35,48 +40,33 @@ enum KeyCommands {
             let key = try context.loadDeviceKey()
             if args.has("json") {
                 say(JSONEncoding.encode(.object([("user", .string(context.user)), ("kid", .string(key.kid)),
-                                                 ("bits", .integer(Int64(key.jwk.bits))), ("jwk", key.jwk.json)])))
+                                                 ("bits", .integer(Int64(key.jwk.bits))), ("store", .string(key.storeName)),
+                                                 ("jwk", key.jwk.json)])))
             } else {
                 say("user: \(context.user)")
                 say("kid:  \(key.kid)")
                 say("size: RSA-\(key.jwk.bits)")
+                say("store: \(key.storeName)")
                 say("jwk:  \(JSONEncoding.encode(key.jwk.json))")
             }
             return 0
         case "rotate":
-            let args = try Arguments(rest, options: Context.commonOptions.union(["bits"]), flags: [])
-            let bits = try parseBits(args)
+            let args = try Arguments(rest, options: Context.commonOptions.union(["bits", "store"]), flags: [])
             try Context.requireRoot("key rotate")
             let context = try Context(args, requireURL: true)
-            return try KeyRotation(context: context, bits: bits).run()
+            let store = try KeyStores.choose(args, options: context.options)
+            return try KeyRotation(context: context, store: store, bits: try KeyStores.bits(args, store: store)).run()
         default:
             throw UsageError("unknown key command '\(sub)'")
         }
     }
 
-    static func parseBits(_ args: Arguments) throws(UsageError) -> Int {
-        let bits = Int(args["bits"] ?? "3072") ?? 0
-        guard bits == 2048 || bits == 3072 else { throw UsageError("--bits must be 3072 or 2048") }
-        return bits
-    }
-
     /// Makes and saves a new device key; refuses to replace one unless `replace`.
-    static func createKey(_ context: Context, bits: Int = 3072, replace: Bool = false) throws(CommandError) -> DeviceKey {
+    static func createKey(_ context: Context, store: KeyStores.Store, bits: Int, replace: Bool = false) throws(CommandError) -> DeviceKey {
         if SafeFile.exists(context.paths.deviceKey) && !replace {
             throw CommandError("\(context.user) already has a device key (use --force to replace it, or: fingerauth key rotate)")
         }
         try context.makeUserDirectories()
-        return try generate(bits: bits, to: context.paths.deviceKey)
-    }
-
-    /// A new key written to `path` (root 0600, atomically).
-    static func generate(bits: Int, to path: String) throws(CommandError) -> DeviceKey {
-        do {
-            let key = try RSAPrivateKey.generate(bits: bits)
-            try DeviceKeyFile().saveKey(key, to: path)
-            return try DeviceKey(key: key)
-        } catch {
-            throw CommandError("cannot create the device key: \(error)")
-        }
+        return try KeyStores.generate(store, bits: bits, to: context.paths.deviceKey, options: context.options)
     }
 }

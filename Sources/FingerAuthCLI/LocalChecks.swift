@@ -5,6 +5,7 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthReader
 import FingerAuthSystem
+import FingerAuthTPM
 
 /// The checks of `fingerauth status` that look at this host only.
 enum LocalChecks {
@@ -109,12 +110,34 @@ enum LocalChecks {
             return (.fail("key", "\(path) does not exist", fix: "fingerauth key create --user \(context.user) && fingerauth register --user \(context.user)"), nil)
         }
         let mode = String(UInt32(st.st_mode) & 0o7777, radix: 8)
-        switch DeviceKeyFile().loadKey(path) {
+        let loader = DeviceKeyLoader(tcti: context.options.tpmTCTI)
+        switch loader.load(path) {
         case let .success(key):
-            return (.pass("key", "\(path): root, mode \(mode), RSA-\(key.jwk.bits), kid \(key.kid)"), key)
+            let place = key.isHardware ? ", in the TPM at \(loader.tcti)" : ""
+            return (.pass("key", "\(path): root, mode \(mode), RSA-\(key.jwk.bits)\(place), kid \(key.kid)"), key)
         case let .failure(error):
+            if let tpm = loader.tpmFailure(path) { return (tpmKeyCheck(tpm, path: path, tcti: loader.tcti, user: context.user), nil) }
             return (.fail("key", error.message,
                           fix: "chown root:root \(path) && chmod 600 \(path); if others could read it, replace it: fingerauth key rotate --user \(context.user)"), nil)
+        }
+    }
+
+    /// A TPM key that does not load: the TPM's state, and what brings fingerprint login back.
+    static func tpmKeyCheck(_ error: TPMError, path: String, tcti: String, user: String) -> StatusCheck {
+        let kid = DeviceKeyLoader.describe(path).map { " (kid \($0.kid))" } ?? ""
+        switch error.kind {
+        case .foreignKey, .badKeyFile:
+            return .fail("key", "\(path)\(kid): the TPM at \(tcti) does not hold this key: it was cleared or replaced since the key was made, or the file comes from another machine (\(error.description))",
+                         fix: "fingerauth key rotate --store tpm --user \(user) (makes and registers a new TPM key, then revokes the old one by its kid)")
+        case .lockout:
+            return .fail("key", "\(path)\(kid): the TPM at \(tcti) is in dictionary-attack lockout (\(error.description))",
+                         fix: "wait until the TPM's lockout recovery time has passed, or clear it with the lockout authority: tpm2_dictionarylockout --clear-lockout")
+        case .unreachable:
+            return .fail("key", "\(path)\(kid): no TPM answers at \(tcti) (\(error.description))",
+                         fix: "check tpm_tcti in the configuration and that the TPM is present (device:/dev/tpmrm0); without a TPM: fingerauth key rotate --store file --user \(user)")
+        case .failed:
+            return .fail("key", "\(path)\(kid): the TPM at \(tcti) refused the key (\(error.description))",
+                         fix: "fingerauth key rotate --store tpm --user \(user)")
         }
     }
 

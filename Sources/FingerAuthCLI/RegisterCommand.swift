@@ -9,6 +9,7 @@ enum RegisterCommand {
     static let usage = """
         usage: fingerauth register [--user U] [--config F] [--state-dir D]
           POST /v1/keys with this host's enrollment token (token_file) and a proof signed by the key;
+          a TPM key also sends its attestation (EK certificate, credential activation, TPM2_Certify);
           records kid, authenticator, time and status in <state_dir>/users/U/registration.
           Needs root. Exit status: 0 registered, 1 failed (the message says what to do), 2 wrong usage.
         """
@@ -47,10 +48,14 @@ enum RegisterCommand {
         ])
         let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid, typ: TokenType.registrationProof), claims: claims)
         guard let signature = key.signRS256(input) else { throw CommandError("signing the proof failed") }
-        let body = JSONEncoding.encodeBytes(.object([
+        var members: [(String, JSONValue)] = [
             ("user", .string(context.user)), ("host", .string(host)), ("jwk", key.jwk.json),
             ("proof", .string(CompactJWT.serialize(signingInput: input, signature: signature))),
-        ]))
+        ]
+        if let attestation = try KeyAttestation(authenticator: authenticator, token: token, user: context.user).member(for: key) {
+            members.append(("attestation", attestation))
+        }
+        let body = JSONEncoding.encodeBytes(.object(members))
         let url = authenticator.keysURL
         switch authenticator.send("POST", url, body: body, token: token) {
         case let .failure(failure):
@@ -67,9 +72,16 @@ enum RegisterCommand {
                     throw CommandError("registered, but cannot record it: \(error)")
                 }
                 return status
+            case 403 where key.isHardware && json?["error"]?.stringValue != "policy_denied"
+                && json?["error"]?.stringValue != "hardware_key_required":
+                throw CommandError("the authenticator refused the TPM attestation: \(Authenticator.reason(response))")
             case 401, 403:
                 if let refusal = Authenticator.policyRefusal(response, user: context.user, host: host) {
                     throw CommandError(refusal)
+                }
+                if json?["error"]?.stringValue == "hardware_key_required" {
+                    throw CommandError("the authenticator accepts only attested TPM keys (require-hardware-keys); "
+                        + "make one: fingerauth key rotate --store tpm --user \(context.user)")
                 }
                 throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile)): "
                     + Authenticator.reason(response))

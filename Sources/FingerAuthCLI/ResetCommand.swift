@@ -4,6 +4,7 @@ import Glibc
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthSystem
+import FingerAuthTPM
 
 /// `fingerauth reset`: revokes the user's key at the authenticator, then deletes prints,
 /// keys and the registration. Works with a warning when the authenticator cannot be reached.
@@ -24,9 +25,11 @@ enum ResetCommand {
         var kids: [String] = []
         var keys: [String: DeviceKey] = [:]
         for path in [paths.deviceKey, KeyRotation.oldPath(paths)] {
-            if case let .success(key) = DeviceKeyFile().loadKey(path) {
+            if case let .success(key) = DeviceKeyLoader(tcti: context.options.tpmTCTI).load(path) {
                 kids.append(key.kid)
                 keys[key.kid] = key
+            } else if let described = DeviceKeyLoader.describe(path) {
+                kids.append(described.kid)
             }
         }
         if let record = try? Registration.load(paths.registration) {

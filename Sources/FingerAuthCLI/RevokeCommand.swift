@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthSystem
+import FingerAuthTPM
 
 /// `fingerauth revoke`: revokes a key at the authenticator (`DELETE /v1/keys/<kid>` with
 /// this host's enrollment token). The key file stays; the registration record says revoked.
@@ -25,7 +26,7 @@ enum RevokeCommand {
         case .unknown: say("key \(kid) is not registered at the authenticator; nothing to revoke there")
         }
         try forget(kid: kid, context: context)
-        if args["kid"] == nil || (try? context.loadDeviceKey().kid) == kid {
+        if args["kid"] == nil || DeviceKeyLoader.describe(context.paths.deviceKey)?.kid == kid {
             say("fingerprint login for \(context.user) is off until a new key is registered: fingerauth key rotate --user \(context.user)")
         }
         return 0
@@ -33,7 +34,11 @@ enum RevokeCommand {
 
     /// The kid of the user's device key, else of the registration record.
     static func currentKid(_ context: Context) throws(CommandError) -> String {
-        if SafeFile.exists(context.paths.deviceKey) { return try context.loadDeviceKey().kid }
+        if SafeFile.exists(context.paths.deviceKey) {
+            // A TPM key its TPM no longer holds is still named by its file's public part.
+            if let described = DeviceKeyLoader.describe(context.paths.deviceKey) { return described.kid }
+            return try context.loadDeviceKey().kid
+        }
         if let record = try? Registration.load(context.paths.registration) { return record.kid }
         throw CommandError("\(context.user) has no device key and no registration; nothing to revoke (or give --kid KID)")
     }
@@ -47,7 +52,7 @@ enum RevokeCommand {
             do { try record.save(paths.registration) } catch { throw CommandError("revoked, but cannot record it: \(error)") }
         }
         let old = KeyRotation.oldPath(paths)
-        if case let .success(key) = DeviceKeyFile().loadKey(old), key.kid == kid {
+        if DeviceKeyLoader.describe(old)?.kid == kid {
             try? SafeFile.remove(old)
             say("deleted old key \(kid)")
         }

@@ -29,7 +29,7 @@ public struct LoginJob: Equatable, Sendable {
 
     /// The option keys that travel to the helper; everything else stays with the module.
     static let optionKeys: Set<String> = ["url", "audience", "cafile", "pinned_pubkey", "timeout", "max_tries",
-                                          "ttl", "state_dir", "virtual_reader", "allow_http"]
+                                          "ttl", "state_dir", "virtual_reader", "allow_http", "tpm_tcti"]
 
     /// The request as `key=value` lines, one per setting.
     public var text: String {
@@ -45,6 +45,7 @@ public struct LoginJob: Equatable, Sendable {
         lines.append("state_dir=" + o.stateDirectory)
         if let reader = o.virtualReader { lines.append("virtual_reader=" + reader) }
         lines.append("allow_http=" + (o.allowHTTP ? "yes" : "no"))
+        if let tcti = o.tpmTCTI { lines.append("tpm_tcti=" + tcti) }
         for (name, value) in o.extraClaims { lines.append("claim." + name + "=" + value) }
         if let terminal {
             lines.append("terminal=" + terminal.path)

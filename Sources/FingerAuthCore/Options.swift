@@ -57,6 +57,13 @@ public struct Options: Equatable, Sendable {
     public var texts: [String: String] = [:]
     /// Where the translations are (`locale_dir`): `<dir>/<lang>/LC_MESSAGES/fingerauth.mo`.
     public var localeDirectory = Options.defaultLocaleDirectory
+    /// Where `fingerauth key create|rotate` puts a new device key (`key_store`). `file` by
+    /// default: a TPM key registers only with an authenticator that trusts the TPM's EK CA
+    /// (`--tpm-ek-ca`), so a fleet opts in once its authenticator does.
+    public var keyStore = KeyStoreChoice.file
+    /// Which TPM holds TPM keys (`tpm_tcti`): a TCTI string, e.g. `device:/dev/tpmrm0` (the
+    /// default when unset) or `swtpm:host=127.0.0.1,port=2321`.
+    public var tpmTCTI: String?
     /// Extra claims (`claim.NAME = value`); they never replace the standard ones.
     public var extraClaims: [(String, String)] = []
 
@@ -70,6 +77,7 @@ public struct Options: Equatable, Sendable {
             && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
             && a.disabled == b.disabled && a.tokenFile == b.tokenFile && a.agentSocket == b.agentSocket
             && a.prompt == b.prompt && a.texts == b.texts && a.localeDirectory == b.localeDirectory
+            && a.keyStore == b.keyStore && a.tpmTCTI == b.tpmTCTI
             && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
     }
 
@@ -139,6 +147,14 @@ public struct Options: Equatable, Sendable {
             guard let mode = PromptMode(rawValue: value) else { throw error("must be sequential or parallel") }
             prompt = mode
         case "locale_dir": localeDirectory = try path()
+        case "key_store":
+            guard let choice = KeyStoreChoice(rawValue: value) else { throw error("must be tpm, file or auto") }
+            keyStore = choice
+        case "tpm_tcti":
+            guard Options.isValidTCTI(value) else {
+                throw error("must be a device:, swtpm: or mssim: TCTI string, e.g. device:/dev/tpmrm0")
+            }
+            tpmTCTI = value
         default:
             if key.hasPrefix("text.") {
                 let name = key.dropFirst(5)
@@ -190,6 +206,28 @@ public struct Options: Equatable, Sendable {
 
     /// The audience put in tokens: `audience`, else the url.
     public var effectiveAudience: String { audience ?? url?.text ?? "" }
+}
+
+extension Options {
+    /// The TCTI strings accepted: `device:`, `swtpm:` or `mssim:`, then printable
+    /// characters without spaces, at most 256 bytes (the TSS's TCTI loader would dlopen
+    /// whatever other name it were given).
+    public static func isValidTCTI(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count > 7, bytes.count <= 256, bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+        return ["device:", "swtpm:", "mssim:"].contains { text.hasPrefix($0) }
+    }
+}
+
+/// Where new device keys are made (`key_store`).
+public enum KeyStoreChoice: String, Equatable, Sendable {
+    /// In the TPM; creating a key fails when no TPM answers.
+    case tpm
+    /// A PKCS#8 file, root 0600.
+    case file
+    /// The TPM when one answers at `tpm_tcti` (or `/dev/tpmrm0`) and holds an EK
+    /// certificate (without one it cannot be attested), else a file.
+    case auto
 }
 
 /// How the module asks at a terminal (`prompt`).

@@ -4,22 +4,61 @@ import Glibc
 import FingerAuthCore
 import FingerAuthSystem
 
-/// A loaded device key: signs tokens, names itself by its RFC 7638 thumbprint.
+/// A key whose private half stays in hardware (the TPM): it signs, it never leaves.
+public protocol HardwareKey: AnyObject {
+    /// The public half.
+    var jwk: JWK { get }
+    /// RS256 signature made by the hardware; nil when it refused or could not be reached.
+    func signRS256(_ input: [UInt8]) -> [UInt8]?
+}
+
+/// A loaded device key: signs tokens, names itself by its RFC 7638 thumbprint. Either a
+/// PKCS#8 file key (`software`) or a TPM-resident one (`hardware`); tokens say which in
+/// `amr` (`swk` or `hwk`).
 public final class DeviceKey: TokenSigner {
-    public let key: RSAPrivateKey
+    public enum Backing {
+        case software(RSAPrivateKey)
+        case hardware(HardwareKey)
+    }
+
+    public let backing: Backing
     public let jwk: JWK
     public let kid: String
 
     public init(key: RSAPrivateKey) throws {
-        self.key = key
+        backing = .software(key)
         jwk = try key.publicJWK()
+        kid = try DeviceKey.thumbprint(jwk)
+    }
+
+    public init(hardware: HardwareKey) throws {
+        backing = .hardware(hardware)
+        jwk = hardware.jwk
+        kid = try DeviceKey.thumbprint(jwk)
+    }
+
+    /// True for a TPM key.
+    public var isHardware: Bool {
+        if case .hardware = backing { return true }
+        return false
+    }
+
+    /// `tpm` or `file`: the key store, as the command line and `status` name it.
+    public var storeName: String { isHardware ? "tpm" : "file" }
+
+    public func signRS256(_ input: [UInt8]) -> [UInt8]? {
+        switch backing {
+        case let .software(key): return try? key.signRS256(input)
+        case let .hardware(key): return key.signRS256(input)
+        }
+    }
+
+    static func thumbprint(_ jwk: JWK) throws -> String {
         guard let kid = Digest.thumbprint(of: jwk) else {
             throw CryptoError(operation: "thumbprint", reason: "SHA-256 failed")
         }
-        self.kid = kid
+        return kid
     }
-
-    public func signRS256(_ input: [UInt8]) -> [UInt8]? { try? key.signRS256(input) }
 }
 
 /// Device key files (DESIGN "Files"): read and written the safe way. Used by the login

@@ -34,34 +34,20 @@ enum PolicyCommands {
         let command = "policy add"
         let (options, db) = try Admin.options(arguments, valued: ["stage", "users", "hosts", "services", "key", "action", "position"],
                                               command: command)
-        let stageText = try options.required("stage", command: command)
-        guard let stage = PolicyStage(rawValue: stageText) else {
-            throw UsageError(message: "policy add: --stage is login or registration")
-        }
-        let actionText = try options.required("action", command: command)
-        guard let action = PolicyAction(rawValue: actionText) else {
-            throw UsageError(message: "policy add: --action is allow, deny or require-hardware-key")
-        }
-        let users = try patterns(options.required("users", command: command), field: "--users")
-        let hosts = try patterns(options.required("hosts", command: command), field: "--hosts")
-        let services = try patterns(options.optional("services") ?? "*", field: "--services")
-        if stage == .registration && services != ["*"] {
-            throw UsageError(message: "policy add: a registration rule has no services; leave --services out")
-        }
-        for user in users where !user.hasPrefix("list:") && user != "*" && !Names.isValidUser(user) {
-            throw UsageError(message: "policy add: --users: '\(user)' is not a user name")
-        }
-        var kind: KeyKind?
-        if let text = options.optional("key"), text != "*" {
-            guard let value = KeyKind(rawValue: text) else { throw UsageError(message: "policy add: --key is software, hardware or *") }
-            kind = value
-        }
         var position: Int?
         if let text = options.optional("position") {
             guard let value = Int(text), value >= 1 else { throw UsageError(message: "policy add: --position is 1 or more") }
             position = value
         }
-        let rule = PolicyRule(stage: stage, users: users, hosts: hosts, services: services, keyKind: kind, action: action)
+        let stage = try options.required("stage", command: command), action = try options.required("action", command: command)
+        let users = try options.required("users", command: command), hosts = try options.required("hosts", command: command)
+        let rule: PolicyRule
+        do {
+            rule = try PolicyRuleText.rule(stage: stage, users: users, hosts: hosts, services: options.optional("services"),
+                                           key: options.optional("key"), action: action) { "--" + $0 }
+        } catch {
+            throw UsageError(message: "policy add: " + error.message)
+        }
         let status = change(db, .addRule(rule, position: position)) { result in
             if case let .changed(added?, _, _) = result {
                 print("added rule \(added.id) at position \(added.position): \(added.summary)")
@@ -258,9 +244,7 @@ enum PolicyCommands {
     }
 
     private static func patterns(_ text: String, field: String) throws(UsageError) -> [String] {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        if let problem = PolicyRule.problem(in: parts, field: field) { throw UsageError(message: problem) }
-        return parts
+        do { return try PolicyRuleText.patterns(text, field: field) } catch { throw UsageError(message: error.message) }
     }
 
     /// Plain names (labels, lists, users): no `*`, no `list:`/`label:` prefix.

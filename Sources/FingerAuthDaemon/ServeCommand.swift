@@ -58,8 +58,14 @@ enum ServeCommand {
         let pruner = StorePruner(store: store, interval: settings.pruneInterval, policy: settings.prunePolicy,
                                  clock: clock, log: { [log] in log.message($0) })
         pruner.measureClock()
+        var console: ConsoleSettings?
+        if settings.adminListen != nil {
+            var consoleSettings = ConsoleSettings()
+            consoleSettings.secureCookies = tls != nil
+            console = consoleSettings
+        }
         let service = AuthenticatorService(store: store, policy: settings.policy, settings: settings.service,
-                                           clock: clock, log: log)
+                                           clock: clock, log: log, console: console)
         service.startWriter()
         let server: HTTPServer
         do {
@@ -70,8 +76,24 @@ enum ServeCommand {
             store.close()
             return 1
         }
+        var consoleServer: HTTPServer?
+        if let adminListen = settings.adminListen {
+            do {
+                consoleServer = try HTTPServer(service: service, listen: adminListen, tls: tls, limits: settings.limits,
+                                               surface: .console)
+            } catch {
+                log.message("admin console: \(error)")
+                _ = server.stop()
+                service.stopWriter()
+                store.close()
+                return 1
+            }
+        }
         pruner.start()
         print("listening on \(server.scheme)://\(listen.urlHost):\(server.port)")
+        if let consoleServer, let adminListen = settings.adminListen {
+            print("console on \(consoleServer.scheme)://\(adminListen.urlHost):\(consoleServer.port)")
+        }
         fflush(stdout)
         log.message("serving on \(listen.urlHost):\(server.port) audience=\(settings.policy.audience) " +
                     "db=\(location.redacted) max-ttl=\(settings.policy.maxTTL) skew=\(settings.policy.skew) approval=\(settings.service.approval.rawValue)")
@@ -84,9 +106,13 @@ enum ServeCommand {
             let rc = sigwait(&waitedSignals, &received)
             guard rc == 0 else { continue }
             if received == SIGTERM || received == SIGINT { break }
-            if received == SIGHUP { reloadCertificate(settings, server: server, log: log) }
+            if received == SIGHUP {
+                reloadCertificate(settings, server: server, log: log)
+                if let consoleServer { reloadCertificate(settings, server: consoleServer, log: log) }
+            }
         }
         log.message("signal \(received): stopping; finishing requests in flight (up to \(Int(settings.shutdownGrace)) s)")
+        _ = consoleServer?.stop()
         let unfinished = server.stop(grace: settings.shutdownGrace)
         if unfinished > 0 { log.message("\(unfinished) requests still unfinished at the deadline were cut off") }
         pruner.stop()

@@ -13,6 +13,8 @@ struct ServeSettings {
     static let defaultDatabase = "/var/lib/fingerauthd/authd.db"
 
     var listen: ListenAddress
+    /// Where the admin console listens (`admin-listen`); nil: no console.
+    var adminListen: ListenAddress?
     var database: String
     var certificate: String?
     var key: String?
@@ -35,6 +37,16 @@ struct ServeSettings {
             throw UsageError(message: "\(command): listen takes a numeric address and port, such as 127.0.0.1:8443 or [::1]:8443")
         }
         self.listen = listen
+        if let text = options.optional("admin-listen") {
+            // A bare port is on loopback: the console is for an SSH tunnel or a proxy in front.
+            guard let admin = ListenAddress(text.allSatisfy(\.isNumber) ? "127.0.0.1:" + text : text) else {
+                throw UsageError(message: "\(command): admin-listen takes a port (on 127.0.0.1) or a numeric address and port, such as 127.0.0.1:8444")
+            }
+            guard admin.host != listen.host || admin.port != listen.port || admin.port == 0 else {
+                throw UsageError(message: "\(command): admin-listen must differ from listen (the console never shares the login port)")
+            }
+            adminListen = admin
+        }
         database = options.optional("db") ?? Self.defaultDatabase
         let audience = try options.required("audience", command: command)
         guard audience.utf8.count <= 256, audience.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
@@ -50,6 +62,9 @@ struct ServeSettings {
         }
         guard certificate != nil || listen.isLoopback else {
             throw UsageError(message: "\(command): plain HTTP is only allowed on a loopback address; give --tls-cert and --tls-key, or listen on 127.0.0.1")
+        }
+        if let adminListen, certificate == nil, !adminListen.isLoopback {
+            throw UsageError(message: "\(command): the console over plain HTTP is only allowed on a loopback address (admin-listen); give --tls-cert and --tls-key")
         }
         let approvalText = options.optional("approval") ?? "automatic"
         guard let approval = Approval(rawValue: approvalText) else {

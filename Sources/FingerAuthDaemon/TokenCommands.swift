@@ -59,13 +59,7 @@ enum TokenCommands {
                 fputs("fingerauthd: token revoke: no active token matches; see 'fingerauthd token list'\n", stderr)
                 return 1
             }
-            for name in revocation.hosts {
-                try store.audit(AuditEvent(event: "token_revoke", host: name, outcome: "accept", peer: "local"), now: now)
-            }
-            for key in revocation.keys {
-                try store.audit(AuditEvent(event: "admin_revoke", user: key.user, host: key.host, kid: key.kid,
-                                           outcome: "accept", reason: "host_revoked", peer: "local"), now: now)
-            }
+            for event in revocation.auditEvents(peer: "local", admin: nil) { try store.audit(event, now: now) }
             let count = revocation.hosts.count
             print("revoked \(count) token\(count == 1 ? "" : "s")")
             if let host {

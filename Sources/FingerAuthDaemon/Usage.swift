@@ -31,6 +31,9 @@ enum Usage {
                               (POST /v1/keys/challenge); keys it proves are kind attested-tpm
           --require-hardware-keys  yes | no: refuse registration and login of keys that are
                               not attested TPM keys (default no; needs --tpm-ek-ca)
+          --admin-listen      PORT (on 127.0.0.1) or ADDRESS:PORT of the admin console, a listener
+                              of its own (TLS as --listen); off unless set. Reach it through an
+                              SSH tunnel or a reverse proxy with its own authentication
           --threads           worker threads (default 4)
           --connection-timeout  idle seconds before a connection is closed (default 10)
           --head-timeout      seconds for a whole request head, from the connection's
@@ -65,6 +68,9 @@ enum Usage {
                                                the decision and its rule; exit 0 allow, 3 deny
       fingerauthd hosts list [--json] | label --host H --labels L1,L2 | unlabel --host H (--labels L | --all)
       fingerauthd users list [--json] | add --list L --users U1,U2 | remove --list L (--users U | --all)
+      fingerauthd admin create NAME [--console-url URL]
+                                               a console account; prints its one-time setup link (24 h)
+      fingerauthd admin list                   console accounts, ready or setup pending
       Admin commands take --db PATH|URL, or --config FILE to read db from it.
       fingerauthd --help
 

@@ -34,8 +34,10 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
         case ("users", "list"): return try PolicyCommands.users(rest)
         case ("users", "add"): return try PolicyCommands.addUsers(rest)
         case ("users", "remove"): return try PolicyCommands.removeUsers(rest)
+        case ("admin", "create"): return try AdminCommands.create(rest)
+        case ("admin", "list"): return try AdminCommands.list(rest)
         case (nil, _):
-            throw UsageError(message: "a command is needed: serve, token, keys, policy, hosts, users or audit; see 'fingerauthd --help'")
+            throw UsageError(message: "a command is needed: serve, token, keys, policy, hosts, users, admin or audit; see 'fingerauthd --help'")
         default:
             let words = args.prefix(2).joined(separator: " ")
             throw UsageError(message: "unknown command '\(words)'; see 'fingerauthd --help'")

@@ -2,6 +2,7 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthHTTP
 import FingerAuthSystem
+import FingerAuthTPM
 
 /// The helper's side of the authenticator for one login: one libcurl handle whose
 /// connection is opened (DNS, TCP, TLS) by a first request while the finger is awaited and
@@ -48,8 +49,10 @@ final class AuthenticatorSession {
     }
 
     /// Signs the token while the finger is awaited, so that after a match only the request
-    /// remains. Called after `READY`: the prompt does not wait for the signature.
+    /// remains. Called after `READY`: the prompt does not wait for the signature. A TPM key
+    /// is asked to sign only after the match: no token of it exists before the finger does.
     func signAhead() {
+        guard !key.isHardware else { return }
         _ = token()
     }
 
@@ -58,14 +61,23 @@ final class AuthenticatorSession {
     func token() -> String? {
         let now = clock.now()
         if let signed, now - signed.issuedAt <= Int64(job.options.ttlSeconds / 2) { return signed.token }
-        let claims = LoginClaims(issuer: job.issuer, subject: job.user, audience: job.options.effectiveAudience,
+        var claims = LoginClaims(issuer: job.issuer, subject: job.user, audience: job.options.effectiveAudience,
                                  issuedAt: now, ttlSeconds: job.options.ttlSeconds, jti: job.jti,
                                  service: job.service, extra: job.options.extraClaims)
+        claims.hardwareKey = key.isHardware
         let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid), claims: claims.json)
         guard let signature = key.signRS256(input) else { return nil }
         let token = CompactJWT.serialize(signingInput: input, signature: signature)
         signed = (token, now)
         return token
+    }
+
+    /// Why no token could be signed; for a TPM key, the TPM's state and the fix.
+    var signingFailure: String {
+        if case let .hardware(hardware) = key.backing, let tpm = hardware as? TPMDeviceKey, let error = tpm.lastError {
+            return "signing failed: TPM (\(error.kind.rawValue)) \(error.description); \(error.advice)"
+        }
+        return "signing failed"
     }
 
     /// POSTs the token and reads the verdict: only `ok` true with our `sub`, `jti` and `kid`.
@@ -74,7 +86,7 @@ final class AuthenticatorSession {
         guard let connection, let url = job.options.url else {
             return .unavailable(jti: jti, kid: kid, detail: "libcurl unavailable")
         }
-        guard let token = token() else { return .unavailable(jti: jti, kid: kid, detail: "signing failed") }
+        guard let token = token() else { return .unavailable(jti: jti, kid: kid, detail: signingFailure) }
         let body = JSONEncoding.encodeBytes(.object([("jwt", .string(token))]))
         switch connection.send(method: "POST", url: url.text, body: body) {
         case let .failure(failure):

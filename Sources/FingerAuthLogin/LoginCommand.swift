@@ -5,6 +5,7 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthReader
 import FingerAuthSystem
+import FingerAuthTPM
 
 /// `fingerauth-login --login`: the whole login step for the module, in this order —
 /// read the request (standard input), load the prints and the device key, then in parallel
@@ -65,7 +66,8 @@ enum LoginCommand {
         if job.terminal != nil { alarm(parallelLifetimeSeconds(job)) }
         let prints = try PrintStore(stateDirectory: job.options.stateDirectory, user: job.user).load()
         let key: DeviceKey
-        switch DeviceKeyFile().loadKey(StatePaths(root: job.options.stateDirectory, user: job.user).deviceKey) {
+        let keyPath = StatePaths(root: job.options.stateDirectory, user: job.user).deviceKey
+        switch DeviceKeyLoader(tcti: job.options.tpmTCTI).load(keyPath) {
         case let .success(loaded): key = loaded
         case let .failure(why):
             LineOutput.emit(.fail(.key, detail: why.message))

@@ -33,13 +33,16 @@ public final class AuthenticatorService: Sendable {
     let users: FailureLimiter
     let addresses: FailureLimiter
     let refusals: RefusalCounter
+    /// The admin console, when `admin-listen` is set; listeners of surface `.console` serve it.
+    let console: AdminConsole?
 
     /// A service over `store` that verifies with `policy`, reads `clock` and logs to `log`.
     /// Its group commit is not started: `startWriter()` (the daemon) batches the writes of
     /// concurrent requests; without it each request commits on its own thread.
     public init(store: any AuthStorage, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
-                clock: any AuthClock = WallClock(), log: RequestLog = RequestLog()) {
+                clock: any AuthClock = WallClock(), log: RequestLog = RequestLog(), console: ConsoleSettings? = nil) {
         self.store = store
+        self.console = console.map { AdminConsole(store: store, clock: clock, log: log, settings: $0) }
         self.clock = clock
         self.log = log
         self.settings = settings
@@ -62,8 +65,8 @@ public final class AuthenticatorService: Sendable {
     /// Routes `request` and answers it, its writes committed on this thread (tests, and
     /// the rare request the HTTP layer does not park). Unknown paths get 404, known paths
     /// with another method 405 (with `Allow`).
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let (exchange, first) = start(request)
+    public func handle(_ request: HTTPRequest, surface: ListenerSurface = .login) -> HTTPResponse {
+        let (exchange, first) = start(request, surface: surface)
         var step = first
         while case let .write(items, next) = step {
             do throws(StoreError) {
@@ -83,10 +86,15 @@ public final class AuthenticatorService: Sendable {
 
     /// The first step of `request` (routing, limits, parsing, verification: everything
     /// before its first write) and the exchange that carries it to its answer.
-    public func start(_ request: HTTPRequest) -> (Exchange, Step) {
+    public func start(_ request: HTTPRequest, surface: ListenerSurface = .login) -> (Exchange, Step) {
         let address = settings.clientAddress.resolve(peer: request.peer, forwardedFor: request.forwardedFor)
         let exchange = Exchange(request: request, address: address)
-        return (exchange, route(request, exchange))
+        switch surface {
+        case .login: return (exchange, route(request, exchange))
+        case .console:
+            guard let console else { return (exchange, .answer(.error(404, "not_found"))) }
+            return (exchange, .answer(console.answer(request, address: address)))
+        }
     }
 
     /// Has `items` written in the next batch and calls `completion` (on the writer's

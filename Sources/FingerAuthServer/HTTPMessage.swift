@@ -15,6 +15,13 @@ public struct HTTPRequest: Sendable {
     public var peer: String
     /// The `X-Forwarded-For` header, if any: believed only from a trusted proxy.
     public var forwardedFor: String?
+    /// The `Cookie` header (the admin console only). Secret: never logged.
+    public var cookie: String?
+    /// The `Origin` header (the admin console only).
+    public var origin: String?
+    /// The query string's parameters the console reads, still percent-encoded (the
+    /// console only; the login listener never looks).
+    public var query: [String: String] = [:]
 
     public init(method: String, path: String, authorization: String? = nil, contentType: String? = nil,
                 body: [UInt8] = [], bodyTooLarge: Bool = false, peer: String = "-", forwardedFor: String? = nil) {
@@ -42,6 +49,14 @@ public struct HTTPResponse: Sendable, Equatable {
         self.body = json.map { JSONEncoding.encodeBytes($0) } ?? []
         self.headers = headers
         self.contentType = "application/json"
+    }
+
+    /// An HTML page or another body of `contentType` (the admin console).
+    public init(status: Int, body: [UInt8], contentType: String, headers: [(String, String)] = []) {
+        self.status = status
+        self.body = body
+        self.headers = headers
+        self.contentType = contentType
     }
 
     /// A plain-text answer (`/metrics`).

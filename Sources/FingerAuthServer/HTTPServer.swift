@@ -43,6 +43,14 @@ public struct ServerLimits: Sendable {
 /// limits, TLS (`TLSPolicy`) with a certificate that `replaceCertificate(with:)` swaps
 /// without dropping a connection. Requests go to `AuthenticatorService`; this type only
 /// moves bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
+/// What a listener serves.
+public enum ListenerSurface: Sendable, Equatable {
+    /// The login API (`/v1/login`, `/v1/keys`, `/oauth2/…`, `/healthz`, `/metrics`).
+    case login
+    /// The admin console (`admin-listen`): HTML pages, never the login API.
+    case console
+}
+
 public final class HTTPServer {
     /// Bodies between the service's cap and this size are read and dropped so that the
     /// client gets a clean 413; larger ones are cut off (413, then the connection closes).
@@ -66,8 +74,8 @@ public final class HTTPServer {
     /// Binds `listen` and starts serving `service` on `threads` worker threads, over TLS
     /// with `tls` when given.
     public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSCredentials?,
-                limits: ServerLimits = ServerLimits()) throws(ServerError) {
-        dispatcher = RequestDispatcher(service: service, requestTimeout: limits.requestTimeout)
+                limits: ServerLimits = ServerLimits(), surface: ListenerSurface = .login) throws(ServerError) {
+        dispatcher = RequestDispatcher(service: service, requestTimeout: limits.requestTimeout, surface: surface)
         watch = ConnectionWatch(headTimeout: limits.headTimeout, certificates: tls.map { CertificateSlot($0) },
                                 log: service.log)
         admission = ConnectionRateLimit(limits.connectionRate, exempt: service.settings.clientAddress.trustedProxies,
@@ -202,9 +210,13 @@ final class RequestDispatcher: @unchecked Sendable {
     private var active = 0
     private var draining = false
 
-    init(service: AuthenticatorService, requestTimeout: Double) {
+    /// Which endpoints this listener answers: the login API or the admin console, never both.
+    let surface: ListenerSurface
+
+    init(service: AuthenticatorService, requestTimeout: Double, surface: ListenerSurface) {
         self.service = service
         self.requestTimeout = requestTimeout
+        self.surface = surface
         tarpit.start()
     }
 
@@ -230,7 +242,7 @@ final class RequestDispatcher: @unchecked Sendable {
     /// worker thread meanwhile serves its other connections: no thread waits on a commit.
     func begin(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
         let request = makeRequest(connection, method: method, url: url, state: state)
-        let (exchange, step) = service.start(request)
+        let (exchange, step) = service.start(request, surface: surface)
         state.exchange = exchange
         return take(step, connection, state)
     }
@@ -287,11 +299,20 @@ final class RequestDispatcher: @unchecked Sendable {
     private func makeRequest(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> HTTPRequest {
         var peer = [CChar](repeating: 0, count: 64)
         let peerText = fa_mhd_peer_address(connection, &peer, peer.count) == 0 ? String(cString: peer) : "-"
-        let request = HTTPRequest(method: method, path: url,
+        var request = HTTPRequest(method: method, path: url,
                                   authorization: header(connection, "Authorization"),
                                   contentType: header(connection, "Content-Type"),
                                   body: state.body, bodyTooLarge: state.tooLarge, peer: peerText,
                                   forwardedFor: header(connection, "X-Forwarded-For"))
+        if surface == .console {
+            request.cookie = header(connection, "Cookie")
+            request.origin = header(connection, "Origin")
+            for name in AdminConsole.queryNames {
+                if let value = MHD_lookup_connection_value(connection, .GET_ARGUMENT_KIND, name) {
+                    request.query[name] = String(cString: value)
+                }
+            }
+        }
         state.body = []
         return request
     }
@@ -304,7 +325,7 @@ final class RequestDispatcher: @unchecked Sendable {
     /// Builds the request, asks the service and waits for its writes on this thread, queues
     /// the answer (MHD_queue_response). Only for the rare answer given before the body.
     func respond(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
-        queue(service.handle(makeRequest(connection, method: method, url: url, state: state)), connection)
+        queue(service.handle(makeRequest(connection, method: method, url: url, state: state), surface: surface), connection)
     }
 
     /// Queues `answer` on `connection` (MHD_queue_response).
@@ -323,7 +344,7 @@ final class RequestDispatcher: @unchecked Sendable {
     func refuseOversized(_ connection: OpaquePointer, method: String, url: String) {
         var peer = [CChar](repeating: 0, count: 64)
         let peerText = fa_mhd_peer_address(connection, &peer, peer.count) == 0 ? String(cString: peer) : "-"
-        _ = service.handle(HTTPRequest(method: method, path: url, bodyTooLarge: true, peer: peerText))
+        _ = service.handle(HTTPRequest(method: method, path: url, bodyTooLarge: true, peer: peerText), surface: surface)
     }
 
     func header(_ connection: OpaquePointer, _ name: String) -> String? {

@@ -63,7 +63,9 @@ public final class FailureLimiter: @unchecked Sendable {
         guard limit.failures > 0 else { return nil }
         if let shared {
             guard let window = try shared.failureWindow(key: scope + key, now: now), now < window.end else { return nil }
-            return window.count >= limit.failures ? max(1, window.end - now) : nil
+            // Never more than a window: an instance whose clock (the database's, measured to
+            // the second) runs a second behind the one that opened the window would say 61.
+            return window.count >= limit.failures ? min(limit.window, max(1, window.end - now)) : nil
         }
         return lock.withLock { () -> Int64? in
             let bytes = Array(key.utf8)

@@ -82,6 +82,27 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
     /// Removes the challenge `id` and returns it unless it expired: each is used once.
     func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge?
 
+    // MARK: The admin console
+
+    /// Creates admin `name` with a one-time setup secret (its SHA-256) valid until `expires`;
+    /// false when the name exists.
+    func createAdmin(name: String, setupDigest: [UInt8], expires: Int64, now: Int64) throws(StoreError) -> Bool
+    /// Consumes the setup secret whose SHA-256 is `setupDigest` (unexpired) and sets the
+    /// admin's password hash; the admin's name, or nil when no such setup is open.
+    func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String?
+    /// The password hash of admin `name`; nil when there is no such admin or it has not set one.
+    func adminPasswordHash(name: String) throws(StoreError) -> String?
+    /// Admin names, with whether each has finished its setup.
+    func listAdmins() throws(StoreError) -> [(name: String, ready: Bool)]
+    /// Audit rows for the console, newest first.
+    func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord]
+    /// Logins per hour (`login` rows, their counts) since `since`: (hour start, accepted, refused).
+    /// Each key's last accepted login, by kid.
+    func lastLogins() throws(StoreError) -> [String: Int64]
+    func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)]
+    /// The refusal reasons of the rows since `since`, most frequent first.
+    func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)]
+
     // MARK: Rate limits
 
     /// Whether the failure counts of the rate limits live in this store, shared by every

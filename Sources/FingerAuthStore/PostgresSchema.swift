@@ -124,6 +124,21 @@ enum PostgresSchema {
             expires BIGINT NOT NULL
         );
         """,
+        // 7: the admin console's accounts, the admin who took an audited action, and the
+        // indexes the console reads from alone (as in SQLiteSchema's version 7).
+        """
+        CREATE TABLE admins (
+            name TEXT PRIMARY KEY NOT NULL,
+            password_hash TEXT,
+            setup_sha256 TEXT,
+            setup_expires BIGINT,
+            created BIGINT NOT NULL
+        );
+        ALTER TABLE audit ADD COLUMN admin TEXT;
+        DROP INDEX IF EXISTS audit_time;
+        CREATE INDEX audit_time ON audit ("time") INCLUDE (event, outcome, count);
+        CREATE INDEX audit_deny_time ON audit ("time") INCLUDE (reason, count) WHERE outcome = 'deny';
+        """,
     ]
 
     /// The version this fingerauthd writes.

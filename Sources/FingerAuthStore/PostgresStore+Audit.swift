@@ -1,14 +1,14 @@
 /// The audit log and pruning.
 extension PostgresStore {
     static let insertAuditSQL = #"""
-        INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+        INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule, admin)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
         """#
 
     static func auditParameters(_ event: AuditEvent, time: Int64) -> [PostgresValue] {
         [.integer(time), .text(event.event), .text(event.user), .text(event.host), .text(event.kid), .text(event.jti),
          .text(event.outcome), .text(event.reason), .text(event.peer), .text(event.claimedUser),
-         .boolean(event.verified), .integer(event.count), .integer(event.rule)]
+         .boolean(event.verified), .integer(event.count), .integer(event.rule), .text(event.admin)]
     }
 
     static func insertAudit(_ db: PostgresConnection, _ event: AuditEvent, time: Int64) throws(StoreError) {

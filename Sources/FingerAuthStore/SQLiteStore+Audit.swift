@@ -7,8 +7,8 @@ extension SQLiteStore {
 
     static func insertAudit(_ db: SQLiteDatabase, _ event: AuditEvent, time: Int64) throws(StoreError) {
         try db.withStatement("""
-            INSERT INTO audit (time, event, user, host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            INSERT INTO audit (time, event, user, host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule, admin)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
             """) { (insert) throws(StoreError) in
             try insert.bind(1, time)
             try insert.bind(2, event.event)
@@ -23,6 +23,7 @@ extension SQLiteStore {
             try insert.bind(11, event.verified)
             try insert.bind(12, event.count)
             try insert.bind(13, event.rule)
+            try insert.bind(14, event.admin)
             try insert.run()
         }
     }

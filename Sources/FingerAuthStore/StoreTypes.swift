@@ -83,10 +83,12 @@ public struct AuditEvent: Sendable, Equatable {
     public var count: Int64
     /// The policy rule that decided a refusal (`policy_denied`) or that a change touched.
     public var rule: Int64?
+    /// The console admin who took this action; nil for everything else.
+    public var admin: String?
 
     public init(event: String, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
                 kid: String? = nil, jti: String? = nil, outcome: String, reason: String? = nil,
-                peer: String? = nil, verified: Bool = true, count: Int64 = 1, rule: Int64? = nil) {
+                peer: String? = nil, verified: Bool = true, count: Int64 = 1, rule: Int64? = nil, admin: String? = nil) {
         self.event = event
         self.user = user
         self.claimedUser = claimedUser
@@ -99,6 +101,7 @@ public struct AuditEvent: Sendable, Equatable {
         self.verified = verified
         self.count = count
         self.rule = rule
+        self.admin = admin
     }
 }
 

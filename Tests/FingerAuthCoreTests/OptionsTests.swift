@@ -6,6 +6,27 @@ final class OptionsTests: XCTestCase {
         try OptionsLoader.load(arguments: args) { _ in file }
     }
 
+    func testKeyStoreAndTheTPMsTCTIAreCheckedAndTheTCTITravelsToTheHelper() throws {
+        var options = Options()
+        XCTAssertEqual(options.keyStore, .file)
+        try options.set("key_store", "auto", source: "t")
+        XCTAssertEqual(options.keyStore, .auto)
+        XCTAssertThrowsError(try options.set("key_store", "hsm", source: "t"))
+        for good in ["device:/dev/tpmrm0", "swtpm:host=127.0.0.1,port=2321", "mssim:host=localhost,port=2321"] {
+            XCTAssertNoThrow(try options.set("tpm_tcti", good, source: "t"), good)
+        }
+        // Only the three TCTIs: the loader would dlopen any other name (libtss2-tcti-NAME.so).
+        for bad in ["", "device:", "libtpms", "cmd:/bin/sh -c id", "swtpm:host=a b", "/tmp/libevil.so", "device:/dev/tpm\u{7f}"] {
+            XCTAssertThrowsError(try options.set("tpm_tcti", bad, source: "t"), bad)
+        }
+        options.url = try AuthenticatorURL.parse("https://auth.example/v1/login").get()
+        let job = LoginJob(user: "alice", service: "sudo", jti: "AAAAAAAAAAAAAAAAAAAAAA", issuer: "h", options: options)
+        XCTAssertTrue(job.text.contains("\ntpm_tcti=mssim:host=localhost,port=2321\n"))
+        XCTAssertEqual(try LoginJob.parse(job.text).options.tpmTCTI, "mssim:host=localhost,port=2321")
+        XCTAssertFalse(job.text.contains("key_store"))
+        XCTAssertThrowsError(try LoginJob.parse(job.text + "key_store=tpm\n"))
+    }
+
     func testArgumentsOverrideTheFile() throws {
         let o = try load(["timeout=4", "debug"], file: "url = https://a.example/v1/login\ntimeout = 9\n# c\n\nmax_tries=2\n")
         XCTAssertEqual(o.timeoutSeconds, 4)

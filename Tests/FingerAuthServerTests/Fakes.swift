@@ -136,6 +136,22 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
         try base.addChallenge(challenge, perHost: perHost, capacity: capacity, now: now)
     }
     func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? { try base.takeChallenge(id: id, now: now) }
+    func createAdmin(name: String, setupDigest: [UInt8], expires: Int64, now: Int64) throws(StoreError) -> Bool {
+        try base.createAdmin(name: name, setupDigest: setupDigest, expires: expires, now: now)
+    }
+    func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String? {
+        try base.completeAdminSetup(setupDigest: setupDigest, passwordHash: passwordHash, now: now)
+    }
+    func adminPasswordHash(name: String) throws(StoreError) -> String? { try base.adminPasswordHash(name: name) }
+    func listAdmins() throws(StoreError) -> [(name: String, ready: Bool)] { try base.listAdmins() }
+    func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord] { try base.consoleAudit(query) }
+    func lastLogins() throws(StoreError) -> [String: Int64] { try base.lastLogins() }
+    func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
+        try base.loginsPerHour(since: since)
+    }
+    func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
+        try base.topRefusals(since: since, limit: limit)
+    }
     var sharesFailureCounts: Bool { false }
     func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
 }

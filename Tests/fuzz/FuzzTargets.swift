@@ -61,6 +61,10 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             guard info.name.count <= 66, info.extraData.count <= 64 else { abort() }
         }
         _ = try? TPMSignature(bytes)
+        // A `TSS2 PRIVATE KEY` body (read by the helper and the command line from the key file).
+        if let file = try? TPMKeyFile(der: bytes) {
+            guard (try? TPMKeyFile(der: file.der)) == file else { abort() }
+        }
     case "agent-message":
         // Both directions of the agent's protocol: what parses must render and parse back the same.
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {

@@ -108,6 +108,13 @@ class Authd:
             raise RuntimeError("fingerauthd did not start: %r\n%s" % (line, self.log_text()))
         self.url = line[len(prefix):].strip()
         self.port = int(self.url.rsplit(":", 1)[1])
+        self.console_url = None
+        if "--admin-listen" in self.args:
+            line = self._read_line(deadline)
+            if not line.startswith("console on "):
+                raise RuntimeError("fingerauthd started no console: %r\n%s" % (line, self.log_text()))
+            self.console_url = line[len("console on "):].strip()
+            self.console_port = int(self.console_url.rsplit(":", 1)[1])
         while True:
             try:
                 if self.request("GET", "/healthz", timeout=2).status == 200:
@@ -128,7 +135,7 @@ class Authd:
             ready, _, _ = select.select([fd], [], [], left)
             if not ready:
                 break
-            chunk = os.read(fd, 256)
+            chunk = os.read(fd, 1)  # one byte: the next line (the console's) stays in the pipe
             if not chunk:
                 break
             data += chunk

@@ -99,8 +99,9 @@ class World:
             "NSS_WRAPPER_GROUP": str(group),
         })
 
-    def start_authenticator(self):
-        self.authd = Authd(str(self.tmp / "authd"), audience=AUDIENCE, tls=self.ca)
+    def start_authenticator(self, args=()):
+        """Starts fingerauthd (`args`: extra `serve` flags) and points the configuration at it."""
+        self.authd = Authd(str(self.tmp / "authd"), audience=AUDIENCE, tls=self.ca, args=args)
         self.authd.start()
         self.settings["url"] = self.authd.url + "/v1/login"
         self.token_path.write_text(self.authd.create_token(HOST_ID) + "\n")

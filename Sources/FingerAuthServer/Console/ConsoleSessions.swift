@@ -1,0 +1,101 @@
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthStore
+
+/// Signed-in admins of one console listener, in this process's memory only: a session
+/// cookie works on the listener that made it and nowhere else, and ends with sign-out, its
+/// idle timeout, its absolute timeout, or the process.
+final class ConsoleSessions: @unchecked Sendable {
+    struct Session {
+        let admin: String
+        /// The token every form of this session carries (CSRF).
+        let csrf: String
+        let created: Int64
+        var lastSeen: Int64
+    }
+
+    let idleSeconds: Int64
+    let absoluteSeconds: Int64
+    /// At most this many live sessions; the oldest goes first.
+    static let capacity = 256
+    private let lock = Lock()
+    private var sessions: [String: Session] = [:]
+
+    init(idleSeconds: Int64, absoluteSeconds: Int64) {
+        self.idleSeconds = idleSeconds
+        self.absoluteSeconds = absoluteSeconds
+    }
+
+    /// A new session for `admin`: its cookie value.
+    func open(admin: String, now: Int64) -> String? {
+        guard let id = SecureRandom.bytes(32), let csrf = SecureRandom.bytes(24) else { return nil }
+        let cookie = Base64URL.encode(id)
+        lock.withLock {
+            expire(now)
+            if sessions.count >= Self.capacity, let oldest = sessions.min(by: { $0.value.created < $1.value.created }) {
+                sessions[oldest.key] = nil
+            }
+            sessions[cookie] = Session(admin: admin, csrf: Base64URL.encode(csrf), created: now, lastSeen: now)
+        }
+        return cookie
+    }
+
+    /// The live session of `cookie`, its idle clock restarted.
+    func find(_ cookie: String?, now: Int64) -> Session? {
+        guard let cookie, cookie.utf8.count == 43 else { return nil }
+        return lock.withLock {
+            guard var session = sessions[cookie] else { return nil }
+            guard now - session.lastSeen <= idleSeconds, now - session.created <= absoluteSeconds else {
+                sessions[cookie] = nil
+                return nil
+            }
+            session.lastSeen = now
+            sessions[cookie] = session
+            return session
+        }
+    }
+
+    func close(_ cookie: String) {
+        lock.withLock { sessions[cookie] = nil }
+    }
+
+    private func expire(_ now: Int64) {
+        sessions = sessions.filter { now - $0.value.lastSeen <= idleSeconds && now - $0.value.created <= absoluteSeconds }
+    }
+}
+
+/// Failed sign-ins counted per address and per admin name: past `limit` in `window`
+/// seconds, sign-in answers 429 without checking the password (in memory, per listener).
+final class SignInLimiter: @unchecked Sendable {
+    let limit: Int
+    let window: Int64
+    private let lock = Lock()
+    private var failures: [String: (count: Int, start: Int64)] = [:]
+
+    init(limit: Int = 5, window: Int64 = 300) {
+        self.limit = limit
+        self.window = window
+    }
+
+    func isBlocked(_ keys: [String], now: Int64) -> Bool {
+        lock.withLock {
+            keys.contains { key in
+                guard let entry = failures[key], now - entry.start < window else { return false }
+                return entry.count >= limit
+            }
+        }
+    }
+
+    func fail(_ keys: [String], now: Int64) {
+        lock.withLock {
+            if failures.count > 10_000 { failures = failures.filter { now - $0.value.start < window } }
+            for key in keys {
+                if let entry = failures[key], now - entry.start < window {
+                    failures[key] = (entry.count + 1, entry.start)
+                } else {
+                    failures[key] = (1, now)
+                }
+            }
+        }
+    }
+}

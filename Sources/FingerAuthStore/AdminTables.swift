@@ -1,0 +1,227 @@
+import FingerAuthCore
+
+/// The admin console's accounts and reads, on both stores through the same SQL
+/// (`PolicySQL`). An account is made on the command line with a one-time setup secret
+/// (only its SHA-256 is stored); the admin chooses a password on the setup page, and only
+/// the password's memory-hard hash is kept.
+
+/// Which audit rows a console page shows: every filter optional, newest first, before `beforeID`.
+public struct ConsoleAuditQuery: Sendable, Equatable {
+    public var user: String?
+    public var host: String?
+    public var event: String?
+    public var outcome: String?
+    /// Rows at or after this time (seconds since the epoch)…
+    public var since: Int64?
+    /// …and before this one.
+    public var until: Int64?
+    /// Rows with an id below this one (the next page); nil for the newest.
+    public var beforeID: Int64?
+    public var limit: Int
+
+    public init(user: String? = nil, host: String? = nil, event: String? = nil, outcome: String? = nil,
+                since: Int64? = nil, until: Int64? = nil, beforeID: Int64? = nil, limit: Int = 50) {
+        self.user = user
+        self.host = host
+        self.event = event
+        self.outcome = outcome
+        self.since = since
+        self.until = until
+        self.beforeID = beforeID
+        self.limit = limit
+    }
+}
+
+enum AdminTables {
+    static func create(_ db: some PolicySQL, name: String, setupDigest: [UInt8], expires: Int64,
+                       now: Int64) throws(StoreError) -> Bool {
+        let rows = try db.policyRows("""
+            INSERT INTO admins (name, setup_sha256, setup_expires, created)
+            VALUES (?1, ?2, CAST(?3 AS BIGINT), CAST(?4 AS BIGINT)) ON CONFLICT (name) DO NOTHING RETURNING name
+            """, [name, Base64URL.encode(setupDigest), String(expires), String(now)])
+        return rows.count == 1
+    }
+
+    static func completeSetup(_ db: some PolicySQL, setupDigest: [UInt8], passwordHash: String,
+                              now: Int64) throws(StoreError) -> String? {
+        let rows = try db.policyRows("""
+            UPDATE admins SET password_hash = ?2, setup_sha256 = NULL, setup_expires = NULL
+             WHERE setup_sha256 = ?1 AND setup_expires > CAST(?3 AS BIGINT) RETURNING name
+            """, [Base64URL.encode(setupDigest), passwordHash, String(now)])
+        return rows.first?.first ?? nil
+    }
+
+    static func passwordHash(_ db: some PolicySQL, name: String) throws(StoreError) -> String? {
+        try db.policyRows("SELECT password_hash FROM admins WHERE name = ?1", [name]).first?.first ?? nil
+    }
+
+    static func list(_ db: some PolicySQL) throws(StoreError) -> [(name: String, ready: Bool)] {
+        try db.policyRows("SELECT name, CASE WHEN password_hash IS NULL THEN 'no' ELSE 'yes' END FROM admins ORDER BY name", [])
+            .compactMap { row in
+                guard row.count == 2, let name = row[0] else { return nil }
+                return (name, row[1] == "yes")
+            }
+    }
+
+    /// Only the filters given become conditions, so that each combination has a plan of its
+    /// own that can use an index (`audit_user`, `audit_time`) rather than one plan for all
+    /// that cannot; at most 2^7 statements, each prepared once per connection.
+    static func audit(_ db: some PolicySQL, _ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord] {
+        var conditions: [String] = []
+        var values: [String?] = []
+        func add(_ condition: String, _ value: String?) {
+            guard let value else { return }
+            values.append(value)
+            conditions.append(condition.split(separator: "?", omittingEmptySubsequences: false).joined(separator: "?\(values.count)"))
+        }
+        add(#""user" = ?"#, query.user)
+        add("host = ?", query.host)
+        add("event = ?", query.event)
+        add("outcome = ?", query.outcome)
+        add(#""time" >= CAST(? AS BIGINT)"#, query.since.map(String.init))
+        add(#""time" < CAST(? AS BIGINT)"#, query.until.map(String.init))
+        add("id < CAST(? AS BIGINT)", query.beforeID.map(String.init))
+        values.append(String(query.limit))
+        let rows = try db.policyRows("""
+            SELECT CAST(id AS TEXT), CAST("time" AS TEXT), event, "user", claimed_user, host, kid, outcome, reason, peer,
+                   CAST(count AS TEXT), admin
+              FROM audit\(conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+             ORDER BY id DESC LIMIT CAST(?\(values.count) AS BIGINT)
+            """, values)
+        return rows.compactMap { row in
+            guard row.count == 12, let id = row[0].flatMap({ Int64($0) }), let time = row[1].flatMap({ Int64($0) }),
+                  let event = row[2], let outcome = row[7] else { return nil }
+            return AuditRecord(id: id, time: time, event: AuditEvent(
+                event: event, user: row[3], claimedUser: row[4], host: row[5], kid: row[6], outcome: outcome,
+                reason: row[8], peer: row[9], count: row[10].flatMap({ Int64($0) }) ?? 1, admin: row[11]))
+        }
+    }
+
+    /// The time of each key's last accepted login, by kid (keys never used are absent): per
+    /// key, its user's rows in `audit_user` newest first, down to the first accepted login
+    /// of that key; no index of its own, which would cost every login a write.
+    static func lastLogins(_ db: some PolicySQL) throws(StoreError) -> [String: Int64] {
+        let rows = try db.policyRows("""
+            SELECT k.kid, CAST((SELECT a."time" FROM audit a
+                                 WHERE a."user" = k."user" AND a.kid = k.kid AND a.event = 'login' AND a.outcome = 'accept'
+                                 ORDER BY a."time" DESC LIMIT 1) AS TEXT)
+              FROM keys k
+            """, [])
+        var out: [String: Int64] = [:]
+        for row in rows where row.count == 2 {
+            if let kid = row[0], let time = row[1].flatMap({ Int64($0) }) { out[kid] = time }
+        }
+        return out
+    }
+
+    static func loginsPerHour(_ db: some PolicySQL, since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
+        let rows = try db.policyRows("""
+            SELECT CAST(("time" / 3600) * 3600 AS TEXT),
+                   CAST(SUM(CASE WHEN outcome = 'accept' THEN count ELSE 0 END) AS TEXT),
+                   CAST(SUM(CASE WHEN outcome = 'accept' THEN 0 ELSE count END) AS TEXT)
+              FROM audit WHERE "time" >= CAST(?1 AS BIGINT) AND event = 'login'
+             GROUP BY "time" / 3600 ORDER BY 1
+            """, [String(since)])
+        return rows.compactMap { row in
+            guard row.count == 3, let hour = row[0].flatMap({ Int64($0) }), let accepted = row[1].flatMap({ Int64($0) }),
+                  let refused = row[2].flatMap({ Int64($0) }) else { return nil }
+            return (hour, accepted, refused)
+        }
+    }
+
+    static func topRefusals(_ db: some PolicySQL, since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
+        let rows = try db.policyRows("""
+            SELECT reason, CAST(SUM(count) AS TEXT) FROM audit
+             WHERE "time" >= CAST(?1 AS BIGINT) AND outcome = 'deny' AND reason IS NOT NULL
+             GROUP BY reason ORDER BY SUM(count) DESC, reason LIMIT CAST(?2 AS BIGINT)
+            """, [String(since), String(limit)])
+        return rows.compactMap { row in
+            guard row.count == 2, let reason = row[0], let count = row[1].flatMap({ Int64($0) }) else { return nil }
+            return (reason, count)
+        }
+    }
+}
+
+extension SQLiteStore {
+    public func createAdmin(name: String, setupDigest: [UInt8], expires: Int64, now: Int64) throws(StoreError) -> Bool {
+        try write { (db) throws(StoreError) -> Bool in
+            try AdminTables.create(db, name: name, setupDigest: setupDigest, expires: expires, now: now)
+        }
+    }
+
+    public func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String? {
+        try write { (db) throws(StoreError) -> String? in
+            try AdminTables.completeSetup(db, setupDigest: setupDigest, passwordHash: passwordHash, now: now)
+        }
+    }
+
+    public func adminPasswordHash(name: String) throws(StoreError) -> String? {
+        try read { (db) throws(StoreError) -> String? in try AdminTables.passwordHash(db, name: name) }
+    }
+
+    public func listAdmins() throws(StoreError) -> [(name: String, ready: Bool)] {
+        try read { (db) throws(StoreError) -> [(name: String, ready: Bool)] in try AdminTables.list(db) }
+    }
+
+    public func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord] {
+        try read { (db) throws(StoreError) -> [AuditRecord] in try AdminTables.audit(db, query) }
+    }
+
+    public func lastLogins() throws(StoreError) -> [String: Int64] {
+        try read { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db) }
+    }
+
+    public func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
+        try read { (db) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] in
+            try AdminTables.loginsPerHour(db, since: since)
+        }
+    }
+
+    public func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
+        try read { (db) throws(StoreError) -> [(reason: String, count: Int64)] in
+            try AdminTables.topRefusals(db, since: since, limit: limit)
+        }
+    }
+}
+
+extension PostgresStore {
+    public func createAdmin(name: String, setupDigest: [UInt8], expires: Int64, now: Int64) throws(StoreError) -> Bool {
+        try transaction { (db) throws(StoreError) -> Bool in
+            try AdminTables.create(db, name: name, setupDigest: setupDigest, expires: expires, now: now)
+        }
+    }
+
+    public func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String? {
+        try transaction { (db) throws(StoreError) -> String? in
+            try AdminTables.completeSetup(db, setupDigest: setupDigest, passwordHash: passwordHash, now: now)
+        }
+    }
+
+    public func adminPasswordHash(name: String) throws(StoreError) -> String? {
+        try pool.withConnection { (db) throws(StoreError) -> String? in try AdminTables.passwordHash(db, name: name) }
+    }
+
+    public func listAdmins() throws(StoreError) -> [(name: String, ready: Bool)] {
+        try pool.withConnection { (db) throws(StoreError) -> [(name: String, ready: Bool)] in try AdminTables.list(db) }
+    }
+
+    public func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord] {
+        try pool.withConnection { (db) throws(StoreError) -> [AuditRecord] in try AdminTables.audit(db, query) }
+    }
+
+    public func lastLogins() throws(StoreError) -> [String: Int64] {
+        try pool.withConnection { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db) }
+    }
+
+    public func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
+        try pool.withConnection { (db) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] in
+            try AdminTables.loginsPerHour(db, since: since)
+        }
+    }
+
+    public func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
+        try pool.withConnection { (db) throws(StoreError) -> [(reason: String, count: Int64)] in
+            try AdminTables.topRefusals(db, since: since, limit: limit)
+        }
+    }
+}

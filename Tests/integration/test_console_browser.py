@@ -1,0 +1,143 @@
+"""The admin console in a real browser (headless Chromium through Selenium): sign in, read
+the overview's figures of this test's own logins, filter the audit log (a time among the
+filters), approve a pending key and see the module's next login succeed, revoke it and see
+the next login fall through to the password; add a policy rule and see the module's next
+login refused by it, test a case, remove the rule. The pages must raise no console error (a CSP violation would);
+screenshots of each page land in build/artefacts/browser/."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from support.chromium import Browser, available  # noqa: E402
+from support.cli import server_keys  # noqa: E402
+from support.console import PASSWORD, create_admin  # noqa: E402
+from support.world import PASSWORDS, World  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromium-driver or python3-selenium missing (make test-deps)")
+
+
+def chromium_processes():
+    done = subprocess.run(["pgrep", "-f", "chromium|chromedriver"], capture_output=True, text=True)
+    return [line for line in done.stdout.split() if line]
+
+
+@pytest.fixture
+def world(tmp_path, ca):
+    w = World(tmp_path, ca)
+    try:
+        w.start_authenticator(args=("--admin-listen", "0", "--approval", "manual"))
+        yield w
+    finally:
+        w.close()
+
+
+@pytest.fixture
+def browser(world):
+    before = set(chromium_processes())
+    with Browser(world.ca.server_cert) as b:
+        yield b
+    deadline = time.monotonic() + 10
+    while set(chromium_processes()) - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = set(chromium_processes()) - before
+    assert not left, "chromium left running: %s" % left
+
+
+def approve_button(kid):
+    return 'form[action="/keys/approve"]:has(input[value="%s"]) button' % kid
+
+
+def revoke_button(kid):
+    return 'form[action="/keys/revoke"]:has(input[value="%s"]) button' % kid
+
+
+def test_an_admin_signs_in_reads_the_figures_filters_approves_revokes_and_edits_the_policy(world, browser):
+    base = world.authd.console_url
+    world.enroll("alice", "finger-A")
+    alice = world.kid("alice")
+    assert world.authd.admin("keys", "approve", "--kid", alice).returncode == 0
+    for _ in range(3):
+        assert world.login("alice", scans=["finger-A"]).name == "PAM_SUCCESS"
+    assert world.login("alice", scans=["finger-B"] * 3, password=PASSWORDS["alice"]).prompts == ["Password: "]
+    world.enroll("bob", "finger-B")
+    bob = world.kid("bob")
+    create_admin(world.authd, "ada")
+
+    browser.get(base + "/overview")
+    assert browser.path() == "/signin"
+    browser.fill('input[name="name"]', "ada")
+    browser.fill('input[name="password"]', PASSWORD)
+    browser.screenshot("01-signin")
+    browser.click('#signin button[type="submit"]')
+    assert browser.path() == "/overview", browser.driver.page_source[-1500:]
+    cookie = browser.cookies()["fa_console"]
+    assert cookie["httpOnly"] and cookie["secure"] and cookie["sameSite"] == "Strict"
+    assert browser.text("#accepted") == "Accepted logins (7 days): 3"
+    assert browser.find_all("#chart rect.accepted"), "no bar for the accepted logins"
+    browser.screenshot("02-overview")
+
+    browser.get(base + "/audit")
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    browser.fill('#filter input[name="event"]', "login")
+    browser.fill('#filter input[name="outcome"]', "accept")
+    browser.fill('#filter input[name="from"]', today)
+    browser.click('#filter button[type="submit"]')
+    assert browser.path() == "/audit?user=&host=&event=login&outcome=accept&from=%s&to=" % today
+    rows = browser.find_all("#audit tbody tr")
+    assert len(rows) == 3 and all(" login accept alice testhost " in " " + r.text + " " for r in rows), [r.text for r in rows]
+    browser.screenshot("03-audit-filtered")
+
+    browser.get(base + "/keys")
+    assert [k["status"] for k in server_keys(world) if k["kid"] == bob] == ["pending"]
+    browser.screenshot("04-keys-pending")
+    browser.click(approve_button(bob))
+    assert browser.text("#message") == "Approved %s." % bob
+    login = world.login("bob", scans=["finger-B"])
+    assert login.name == "PAM_SUCCESS" and login.prompts == [], login
+    browser.screenshot("05-keys-approved")
+
+    browser.click(revoke_button(bob))
+    assert browser.text("#message") == "Revoked %s." % bob
+    after = world.login("bob", scans=["finger-B"], password=PASSWORDS["bob"])
+    assert after.name == "PAM_SUCCESS" and after.prompts == ["Password: "], after
+    browser.screenshot("06-keys-revoked")
+
+    browser.get(base + "/hosts")
+    assert "testhost" in browser.text("#hosts") and today in browser.text("#hosts")
+    browser.screenshot("07-hosts")
+
+    # A rule added on the policy page refuses alice's next login by the module; tested; removed.
+    browser.get(base + "/policy")
+    browser.choose('#add-rule select[name="action"]', "deny")
+    browser.fill('#add-rule input[name="users"]', "alice")
+    browser.fill('#add-rule input[name="hosts"]', "*")
+    browser.fill('#add-rule input[name="services"]', "fa-test")
+    browser.click('#add-rule button[type="submit"]')
+    assert browser.text("#message").startswith("Added rule "), browser.text("main")
+    rule = browser.text("#message").split()[2]
+    refused = world.login("alice", scans=["finger-A"], password=PASSWORDS["alice"])
+    assert refused.name == "PAM_SUCCESS" and refused.prompts == ["Password: "], refused
+    assert "policy_denied, rule %s" % rule in world.log_lines()[-1]
+    browser.screenshot("08-policy-rule-added")
+    browser.fill('#test input[name="test_user"]', "alice")
+    browser.fill('#test input[name="test_host"]', "testhost")
+    browser.fill('#test input[name="test_service"]', "fa-test")
+    browser.click('#test button[type="submit"]')
+    assert browser.text("#decision").startswith("deny by rule %s" % rule)
+    browser.screenshot("09-policy-tested")
+    browser.click('#rules form[action="/policy/remove"] button')
+    assert browser.text("#message") == "Removed rule %s." % rule
+    assert world.login("alice", scans=["finger-A"]).name == "PAM_SUCCESS"
+    browser.screenshot("10-policy-rule-removed")
+    assert browser.console_errors() == []
+
+    browser.click("form.signout button")
+    assert browser.path() == "/signin"
+    browser.get(base + "/keys")
+    assert browser.path() == "/signin"
