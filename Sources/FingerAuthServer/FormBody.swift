@@ -16,22 +16,20 @@ enum FormBody {
         return fields
     }
 
-    private static func decode(_ raw: ArraySlice<UInt8>) -> String? {
+    /// Percent-decoding with `+` as a space; nil for a malformed escape or bytes that are
+    /// not UTF-8. The console's forms and query values use it too.
+    static func decode<Bytes: Collection<UInt8>>(_ raw: Bytes) -> String? {
         var out: [UInt8] = []
         out.reserveCapacity(raw.count)
-        var i = raw.startIndex
-        while i < raw.endIndex {
-            let byte = raw[i]
-            if byte == UInt8(ascii: "+") {
-                out.append(0x20)
-            } else if byte == UInt8(ascii: "%") {
-                guard i + 2 < raw.endIndex, let high = hexValue(raw[i + 1]), let low = hexValue(raw[i + 2]) else { return nil }
+        var iterator = raw.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"): out.append(0x20)
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
                 out.append(high << 4 | low)
-                i += 2
-            } else {
-                out.append(byte)
+            default: out.append(byte)
             }
-            i += 1
         }
         return String(validating: out, as: UTF8.self)
     }
