@@ -66,10 +66,13 @@ public func currentHostName() -> String {
 public typealias Deadline = MonotonicInstant
 
 extension MonotonicInstant {
-    /// `seconds` from now; negative, NaN and infinite values are clamped to 0 … one day.
+    /// `seconds` from now, never sooner; negative, NaN and infinite values are clamped to
+    /// 0 … one day. `now()` drops the part of a millisecond that has already gone, so the
+    /// deadline is one millisecond later than the sum (else a 10 ms pause could end after
+    /// 9.1 ms), and fractions of a millisecond round up.
     public static func after(seconds: Double) -> MonotonicInstant {
         let clamped = seconds.isFinite ? min(max(seconds, 0), 86_400) : 86_400
-        return now().adding(milliseconds: Int64(clamped * 1000))
+        return now().adding(milliseconds: Int64((clamped * 1000).rounded(.up)) + 1)
     }
 
     /// Milliseconds left, 0 once the deadline has passed.
