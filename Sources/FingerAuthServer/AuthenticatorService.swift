@@ -103,6 +103,12 @@ public final class AuthenticatorService: Sendable {
         writer.submit(items, completion: completion)
     }
 
+    /// Commits `items` on this thread when the writer is idle (`GroupCommit.commitAlone`);
+    /// nil when it is busy and the items must be submitted.
+    public func commitAlone(_ items: [WriteItem]) -> Result<[WriteOutcome], StoreError>? {
+        writer.commitAlone(items)
+    }
+
     /// The request is answered: its log line and its counts.
     public func complete(_ exchange: Exchange, _ response: HTTPResponse) {
         let seconds = max(0, Self.monotonicSeconds() - exchange.started)

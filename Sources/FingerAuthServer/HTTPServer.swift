@@ -239,7 +239,8 @@ final class RequestDispatcher: @unchecked Sendable {
     /// that writes parks the connection (MHD_suspend_connection) and hands the items to the
     /// group commit; the writer's completion stores the outcome and resumes the connection,
     /// and MHD calls the access handler again, which goes on from there (`resume`). The
-    /// worker thread meanwhile serves its other connections: no thread waits on a commit.
+    /// worker thread meanwhile serves its other connections. Only a request alone in flight,
+    /// with the writer idle, has its items committed by the worker itself, and goes on at once.
     func begin(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
         let request = makeRequest(connection, method: method, url: url, state: state)
         let (exchange, step) = service.start(request, surface: surface)
@@ -270,6 +271,10 @@ final class RequestDispatcher: @unchecked Sendable {
                 tarpit.hold { resume(.success([])) }
             }
         case let .write(items, next):
+            // The only request in flight and the writer idle: commit here and go on, no
+            // parking and no hand-over. With others in flight the worker stays free for them
+            // and their writes share the writer's next commit.
+            if inFlight <= 1, let outcome = service.commitAlone(items) { return take(next(outcome), connection, state) }
             return park(connection, state, then: next) { [self] resume in
                 service.submit(items, completion: resume)
             }

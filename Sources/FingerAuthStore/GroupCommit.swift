@@ -8,8 +8,11 @@ import Glibc
 /// takes everything waiting at that moment (up to `maxBatch` items) into one
 /// `AuthStorage.commit`, and wakes each request only once *its* batch is durable. While one
 /// batch commits, the next gathers — under load the batches grow and the commits per login
-/// fall; a lone request waits for one commit, as it would without batching. A batch that
-/// fails (disk full, database gone) fails every request in it: none is answered 2xx.
+/// fall. A request that finds nothing committing and nothing queued commits on its own
+/// thread (`commitAlone`): at low load a login then costs no hand-over to the writer and
+/// back — on a virtual machine each wake-up of another thread is an interrupt between
+/// cores. A batch that fails (disk full, database gone) fails every request in it: none is
+/// answered 2xx.
 public final class GroupCommit: @unchecked Sendable {
     /// One request's items and, once its batch committed, their outcomes. Its own condition
     /// variable wakes only this request (a shared one would wake every waiting request at
@@ -41,6 +44,10 @@ public final class GroupCommit: @unchecked Sendable {
     private let lock = Lock()
     private let work = Condition()
     private var queue: [Ticket] = []
+    /// A batch (the writer's or a lone request's) is being committed.
+    private var committing = false
+    /// The writer waits for a lone request's commit to end (it wants a signal then).
+    private var writerWaits = false
     private var stopping = false
     private var thread: WorkerThread?
     private var statistics = (batches: Int64(0), items: Int64(0), failed: Int64(0))
@@ -133,14 +140,51 @@ public final class GroupCommit: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Commits `items` on the caller's thread when nothing is committing and nothing is
+    /// queued, and returns their outcomes (or the failure) once durable; nil when the writer
+    /// is busy — then the caller hands them to `submit`, which batches them with the rest.
+    public func commitAlone(_ items: [WriteItem]) -> Result<[WriteOutcome], StoreError>? {
+        guard !items.isEmpty else { return .success([]) }
+        lock.lock()
+        guard thread != nil, !stopping, !committing, queue.isEmpty else {
+            lock.unlock()
+            return nil
+        }
+        committing = true
+        lock.unlock()
+        let result: Result<[WriteOutcome], StoreError>
+        do throws(StoreError) {
+            let outcomes = try store.commit(items)
+            result = outcomes.count == items.count
+                ? .success(outcomes) : .failure(StoreError("commit answered \(outcomes.count) of \(items.count) items"))
+        } catch {
+            result = .failure(error)
+        }
+        if case let .failure(failure) = result { log("a lone request's write not committed: \(failure)") }
+        lock.lock()
+        committing = false
+        statistics.batches += 1
+        statistics.items += Int64(items.count)
+        if case .failure = result { statistics.failed += 1 }
+        if !queue.isEmpty || writerWaits { work.signal() }
+        lock.unlock()
+        return result
+    }
+
     private func loop() {
         var nextPeriodic = Deadline.after(seconds: 1)
         while true {
             lock.lock()
             let deadline = Deadline.after(seconds: 1)
-            while queue.isEmpty && !stopping && !deadline.hasPassed {
+            while (queue.isEmpty || committing) && !stopping && !deadline.hasPassed {
                 work.wait(lock, until: deadline)
             }
+            // A lone request's commit holds the store until it ends; wait for it.
+            while committing {
+                writerWaits = true
+                work.wait(lock, until: Deadline.after(seconds: 1))
+            }
+            writerWaits = false
             var taken: [Ticket] = []
             var size = 0
             while let first = queue.first, taken.isEmpty || size + first.items.count <= maxBatch {
@@ -149,14 +193,20 @@ public final class GroupCommit: @unchecked Sendable {
                 queue.removeFirst()
             }
             let finished = stopping && queue.isEmpty
+            let periodicDue = nextPeriodic.hasPassed || finished
+            committing = !taken.isEmpty || periodicDue
             lock.unlock()
 
             var extra: [WriteItem] = []
-            if nextPeriodic.hasPassed || finished {
+            if periodicDue {
                 nextPeriodic = Deadline.after(seconds: 1)
                 extra = periodic()
             }
-            if !taken.isEmpty || !extra.isEmpty { commit(taken, extra: extra) }
+            if !taken.isEmpty || !extra.isEmpty {
+                commit(taken, extra: extra)
+            } else if periodicDue {
+                lock.withLock { committing = false }
+            }
             if finished { return }
         }
     }
@@ -189,6 +239,7 @@ public final class GroupCommit: @unchecked Sendable {
         statistics.batches += 1
         statistics.items += Int64(items.count)
         if failure != nil { statistics.failed += 1 }
+        committing = false
         lock.unlock()
         for ticket in tickets {
             guard let completion = ticket.completion else { continue }

@@ -11,6 +11,11 @@ final class CountingStore: @unchecked Sendable {
     let base: SQLiteStore
     private let lock = Lock()
     private(set) var batchSizes: [Int] = []
+    /// Commits running at once, and the most ever seen (the store takes one at a time).
+    private var running = 0
+    private(set) var mostAtOnce = 0
+    /// Threads the commits ran on.
+    private(set) var threads: [pthread_t] = []
     var failing = false
     /// Microseconds each commit sleeps, so that concurrent writers pile up behind it.
     var delay: UInt32 = 0
@@ -23,8 +28,12 @@ final class CountingStore: @unchecked Sendable {
     func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
         let first = lock.withLock { () -> Bool in
             batchSizes.append(items.count)
+            threads.append(pthread_self())
+            running += 1
+            mostAtOnce = max(mostAtOnce, running)
             return batchSizes.count == 1
         }
+        defer { lock.withLock { running -= 1 } }
         if first && firstDelay > 0 { usleep(firstDelay) } else if delay > 0 { usleep(delay) }
         if failing { throw StoreError("database or disk is full") }
         return try base.commit(items)
@@ -95,6 +104,70 @@ final class GroupCommitTests: XCTestCase {
         let writer = GroupCommit(store: base)
         XCTAssertEqual(try writer.write([.audit(AuditEvent(event: "x", outcome: "accept"), time: 1)]), [.written])
         XCTAssertEqual(try base.auditEvents().count, 1)
+    }
+
+    func testALoneRequestCommitsOnItsOwnThreadWhenTheWriterIsIdle() throws {
+        let base = try SQLiteStore(path: temp.path)
+        let store = CountingStoreAdapter(CountingStore(base))
+        let writer = GroupCommit(store: store)
+        XCTAssertNil(writer.commitAlone([.audit(AuditEvent(event: "x", outcome: "accept"), time: 1)]),
+                     "without its thread the writer takes nothing alone")
+        XCTAssertTrue(writer.start())
+        let result = writer.commitAlone([.audit(AuditEvent(event: "login", outcome: "accept"), time: 2)])
+        XCTAssertEqual(try result?.get(), [.written])
+        // Durable on return: another connection reads it before the writer stops.
+        XCTAssertEqual(try SQLiteStore(path: temp.path).auditEvents().map(\.event), ["login"])
+        XCTAssertEqual(store.inner.threads.count, 1)
+        XCTAssertTrue(store.inner.threads.allSatisfy { pthread_equal($0, pthread_self()) != 0 },
+                      "committed on the caller's thread")
+        writer.stop()
+        XCTAssertNil(writer.commitAlone([.audit(AuditEvent(event: "y", outcome: "accept"), time: 3)]),
+                     "a stopped writer takes nothing alone")
+        XCTAssertEqual(writer.counts.batches, 1)
+    }
+
+    func testWhileABatchCommitsALoneRequestQueuesAndNoTwoCommitsOverlap() throws {
+        let base = try SQLiteStore(path: temp.path)
+        let store = CountingStoreAdapter(CountingStore(base))
+        store.inner.firstDelay = 300_000
+        let writer = GroupCommit(store: store)
+        XCTAssertTrue(writer.start())
+        let done = ResultBox(count: 1)
+        writer.submit([.audit(AuditEvent(event: "first", outcome: "accept"), time: 1)]) { done.set(0, $0) }
+        // The writer is committing the first batch (300 ms): the lone path must say no.
+        var refused = false
+        for _ in 0..<100 where !refused {
+            usleep(2_000)
+            refused = writer.commitAlone([.audit(AuditEvent(event: "lone", outcome: "accept"), time: 2)]) == nil
+        }
+        XCTAssertTrue(refused, "commitAlone while a batch commits")
+        // Requests that queue meanwhile, and lone ones afterwards, all commit, one at a time.
+        let results = concurrentWrites(writer, count: 16)
+        var lone: Result<[WriteOutcome], StoreError>?
+        for _ in 0..<200 where lone == nil {
+            lone = writer.commitAlone([.audit(AuditEvent(event: "after", outcome: "accept"), time: 3)])
+            if lone == nil { usleep(5_000) }
+        }
+        writer.stop()
+        XCTAssertEqual(try done.all[0].get(), [.written])
+        XCTAssertEqual(results.filter { (try? $0.get()) == [.written] }.count, 16)
+        XCTAssertEqual(try lone?.get(), [.written])
+        XCTAssertEqual(store.inner.mostAtOnce, 1, "two commits ran at once")
+        XCTAssertEqual(try base.auditEvents(limit: 100).filter { $0.event != "lone" }.count, 18)
+    }
+
+    func testAFailedLoneCommitIsAFailureNotAnAccept() throws {
+        let base = try SQLiteStore(path: temp.path)
+        let store = CountingStoreAdapter(CountingStore(base))
+        store.inner.failing = true
+        let writer = GroupCommit(store: store)
+        XCTAssertTrue(writer.start())
+        let result = writer.commitAlone([.audit(AuditEvent(event: "login", outcome: "accept"), time: 1)])
+        writer.stop()
+        guard case let .failure(error)? = result else { return XCTFail("expected a failure, got \(String(describing: result))") }
+        XCTAssertEqual(error.message, "database or disk is full")
+        XCTAssertEqual(try base.auditEvents().count, 0)
+        XCTAssertEqual(writer.counts.failed, 1)
     }
 
     func testPeriodicItemsJoinABatch() throws {
