@@ -1,9 +1,13 @@
 import COpenSSL
 import FingerAuthCore
 
-/// An RSA public key built from a JWK (EVP_PKEY_fromdata), owned by this object.
-public final class RSAPublicKey {
+/// An RSA public key built from a JWK (EVP_PKEY_fromdata), owned by this object, with its
+/// verification contexts, set up once and used again by every thread that verifies.
+public final class RSAPublicKey: @unchecked Sendable {
     let pkey: OpaquePointer
+    /// Idle verification contexts of this key (`fa_verify_pool`, behind its own mutex); nil
+    /// when it could not be allocated — then every verification sets one up.
+    private let contexts: UnsafeMutablePointer<fa_verify_pool>?
 
     /// Refuses keys under 2048 or over 8192 bits and exponents that are not odd and > 1.
     public init(jwk: JWK) throws {
@@ -30,18 +34,23 @@ public final class RSAPublicKey {
               EVP_PKEY_fromdata(ctx, &key, fa_evp_pkey_public_key_selection(), params) == 1,
               let key else { throw CryptoError.last("public key") }
         pkey = key
+        contexts = fa_verify_pool_new()
     }
 
-    deinit { EVP_PKEY_free(pkey) }
+    deinit {
+        fa_verify_pool_free(contexts)
+        EVP_PKEY_free(pkey)
+    }
 
     /// True only when `signature` is a valid RS256 signature of `data` by this key
-    /// (`fa_rs256_verify`: SHA-256, then EVP_PKEY_verify with PKCS#1 v1.5 padding).
+    /// (`fa_rs256_verify`: SHA-256, then EVP_PKEY_verify with PKCS#1 v1.5 padding on a
+    /// pooled context).
     public func verifyRS256(signature: [UInt8], data: [UInt8]) -> Bool {
         guard !signature.isEmpty, signature.count <= 1024 else { return false }
         defer { ERR_clear_error() }
         let rc = data.withUnsafeBufferPointer { d in
             signature.withUnsafeBufferPointer { s in
-                fa_rs256_verify(pkey, d.baseAddress, d.count, s.baseAddress, s.count)
+                fa_rs256_verify(contexts, pkey, d.baseAddress, d.count, s.baseAddress, s.count)
             }
         }
         return rc == 1
