@@ -122,6 +122,13 @@ def test_a_disk_that_fills_under_a_batch_answers_every_request_503_and_none_200(
         log = authd.log_text()
         assert re.search(r"batch of \d+ requests not committed: .*(full|disk)", log), log[-2000:]
         assert "status=503 outcome=error reason=" in log
+        # A login alone in flight is committed by its worker, not the writer: the full disk
+        # answers it 503 all the same, and says so in the log.
+        alone = alice.sign(claims())
+        assert login(alone) == 503
+        assert re.search(r"a lone request's write not committed: .*(full|disk)", authd.log_text()), \
+            authd.log_text()[-2000:]
+        refused_tokens.insert(0, alone)
         # Room again: the tokens that were answered 503 were not used up.
         os.unlink(inside + "/filler")
         assert [login(t) for t in refused_tokens[:8]] == [200] * min(8, len(refused_tokens))
