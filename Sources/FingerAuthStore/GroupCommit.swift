@@ -152,20 +152,14 @@ public final class GroupCommit: @unchecked Sendable {
         }
         committing = true
         lock.unlock()
-        let result: Result<[WriteOutcome], StoreError>
-        do throws(StoreError) {
-            let outcomes = try store.commit(items)
-            result = outcomes.count == items.count
-                ? .success(outcomes) : .failure(StoreError("commit answered \(outcomes.count) of \(items.count) items"))
-        } catch {
-            result = .failure(error)
+        let result = commitToStore(items)
+        var failed = false
+        if case let .failure(failure) = result {
+            failed = true
+            log("a lone request's write not committed: \(failure)")
         }
-        if case let .failure(failure) = result { log("a lone request's write not committed: \(failure)") }
         lock.lock()
-        committing = false
-        statistics.batches += 1
-        statistics.items += Int64(items.count)
-        if case .failure = result { statistics.failed += 1 }
+        finishedBatch(items: items.count, failed: failed)
         if !queue.isEmpty || writerWaits { work.signal() }
         lock.unlock()
         return result
@@ -217,11 +211,9 @@ public final class GroupCommit: @unchecked Sendable {
         items.append(contentsOf: extra)
         var outcomes: [WriteOutcome] = []
         var failure: StoreError?
-        do {
-            outcomes = try store.commit(items)
-            if outcomes.count != items.count { failure = StoreError("commit answered \(outcomes.count) of \(items.count) items") }
-        } catch {
-            failure = error
+        switch commitToStore(items) {
+        case let .success(committed): outcomes = committed
+        case let .failure(error): failure = error
         }
         if let failure { log("batch of \(tickets.count) requests not committed: \(failure)") }
         lock.lock()
@@ -236,14 +228,34 @@ public final class GroupCommit: @unchecked Sendable {
             ticket.done = true
             ticket.committed.signal()
         }
-        statistics.batches += 1
-        statistics.items += Int64(items.count)
-        if failure != nil { statistics.failed += 1 }
-        committing = false
+        finishedBatch(items: items.count, failed: failure != nil)
         lock.unlock()
         for ticket in tickets {
             guard let completion = ticket.completion else { continue }
             if let failure = ticket.failure { completion(.failure(failure)) } else { completion(.success(ticket.outcomes)) }
         }
+    }
+
+    /// One `store.commit` of `items`: their outcomes, or why none stands (an error, or an
+    /// answer that does not have one outcome per item).
+    private func commitToStore(_ items: [WriteItem]) -> Result<[WriteOutcome], StoreError> {
+        do throws(StoreError) {
+            let outcomes = try store.commit(items)
+            guard outcomes.count == items.count else {
+                return .failure(StoreError("commit answered \(outcomes.count) of \(items.count) items"))
+            }
+            return .success(outcomes)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// A batch (the writer's or a lone request's) has ended: counts it and lets the next
+    /// one start. Called with `lock` held.
+    private func finishedBatch(items: Int, failed: Bool) {
+        statistics.batches += 1
+        statistics.items += Int64(items)
+        if failed { statistics.failed += 1 }
+        committing = false
     }
 }

@@ -8,12 +8,16 @@ import XCTest
 /// next answer, and threads verifying at once each get a context of their own.
 final class RSAVerificationTests: XCTestCase {
     static let signer = Result { try RSAPrivateKey.generate(bits: 2048) }
+    let data = Array("header.payload".utf8)
+
+    /// The public key and its valid signature of `data`.
+    func keyAndSignature() throws -> (RSAPublicKey, [UInt8]) {
+        let signer = try Self.signer.get()
+        return (try RSAPublicKey(jwk: signer.publicJWK()), try signer.signRS256(data))
+    }
 
     func testForgedSignaturesBetweenValidOnesChangeNoAnswer() throws {
-        let signer = try Self.signer.get()
-        let key = try RSAPublicKey(jwk: signer.publicJWK())
-        let data = Array("header.payload".utf8)
-        let signature = try signer.signRS256(data)
+        let (key, signature) = try keyAndSignature()
         var forged = signature
         forged[forged.count / 2] ^= 0x01
         let other = Array("header.other".utf8)
@@ -29,10 +33,8 @@ final class RSAVerificationTests: XCTestCase {
     }
 
     func testThreadsVerifyingAtOnceEachGetTheRightAnswer() throws {
-        let signer = try Self.signer.get()
-        let key = try RSAPublicKey(jwk: signer.publicJWK())
-        let data = Array("header.payload".utf8)
-        let signature = try signer.signRS256(data)
+        let (key, signature) = try keyAndSignature()
+        let data = data
         var forged = signature
         forged[0] ^= 0x80
         let wrong = ResultCount()
