@@ -162,13 +162,21 @@ private struct Reader {
         // Fast path: most strings (a whole JWT among them) hold no escape; such a run up to
         // its closing quote becomes a String at once, checked as strict UTF-8.
         var end = offset
+        var highBits: UInt8 = 0
         while end < bytes.count {
             let b = bytes[end]
             if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b < 0x20 { break }
+            highBits |= b
             end += 1
         }
         if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
-            guard let s = String(validating: bytes[offset..<end], as: UTF8.self) else { throw .invalid(offset: offset) }
+            let run = bytes[offset..<end]
+            // ASCII is valid UTF-8 as it stands; `String(validating:)` over a slice is generic
+            // and unspecialised (a runtime metadata lookup per string), so it is kept for the rest.
+            let s = highBits < 0x80
+                ? run.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+                : String(validating: run, as: UTF8.self)
+            guard let s else { throw .invalid(offset: offset) }
             offset = end + 1
             return s
         }

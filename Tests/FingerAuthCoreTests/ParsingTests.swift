@@ -21,6 +21,15 @@ final class JSONParserTests: XCTestCase {
                                [0x22, 0x61, 0x62], [0x22, 0xed, 0xa0, 0x80, 0x22]] {
             XCTAssertThrowsError(try JSONParser().parse(bytes), "\(bytes)")
         }
+        // All-ASCII runs (a JWT's whole text) take a path of their own: DEL and every
+        // printable byte come back as they were; one byte above 0x7f anywhere in the run
+        // sends it through the strict check again.
+        let ascii = (0x20...0x7f).filter { $0 != 0x22 && $0 != 0x5c }.map(UInt8.init)
+        XCTAssertEqual(try JSONParser().parse([0x22] + ascii + [0x22]), .string(String(decoding: ascii, as: UTF8.self)))
+        XCTAssertEqual(try JSONParser().parse(Array(#"{"jwt":"eyJhbGciOiJSUzI1NiJ9.e30.c2ln"}"#.utf8))["jwt"],
+                       .string("eyJhbGciOiJSUzI1NiJ9.e30.c2ln"))
+        XCTAssertThrowsError(try JSONParser().parse([0x22] + ascii + [0xc3, 0x28] + ascii + [0x22]))
+        XCTAssertThrowsError(try JSONParser().parse([0x22, 0x61, 0x80, 0x22]))
         let text = "\"\u{7f}\\\n\u{1}\u{e9}\u{1f600}\""
         XCTAssertEqual(JSONEncoding.encode(.string(text)), #""\"\u007f\\\n\u0001é😀\"""#)
     }
@@ -40,6 +49,11 @@ final class JSONParserTests: XCTestCase {
         XCTAssertEqual(try JSONParser().parse("9007199254740993").int64Value, 9_007_199_254_740_993)
         XCTAssertNil(try JSONParser().parse("1.0").int64Value)
         XCTAssertNil(try JSONParser().parse("1e3").int64Value)
+        XCTAssertNil(try JSONParser().parse("1E3").int64Value)
+        XCTAssertNil(try JSONParser().parse("9223372036854775808").int64Value)
+        XCTAssertEqual(try JSONParser().parse("-9223372036854775808").int64Value, Int64.min)
+        XCTAssertEqual(try JSONParser().parse("-0").int64Value, 0)
+        XCTAssertNil(try JSONParser().parse("\"12\"").int64Value)
     }
 }
 
