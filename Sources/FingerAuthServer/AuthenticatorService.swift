@@ -313,8 +313,7 @@ public final class AuthenticatorService: Sendable {
     /// `application/json`, optionally with parameters (`; charset=utf-8`), any case.
     static func isJSONContentType(_ value: String?) -> Bool {
         guard let value else { return false }
-        let type = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return type.trimmingSpaces.lowercased() == "application/json"
+        return MediaType.is(value, "application/json")
     }
 
     /// The credential of `Authorization: Bearer <credential>`, or nil.

@@ -46,7 +46,6 @@ enum FormBody {
     /// `application/x-www-form-urlencoded`, optionally with parameters, any case.
     static func isFormContentType(_ value: String?) -> Bool {
         guard let value else { return false }
-        let type = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return type.trimmingSpaces.lowercased() == "application/x-www-form-urlencoded"
+        return MediaType.is(value, "application/x-www-form-urlencoded")
     }
 }

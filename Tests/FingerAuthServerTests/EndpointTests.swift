@@ -85,6 +85,26 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(text(service.handle(json)), "{\"error\":\"invalid_request\"}")
     }
 
+    func testContentTypeIsComparedAsAMediaType() throws {
+        let (service, _, _) = try makeService()
+        func status(_ path: String, _ type: String) -> Int {
+            service.handle(HTTPRequest(method: "POST", path: path, contentType: type, body: Array("{}".utf8))).status
+        }
+        for type in ["application/json", "Application/JSON", " application/json\t; charset=utf-8", "APPLICATION/JSON;"] {
+            XCTAssertEqual(status("/v1/login", type), 400, type)
+        }
+        for type in ["", "application/jsonx", "application/js", "text/plain", "application/json,text/plain",
+                     "applicatio\u{0301}n/json", "appli\u{212A}ation/json", "application /json", "application\u{0}/json"] {
+            XCTAssertEqual(status("/v1/login", type), 415, type)
+        }
+        func grant(_ type: String) -> String {
+            text(service.handle(HTTPRequest(method: "POST", path: "/oauth2/token", contentType: type,
+                                             body: Array("grant_type=x".utf8))))
+        }
+        XCTAssertTrue(grant("Application/X-WWW-Form-Urlencoded ; charset=utf-8").contains("\"unsupported_grant_type\""))
+        XCTAssertTrue(grant("application/x-www-form-urlencodedx").contains("\"invalid_request\""))
+    }
+
     func testUserLimitEndsWithItsWindow() throws {
         let (service, _, maker) = try makeService(ServiceSettings(userLimit: RateLimit(failures: 2, window: 60),
                                                                   addressLimit: .off))
