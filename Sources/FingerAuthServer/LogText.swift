@@ -6,15 +6,22 @@ public enum LogText {
     public static func clean(_ text: String, limit: Int = 128) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(min(text.utf8.count, limit) + 3)
+        append(text, limit: limit, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `clean(text, limit:)`'s bytes to `out`.
+    static func append(_ text: String, limit: Int, to out: inout [UInt8]) {
+        var count = 0
         for byte in text.utf8 {
-            if out.count == limit {
-                out += Array("...".utf8)
+            if count == limit {
+                out.append(contentsOf: "...".utf8)
                 break
             }
             let allowed = byte > 0x20 && byte < 0x7f && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
             out.append(allowed ? byte : UInt8(ascii: "?"))
+            count += 1
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

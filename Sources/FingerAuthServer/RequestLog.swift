@@ -48,37 +48,56 @@ public final class RequestLog: Sendable {
 
     /// `method=… path=… status=… outcome=… reason=… sub=… [claimed=…] kid=… jti=… peer=… ms=…`
     public static func line(_ s: RequestSummary) -> String {
-        func field(_ value: String?, _ limit: Int = 64) -> String {
-            guard let value, !value.isEmpty else { return "-" }
-            return LogText.clean(value, limit: limit)
+        String(decoding: bytes(s), as: UTF8.self)
+    }
+
+    /// The line for `s` as bytes, built in one buffer.
+    static func bytes(_ s: RequestSummary) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(320)
+        func field(_ name: String, _ value: String?, _ limit: Int = 64) {
+            out.append(contentsOf: name.utf8)
+            out.append(UInt8(ascii: "="))
+            if let value, !value.isEmpty {
+                LogText.append(value, limit: limit, to: &out)
+            } else {
+                out.append(UInt8(ascii: "-"))
+            }
         }
-        return "fingerauthd: method=\(field(s.method, 10)) path=\(field(s.path, 40)) status=\(s.status) " +
-            "outcome=\(field(s.outcome)) reason=\(field(s.reason)) sub=\(field(s.sub))" +
-            (s.claimed.map { " claimed=" + field($0) } ?? "") + " kid=\(field(s.kid)) " +
-            "jti=\(field(s.jti)) peer=\(field(s.peer)) ms=\(s.milliseconds.map(String.init) ?? "-")\n"
+        out.append(contentsOf: "fingerauthd: ".utf8)
+        field("method", s.method, 10)
+        field(" path", s.path, 40)
+        out.append(contentsOf: " status=\(s.status)".utf8)
+        field(" outcome", s.outcome)
+        field(" reason", s.reason)
+        field(" sub", s.sub)
+        if let claimed = s.claimed { field(" claimed", claimed) }
+        field(" kid", s.kid)
+        field(" jti", s.jti)
+        field(" peer", s.peer)
+        out.append(contentsOf: " ms=\(s.milliseconds.map(String.init) ?? "-")\n".utf8)
+        return out
     }
 
     /// Writes the line for `summary`.
     public func record(_ summary: RequestSummary) {
-        write(Self.line(summary))
+        write(Self.bytes(summary))
     }
 
     /// Writes a free-form line (start, stop, errors). Callers never pass secrets.
     public func message(_ text: String) {
-        write("fingerauthd: " + LogText.printable(text) + "\n")
+        write(Array(("fingerauthd: " + LogText.printable(text) + "\n").utf8))
     }
 
-    private func write(_ text: String) {
-        var bytes = Array(text.utf8)
+    private func write(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { raw in
+            let n = bytes.withUnsafeBytes { raw in
                 Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
             }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return }
             offset += n
         }
-        bytes.removeAll()
     }
 }

@@ -179,6 +179,21 @@ final class ServiceTests: XCTestCase {
                                                                "unsupported_media_type"])
     }
 
+    func testALogLineNamesEveryFieldOnce() {
+        var summary = RequestSummary(method: "POST", path: "/v1/login", status: 401, outcome: "deny", reason: "replayed",
+                                     sub: "alice", kid: "k\"1", jti: "j 1", peer: "10.0.0.9")
+        summary.milliseconds = 3
+        XCTAssertEqual(RequestLog.line(summary), "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
+                       + "reason=replayed sub=alice kid=k?1 jti=j?1 peer=10.0.0.9 ms=3\n")
+        summary.claimed = "b\u{e9}b"
+        summary.sub = nil
+        summary.milliseconds = nil
+        summary.jti = String(repeating: "j", count: 70)
+        XCTAssertEqual(RequestLog.line(summary), "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
+                       + "reason=replayed sub=- claimed=b??b kid=k?1 jti=" + String(repeating: "j", count: 64)
+                       + "... peer=10.0.0.9 ms=-\n")
+    }
+
     func testPathsInLogLinesAreCutShortAndCleaned() {
         let long = "/" + String(repeating: "eyJhbGciOiJSUzI1NiJ9", count: 10) + "\n\"x"
         let line = RequestLog.line(RequestSummary(method: "GET", path: long, status: 404))
