@@ -6,7 +6,7 @@ import Glibc
 /// A pthread mutex owned by this object (pthread_mutex_init/destroy): the writer
 /// connection, the group commit's queue, pools and counters take turns behind one.
 public final class Lock: @unchecked Sendable {
-    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init() {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -26,7 +26,9 @@ public final class Lock: @unchecked Sendable {
     /// pthread_mutex_unlock.
     public func unlock() { pthread_mutex_unlock(mutex) }
 
-    /// Runs `body` with the mutex held.
+    /// Runs `body` with the mutex held. Inlinable, so that callers in other modules get it
+    /// specialised (a generic call looks its type metadata up at run time).
+    @inlinable
     public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
