@@ -7,11 +7,13 @@ enum MediaType {
         var type = header.utf8.prefix { $0 != UInt8(ascii: ";") }[...]
         while let first = type.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { type = type.dropFirst() }
         while let last = type.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { type = type.dropLast() }
-        let wanted = UnsafeBufferPointer(start: expected.utf8Start, count: expected.utf8CodeUnitCount)
-        guard type.count == wanted.count else { return false }
-        return zip(type, wanted).allSatisfy { byte, lower in
-            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            return folded == lower
+        // withUTF8Buffer, not utf8Start: it also holds for a literal stored as one scalar.
+        return expected.withUTF8Buffer { wanted in
+            guard type.count == wanted.count else { return false }
+            return zip(type, wanted).allSatisfy { byte, lower in
+                let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                return folded == lower
+            }
         }
     }
 }
