@@ -35,7 +35,8 @@ extension AuthenticatorService {
     /// `{"user": U, "service": S}` (a login with a software key): what the policy says about
     /// U on the token's host — asked by `fingerauth enroll` before it asks for a finger and
     /// by `fingerauth status`. 200 `{"allowed":true,"rule":N|null}`, 403 `policy_denied` with
-    /// the rule, 401 bad host token, 400 no valid user or service. Nothing is written: the
+    /// the rule, 401 bad host token, 400 no valid user or service (a user name the rule
+    /// refuses: `invalid_request` with the reason). Nothing is written: the
     /// request itself is decided (and audited) again when it comes.
     func policyCheck(_ request: HTTPRequest, _ exchange: Exchange) -> HTTPResponse {
         var event = AuditEvent(event: "policy_check", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
@@ -44,10 +45,10 @@ extension AuthenticatorService {
         case let .refused(answer): return answer
         case let .host(name): host = name
         }
-        guard case let .success(body) = Self.jsonBody(request), let user = body["user"]?.stringValue,
-              Names.isValidUser(user) else {
+        guard case let .success(body) = Self.jsonBody(request), let user = body["user"]?.stringValue else {
             return .error(400, "invalid_request")
         }
+        guard Names.isValidUser(user) else { return Names.invalidUser(user, field: "user") }
         let service = body["service"]?.stringValue
         if let service, service.isEmpty || service.utf8.count > 64 || !TokenVerifier.isPrintableASCII(service) {
             return .error(400, "invalid_request")
