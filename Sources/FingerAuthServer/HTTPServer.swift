@@ -308,7 +308,7 @@ final class RequestDispatcher: @unchecked Sendable {
                                   authorization: header(connection, "Authorization"),
                                   contentType: header(connection, "Content-Type"),
                                   body: state.body, bodyTooLarge: state.tooLarge, peer: peerText,
-                                  forwardedFor: header(connection, "X-Forwarded-For"))
+                                  forwardedFor: trustsProxies ? headerList(connection, "X-Forwarded-For") : nil)
         if surface == .console {
             request.cookie = header(connection, "Cookie")
             request.origin = header(connection, "Origin")
@@ -355,6 +355,33 @@ final class RequestDispatcher: @unchecked Sendable {
     func header(_ connection: OpaquePointer, _ name: String) -> String? {
         MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
     }
+
+    /// Whether any `X-Forwarded-For` is believed: only then is it read.
+    private var trustsProxies: Bool { !service.settings.clientAddress.trustedProxies.isEmpty }
+
+    /// Every line of header `name`, in the order received, joined with ", " (RFC 9110
+    /// §5.3: one list); nil when there is none. MHD_lookup_connection_value returns only
+    /// the first line, and a proxy that appends a line of its own after the client's
+    /// (HAProxy's `option forwardfor`) would then leave the client's word to count.
+    func headerList(_ connection: OpaquePointer, _ name: String) -> String? {
+        let lines = HeaderLines(name: name)
+        _ = withExtendedLifetime(lines) {
+            MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+                guard let cls, let key, let value else { return .YES }
+                let lines = Unmanaged<HeaderLines>.fromOpaque(cls).takeUnretainedValue()
+                if strcasecmp(key, lines.name) == 0 { lines.values.append(String(cString: value)) }
+                return .YES
+            }, Unmanaged.passUnretained(lines).toOpaque())
+        }
+        return lines.values.isEmpty ? nil : lines.values.joined(separator: ", ")
+    }
+}
+
+/// The lines of one header, gathered by MHD_get_connection_values' iterator.
+private final class HeaderLines {
+    let name: String
+    var values: [String] = []
+    init(name: String) { self.name = name }
 }
 
 /// MHD_AccessHandlerCallback: called once after the headers, once per body chunk, and
