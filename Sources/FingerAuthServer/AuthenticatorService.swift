@@ -144,7 +144,7 @@ public final class AuthenticatorService: Sendable {
             return limited(exchange) ?? attestationChallenge(request, exchange)
         case "/v1/policy/check":
             guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return limited(exchange) ?? .answer(policyCheck(request, exchange))
+            return limited(exchange) ?? policyCheck(request, exchange)
         default:
             let prefix = "/v1/keys/"
             if path.hasPrefix(prefix) {

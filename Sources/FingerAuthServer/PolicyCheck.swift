@@ -36,10 +36,19 @@ extension AuthenticatorService {
     /// U on the token's host — asked by `fingerauth enroll` before it asks for a finger and
     /// by `fingerauth status`. 200 `{"allowed":true,"rule":N|null}`, 403 `policy_denied` with
     /// the rule, 401 bad host token, 400 no valid user or service (a user name the rule
-    /// refuses: `invalid_request` with the reason). Nothing is written: the
-    /// request itself is decided (and audited) again when it comes.
-    func policyCheck(_ request: HTTPRequest, _ exchange: Exchange) -> HTTPResponse {
+    /// refuses: `invalid_request` with the reason). Nothing is written but a wrong host
+    /// token's count against the address, as on every endpoint: the request itself is
+    /// decided (and audited) again when it comes.
+    func policyCheck(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: "policy_check", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
+        let answer = policyCheckAnswer(request, &event)
+        guard answer.status == 401 else { return .answer(answer) }
+        exchange.summary.outcome = "deny"
+        exchange.summary.reason = event.reason
+        return countingFailure(answer, exchange)
+    }
+
+    private func policyCheckAnswer(_ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
         let host: String
         switch authorizedHost(request, &event) {
         case let .refused(answer): return answer

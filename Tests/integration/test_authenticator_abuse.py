@@ -185,6 +185,20 @@ def test_every_forwarded_for_line_counts_so_a_blocked_client_cannot_split_its_wa
         assert refused == {"198.51.100.7", "127.0.0.5"}
 
 
+def test_wrong_host_tokens_at_the_policy_check_count_against_the_address(tmp_path, db):
+    with Authd(tmp_path / "p", db=db, args=("--address-failures", "3")) as authd:
+        token = authd.create_token(HOST)
+        wrong = [authd.post_json("/v1/policy/check", {"user": "alice"}, token="x" * 43, source="127.0.0.2")
+                 for _ in range(4)]
+        assert [a.status for a in wrong] == [401, 401, 401, 429]
+        assert wrong[0].json() == {"error": "bad_host_token"}
+        # The address is past its limit for everything, its right token included; others are not.
+        assert authd.post_json("/v1/policy/check", {"user": "alice"}, token=token, source="127.0.0.2").status == 429
+        answer = authd.post_json("/v1/policy/check", {"user": "alice"}, token=token, source="127.0.0.3")
+        assert answer.status == 200 and answer.json() == {"allowed": True, "rule": None}
+        assert "path=/v1/policy/check status=401 outcome=deny reason=bad_host_token" in authd.log_text()
+
+
 # -- a flood cannot fill the disk ---------------------------------------------------------------
 
 def test_a_flood_of_refused_requests_adds_a_bounded_number_of_audit_rows(tmp_path, db):
