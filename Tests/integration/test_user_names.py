@@ -12,7 +12,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 import urllib.parse
 
 import pytest
@@ -20,8 +19,9 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from support.authd import Authd, build_dir  # noqa: E402
-from support.postgres import Postgres, available as postgres_available, pg_bin  # noqa: E402
+from support.postgres import pg_bin  # noqa: E402
 from test_authenticator import HOST, DeviceKey, claims  # noqa: E402
+from test_policy import db, server  # noqa: E402,F401  (store fixtures: sqlite and postgresql)
 
 pytestmark = pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauthd"), os.X_OK),
                                 reason="no fingerauthd in %s" % build_dir())
@@ -36,24 +36,6 @@ REFUSED = {
     "c" * 33: "longer than 32 bytes",
     "\u212aarol": "characters other than a-z, 0-9, '_', '-' and '.'",
 }
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def server(request):
-    if request.param == "sqlite":
-        yield None
-        return
-    if not postgres_available():
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
-    with Postgres() as pg:
-        yield pg
-
-
-@pytest.fixture
-def db(server):
-    if server is None:
-        return None
-    return server.create_database("t_%d_%d" % (os.getpid(), int(time.monotonic() * 1e6)))
 
 
 def execute(authd, statement):
