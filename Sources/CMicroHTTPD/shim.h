@@ -95,6 +95,14 @@ static inline int fa_mhd_peer_address(struct MHD_Connection *connection, char *o
     return inet_ntop(sa->sa_family, raw, out, (socklen_t)size) == NULL ? -1 : 0;
 }
 
+/* MHD_get_connection_info is variadic: the peer's address, or NULL. It lives as long as
+ * the connection; only AF_INET and AF_INET6 are read from it. */
+static inline const struct sockaddr *fa_mhd_peer_sockaddr(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
+}
+
 /* MHD_get_connection_info is variadic: the connection's socket, or -1. The socket stays
  * open until MHD_CONNECTION_NOTIFY_CLOSED has returned (daemon.c, MHD_cleanup_connections). */
 static inline int fa_mhd_connection_fd(struct MHD_Connection *connection) {

@@ -22,7 +22,8 @@ struct Context {
         options = try Context.loadOptions(args, requireURL: requireURL)
         let name = args["user"] ?? Context.invokingUser()
         guard let name, UserName.isValid(name) else {
-            throw CommandError("\(args["user"].map { "'\($0)'" } ?? "the calling user") is not a valid user name")
+            let why = name.flatMap(UserName.problem).map { ": \($0); FingerAuth takes \(UserName.rule)" } ?? ""
+            throw CommandError("\(args["user"].map { "'\($0)'" } ?? "the calling user") is not a valid user name\(why)")
         }
         guard Context.userExists(name) else { throw CommandError("no such user: \(name) (check the name, or create the account first)") }
         user = name

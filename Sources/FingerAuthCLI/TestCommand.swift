@@ -22,7 +22,7 @@ enum TestCommand {
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, options: Context.commonOptions.union(["service"]), flags: [])
         let service = args["service"] ?? "fingerauth-test"
-        guard UserName.isValid(service) else { throw UsageError("--service must be a PAM service name") }
+        guard PortableWord.isValid(service) else { throw UsageError("--service must be a PAM service name") }
         try Context.requireRoot("test")
         let started = MonotonicInstant.now()
         let context: Context

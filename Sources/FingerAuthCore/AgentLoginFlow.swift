@@ -60,7 +60,7 @@ public struct AgentLoginFlow {
     /// `PAM_AUTHINFO_UNAVAIL` for anything short of one.
     public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
         if options.disabled { return LoginOutcome(.ignore, "disabled") }
-        guard UserName.isValid(request.user) else { return LoginOutcome(.userUnknown, "user name not acceptable") }
+        if let problem = UserName.problem(request.user) { return LoginOutcome(.userUnknown, "user name not acceptable (\(problem))") }
         guard users.exists(request.user) else { return LoginOutcome(.userUnknown, "user unknown to the system") }
         if let why = request.remote, !options.allowRemote { return LoginOutcome(.ignore, "remote session skipped (\(why))") }
         trace("not root: asking the agent at \(options.agentSocket) for \(request.user), service \(request.service)")

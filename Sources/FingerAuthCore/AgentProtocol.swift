@@ -55,7 +55,7 @@ public enum AgentRequest: Equatable, Sendable {
     }
 
     /// Parses one request line (without its newline); nil for anything else. The user must
-    /// be a portable user name, the service printable ASCII without spaces (1–64 bytes).
+    /// follow `UserName`'s rule, the service printable ASCII without spaces (1–64 bytes).
     public init?(line: String) {
         let bytes = Array(line.utf8)
         guard bytes.count < AgentProtocol.maxRequestBytes, AgentWire.isPrintable(bytes),

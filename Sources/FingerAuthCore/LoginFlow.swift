@@ -102,7 +102,9 @@ public struct LoginFlow {
     /// enrollment, a fresh `jti`. Shared by the sequential and the parallel prompt.
     public func prepare(_ request: LoginRequest, options: Options) -> Result<LoginJob, Stop> {
         if options.disabled { return .failure(Stop(LoginOutcome(.ignore, "disabled"))) }
-        guard UserName.isValid(request.user) else { return .failure(Stop(LoginOutcome(.userUnknown, "user name not acceptable"))) }
+        if let problem = UserName.problem(request.user) {
+            return .failure(Stop(LoginOutcome(.userUnknown, "user name not acceptable (\(problem))")))
+        }
         guard users.exists(request.user) else { return .failure(Stop(LoginOutcome(.userUnknown, "user unknown to the system"))) }
         trace("user \(request.user), service \(request.service), remote \(request.remote ?? "no")")
         if let why = request.remote, !options.allowRemote {

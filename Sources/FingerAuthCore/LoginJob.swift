@@ -69,7 +69,7 @@ public struct LoginJob: Equatable, Sendable {
             let value = String(raw[raw.index(after: eq)...])
             switch key {
             case "user":
-                guard user == nil, UserName.isValid(value) else { throw ConfigError(source: source, key: key, message: "not a portable user name") }
+                guard user == nil, UserName.isValid(value) else { throw ConfigError(source: source, key: key, message: "not a user name FingerAuth accepts (\(UserName.rule))") }
                 user = value
             case "service":
                 guard service == nil, isPrintable(value, limit: 64) else { throw ConfigError(source: source, key: key, message: "not a service name") }

@@ -170,7 +170,7 @@ public struct Options: Equatable, Sendable {
                 texts[String(name)] = try text()
             } else if key.hasPrefix("claim.") {
                 let name = String(key.dropFirst(6))
-                guard UserName.isValid(name), !name.contains(".") else { throw error("claim names are letters, digits, _ and -") }
+                guard PortableWord.isValid(name), !name.contains(".") else { throw error("claim names are letters, digits, _ and -") }
                 guard !Options.reservedClaims.contains(name) else { throw error("cannot replace a standard claim") }
                 let v = try text()
                 extraClaims.removeAll { $0.0 == name }

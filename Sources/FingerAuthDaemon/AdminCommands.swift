@@ -15,8 +15,9 @@ enum AdminCommands {
         guard let name = arguments.first, !name.hasPrefix("-") else {
             throw UsageError(message: "admin create: give the admin's name: fingerauthd admin create NAME")
         }
-        guard Names.isValidUser(name) else {
-            throw UsageError(message: "admin create: an admin name is letters, digits, '.', '_' and '-' (at most 32)")
+        if let problem = UserName.problem(name) {
+            throw UsageError(message: "admin create: '\(LogText.clean(name, limit: 64))' is not a name (\(problem)); "
+                             + "an admin name follows the user-name rule: \(UserName.rule)")
         }
         let (options, db) = try Admin.options(arguments.dropFirst(), valued: ["console-url"], command: command)
         let base = try consoleURL(options, command: command)

@@ -103,6 +103,10 @@ enum PolicyCommands {
         let (options, db) = try Admin.options(arguments, valued: ["user", "host", "service", "stage"],
                                               switches: ["hardware", "json"], command: command)
         let user = try options.required("user", command: command)
+        if let problem = UserName.problem(user) {
+            throw UsageError(message: "policy test: '\(LogText.clean(user, limit: 64))' is not a user name (\(problem)); "
+                             + "the server refuses it at registration and login before any rule")
+        }
         let host = try options.required("host", command: command)
         let stage = PolicyStage(rawValue: options.optional("stage") ?? "login")
         guard let stage else { throw UsageError(message: "policy test: --stage is login or registration") }
@@ -191,8 +195,10 @@ enum PolicyCommands {
         let list = try names(options.required("list", command: command), field: "--list")
         let users = try names(options.required("users", command: command), field: "--users")
         guard list.count == 1 else { throw UsageError(message: "users add: --list names one list") }
-        for user in users where !Names.isValidUser(user) {
-            throw UsageError(message: "users add: '\(user)' is not a user name")
+        for user in users {
+            if let problem = UserName.problem(user) {
+                throw UsageError(message: "users add: '\(LogText.clean(user, limit: 64))' is not a user name (\(problem); \(UserName.rule))")
+            }
         }
         return change(db, .addUsers(list: list[0], users: users)) { result in
             if case let .changed(_, _, after) = result { print(after) }

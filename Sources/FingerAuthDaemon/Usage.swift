@@ -71,6 +71,9 @@ enum Usage {
       fingerauthd admin create NAME [--console-url URL]
                                                a console account; prints its one-time setup link (24 h)
       fingerauthd admin list                   console accounts, ready or setup pending
+      fingerauthd doctor [--json]              stored names that break the user-name rule (keys, audit,
+                                               policy rules, user lists, console accounts); changes
+                                               nothing; exit 1 when it lists any
       Admin commands take --db PATH|URL, or --config FILE to read db from it.
       fingerauthd --help
 

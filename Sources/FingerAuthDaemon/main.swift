@@ -36,8 +36,9 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
         case ("users", "remove"): return try PolicyCommands.removeUsers(rest)
         case ("admin", "create"): return try AdminCommands.create(rest)
         case ("admin", "list"): return try AdminCommands.list(rest)
+        case ("doctor", _): return try DoctorCommand.run(args.dropFirst())
         case (nil, _):
-            throw UsageError(message: "a command is needed: serve, token, keys, policy, hosts, users, admin or audit; see 'fingerauthd --help'")
+            throw UsageError(message: "a command is needed: serve, token, keys, policy, hosts, users, admin, audit or doctor; see 'fingerauthd --help'")
         default:
             let words = args.prefix(2).joined(separator: " ")
             throw UsageError(message: "unknown command '\(words)'; see 'fingerauthd --help'")

@@ -1,3 +1,4 @@
+import FingerAuthCore
 import FingerAuthReader
 
 /// The helper's command line, validated. Every problem is a sentence for `FAIL usage`.
@@ -47,8 +48,8 @@ struct ScanArguments: Equatable {
             index += 2
             switch option {
             case "--user":
-                guard isPortableUserName(value) else {
-                    return .failure(UsageError("--user must be a portable user name"))
+                guard UserName.isValid(value) else {
+                    return .failure(UsageError("--user must be a user name FingerAuth accepts (\(UserName.rule))"))
                 }
                 parsed.user = value
             case "--state-dir":
@@ -85,17 +86,6 @@ struct ScanArguments: Equatable {
         }
         if parsed.enrollFinger != nil && !timeoutGiven { parsed.timeoutSeconds = enrollTimeout }
         return .success(parsed)
-    }
-
-    /// A portable user name: 1–32 of `[A-Za-z0-9._-]`, not starting with `-`, not `.` or `..`.
-    static func isPortableUserName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard !bytes.isEmpty, bytes.count <= 32, bytes[0] != UInt8(ascii: "-"),
-              name != ".", name != ".." else { return false }
-        return bytes.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a)
-                || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
-        }
     }
 
     /// An absolute path of printable ASCII, at most `limit` bytes, without `..` components.

@@ -42,12 +42,12 @@ public final class AuthenticatorService: Sendable {
     public init(store: any AuthStorage, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
                 clock: any AuthClock = WallClock(), log: RequestLog = RequestLog(), console: ConsoleSettings? = nil) {
         self.store = store
-        self.console = console.map { AdminConsole(store: store, clock: clock, log: log, settings: $0) }
         self.clock = clock
         self.log = log
         self.settings = settings
         let refusals = RefusalCounter(window: settings.addressLimit.window)
         self.refusals = refusals
+        self.console = console.map { AdminConsole(store: store, clock: clock, log: log, settings: $0, refusals: refusals) }
         self.metrics = Metrics()
         self.users = FailureLimiter(settings.userLimit, store: store, scope: "user:")
         self.addresses = FailureLimiter(settings.addressLimit, store: store, scope: "address:")
@@ -144,7 +144,7 @@ public final class AuthenticatorService: Sendable {
             return limited(exchange) ?? attestationChallenge(request, exchange)
         case "/v1/policy/check":
             guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return limited(exchange) ?? .answer(policyCheck(request, exchange))
+            return limited(exchange) ?? policyCheck(request, exchange)
         default:
             let prefix = "/v1/keys/"
             if path.hasPrefix(prefix) {

@@ -38,8 +38,10 @@ public struct Network: Sendable, Equatable {
 /// Which address a request is counted against. The TCP peer, unless the peer is one of
 /// the configured `trusted-proxies`: then the right-most address of `X-Forwarded-For`
 /// that is not itself a trusted proxy (what a load balancer appends is trusted; what a
-/// client wrote to the left of it is not). IPv6 clients are counted by their /64, since
-/// one host commonly holds a whole /64.
+/// client wrote to the left of it is not). Every `X-Forwarded-For` line counts, in the
+/// order received, as one list (`HTTPServer.headerList`): a proxy that appends a line of
+/// its own rather than extending the client's must not leave the client's line to count.
+/// IPv6 clients are counted by their /64, since one host commonly holds a whole /64.
 public struct ClientAddress: Sendable {
     public let trustedProxies: [Network]
 
@@ -47,7 +49,8 @@ public struct ClientAddress: Sendable {
         self.trustedProxies = trustedProxies
     }
 
-    /// The address to count `peer` (and its `forwardedFor` header) against, as text.
+    /// The address to count `peer` (and its `forwardedFor` list, every header line joined
+    /// with commas) against, as text.
     public func resolve(peer: String, forwardedFor: String?) -> String {
         // The usual case, on every request: no proxies, an IPv4 peer already in inet_ntop's form.
         if trustedProxies.isEmpty && !peer.utf8.contains(UInt8(ascii: ":")) { return peer }

@@ -117,13 +117,13 @@ public final class ConnectionRateLimit: @unchecked Sendable {
     }
 }
 
-/// MHD_AcceptPolicyCallback: `cls` is the server's `ConnectionRateLimit`. Runs on the
-/// thread that accepted, before libmicrohttpd allocates anything for the connection.
+/// MHD_AcceptPolicyCallback: `cls` is the server's `Admission`. Runs on the thread that
+/// accepted, before libmicrohttpd allocates anything for the connection.
 func acceptPolicy(cls: UnsafeMutableRawPointer?, address: UnsafePointer<sockaddr>?, length: socklen_t) -> MHD_Result {
     guard let cls, let address else { return .YES }
-    let limiter = Unmanaged<ConnectionRateLimit>.fromOpaque(cls).takeUnretainedValue()
+    let admission = Unmanaged<Admission>.fromOpaque(cls).takeUnretainedValue()
     guard let bytes = socketAddressBytes(address, length: length) else { return .YES }
-    return limiter.admit(bytes, now: AuthenticatorService.monotonicSeconds()) ? .YES : .NO
+    return admission.admit(bytes, now: AuthenticatorService.monotonicSeconds()) ? .YES : .NO
 }
 
 /// The 4 or 16 address bytes of an AF_INET or AF_INET6 socket address, else nil.

@@ -13,6 +13,8 @@ final class ConnectionRecord {
     unowned let watch: ConnectionWatch
     let fd: Int32
     let peer: String
+    /// What the per-address cap counts this connection under (nil: not counted).
+    var capKey: [UInt8]?
     /// When the current head phase began (CLOCK_MONOTONIC seconds): the accept for the
     /// first request, the end of the previous answer on a keep-alive connection; nil while
     /// a request is being read or answered.
@@ -60,6 +62,8 @@ final class ConnectionWatch: @unchecked Sendable {
     let headTimeout: Double
     /// Where TLS handshakes take their certificate from; nil for plain HTTP.
     let certificates: CertificateSlot?
+    /// Simultaneous connections per address: told of each connection that starts and ends.
+    let cap: ConnectionCap?
     private let log: RequestLog
     private let lock = Lock()
     private var records: [ObjectIdentifier: ConnectionRecord] = [:]
@@ -70,9 +74,10 @@ final class ConnectionWatch: @unchecked Sendable {
     private var stopping = false
     private var thread: WorkerThread?
 
-    init(headTimeout: Double, certificates: CertificateSlot?, log: RequestLog) {
+    init(headTimeout: Double, certificates: CertificateSlot?, cap: ConnectionCap? = nil, log: RequestLog) {
         self.headTimeout = headTimeout
         self.certificates = certificates
+        self.cap = cap
         self.log = log
     }
 
@@ -80,13 +85,27 @@ final class ConnectionWatch: @unchecked Sendable {
 
     // MARK: events from libmicrohttpd's threads
 
-    /// NOTIFY_CONNECTION STARTED: registers the connection; its socket context owns the record.
+    /// NOTIFY_CONNECTION STARTED: registers the connection; its socket context owns the
+    /// record. A connection one past its address's cap is shut down at once (before TLS).
     func started(_ connection: OpaquePointer, context: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         var peer = [CChar](repeating: 0, count: 64)
         let peerText = fa_mhd_peer_address(connection, &peer, peer.count) == 0 ? String(cString: peer) : "-"
-        let record = ConnectionRecord(watch: self, fd: fa_mhd_connection_fd(connection), peer: peerText,
-                                      since: AuthenticatorService.monotonicSeconds())
-        lock.withLock { records[ObjectIdentifier(record)] = record }
+        let now = AuthenticatorService.monotonicSeconds()
+        let record = ConnectionRecord(watch: self, fd: fa_mhd_connection_fd(connection), peer: peerText, since: now)
+        var overCap = false
+        if let cap, let address = fa_mhd_peer_sockaddr(connection),
+           let bytes = socketAddressBytes(address, length: socklen_t(MemoryLayout<sockaddr_in6>.size)),
+           let key = cap.key(bytes) {
+            record.capKey = key
+            overCap = !cap.open(key, now: now)
+        }
+        lock.withLock {
+            records[ObjectIdentifier(record)] = record
+            if overCap {
+                shutdown(record.fd, Int32(SHUT_RDWR))
+                record.cut = true
+            }
+        }
         context.pointee = Unmanaged.passRetained(record).toOpaque()
     }
 
@@ -96,6 +115,7 @@ final class ConnectionWatch: @unchecked Sendable {
         context.pointee = nil
         let record = Unmanaged<ConnectionRecord>.fromOpaque(raw).takeRetainedValue()
         lock.withLock { records[ObjectIdentifier(record)] = nil }
+        if let key = record.capKey { cap?.close(key) }
         // The record goes at the end of this scope, outside the lock, and with it the
         // connection's hold on credentials a reload replaced meanwhile: libmicrohttpd has
         // freed the connection's TLS session by now (MHD_cleanup_connections calls

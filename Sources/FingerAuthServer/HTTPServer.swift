@@ -25,6 +25,7 @@ public struct ServerLimits: Sendable {
     /// Simultaneous connections, all clients / one address. The default leaves room for
     /// four addresses at their cap and more.
     public var maxConnections: UInt32 = 1024
+    /// Per address as the other limits count it (IPv6 by /64; `ConnectionCap`); 0: no cap.
     public var maxConnectionsPerAddress: UInt32 = 64
     /// New connections a second per address and how many at once, checked at the accept
     /// before any TLS (`ConnectionRateLimit`); a rate of 0 turns it off.
@@ -61,8 +62,9 @@ public final class HTTPServer {
     /// Connections, their head deadline and the certificates they hold; alive until
     /// MHD_stop_daemon has returned (its callbacks reach it).
     private let watch: ConnectionWatch
-    /// New connections per address (MHD's accept policy), alive while the daemon runs.
-    private let admission: ConnectionRateLimit
+    /// Connections per address, at once and new ones a second (MHD's accept policy), alive
+    /// while the daemon runs.
+    private let admission: Admission
     /// MHD_OPTION_SOCK_ADDR, kept alive while the daemon runs.
     private let address: UnsafeMutableRawPointer
 
@@ -76,10 +78,13 @@ public final class HTTPServer {
     public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSCredentials?,
                 limits: ServerLimits = ServerLimits(), surface: ListenerSurface = .login) throws(ServerError) {
         dispatcher = RequestDispatcher(service: service, requestTimeout: limits.requestTimeout, surface: surface)
+        let proxies = service.settings.clientAddress.trustedProxies
+        let cap = ConnectionCap(limit: Int(limits.maxConnectionsPerAddress), exempt: proxies, metrics: service.metrics,
+                                log: { [log = service.log] in log.message($0) })
         watch = ConnectionWatch(headTimeout: limits.headTimeout, certificates: tls.map { CertificateSlot($0) },
-                                log: service.log)
-        admission = ConnectionRateLimit(limits.connectionRate, exempt: service.settings.clientAddress.trustedProxies,
-                                        metrics: service.metrics, log: { [log = service.log] in log.message($0) })
+                                cap: cap, log: service.log)
+        admission = Admission(cap: cap, rate: ConnectionRateLimit(limits.connectionRate, exempt: proxies, metrics: service.metrics,
+                                                                  log: { [log = service.log] in log.message($0) }))
         let storage = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<sockaddr_storage>.size,
                                                        alignment: MemoryLayout<sockaddr_storage>.alignment)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<sockaddr_storage>.size)
@@ -109,16 +114,15 @@ public final class HTTPServer {
         config.handler_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
         config.completed = requestCompleted
         config.completed_cls = Unmanaged.passUnretained(dispatcher).toOpaque()
-        if admission.enabled {
-            config.accept_policy = acceptPolicy
-            config.accept_policy_cls = Unmanaged.passUnretained(admission).toOpaque()
-        }
+        config.accept_policy = acceptPolicy
+        config.accept_policy_cls = Unmanaged.passUnretained(admission).toOpaque()
         config.notify_connection = connectionNotified
         config.notify_connection_cls = Unmanaged.passUnretained(watch).toOpaque()
         config.thread_pool_size = limits.threads
         config.connection_timeout = limits.connectionTimeout
         config.connection_limit = limits.maxConnections
-        config.per_ip_connection_limit = limits.maxConnectionsPerAddress
+        // MHD's own per-IP limit compares whole addresses; `ConnectionCap` counts IPv6 by /64.
+        config.per_ip_connection_limit = 0
         config.connection_memory_limit = limits.connectionMemory
         if tls != nil { config.https_cert_callback = fa_gnutls_retrieve_function_pointer(retrieveCertificate) }
         let started: OpaquePointer? = TLSPolicy.priorities.withCString { priorities in
@@ -308,7 +312,7 @@ final class RequestDispatcher: @unchecked Sendable {
                                   authorization: header(connection, "Authorization"),
                                   contentType: header(connection, "Content-Type"),
                                   body: state.body, bodyTooLarge: state.tooLarge, peer: peerText,
-                                  forwardedFor: header(connection, "X-Forwarded-For"))
+                                  forwardedFor: trustsProxies ? headerList(connection, "X-Forwarded-For") : nil)
         if surface == .console {
             request.cookie = header(connection, "Cookie")
             request.origin = header(connection, "Origin")
@@ -355,6 +359,33 @@ final class RequestDispatcher: @unchecked Sendable {
     func header(_ connection: OpaquePointer, _ name: String) -> String? {
         MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
     }
+
+    /// Whether any `X-Forwarded-For` is believed: only then is it read.
+    private var trustsProxies: Bool { !service.settings.clientAddress.trustedProxies.isEmpty }
+
+    /// Every line of header `name`, in the order received, joined with ", " (RFC 9110
+    /// §5.3: one list); nil when there is none. MHD_lookup_connection_value returns only
+    /// the first line, and a proxy that appends a line of its own after the client's
+    /// (HAProxy's `option forwardfor`) would then leave the client's word to count.
+    func headerList(_ connection: OpaquePointer, _ name: String) -> String? {
+        let lines = HeaderLines(name: name)
+        _ = withExtendedLifetime(lines) {
+            MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+                guard let cls, let key, let value else { return .YES }
+                let lines = Unmanaged<HeaderLines>.fromOpaque(cls).takeUnretainedValue()
+                if strcasecmp(key, lines.name) == 0 { lines.values.append(String(cString: value)) }
+                return .YES
+            }, Unmanaged.passUnretained(lines).toOpaque())
+        }
+        return lines.values.isEmpty ? nil : lines.values.joined(separator: ", ")
+    }
+}
+
+/// The lines of one header, gathered by MHD_get_connection_values' iterator.
+private final class HeaderLines {
+    let name: String
+    var values: [String] = []
+    init(name: String) { self.name = name }
 }
 
 /// MHD_AccessHandlerCallback: called once after the headers, once per body chunk, and

@@ -35,6 +35,11 @@ extension AuthenticatorService {
         case let .success(value):
             body = value
         }
+        if let named = body["user"]?.stringValue, !Names.isValidUser(named) {
+            event.claimedUser = LogText.clean(named, limit: 64)
+            event.reason = "invalid_user_name"
+            return (Names.invalidUser(named, field: "user"), false)
+        }
         guard let user = body["user"]?.stringValue, Names.isValidUser(user),
               let host = body["host"]?.stringValue, Names.isValidHost(host),
               let jwkJSON = body["jwk"], let proof = body["proof"]?.stringValue else {

@@ -18,6 +18,7 @@ public final class Metrics: @unchecked Sendable {
     private var rateLimited: [String: Int64] = [:]
     private var unverifiedTokens: Int64 = 0
     private var connectionsRefused: Int64 = 0
+    private var connectionsCapped: Int64 = 0
 
     public init() {}
 
@@ -66,6 +67,11 @@ public final class Metrics: @unchecked Sendable {
         lock.withLock { connectionsRefused += 1 }
     }
 
+    /// Counts a connection closed at once: its address held `max-connections-per-address`.
+    func connectionCapped() {
+        lock.withLock { connectionsCapped += 1 }
+    }
+
     /// Counts a token refused before its signature verified.
     func unverified() {
         lock.withLock { unverifiedTokens += 1 }
@@ -110,6 +116,7 @@ public final class Metrics: @unchecked Sendable {
             family("fingerauthd_connections_refused_total", "counter",
                    "New connections closed at their accept, before TLS, by the limit that applied.")
             out += "fingerauthd_connections_refused_total{limit=\"connection_rate\"} \(connectionsRefused)\n"
+            out += "fingerauthd_connections_refused_total{limit=\"connections_per_address\"} \(connectionsCapped)\n"
             family("fingerauthd_requests_total", "counter", "HTTP requests by route and status.")
             series("fingerauthd_requests_total", requests)
             family("fingerauthd_request_duration_seconds", "histogram", "Time from complete request to answer.")

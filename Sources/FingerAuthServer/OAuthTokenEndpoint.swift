@@ -91,7 +91,10 @@ extension AuthenticatorService {
             log.message("access token lookup failed: \(error)")
             return .answer(.error(503, "temporarily_unavailable"))
         }
-        guard let state, state.keyStatus == .active, state.expires > clock.now() else { return .answer(inactive) }
+        // A key whose user breaks the name rule (registered before the rule) vouches for nobody.
+        guard let state, state.keyStatus == .active, state.expires > clock.now(), Names.isValidUser(state.user) else {
+            return .answer(inactive)
+        }
         return .answer(HTTPResponse(status: 200, json: .object([
             ("active", .bool(true)), ("sub", .string(state.user)), ("host", .string(state.host)),
             ("kid", .string(state.kid)), ("iat", .integer(state.created)), ("exp", .integer(state.expires)),

@@ -35,19 +35,29 @@ extension AuthenticatorService {
     /// `{"user": U, "service": S}` (a login with a software key): what the policy says about
     /// U on the token's host — asked by `fingerauth enroll` before it asks for a finger and
     /// by `fingerauth status`. 200 `{"allowed":true,"rule":N|null}`, 403 `policy_denied` with
-    /// the rule, 401 bad host token, 400 no valid user or service. Nothing is written: the
-    /// request itself is decided (and audited) again when it comes.
-    func policyCheck(_ request: HTTPRequest, _ exchange: Exchange) -> HTTPResponse {
+    /// the rule, 401 bad host token, 400 no valid user or service (a user name the rule
+    /// refuses: `invalid_request` with the reason). Nothing is written but a wrong host
+    /// token's count against the address, as on every endpoint: the request itself is
+    /// decided (and audited) again when it comes.
+    func policyCheck(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: "policy_check", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
+        let answer = policyCheckAnswer(request, &event)
+        guard answer.status == 401 else { return .answer(answer) }
+        exchange.summary.outcome = "deny"
+        exchange.summary.reason = event.reason
+        return countingFailure(answer, exchange)
+    }
+
+    private func policyCheckAnswer(_ request: HTTPRequest, _ event: inout AuditEvent) -> HTTPResponse {
         let host: String
         switch authorizedHost(request, &event) {
         case let .refused(answer): return answer
         case let .host(name): host = name
         }
-        guard case let .success(body) = Self.jsonBody(request), let user = body["user"]?.stringValue,
-              Names.isValidUser(user) else {
+        guard case let .success(body) = Self.jsonBody(request), let user = body["user"]?.stringValue else {
             return .error(400, "invalid_request")
         }
+        guard Names.isValidUser(user) else { return Names.invalidUser(user, field: "user") }
         let service = body["service"]?.stringValue
         if let service, service.isEmpty || service.utf8.count > 64 || !TokenVerifier.isPrintableASCII(service) {
             return .error(400, "invalid_request")

@@ -1,3 +1,4 @@
+import FingerAuthCore
 import FingerAuthStore
 
 /// A policy rule from what an admin typed — `fingerauthd policy add`'s options or the
@@ -27,8 +28,10 @@ public enum PolicyRuleText {
         if stageValue == .registration && servicePatterns != ["*"] {
             throw Problem(message: "a registration rule has no services; leave \(field("services")) out")
         }
-        for user in userPatterns where !user.hasPrefix("list:") && user != "*" && !Names.isValidUser(user) {
-            throw Problem(message: "\(field("users")): '\(user)' is not a user name")
+        for user in userPatterns where !user.hasPrefix("list:") && user != "*" {
+            if let problem = UserName.problem(user) {
+                throw Problem(message: "\(field("users")): '\(LogText.clean(user, limit: 64))' is not a user name (\(problem); \(UserName.rule))")
+            }
         }
         var kind: KeyKind?
         if let key, !key.isEmpty, key != "*" {

@@ -15,6 +15,9 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
     case missingKid = "missing_kid"
     /// A `kid` that is not an RFC 7638 thumbprint (43 base64url characters).
     case badKid = "bad_kid"
+    /// A login token whose `sub` breaks the user-name rule (`UserName`): no key can be
+    /// registered to it. Answered 400 `invalid_request` with the reason, before any lookup.
+    case invalidUserName = "invalid_user_name"
     // Key binding.
     case unknownKid = "unknown_kid"
     case keyRevoked = "key_revoked"

@@ -39,6 +39,9 @@ extension AuthenticatorService {
             event.claimedUser = facts.sub
             event.reason = reason.rawValue
             metrics.unverified()
+            if reason == .invalidUserName {
+                return then(.answered(event, Names.invalidUser(facts.sub ?? "", field: "sub"), written: false))
+            }
             return then(.answered(event, invalid, written: false))
         case let .refused(reason, identity, _):
             event.verified = true

@@ -7,7 +7,7 @@ import FingerAuthStore
 /// keys), so that tests drive it without HTTP or a database.
 ///
 /// Order: size and shape, header (`alg` exactly RS256, `typ` of the endpoint's kind, no
-/// `crit`, a well-formed `kid`), the key, the signature — everything before this point is
+/// `crit`, a well-formed `kid`), for a login a `sub` that is a valid user name, the key, the signature — everything before this point is
 /// `unverified` and tells the sender nothing — then the key's status and binding (`sub`,
 /// `iss`, compared byte for byte) and the claims (`exp`/`nbf`/`iat` with skew, lifetime,
 /// `aud`, `jti`). The `jti` is claimed and the status read again later, in the write
@@ -38,6 +38,11 @@ public struct TokenVerifier: Sendable {
         let kid: String
         do throws(Refusal) { kid = try checkHeader(jwt.header, type: purpose.type) } catch {
             return .unverified(error, facts)
+        }
+        // A login for a name no key can have (the one user-name rule): refused before any
+        // lookup or signature, with a reason anyone may hear, since the rule is public.
+        if purpose == .login, let sub = jwt.claims["sub"]?.stringValue, !UserName.isValid(sub) {
+            return .unverified(.invalidUserName, facts)
         }
         let identity: VerifiedIdentity
         let publicKey: RSAPublicKey

@@ -51,6 +51,12 @@ enum AdminTables {
         return rows.first?.first ?? nil
     }
 
+    static func openSetup(_ db: some PolicySQL, setupDigest: [UInt8], now: Int64) throws(StoreError) -> String? {
+        try db.policyRows("""
+            SELECT name FROM admins WHERE setup_sha256 = ?1 AND setup_expires > CAST(?2 AS BIGINT)
+            """, [Base64URL.encode(setupDigest), String(now)]).first?.first ?? nil
+    }
+
     static func passwordHash(_ db: some PolicySQL, name: String) throws(StoreError) -> String? {
         try db.policyRows("SELECT password_hash FROM admins WHERE name = ?1", [name]).first?.first ?? nil
     }
@@ -129,6 +135,14 @@ enum AdminTables {
         }
     }
 
+    static func auditUsers(_ db: some PolicySQL) throws(StoreError) -> [(user: String, rows: Int64)] {
+        try db.policyRows(#"SELECT "user", CAST(COUNT(*) AS TEXT) FROM audit WHERE "user" IS NOT NULL GROUP BY "user" ORDER BY "user""#, [])
+            .compactMap { row in
+                guard row.count == 2, let user = row[0], let rows = row[1].flatMap({ Int64($0) }) else { return nil }
+                return (user, rows)
+            }
+    }
+
     static func topRefusals(_ db: some PolicySQL, since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
         let rows = try db.policyRows("""
             SELECT reason, CAST(SUM(count) AS TEXT) FROM audit
@@ -153,6 +167,10 @@ extension SQLiteStore {
         try write { (db) throws(StoreError) -> String? in
             try AdminTables.completeSetup(db, setupDigest: setupDigest, passwordHash: passwordHash, now: now)
         }
+    }
+
+    public func openAdminSetup(setupDigest: [UInt8], now: Int64) throws(StoreError) -> String? {
+        try read { (db) throws(StoreError) -> String? in try AdminTables.openSetup(db, setupDigest: setupDigest, now: now) }
     }
 
     public func adminPasswordHash(name: String) throws(StoreError) -> String? {
@@ -182,6 +200,10 @@ extension SQLiteStore {
             try AdminTables.topRefusals(db, since: since, limit: limit)
         }
     }
+
+    public func auditUsers() throws(StoreError) -> [(user: String, rows: Int64)] {
+        try read { (db) throws(StoreError) -> [(user: String, rows: Int64)] in try AdminTables.auditUsers(db) }
+    }
 }
 
 extension PostgresStore {
@@ -194,6 +216,12 @@ extension PostgresStore {
     public func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String? {
         try transaction { (db) throws(StoreError) -> String? in
             try AdminTables.completeSetup(db, setupDigest: setupDigest, passwordHash: passwordHash, now: now)
+        }
+    }
+
+    public func openAdminSetup(setupDigest: [UInt8], now: Int64) throws(StoreError) -> String? {
+        try pool.withConnection { (db) throws(StoreError) -> String? in
+            try AdminTables.openSetup(db, setupDigest: setupDigest, now: now)
         }
     }
 
@@ -223,5 +251,9 @@ extension PostgresStore {
         try pool.withConnection { (db) throws(StoreError) -> [(reason: String, count: Int64)] in
             try AdminTables.topRefusals(db, since: since, limit: limit)
         }
+    }
+
+    public func auditUsers() throws(StoreError) -> [(user: String, rows: Int64)] {
+        try pool.withConnection { (db) throws(StoreError) -> [(user: String, rows: Int64)] in try AdminTables.auditUsers(db) }
     }
 }

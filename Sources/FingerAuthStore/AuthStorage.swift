@@ -90,6 +90,9 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
     /// Consumes the setup secret whose SHA-256 is `setupDigest` (unexpired) and sets the
     /// admin's password hash; the admin's name, or nil when no such setup is open.
     func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String?
+    /// The admin whose setup secret has the SHA-256 `setupDigest` and is still open
+    /// (unexpired, unused); nil otherwise. A read: the console looks before it hashes.
+    func openAdminSetup(setupDigest: [UInt8], now: Int64) throws(StoreError) -> String?
     /// The password hash of admin `name`; nil when there is no such admin or it has not set one.
     func adminPasswordHash(name: String) throws(StoreError) -> String?
     /// Admin names, with whether each has finished its setup.
@@ -102,6 +105,9 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
     func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)]
     /// The refusal reasons of the rows since `since`, most frequent first.
     func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)]
+    /// Every user the audit log names as proved (its `user` column), with its number of
+    /// rows, by name (`fingerauthd doctor`).
+    func auditUsers() throws(StoreError) -> [(user: String, rows: Int64)]
 
     // MARK: Rate limits
 

@@ -18,7 +18,11 @@ final class AgentProtocolTests: XCTestCase {
                      "FINGERAUTH-AGENT 1 LOGIN alice  silent", "FINGERAUTH-AGENT 1 LOGIN alice i3lock silent extra",
                      "FINGERAUTH-AGENT 1 LOGIN al\u{7f}ce i3lock silent", "fingerauth-agent 1 STATUS",
                      "FINGERAUTH-AGENT 1 LOGIN alice " + String(repeating: "s", count: 65) + " silent",
-                     "FINGERAUTH-AGENT 1 LOGIN " + String(repeating: "a", count: 300) + " x silent"] {
+                     "FINGERAUTH-AGENT 1 LOGIN " + String(repeating: "a", count: 300) + " x silent",
+                     // Names the one user-name rule refuses: another spelling of carol is not carol.
+                     "FINGERAUTH-AGENT 1 LOGIN Carol i3lock silent", "FINGERAUTH-AGENT 1 LOGIN carol. i3lock silent",
+                     "FINGERAUTH-AGENT 1 LOGIN .carol i3lock silent", "FINGERAUTH-AGENT 1 LOGIN ca..rol i3lock silent",
+                     "FINGERAUTH-AGENT 1 LOGIN " + String(repeating: "c", count: 33) + " i3lock silent"] {
             XCTAssertNil(AgentRequest(line: line), line)
         }
     }
@@ -88,6 +92,9 @@ final class AgentProtocolTests: XCTestCase {
         let agent = ScriptedAgent(["RESULT 0 - - - yes"])
         var options = testOptions()
         XCTAssertEqual(flow(agent).authenticate(LoginRequest(user: "mallory", service: "x"), options: options).code, .userUnknown)
+        let refused = flow(agent).authenticate(LoginRequest(user: "Alice", service: "x"), options: options)
+        XCTAssertEqual(refused.code, .userUnknown)
+        XCTAssertEqual(refused.reason, "user name not acceptable (upper-case letters)")
         XCTAssertEqual(flow(agent).authenticate(LoginRequest(user: "alice", service: "x", remote: "PAM_RHOST h"), options: options).code,
                        .ignore)
         options.disabled = true

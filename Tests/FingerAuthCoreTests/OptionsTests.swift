@@ -74,7 +74,22 @@ final class OptionsTests: XCTestCase {
     }
 
     func testUserNames() {
-        for ok in ["alice", "a.b-c_d", "_svc", String(repeating: "a", count: 32)] { XCTAssertTrue(UserName.isValid(ok), ok) }
-        for bad in ["", ".", "..", "a/b", "-x", "al ice", String(repeating: "a", count: 33), "é"] { XCTAssertFalse(UserName.isValid(bad), bad) }
+        for ok in ["alice", "a.b-c_d", "_svc", "john.doe", "x1", "web-admin", String(repeating: "a", count: 32)] {
+            XCTAssertTrue(UserName.isValid(ok), ok)
+            XCTAssertNil(UserName.problem(ok), ok)
+        }
+        for bad in ["", ".", "..", "a/b", "-x", "al ice", String(repeating: "a", count: 33), "é", "1abc", "machine$"] {
+            XCTAssertFalse(UserName.isValid(bad), bad)
+        }
+        // One person, one name: what Debian's adduser would not make is not a second alice.
+        let problems = ["Carol": "upper-case letters", "carol.": "ends with '.'", ".carol": "must start with a lower-case letter or '_'",
+                        "ca..rol": "'..' inside", String(repeating: "c", count: 33): "longer than 32 bytes",
+                        "\u{212A}ate": "characters other than a-z, 0-9, '_', '-' and '.'", "": "empty"]
+        for (name, problem) in problems { XCTAssertEqual(UserName.problem(name), problem, name) }
+    }
+
+    func testServiceAndClaimNamesAreWordsNotUserNames() {
+        for ok in ["sudo", "gdm-password", "polkit-1", "Login", "a.b"] { XCTAssertTrue(PortableWord.isValid(ok), ok) }
+        for bad in ["", ".", "..", "-x", "a b", "a/b", String(repeating: "s", count: 33)] { XCTAssertFalse(PortableWord.isValid(bad), bad) }
     }
 }

@@ -75,6 +75,45 @@ final class ConnectionRateLimitTests: XCTestCase {
     }
 }
 
+/// Simultaneous connections per address (`max-connections-per-address`): counted by the
+/// same key as every other limit, so a /64 is one address.
+final class ConnectionCapTests: XCTestCase {
+    let net: [UInt8] = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1]
+
+    func testAnIPv6Slash64SharesOneCap() throws {
+        let cap = ConnectionCap(limit: 3)
+        let hosts = (1...5).map { net + [0, 0, 0, 0, 0, 0, 0, UInt8($0)] }
+        for host in hosts.prefix(3) {
+            XCTAssertTrue(cap.hasRoom(host, now: 1))
+            XCTAssertTrue(cap.open(try XCTUnwrap(cap.key(host)), now: 1))
+        }
+        XCTAssertFalse(cap.hasRoom(hosts[3], now: 1), "a fourth address of the same /64 finds it full")
+        XCTAssertFalse(cap.open(try XCTUnwrap(cap.key(hosts[4])), now: 1), "counted exactly when two accepts race")
+        XCTAssertEqual(cap.count(hosts[0]), 4)
+        let elsewhere: [UInt8] = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 2] + [0, 0, 0, 0, 0, 0, 0, 1]
+        XCTAssertTrue(cap.hasRoom(elsewhere, now: 1))
+        cap.close(try XCTUnwrap(cap.key(hosts[4])))
+        cap.close(try XCTUnwrap(cap.key(hosts[1])))
+        XCTAssertTrue(cap.hasRoom(hosts[3], now: 1), "room again once connections closed")
+        XCTAssertEqual(cap.count(hosts[2]), 2)
+    }
+
+    func testTrustedProxiesAndACapOfZeroAreNotCounted() throws {
+        let proxy: [UInt8] = [192, 0, 2, 1]
+        let cap = ConnectionCap(limit: 1, exempt: try XCTUnwrap(ClientAddress.networks("192.0.2.0/29")))
+        XCTAssertNil(cap.key(proxy))
+        XCTAssertTrue((0..<10).allSatisfy { _ in cap.hasRoom(proxy, now: 1) })
+        XCTAssertNil(ConnectionCap(limit: 0).key([192, 0, 2, 9]))
+        let lines = LockedLines()
+        let logging = ConnectionCap(limit: 1, log: { lines.append($0) })
+        let key = try XCTUnwrap(logging.key(net + [0, 0, 0, 0, 0, 0, 0, 1]))
+        XCTAssertTrue(logging.open(key, now: 0))
+        for t in stride(from: 0.0, to: 130, by: 0.5) { _ = logging.hasRoom(net + [9, 9, 9, 9, 9, 9, 9, 9], now: t) }
+        XCTAssertEqual(lines.count, 3, "logged at most once a minute")
+        XCTAssertTrue(lines.lines[0].hasPrefix("refusing connections from 2001:db8:0:1::: it holds 1 already"), lines.lines[0])
+    }
+}
+
 /// The lines a limiter logged (its log closure runs on the caller's thread here).
 final class LockedLines: @unchecked Sendable {
     private(set) var lines: [String] = []

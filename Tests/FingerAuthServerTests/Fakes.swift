@@ -149,6 +149,10 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
         try base.loginsPerHour(since: since)
     }
+    func auditUsers() throws(StoreError) -> [(user: String, rows: Int64)] { try base.auditUsers() }
+    func openAdminSetup(setupDigest: [UInt8], now: Int64) throws(StoreError) -> String? {
+        try base.openAdminSetup(setupDigest: setupDigest, now: now)
+    }
     func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
         try base.topRefusals(since: since, limit: limit)
     }

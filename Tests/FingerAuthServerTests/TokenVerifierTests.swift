@@ -149,14 +149,26 @@ final class TokenVerifierTests: XCTestCase {
 
     func testIdentitiesAreComparedByteForByte() throws {
         let a = try XCTUnwrap(alice)
-        keys.keys[a.kid]?.user = "Kate"
+        keys.keys[a.kid]?.user = "kate"
         let kelvin = "\u{212A}ate"
         XCTAssertTrue(kelvin == "Kate", "Swift's == treats the Kelvin sign as K: the reason for this test")
-        XCTAssertEqual(refusal(a.token(claims([("sub", .string(kelvin))]))), .kidNotForSubject)
-        XCTAssertNil(refusal(a.token(claims([("sub", .string("Kate"))]))))
+        XCTAssertEqual(refusal(a.token(claims([("sub", .string(kelvin))]))), .invalidUserName, "not even a user name")
+        XCTAssertEqual(kind(a.token(claims([("sub", .string(kelvin))]))), "unverified")
+        XCTAssertNil(refusal(a.token(claims([("sub", .string("kate"))]))))
         keys.keys[a.kid]?.host = "caf\u{00E9}"
         XCTAssertTrue("cafe\u{0301}" == "caf\u{00E9}")
-        XCTAssertEqual(refusal(a.token(claims([("sub", .string("Kate")), ("iss", .string("cafe\u{0301}"))]))), .kidNotForIssuer)
+        XCTAssertEqual(refusal(a.token(claims([("sub", .string("kate")), ("iss", .string("cafe\u{0301}"))]))), .kidNotForIssuer)
+    }
+
+    func testALoginForANameTheRuleRefusesIsRefusedBeforeItsKey() throws {
+        let a = try XCTUnwrap(alice)
+        // A key stored under "Carol" before the rule: its holder's logins no longer pass.
+        keys.keys[a.kid]?.user = "Carol"
+        for name in ["Carol", "carol.", ".carol", "ca..rol", String(repeating: "c", count: 33)] {
+            XCTAssertEqual(refusal(a.token(claims([("sub", .string(name))]))), .invalidUserName, name)
+        }
+        // The key holder may still revoke such a key.
+        XCTAssertNil(refusal(a.revocation(claims([("sub", .string("Carol"))])), .revocation(kid: a.kid)))
     }
 
     func testSignatureCoversHeaderAndClaims() throws {

@@ -136,6 +136,69 @@ def test_the_client_behind_a_trusted_proxy_is_the_right_most_untrusted_forwarded
         assert peers == {"198.51.100.7", "127.0.0.5"}
 
 
+def post_with_forwarded_lines(authd, source, lines, path, document, token=None):
+    """POST `document` from `source` with one `X-Forwarded-For` header line per item of
+    `lines` (http.client's putheader sends each as a line of its own): the status."""
+    connection = authd.connection(source=source)
+    try:
+        body = json.dumps(document).encode()
+        connection.putrequest("POST", path)
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Content-Length", str(len(body)))
+        if token is not None:
+            connection.putheader("Authorization", "Bearer " + token)
+        for line in lines:
+            connection.putheader("X-Forwarded-For", line)
+        connection.endheaders(body)
+        answer = connection.getresponse()
+        answer.read()
+        return answer.status
+    finally:
+        connection.close()
+
+
+def test_every_forwarded_for_line_counts_so_a_blocked_client_cannot_split_its_way_out(tmp_path, db):
+    """HAProxy's `option forwardfor` appends a header line of its own rather than extending
+    the client's: the client's own first line must not be the one believed."""
+    args = ("--address-failures", "3", "--trusted-proxies", "127.0.0.9/32,10.0.0.0/8")
+    with Authd(tmp_path / "s", db=db, args=args) as authd:
+        alice = register(authd, authd.create_token(HOST), "alice")
+
+        def login(lines, token, source="127.0.0.9"):
+            return post_with_forwarded_lines(authd, source, lines, "/v1/login", {"jwt": token})
+        # The client at 198.51.100.7, behind the proxy, fails three times: it is blocked.
+        assert [login(["198.51.100.7"], forged(alice, "alice")) for _ in range(3)] == [401] * 3
+        # Six valid logins, each with a line of the client's own naming another address
+        # before the line the proxy appended: every one is still the blocked client.
+        assert [login(["192.0.2.%d" % i, "198.51.100.7"], alice.sign(claims())) for i in range(6)] == [429] * 6
+        # A chain of trusted proxies (the second, 10.1.1.1, appended a line after the first's):
+        # the right-most untrusted address counts, wherever the lines break.
+        assert login(["192.0.2.50", "198.51.100.7, 10.1.1.1"], alice.sign(claims())) == 429
+        assert login(["192.0.2.50", "198.51.100.7", "10.1.1.1"], alice.sign(claims())) == 429
+        assert login(["198.51.100.7", "198.51.100.8", "10.1.1.1"], alice.sign(claims())) == 200
+        # Not from a trusted proxy: every line is ignored, the peer itself counts.
+        assert [login(["192.0.2.%d" % i], forged(alice, "alice"), source="127.0.0.5") for i in range(3)] == [401] * 3
+        assert login(["192.0.2.99", "192.0.2.98"], alice.sign(claims()), source="127.0.0.5") == 429
+        rows = [r for r in authd.audit_rows() if r["event"] == "login" and r["outcome"] == "accept"]
+        assert [r["peer"] for r in rows] == ["198.51.100.8"]
+        refused = {r["peer"] for r in authd.audit_rows() if r["reason"] == "bad_signature"}
+        assert refused == {"198.51.100.7", "127.0.0.5"}
+
+
+def test_wrong_host_tokens_at_the_policy_check_count_against_the_address(tmp_path, db):
+    with Authd(tmp_path / "p", db=db, args=("--address-failures", "3")) as authd:
+        token = authd.create_token(HOST)
+        wrong = [authd.post_json("/v1/policy/check", {"user": "alice"}, token="x" * 43, source="127.0.0.2")
+                 for _ in range(4)]
+        assert [a.status for a in wrong] == [401, 401, 401, 429]
+        assert wrong[0].json() == {"error": "bad_host_token"}
+        # The address is past its limit for everything, its right token included; others are not.
+        assert authd.post_json("/v1/policy/check", {"user": "alice"}, token=token, source="127.0.0.2").status == 429
+        answer = authd.post_json("/v1/policy/check", {"user": "alice"}, token=token, source="127.0.0.3")
+        assert answer.status == 200 and answer.json() == {"allowed": True, "rule": None}
+        assert "path=/v1/policy/check status=401 outcome=deny reason=bad_host_token" in authd.log_text()
+
+
 # -- a flood cannot fill the disk ---------------------------------------------------------------
 
 def test_a_flood_of_refused_requests_adds_a_bounded_number_of_audit_rows(tmp_path, db):
@@ -202,20 +265,23 @@ def test_a_flood_of_refused_requests_adds_a_bounded_number_of_audit_rows(tmp_pat
 
 def test_a_kelvin_sign_is_not_a_k_and_a_nul_in_a_kid_goes_nowhere(tmp_path, db):
     with Authd(tmp_path / "k", db=db) as authd:
-        kate = register(authd, authd.create_token(HOST), "Kate")
-        answer = authd.post_json("/v1/login", {"jwt": kate.sign(claims(sub="\u212aate"))})
-        assert answer.status == 401 and answer.json() == {"error": "kid_not_for_sub"}
-        row = authd.audit_rows()[-1]
-        assert (row["user"], row["reason"]) == ("Kate", "kid_not_for_sub")
+        kate = register(authd, authd.create_token(HOST), "kate")
+        # Swift's == takes the Kelvin sign for a K; the user-name rule refuses both spellings
+        # (not lower-case ASCII) before any key is looked up.
+        for sub in ("\u212aate", "Kate"):
+            answer = authd.post_json("/v1/login", {"jwt": kate.sign(claims(sub=sub))})
+            assert answer.status == 400 and answer.json()["error"] == "invalid_request", sub
+            row = authd.audit_rows()[-1]
+            assert (row["user"], row["reason"]) == (None, "invalid_user_name")
         for kid in ("REAL\u0000x", kate.kid + "\u0000", "\u212a" + kate.kid[1:]):
-            answer = authd.post_json("/v1/login", {"jwt": kate.sign(claims(sub="Kate"), kid=kid)})
+            answer = authd.post_json("/v1/login", {"jwt": kate.sign(claims(sub="kate"), kid=kid)})
             assert answer.status == 401 and answer.json() == {"error": "invalid_token"}, repr(kid)
             assert authd.audit_rows()[-1]["reason"] == "bad_kid"
         token = authd.create_token(HOST)
         for path in ("/v1/keys/REAL%00x", "/v1/keys/" + urllib.parse.quote(kate.kid + "\u0000")):
             answer = authd.request("GET", path, headers={"Authorization": "Bearer " + token})
             assert answer.status == 404 and answer.json() == {"error": "unknown_kid"}, path
-        assert authd.post_json("/v1/login", {"jwt": kate.sign(claims(sub="Kate"))}).status == 200
+        assert authd.post_json("/v1/login", {"jwt": kate.sign(claims(sub="kate"))}).status == 200
 
 
 # -- revocation that reaches everything ------------------------------------------------------------

@@ -129,3 +129,30 @@ def test_bad_values_are_refused_at_start(tmp_path):
                                "--audience", "a", flag, value], capture_output=True, text=True, timeout=20)
         assert done.returncode != 0
         assert "%s must be a whole number" % flag in done.stderr, done.stderr
+
+
+def test_the_simultaneous_cap_counts_an_ipv6_slash64_as_one_address(tmp_path):
+    """Issue 32, point 6: `max-connections-per-address` compared whole IPv6 addresses (it
+    was libmicrohttpd's own per-IP limit) while every other limit counts a /64. Addresses
+    of one /64 need interfaces that only a network namespace of the test's own can give."""
+    import json
+    import shutil
+    import subprocess
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("needs unshare(1) and ip(8) for a network namespace")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support", "netns_connections.py")
+    done = subprocess.run(["unshare", "--net", "--map-root-user", sys.executable, script,
+                           os.path.join(build_dir(), "fingerauthd"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 and "unshare failed" in done.stderr:
+        pytest.skip("no network namespace here: " + done.stderr.strip())
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["held"] == ["HTTP/1.1 200 OK"] * 2
+    # A third address of the same /64 finds its cap full; another /64 does not.
+    assert seen["third_of_the_64"] == "closed"
+    assert seen["another_64"] == "HTTP/1.1 200 OK"
+    assert seen["after_one_closed"] == "HTTP/1.1 200 OK"
+    assert 'fingerauthd_connections_refused_total{limit="connections_per_address"} 1' in seen["metrics"]
+    log = open(tmp_path / "authd.stderr").read()
+    assert log.count("refusing connections from 2001:db8:1::: it holds 2 already (max-connections-per-address") == 1, log

@@ -6,7 +6,10 @@ seen through the real module's next login. And what a stranger tries first: no s
 no CSRF token, another listener's cookie, a signed-out cookie, guessing passwords, HTML in
 names the API let through, the console's paths on the login port and back."""
 
+import base64
+import concurrent.futures
 import csv
+import http.client
 import io
 import json
 import os
@@ -130,18 +133,79 @@ def test_wrong_passwords_are_counted_and_then_refused_without_checking(world):
         assert client.sign_in("ada", "not the password").status == 401
     limited = client.sign_in("ada")
     assert limited.status == 429 and "Too many failed sign-ins" in limited.element_text("signin-error")
-    rows = [(r["outcome"], r["reason"], r["admin"]) for r in world.authd.audit_rows() if r["event"] == "admin_signin"]
-    # Past the limit no row is written for each attempt (the log says it), so guessing cannot fill the disk.
-    assert rows == [("deny", "bad_credentials", "nobody")] + [("deny", "bad_credentials", "ada")] * 4
+    rows = [(r["outcome"], r["reason"], r["admin"], bool(r["verified"]))
+            for r in world.authd.audit_rows() if r["event"] == "admin_signin"]
+    # A failed sign-in proved nothing: its row is unverified (kept 7 days, not 365).
+    assert rows == [("deny", "bad_credentials", "nobody", False)] + [("deny", "bad_credentials", "ada", False)] * 4
     for _ in range(3):
         assert client.sign_in("ada").status == 429
     assert len([r for r in world.authd.audit_rows() if r["event"] == "admin_signin"]) == 5
-    assert "console: sign-in as ada from 127.0.0.1 refused: too many failures" in world.authd.log_text()
+    # Past the limit no row is written for each attempt, so guessing cannot fill the disk: they
+    # are counted in the address's one `refusals` row of the window, unverified.
+    refusals = world.authd.wait_for_rows(lambda rows: sum(r["count"] for r in rows if r["event"] == "refusals") == 4)
+    assert [(r["peer"], r["reason"], r["count"], bool(r["verified"])) for r in refusals if r["event"] == "refusals"] == [
+        ("127.0.0.1", "signin_limited", 4, False)]
+    assert world.authd.log_text().count("console: sign-in as ada from 127.0.0.1 refused: too many failures") == 1
     # A sign-in form posted without its double-submit cookie (another site's form) is refused.
     bare = ConsoleClient(world.authd)
     form = bare.get("/signin")
     bare.cookies.clear()
     assert bare.post("/signin", {"csrf": form.field("csrf"), "name": "ada", "password": PASSWORD}).status == 403
+
+
+def cpu_seconds(pid):
+    """User and system CPU time of process `pid`, all its threads (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_setup_link_that_opens_nothing_costs_no_hash_and_is_limited(world):
+    """Issue 32, point 2: a bogus setup token used to cost scrypt (32 MiB, ~100 ms of a
+    core) before the token was looked at, with no limit and no row."""
+    connection = http.client.HTTPSConnection("127.0.0.1", world.authd.console_port, timeout=30,
+                                             context=world.authd.tls.ssl_context(), source_address=("127.0.0.2", 0))
+    try:
+        connection.request("GET", "/setup")  # the handshake, before the measure
+        connection.getresponse().read()
+        before = cpu_seconds(world.authd.pid)
+        statuses = []
+        for _ in range(100):
+            form = urllib.parse.urlencode({"token": base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode(),
+                                           "password": PASSWORD, "again": PASSWORD})
+            connection.request("POST", "/setup", body=form, headers={"Content-Type": "application/x-www-form-urlencoded"})
+            answer = connection.getresponse()
+            answer.read()
+            statuses.append(answer.status)
+        spent = cpu_seconds(world.authd.pid) - before
+    finally:
+        connection.close()
+    # Under the sign-in limiter: five refusals, then 429 without looking further.
+    print("100 bogus setups: %.0f ms of fingerauthd's CPU" % (spent * 1000))
+    assert statuses == [403] * 5 + [429] * 95
+    assert spent < 0.100, "100 bogus setups cost %.0f ms of fingerauthd's CPU (not under 1 ms each)" % (spent * 1000)
+    # One unverified row for the window, however many came; one log line.
+    rows = world.authd.wait_for_rows(lambda rows: sum(r["count"] for r in rows if r["event"] == "refusals") == 100)
+    assert [(r["peer"], r["reason"], r["count"], bool(r["verified"])) for r in rows if r["event"] == "refusals"] == [
+        ("127.0.0.2", "setup_refused", 100, False)]
+    assert not [r for r in rows if r["event"].startswith("admin_")]
+    assert world.authd.log_text().count("console: setup from 127.0.0.2 refused") == 1
+    # A real link, from elsewhere, still works.
+    create_admin(world.authd, "ada")
+
+
+def test_sign_ins_sent_together_get_no_more_hashes_than_the_limit(world):
+    """The attempt is counted before the hash, not after: requests in flight together
+    cannot all pass a check that none of them has counted yet."""
+    create_admin(world.authd, "ada")
+    clients = [ConsoleClient(world.authd) for _ in range(12)]
+    forms = [client.get("/signin").field("csrf") for client in clients]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+        answers = list(pool.map(lambda pair: pair[0].post("/signin", {"csrf": pair[1], "name": "ada", "password": "wrong"}),
+                                zip(clients, forms)))
+    assert sorted(a.status for a in answers) == [401] * 5 + [429] * 7
+    rows = [r for r in world.authd.audit_rows() if r["event"] == "admin_signin"]
+    assert [(r["outcome"], bool(r["verified"])) for r in rows] == [("deny", False)] * 5
 
 
 def test_the_console_and_the_login_api_never_share_a_listener(world, admin):
@@ -184,7 +248,9 @@ def test_html_in_what_the_api_let_through_is_rendered_inert(world, admin):
     key = DeviceKey()
     world.authd.post_json("/v1/login", {"jwt": key.sign(claims(sub=hostile), kid=world.kid("alice"))})
     world.authd.post_json("/v1/login", {"jwt": key.sign(claims(sub="alice"), kid='"><script>x</script>')})
-    stored = [(r["claimed_user"], r["kid"]) for r in world.authd.audit_rows() if r["reason"] in ("bad_signature", "bad_kid")]
+    # (The hostile name is not a user name: refused before its signature, and kept as claimed.)
+    stored = [(r["claimed_user"], r["kid"]) for r in world.authd.audit_rows()
+              if r["reason"] in ("invalid_user_name", "bad_signature", "bad_kid")]
     # The audit log keeps < and > (it replaces only spaces, quotes and control bytes).
     assert stored[0][0] == "<img?src=x?onerror=?alert(1)?>&lt;" and stored[1][1] == "?><script>x</script>", stored
     page = admin.get("/audit")

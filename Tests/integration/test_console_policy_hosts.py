@@ -50,6 +50,9 @@ def test_a_rule_added_in_the_console_refuses_the_modules_next_login_then_is_move
     assert other.element_text("decision") == "allow (no rule matched: the default)"
     no_service = admin.get("/policy?test_user=alice&test_host=testhost&test_stage=login")
     assert "needs a service" in no_service.element_text("decision")
+    # Another spelling of alice is not a case the rules decide: the server refuses the name first.
+    spelled = admin.get("/policy?test_user=Alice&test_host=testhost&test_service=fa-test&test_stage=login")
+    assert spelled.element_text("decision").startswith("Not a user name (upper-case letters)"), spelled
 
     # A second rule before it, then the first moved up again.
     second = admin.post("/policy/add", {"csrf": added.field("csrf"), "stage": "login", "action": "allow", "key": "*",

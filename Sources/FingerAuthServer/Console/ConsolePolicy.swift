@@ -77,6 +77,10 @@ extension AdminConsole {
             <button type="submit">Test</button></p></form>
             """
         guard let user = value("test_user"), let host = value("test_host") else { return form }
+        if let problem = UserName.problem(user) {
+            return form + "<p class=\"error\" id=\"decision\">Not a user name (\(ConsoleHTML.escape(problem))): "
+                + "the authenticator refuses it at registration and login before any rule.</p>"
+        }
         let stage = PolicyStage(rawValue: value("test_stage") ?? "login") ?? .login
         let service = value("test_service")
         if stage == .login && service == nil {

@@ -64,8 +64,13 @@ final class ConsoleSessions: @unchecked Sendable {
     }
 }
 
-/// Failed sign-ins counted per address and per admin name: past `limit` in `window`
-/// seconds, sign-in answers 429 without checking the password (in memory, per listener).
+/// Console attempts (sign-ins, setup links) counted per address and per admin name: past
+/// `limit` in `window` seconds, the console answers 429 without hashing anything (in
+/// memory, per listener).
+///
+/// An attempt is counted when it is admitted, before its password is hashed, and taken
+/// back when it succeeds: checking first and counting only after the hash would let every
+/// request already in flight through (eight connections, eight hashes past the limit).
 final class SignInLimiter: @unchecked Sendable {
     let limit: Int
     let window: Int64
@@ -77,17 +82,15 @@ final class SignInLimiter: @unchecked Sendable {
         self.window = window
     }
 
-    func isBlocked(_ keys: [String], now: Int64) -> Bool {
+    /// False when any of `keys` is past its limit; else counts one attempt against each
+    /// key (as a failure until `succeeded` takes it back) and returns true.
+    func admit(_ keys: [String], now: Int64) -> Bool {
         lock.withLock {
-            keys.contains { key in
+            let blocked = keys.contains { key in
                 guard let entry = failures[key], now - entry.start < window else { return false }
                 return entry.count >= limit
             }
-        }
-    }
-
-    func fail(_ keys: [String], now: Int64) {
-        lock.withLock {
+            if blocked { return false }
             if failures.count > 10_000 { failures = failures.filter { now - $0.value.start < window } }
             for key in keys {
                 if let entry = failures[key], now - entry.start < window {
@@ -95,6 +98,17 @@ final class SignInLimiter: @unchecked Sendable {
                 } else {
                     failures[key] = (1, now)
                 }
+            }
+            return true
+        }
+    }
+
+    /// Takes back the attempt `admit` counted: it was not a failure.
+    func succeeded(_ keys: [String], now: Int64) {
+        lock.withLock {
+            for key in keys {
+                guard let entry = failures[key], now - entry.start < window else { continue }
+                failures[key] = entry.count > 1 ? (entry.count - 1, entry.start) : nil
             }
         }
     }
