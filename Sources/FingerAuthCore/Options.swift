@@ -82,7 +82,7 @@ public struct Options: Equatable, Sendable {
     }
 
     /// The names of the claims FingerAuth sets itself; `claim.NAME` cannot use them.
-    public static let reservedClaims: Set<String> = ["iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service"]
+    public static let reservedClaims: Set<String> = ["iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service", "client_service"]
 
     /// Sets one key. `source` names the file and line or the pam.d argument for errors.
     public mutating func set(_ key: String, _ value: String, source: String) throws(ConfigError) {
