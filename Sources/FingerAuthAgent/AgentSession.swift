@@ -130,13 +130,10 @@ struct AgentSession {
         send(.hello(milliseconds: Int(bound)))
         // From here until the verdict, a client that goes away ends this process (SIGIO):
         // the helper dies with it and the reader is free at once (the server logs it). The
-        // signal waits until the failed attempt is counted (the first text to the client,
-        // ClientConversation): a hang-up cannot slip in between READY and the count.
-        HangupSignal.hold()
+        // failed attempt is counted before the helper starts, so such an end stays counted.
         client.signalOnHangup(true)
         let outcome = flow.run(job, request: request)
         client.signalOnHangup(false)
-        HangupSignal.release()
         lock.unlock()
         return end(outcome, exit: Exit.heldReader)
     }
@@ -158,36 +155,15 @@ struct AgentSession {
     }
 }
 
-/// The texts `LoginFlow` shows, sent to the client as INFO and ERROR lines. The first of
-/// them lets a held SIGIO through: by then the attempt is counted (or the reader was never
-/// armed).
+/// The texts `LoginFlow` shows, sent to the client as INFO and ERROR lines.
 final class ClientConversation: Conversation {
     let session: AgentSession
 
     init(session: AgentSession) { self.session = session }
 
-    func info(_ text: String) -> Bool {
-        HangupSignal.release()
-        return session.send(.info(text))
-    }
+    func info(_ text: String) -> Bool { session.send(.info(text)) }
 
-    func error(_ text: String) -> Bool {
-        HangupSignal.release()
-        return session.send(.error(text))
-    }
-}
-
-/// SIGIO held back (blocked, so that it stays pending) and let through again.
-enum HangupSignal {
-    static func hold() { change(SIG_BLOCK) }
-    static func release() { change(SIG_UNBLOCK) }
-
-    private static func change(_ how: Int32) {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGIO)
-        _ = sigprocmask(how, &set, nil)
-    }
+    func error(_ text: String) -> Bool { session.send(.error(text)) }
 }
 
 /// The configuration file, as the module reads it: root-owned, not writable by others.

@@ -4,9 +4,10 @@
 ///
 /// A *failed attempt* is a request for which the reader was armed (the helper said `READY`)
 /// and that did not end in success — whatever ended it: no match, a refusal, no finger in
-/// time, the client hanging up, a signal, a crash. It is counted *before* the person is
-/// asked for a finger, and only a success takes it back, so no way of ending a request
-/// escapes the count.
+/// time, the client hanging up, a signal, a crash. It is counted *before* the helper starts
+/// (and so before anyone is asked for a finger) and taken back only when the helper ended
+/// on its own before `READY`; a success clears the count. No way of ending a request once
+/// the helper holds the reader escapes it.
 ///
 /// The rule, in numbers: five failed attempts in a row arm the reader as usual; after the
 /// fifth, the reader is not armed for that user for 5 minutes after the last failure; when

@@ -19,14 +19,14 @@ extension LoginFlow {
         }
     }
 
-    /// Counts one failed attempt for `user` now, before the reader is used; the error when
-    /// it could not be recorded (the reader must then not be used).
+    /// Counts one failed attempt for `user` now, before the helper opens the reader; the
+    /// error when it could not be recorded (the reader must then not be used).
     public func countAttempt(_ user: String) -> AttemptLedgerError? {
         let now = ledger.nowMilliseconds()
         switch ledger.update(user, { $0 = AttemptLimit.addingFailure($0, now: now) }) {
         case let .failure(why): return why
         case let .success(entry):
-            trace("failed attempt counted before the prompt: \(entry.record.failures) in a row (a success clears it)")
+            trace("failed attempt counted before the helper starts: \(entry.record.failures) in a row (a success clears it)")
             return nil
         }
     }
@@ -38,8 +38,8 @@ extension LoginFlow {
         }
     }
 
-    /// Takes back the attempt counted for a request in which no finger was tried (the
-    /// parallel prompt answered with the password, or the reader never armed).
+    /// Takes back the attempt counted for a request in which no finger was tried (the reader
+    /// never armed, or the parallel prompt answered with the password).
     public func takeBackAttempt(_ user: String) {
         if case let .failure(why) = ledger.update(user, { $0 = AttemptLimit.takingBack($0) }) {
             trace("attempt record not corrected: \(why)")

@@ -99,27 +99,26 @@ public struct LoginFlow {
         }
     }
 
-    /// Runs the helper for a prepared job and decides. The failed attempt is counted the
-    /// moment the helper says `READY`, before the person is asked for a finger: whatever
-    /// ends the request after that (a hang-up, a signal, a crash of the host) leaves it
-    /// counted, and only a success takes it back.
+    /// Runs the helper for a prepared job and decides. The failed attempt is counted before
+    /// the helper starts (it opens the reader): whatever ends the request from then on — a
+    /// hang-up, a signal, the host killed at the prompt, a crash — leaves it counted. It is
+    /// taken back only when the helper ended on its own before `READY` (the reader never
+    /// armed: authenticator unreachable, reader busy, no key), and cleared by a success.
     public func run(_ job: LoginJob, request: LoginRequest) -> LoginOutcome {
+        if let why = countAttempt(job.user) {
+            return say(LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
+                       .readerUnavailable, request, job.options)
+        }
         trace("enrolled; jti \(job.jti); starting \(job.options.loginHelper)")
         let texts = self.texts(request, job.options)
-        var unrecorded: AttemptLedgerError?
+        var armed = false
         let outcome = helper.run(job) { message in
             trace("login helper: \(message.line)")
-            if case .ready = message, let why = countAttempt(job.user) {
-                unrecorded = why
-                return false
-            }
+            if case .ready = message { armed = true }
             return relay(message, texts)
         }
         trace("helper outcome: \(outcome)")
-        if let unrecorded {
-            return say(LoginOutcome(.authInfoUnavailable, "attempt record: \(unrecorded); login helper stopped before the prompt",
-                                    jti: job.jti), .readerUnavailable, request, job.options)
-        }
+        if !armed { takeBackAttempt(job.user) }
         let decided = decide(outcome, job: job, request: request)
         if decided.code == .success { clearAttempts(job.user) }
         return decided

@@ -36,9 +36,9 @@ public struct ParallelLoginFlow {
         }
         job.terminal = terminal
         login.trace("enrolled; jti \(job.jti); starting \(options.loginHelper) in the background (prompt = parallel, \(terminal.path))")
-        // The module reads nothing while the prompt blocks, so the attempt is counted before
-        // the helper starts (a host killed at the prompt leaves it counted), and taken back
-        // below when no finger was tried.
+        // As in the sequential login, the attempt is counted before the helper starts (a host
+        // killed at the prompt leaves it counted); the module reads nothing while the prompt
+        // blocks, so it is taken back below when no finger was tried.
         if let why = login.countAttempt(job.user) {
             return login.say(LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
                              .readerUnavailable, request, options)

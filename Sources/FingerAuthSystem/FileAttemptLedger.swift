@@ -21,6 +21,7 @@ import FingerAuthCore
 ///   rewrite the same bytes in place and a full `/run` cannot stop them; a record that
 ///   cannot be made (no space, no inode) is an error, and the reader is not armed.
 /// - Time: CLOCK_BOOTTIME (runs through suspend; no wall-clock change moves it).
+/// - Limits: a caller's RLIMIT_FSIZE below one record is an error, not a SIGXFSZ.
 public struct FileAttemptLedger: AttemptLedger {
     public let directory: String
     /// The longest wait for another process's lock on the same record.
@@ -36,6 +37,12 @@ public struct FileAttemptLedger: AttemptLedger {
 
     public func update(_ user: String, _ change: (inout AttemptRecord) -> Void) -> Result<AttemptEntry, AttemptLedgerError> {
         guard UserName.isValid(user) else { return .failure(AttemptLedgerError("not a user name for a record")) }
+        // The caller of a setuid host sets the limits: a file-size limit below one record
+        // would make the write raise SIGXFSZ and end the host instead of failing.
+        var size = rlimit()
+        if getrlimit(Int32(RLIMIT_FSIZE.rawValue), &size) == 0, size.rlim_cur < rlim_t(AttemptRecord.lineBytes) {
+            return .failure(AttemptLedgerError("the caller's file-size limit (RLIMIT_FSIZE \(size.rlim_cur)) is below one record"))
+        }
         let dir: Int32
         switch openDirectory() {
         case let .success(fd): dir = fd

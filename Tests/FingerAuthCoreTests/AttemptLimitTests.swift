@@ -82,9 +82,16 @@ final class AttemptLimitTests: XCTestCase {
         XCTAssertEqual(flow(failing, ledger).authenticate(LoginRequest(user: "alice", service: "su"), options: testOptions()).code, .maxTries)
         XCTAssertEqual(failing.seenAtPrompt, 1, "counted before the person was asked")
         XCTAssertEqual(ledger.records["alice"]?.failures, 1)
-        // A request that never arms the reader (authenticator down) is not counted.
-        _ = flow(ScriptedHelper([], fixed: .unreachable("down")), ledger).authenticate(LoginRequest(user: "alice", service: "su"), options: testOptions())
-        XCTAssertEqual(ledger.records["alice"]?.failures, 1)
+        // A helper that ends on its own before READY (authenticator down, reader busy): the
+        // reader never armed, the attempt is taken back.
+        for early in [HelperOutcome.unreachable("down"), .unavailable("reader: busy"), .keyUnusable("gone")] {
+            _ = flow(ScriptedHelper([], fixed: early), ledger).authenticate(LoginRequest(user: "alice", service: "su"), options: testOptions())
+            XCTAssertEqual(ledger.records["alice"]?.failures, 1, "\(early)")
+        }
+        // After READY, whatever the end: counted (here the helper is stopped at the prompt).
+        _ = flow(ScriptedHelper(fixed: .unavailable("no finger within 10 s")), ledger)
+            .authenticate(LoginRequest(user: "alice", service: "su"), options: testOptions())
+        XCTAssertEqual(ledger.records["alice"]?.failures, 2)
         XCTAssertEqual(flow(ScriptedHelper.accepting(), ledger).authenticate(LoginRequest(user: "alice", service: "su"), options: testOptions()).code, .success)
         XCTAssertEqual(ledger.records["alice"], AttemptRecord())
     }
@@ -117,8 +124,8 @@ final class AttemptLimitTests: XCTestCase {
         XCTAssertTrue(helper.jobs.isEmpty)
     }
 
-    func testACountThatFailsAtReadyStopsTheHelperBeforeThePrompt() {
-        /// Fails from the second update on: the check passes, the count at READY does not.
+    func testACountThatCannotBeWrittenKeepsTheHelperFromStarting() {
+        /// Fails from the second update on: the check passes, the count does not.
         final class FailingLater: AttemptLedger {
             var calls = 0
             func nowMilliseconds() -> Int64 { 1 }
@@ -128,12 +135,14 @@ final class AttemptLimitTests: XCTestCase {
             }
         }
         let talk = RecordingConversation()
-        let flow = LoginFlow(helper: ScriptedHelper.accepting(), store: FakeStore(), conversation: talk, random: FixedRandom(),
+        let helper = ScriptedHelper.accepting()
+        let flow = LoginFlow(helper: helper, store: FakeStore(), conversation: talk, random: FixedRandom(),
                              users: KnownUsers(), ledger: FailingLater(), hostName: "h")
         let outcome = flow.authenticate(LoginRequest(user: "alice", service: "su"), options: testOptions())
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
-        XCTAssertTrue(outcome.reason.hasPrefix("attempt record: disk gone;"), outcome.reason)
+        XCTAssertEqual(outcome.reason, "attempt record: disk gone; reader not armed")
         XCTAssertEqual(talk.infos, [], "nobody was asked for a finger")
+        XCTAssertTrue(helper.jobs.isEmpty, "the helper never started")
     }
 
     func testCustomTextsDoNotChangeWhatCounts() {

@@ -290,3 +290,19 @@ def test_the_agent_and_the_root_path_share_the_count(lw):  # noqa: F811
     root = lw.login("alice", service=only(lw))
     assert root.name == "PAM_AUTHINFO_UNAVAIL" and root.errors == [TOO_MANY], root
     assert lw.reader._inode() == before
+
+
+def test_a_callers_file_size_limit_keeps_the_reader_off_without_ending_the_host(w):
+    """The caller of a setuid host chooses its resource limits: with RLIMIT_FSIZE 0 a record
+    write would raise SIGXFSZ and kill the host. The module checks the limit first: the host
+    lives, returns PAM_AUTHINFO_UNAVAIL, and the reader is not armed. (No debug_file here:
+    the module's own log file is written the same way.)"""
+    w.write_conf(debug_file=None)
+    service = only(w)
+    before = w.reader._inode()
+    done = subprocess.run(["prlimit", "--fsize=0", "--", str(w.build / "fa-pamtest"), "--confdir", str(w.confdir),
+                           "--service", service, "--user", "alice"], env=w.env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout.splitlines() == ["ERROR " + UNAVAILABLE, "RESULT 9 PAM_AUTHINFO_UNAVAIL"], done.stdout
+    assert w.reader._inode() == before
+    assert not (w.tmp / "attempts" / "alice").exists()
