@@ -69,12 +69,13 @@ struct AgentSession {
 
     private func login(user: String, clientService: String, silent: Bool, log: AgentLog) -> Int32 {
         let talk = ClientConversation(session: self)
-        /// Sends the verdict (the category only) and writes the log line (the full reason).
+        /// Writes the log line (the full reason), then sends the verdict (the category only):
+        /// whoever sees the verdict finds the line already written.
         func end(_ outcome: LoginOutcome, _ text: String? = nil, exit: Int32? = nil) -> Int32 {
+            log.outcome(outcome, user: user, clientService: clientService)
             if let text, !silent { send(.error(text)) }
             send(.result(AgentResult(code: outcome.code, reason: outcome.category.rawValue, finger: outcome.finger,
                                      kid: outcome.kid, jti: outcome.jti)))
-            log.outcome(outcome, user: user, clientService: clientService)
             return exit ?? (outcome.code == .success ? Exit.success : Exit.other)
         }
         // The caller's own user only (as unix_chkpwd): uid -> name through NSS, byte for byte.
@@ -144,8 +145,8 @@ struct AgentSession {
         if !silent { send(.error("Fingerprint login refused: the agent answers only for your own user")) }
         var refused = LoginOutcome(.authError, "refused: " + why)
         refused.shownCategory = .notYourUser
-        send(.result(AgentResult(code: refused.code, reason: refused.category.rawValue)))
         log.outcome(refused, user: nil, clientService: clientService)
+        send(.result(AgentResult(code: refused.code, reason: refused.category.rawValue)))
         return Exit.other
     }
 
