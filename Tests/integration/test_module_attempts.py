@@ -306,3 +306,27 @@ def test_a_callers_file_size_limit_keeps_the_reader_off_without_ending_the_host(
     assert done.stdout.splitlines() == ["ERROR " + UNAVAILABLE, "RESULT 9 PAM_AUTHINFO_UNAVAIL"], done.stdout
     assert w.reader._inode() == before
     assert not (w.tmp / "attempts" / "alice").exists()
+
+
+def test_a_host_killed_before_ready_is_counted_and_a_helper_that_gives_up_is_not(w):
+    """The attempt is counted when the helper starts (it opens the reader), not when it says
+    READY: a host killed in between (the caller of a setuid su may signal it) stays counted.
+    A helper that ends on its own before READY (authenticator unreachable) takes it back."""
+    record = w.tmp / "attempts" / "alice"
+    w.fake_helper("exec sleep 30")
+    host = subprocess.Popen([str(w.build / "fa-pamtest"), "--confdir", str(w.confdir), "--service", only(w),
+                             "--user", "alice"], env=w.env, stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 5
+        while not (record.exists() and record.read_text().startswith("fingerauth-attempts 1 0001 ")):
+            assert time.monotonic() < deadline, "not counted while the helper runs: %r" % (
+                record.read_text() if record.exists() else None)
+            time.sleep(0.02)
+    finally:
+        host.kill()
+        host.wait(5)
+    assert record.read_text().startswith("fingerauth-attempts 1 0001 ")
+    w.fake_helper("echo 'FAIL unreachable cannot connect to the authenticator'")
+    login = w.login("alice", service=only(w))
+    assert login.name == "PAM_AUTHINFO_UNAVAIL" and login.infos == [], login
+    assert record.read_text().startswith("fingerauth-attempts 1 0001 "), "a helper that gave up before READY counted"
