@@ -330,3 +330,22 @@ def test_a_host_killed_before_ready_is_counted_and_a_helper_that_gives_up_is_not
     login = w.login("alice", service=only(w))
     assert login.name == "PAM_AUTHINFO_UNAVAIL" and login.infos == [], login
     assert record.read_text().startswith("fingerauth-attempts 1 0001 "), "a helper that gave up before READY counted"
+
+
+def test_concurrent_hosts_for_the_same_user_each_count(w):
+    """A sudo and an su (here four hosts) for alice at the same moment: each takes the
+    record's lock in turn and each attempt is counted — none lost to another's write."""
+    record = w.tmp / "attempts" / "alice"
+    w.fake_helper("exec sleep 30")
+    service = only(w)
+    hosts = [subprocess.Popen([str(w.build / "fa-pamtest"), "--confdir", str(w.confdir), "--service", service,
+                               "--user", "alice"], env=w.env, stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    try:
+        deadline = time.monotonic() + 10
+        while not (record.exists() and record.read_text().startswith("fingerauth-attempts 1 0004 ")):
+            assert time.monotonic() < deadline, record.read_text() if record.exists() else None
+            time.sleep(0.02)
+    finally:
+        for host in hosts:
+            host.kill()
+            host.wait(5)
