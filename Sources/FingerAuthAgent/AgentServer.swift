@@ -6,17 +6,19 @@ import Glibc
 #endif
 
 /// The agent's accept loop. It has no thread: it polls the listening socket, forks one
-/// process per client (`AgentSession`), reaps them, and counts failed logins per uid from
-/// their exit statuses. Connections beyond `maxConnections` (or `maxPerUID` for one uid) are
-/// answered "busy" at once, without reading anything, so a flood cannot hold the reader.
+/// process per client (`AgentSession`), reaps them, and keeps the uids' turns at the reader
+/// (`ReaderTurns`) from their exit statuses. Failed attempts are counted by the sessions
+/// themselves, in the same records as sudo and su (`AttemptLimit`). Connections beyond
+/// `maxConnections` (or `maxPerUID` for one uid) are answered "busy" at once, without
+/// reading anything, so a flood cannot hold the reader.
 final class AgentServer {
     let listenFD: Int32
     let configPath: String
     let lockPath: String
     /// Each client's process: the caller's uid and pid.
     private var children: [pid_t: (uid: uid_t, pid: pid_t)] = [:]
-    /// Monotonic milliseconds of each uid's failed logins within the window.
-    private var failures: [uid_t: [Int64]] = [:]
+    /// Who had the reader, who waits for it.
+    private var turns = ReaderTurns()
 
     static let maxConnections = 16
     static let maxPerUID = 3
@@ -46,26 +48,26 @@ final class AgentServer {
                 close(fd)
                 continue
             }
-            // A client that ended a moment ago must count before this one is judged.
+            // A client that ended a moment ago must have its turn noted before this one is judged.
             reap()
             let client = SocketLines(fd: fd, maxLineBytes: AgentProtocol.maxRequestBytes, maxTotalBytes: 4096)
             let sameUID = children.values.filter { $0.uid == peerUID }.count
             guard children.count < AgentServer.maxConnections, sameUID < AgentServer.maxPerUID else {
                 // Short and never waiting: the parent must stay free to accept.
-                _ = client.send(AgentReply.result(AgentResult(code: .authInfoUnavailable, reason: "agent busy: too many connections")).line,
+                _ = client.send(AgentReply.result(AgentResult(code: .authInfoUnavailable, reason: OutcomeCategory.agentBusy.rawValue)).line,
                                 withinMilliseconds: 50)
                 AgentLog(uid: peerUID, pid: peerPID, started: MonotonicInstant.now())
                     .write(LOG_NOTICE, "refused: \(sameUID) connections of this uid, \(children.count) in all; reader not armed")
                 continue
             }
-            let recent = recentFailures(peerUID)
+            let yieldTurn = turns.mustYield(peerUID, running: sameUID > 0, now: MonotonicInstant.now().milliseconds)
             let child = fa_fork()
             if child == 0 {
                 close(listenFD)
                 // A backstop behind every deadline inside: the longest login the agent allows.
                 alarm(UInt32(AgentProtocol.maxLoginMilliseconds / 1000 + 15))
                 let status = AgentSession(client: client, uid: peerUID, pid: peerPID, configPath: configPath,
-                                          lockPath: lockPath, recentFailures: recent).run()
+                                          lockPath: lockPath, yieldTurn: yieldTurn).run()
                 client.close()
                 _exit(status)
             }
@@ -78,8 +80,8 @@ final class AgentServer {
         }
     }
 
-    /// Reaps ended clients; a failed login (exit 10) counts against its uid, a success
-    /// clears the uid's count.
+    /// Reaps ended clients: one told "busy" waits for the reader, one that held it (or died
+    /// by a signal, which only a request holding it can) had its turn.
     private func reap() {
         while true {
             var status: Int32 = 0
@@ -88,25 +90,18 @@ final class AgentServer {
             guard let (uid, caller) = children.removeValue(forKey: pid) else { continue }
             let exited = status & 0x7f == 0
             let code = (status >> 8) & 0xff
+            let now = MonotonicInstant.now().milliseconds
+            if exited && code == AgentSession.Exit.busy {
+                turns.toldBusy(uid, at: now)
+            } else if !exited || code == AgentSession.Exit.heldReader {
+                turns.heldEnded(uid, at: now)
+            }
             if !exited && status & 0x7f == SIGIO {
                 // The client went away during its login (AgentSession's SIGIO): the request's
-                // one log line is written here.
+                // one log line is written here; its failed attempt was counted before the prompt.
                 AgentLog(uid: uid, pid: caller, started: MonotonicInstant.now())
                     .write(LOG_NOTICE, "the client went away during the login; scan stopped, reader free")
-                continue
-            }
-            if exited && code == AgentSession.Exit.counted {
-                failures[uid, default: []].append(MonotonicInstant.now().milliseconds)
-            } else if exited && code == AgentSession.Exit.success {
-                failures[uid] = nil
             }
         }
-    }
-
-    private func recentFailures(_ uid: uid_t) -> Int {
-        let since = MonotonicInstant.now().milliseconds - Int64(AgentSession.failureWindowSeconds) * 1000
-        let kept = (failures[uid] ?? []).filter { $0 > since }
-        failures[uid] = kept.isEmpty ? nil : kept
-        return kept.count
     }
 }

@@ -8,8 +8,10 @@ import Glibc
 /// One client of the agent, handled in a process of its own (forked by `AgentServer`):
 /// read one request within 2 s, check that the caller asks for its own user, take the
 /// reader's lock, run the same login decision and the same helper as the module does as
-/// root (`LoginFlow`, `HelperProcess`), stream the user's texts back and end with the verdict.
-/// Never a token, a key or a print. One log line at LOG_AUTHPRIV per request.
+/// root (`LoginFlow`, `HelperProcess`, the same attempt records), stream the user's texts
+/// back and end with the verdict: a code and a fixed word (`OutcomeCategory`), never the
+/// internal reason, a token, a key or a print. One log line at LOG_AUTHPRIV per request,
+/// with the full reason.
 struct AgentSession {
     let client: SocketLines
     /// The caller, as the kernel recorded it at connect (SO_PEERCRED).
@@ -17,19 +19,20 @@ struct AgentSession {
     let pid: pid_t
     let configPath: String
     let lockPath: String
-    /// Failed logins of this uid (the reader armed, no success) within the failure window,
-    /// when this process was forked.
-    let recentFailures: Int
+    /// Another uid waits for the reader and this uid just had it (`ReaderTurns`): a login
+    /// is told the reader is busy without taking it.
+    let yieldTurn: Bool
 
-    /// Exit statuses the server counts.
+    /// Exit statuses the server reads (`ReaderTurns`); a death by a signal counts as `heldReader`.
     enum Exit {
         static let success: Int32 = 0
-        static let counted: Int32 = 10
         static let other: Int32 = 1
+        /// The client was told "reader busy" (the lock was taken, or it was another uid's turn).
+        static let busy: Int32 = 11
+        /// The request held the reader's lock, whatever its outcome.
+        static let heldReader: Int32 = 12
     }
 
-    static let failureLimit = 5
-    static let failureWindowSeconds = 300
     /// Each line to the client must leave within this.
     static let writeMilliseconds: Int64 = 2000
 
@@ -60,36 +63,29 @@ struct AgentSession {
             log.write(LOG_INFO, "status asked")
             return Exit.success
         case let .login(user, service, silent):
-            return login(user: user, service: service, silent: silent, log: log)
+            return login(user: user, clientService: service, silent: silent, log: log)
         }
     }
 
-    private func login(user: String, service: String, silent: Bool, log: AgentLog) -> Int32 {
-        // Set once the user was asked for a finger: the reader was armed for this request.
+    private func login(user: String, clientService: String, silent: Bool, log: AgentLog) -> Int32 {
         let talk = ClientConversation(session: self)
-        func end(_ result: AgentResult, _ text: String?) -> Int32 {
+        /// Writes the log line (the full reason), then sends the verdict (the category only):
+        /// whoever sees the verdict finds the line already written.
+        func end(_ outcome: LoginOutcome, _ text: String? = nil, exit: Int32? = nil) -> Int32 {
+            log.outcome(outcome, user: user, clientService: clientService)
             if let text, !silent { send(.error(text)) }
-            send(.result(result))
-            log.outcome(result, user: user, service: service)
-            // A failure counts when the reader was armed for it (no match, refused, no
-            // finger in time): so nobody can hold the one reader for others by asking again
-            // and again; a failure before the reader (authenticator down) does not count.
-            if result.code == .success { return Exit.success }
-            return talk.armed ? Exit.counted : Exit.other
+            send(.result(AgentResult(code: outcome.code, reason: outcome.category.rawValue, finger: outcome.finger,
+                                     kid: outcome.kid, jti: outcome.jti)))
+            return exit ?? (outcome.code == .success ? Exit.success : Exit.other)
         }
         // The caller's own user only (as unix_chkpwd): uid -> name through NSS, byte for byte.
         guard let caller = userName(of: uid) else {
-            return refuse(user: user, service: service, silent: silent, log: log, why: "caller uid \(uid) has no user name")
+            return refuse(user: user, clientService: clientService, silent: silent, log: log, why: "caller uid \(uid) has no user name")
         }
         guard Array(caller.utf8) == Array(user.utf8) else {
             let shown = userExists(user) ? user : "an unknown name"
-            return refuse(user: user, service: service, silent: silent, log: log,
+            return refuse(user: user, clientService: clientService, silent: silent, log: log,
                           why: "uid \(uid) (\(caller)) asked for another user (\(shown)); reader not armed")
-        }
-        guard recentFailures < AgentSession.failureLimit else {
-            return end(AgentResult(code: .authInfoUnavailable,
-                                   reason: "\(recentFailures) failed fingerprint logins in \(AgentSession.failureWindowSeconds / 60) min; reader not armed"),
-                       "Fingerprint login unavailable: too many failed attempts, use the password")
         }
         let options: Options
         do {
@@ -97,40 +93,60 @@ struct AgentSession {
                                              unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
                                              readFile: readConfigFile)
         } catch {
-            return end(AgentResult(code: .serviceError, reason: "configuration error: \(error)"), nil)
+            return end(LoginOutcome(.serviceError, "configuration error: \(error)"))
+        }
+        let helper = HelperProcess()
+        var flow = LoginFlow(helper: helper, store: FileEnrollmentStore(), conversation: talk, random: SystemRandom(),
+                             users: NSSUsers(), ledger: FileAttemptLedger(directory: options.attemptsDirectory),
+                             hostName: currentHostName())
+        flow.trace = { _ in }
+        // The token's `service` is the agent's own name; the client's word is only its
+        // `client_service`. The module decided about remote sessions before it asked.
+        let request = LoginRequest(user: user, service: AgentProtocol.serviceClaim, remote: nil, silent: silent,
+                                   clientService: clientService)
+        // Enrollment and the attempt limit (the same records as sudo and su), before the lock.
+        let job: LoginJob
+        switch flow.prepare(request, options: options) {
+        case let .success(prepared): job = prepared
+        case let .failure(stop): return end(stop.outcome)
+        }
+        if yieldTurn {
+            var turn = LoginOutcome(.authInfoUnavailable, "another user waits for the reader and this uid just had it; reader not armed")
+            turn.shownCategory = .otherUsersTurn
+            return end(turn, AgentSession.busyText, exit: Exit.busy)
         }
         // One scan at a time per reader: a second client is told the reader is busy.
         guard let lock = ReaderLock(path: lockPath) else {
-            return end(AgentResult(code: .authInfoUnavailable, reason: "reader lock \(lockPath) cannot be opened"),
-                       LoginFlow.Text.readerUnavailable)
+            var broken = LoginOutcome(.authInfoUnavailable, "reader lock \(lockPath) cannot be opened")
+            broken.shownCategory = .readerUnavailable
+            return end(broken, LoginFlow.Text.readerUnavailable)
         }
         guard lock.tryLock() else {
-            return end(AgentResult(code: .authInfoUnavailable, reason: "reader busy: another login is using it"),
-                       "Fingerprint reader busy: another login is using it")
+            var busy = LoginOutcome(.authInfoUnavailable, "reader busy: another login is using it")
+            busy.shownCategory = .readerBusy
+            return end(busy, AgentSession.busyText, exit: Exit.busy)
         }
-        let helper = HelperProcess()
         let bound = helper.startupMilliseconds + Int64(options.timeoutSeconds) * 1000 + helper.scanGraceMilliseconds
             + helper.verdictMilliseconds + helper.exitGraceMilliseconds + 3 * AgentSession.writeMilliseconds
         send(.hello(milliseconds: Int(bound)))
         // From here until the verdict, a client that goes away ends this process (SIGIO):
-        // the helper dies with it and the reader is free at once (the server logs it).
+        // the helper dies with it and the reader is free at once (the server logs it). The
+        // failed attempt is counted before the helper starts, so such an end stays counted.
         client.signalOnHangup(true)
-        var flow = LoginFlow(helper: helper, store: FileEnrollmentStore(), conversation: talk,
-                             random: SystemRandom(), users: NSSUsers(), hostName: currentHostName())
-        flow.trace = { _ in }
-        // The module decided about remote sessions before it asked (it sees PAM_RHOST).
-        let outcome = flow.authenticate(LoginRequest(user: user, service: service, remote: nil, silent: silent), options: options)
+        let outcome = flow.run(job, request: request)
         client.signalOnHangup(false)
         lock.unlock()
-        return end(AgentResult(code: outcome.code, reason: outcome.reason, finger: outcome.finger, kid: outcome.kid,
-                               jti: outcome.jti), nil)
+        return end(outcome, exit: Exit.heldReader)
     }
 
-    private func refuse(user: String, service: String, silent: Bool, log: AgentLog, why: String) -> Int32 {
+    static let busyText = "Fingerprint reader busy: another login is using it"
+
+    private func refuse(user: String, clientService: String, silent: Bool, log: AgentLog, why: String) -> Int32 {
         if !silent { send(.error("Fingerprint login refused: the agent answers only for your own user")) }
-        let result = AgentResult(code: .authError, reason: "refused: " + why)
-        send(.result(result))
-        log.outcome(result, user: nil, service: service)
+        var refused = LoginOutcome(.authError, "refused: " + why)
+        refused.shownCategory = .notYourUser
+        log.outcome(refused, user: nil, clientService: clientService)
+        send(.result(AgentResult(code: refused.code, reason: refused.category.rawValue)))
         return Exit.other
     }
 
@@ -140,18 +156,13 @@ struct AgentSession {
     }
 }
 
-/// The texts `LoginFlow` shows, sent to the client as INFO and ERROR lines; remembers
-/// whether the user was asked for a finger (the reader armed).
+/// The texts `LoginFlow` shows, sent to the client as INFO and ERROR lines.
 final class ClientConversation: Conversation {
     let session: AgentSession
-    private(set) var armed = false
 
     init(session: AgentSession) { self.session = session }
 
-    func info(_ text: String) -> Bool {
-        if text == LoginFlow.Text.placeFinger { armed = true }
-        return session.send(.info(text))
-    }
+    func info(_ text: String) -> Bool { session.send(.info(text)) }
 
     func error(_ text: String) -> Bool { session.send(.error(text)) }
 }

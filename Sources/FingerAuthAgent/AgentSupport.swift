@@ -20,15 +20,17 @@ struct AgentLog {
         fa_syslog(LOG_AUTHPRIV | priority, "uid=\(uid) pid=\(pid) \(text) ms=\(ms)")
     }
 
-    /// The line for a login request's verdict. `user` is nil when it must not be shown.
-    func outcome(_ result: AgentResult, user: String?, service: String) {
-        var line = "service=\(service)"
+    /// The line for a login request's verdict: the full reason, and the category the client
+    /// was sent. `user` is nil when it must not be shown; `clientService` is the service the
+    /// client named (the token's `service` is `fingerauth-agent`).
+    func outcome(_ outcome: LoginOutcome, user: String?, clientService: String) {
+        var line = "client_service=\(clientService)"
         if let user { line += " user=\(user)" }
-        line += " result=\(result.code) reason=\"\(result.reason)\""
-        if let finger = result.finger { line += " finger=\(finger)" }
-        if let kid = result.kid { line += " kid=\(kid)" }
-        if let jti = result.jti { line += " jti=\(jti)" }
-        write(result.code == .success ? LOG_INFO : LOG_NOTICE, line)
+        line += " result=\(outcome.code) reason=\"\(outcome.reason)\" sent=\(outcome.category.rawValue)"
+        if let finger = outcome.finger { line += " finger=\(finger)" }
+        if let kid = outcome.kid { line += " kid=\(kid)" }
+        if let jti = outcome.jti { line += " jti=\(jti)" }
+        write(outcome.code == .success ? LOG_INFO : LOG_NOTICE, line)
     }
 }
 

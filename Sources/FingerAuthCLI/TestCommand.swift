@@ -38,7 +38,8 @@ enum TestCommand {
             return 1
         }
         let flow = LoginFlow(helper: TimedHelper(), store: TimedStore(), conversation: PrintingConversation(),
-                             random: SystemRandom(), users: PasswdUsers(), hostName: currentHostName())
+                             random: SystemRandom(), users: PasswdUsers(),
+                             ledger: FileAttemptLedger(directory: context.options.attemptsDirectory), hostName: currentHostName())
         let outcome = flow.authenticate(LoginRequest(user: context.user, service: service), options: context.options)
         let accepted = outcome.code == .success
         let detail = accepted ? "accepted by the authenticator for \(context.user) (PAM_SUCCESS)"

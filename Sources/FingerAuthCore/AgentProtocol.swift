@@ -13,7 +13,8 @@
 ///     AGENT 1 <milliseconds>        first line of a login: the request ends within that time
 ///     INFO <text>                   a PAM_TEXT_INFO for the user ("Place your finger…")
 ///     ERROR <text>                  a PAM_ERROR_MSG for the user
-///     RESULT <code> <finger> <kid> <jti> <reason>   last line; `-` for an absent field
+///     RESULT <code> <finger> <kid> <jti> <reason>   last line; `-` for an absent field;
+///                                   <reason> one `OutcomeCategory` word, never the details
 ///     STATUS 1 <software version>   the answer to STATUS
 ///
 /// The agent sends a verdict, never a token, a key or a print: `kid` is the public key's
@@ -32,6 +33,9 @@ public enum AgentProtocol {
     public static let requestMilliseconds: Int64 = 2000
     /// How long the client waits for the first line after sending its request.
     public static let firstLineMilliseconds: Int64 = 3000
+    /// The token's `service` claim for every login the agent makes: the client names a
+    /// service too, but nobody vouches for it, so it goes into `client_service` instead.
+    public static let serviceClaim = "fingerauth-agent"
     /// The most a client believes of `AGENT 1 <milliseconds>`.
     public static let maxLoginMilliseconds = 180_000
     static let requestPrefix = "FINGERAUTH-AGENT 1 "
@@ -136,7 +140,8 @@ public enum AgentReply: Equatable, Sendable {
     }
 }
 
-/// The agent's verdict: a PAM code with the reason, finger, kid and jti for the log line.
+/// The agent's verdict: a PAM code with the reason (an `OutcomeCategory` word from the
+/// agent), finger, kid and jti for the log line.
 public struct AgentResult: Equatable, Sendable {
     public var code: PAMCode
     public var reason: String

@@ -7,6 +7,9 @@ public struct LoginClaims: Equatable, Sendable {
     public var ttlSeconds: Int
     public var jti: String
     public var service: String
+    /// The service an agent's client named (`client_service`), which nobody vouches for; nil
+    /// for the module's own logins.
+    public var clientService: String?
     public var hardwareKey = false
     public var extra: [(String, String)] = []
 
@@ -42,6 +45,7 @@ public struct LoginClaims: Equatable, Sendable {
             ("amr", .array([.string("fpt"), .string(hardwareKey ? "hwk" : "swk")])),
             ("service", .string(service)),
         ]
+        if let clientService { members.append(("client_service", .string(clientService))) }
         for (name, value) in extra where !Options.reservedClaims.contains(name) {
             members.append((name, .string(value)))
         }

@@ -10,12 +10,17 @@ public struct LoginRequest: Sendable {
     /// PAM_SILENT, and a person cannot use a reader nobody asked them to touch
     /// (pam_fprintd prompts under PAM_SILENT too).
     public var silent: Bool
+    /// The agent's logins only: the service the client named (`AgentProtocol` LOGIN), which
+    /// nobody vouches for. The token's `service` is then the agent's own name and this goes
+    /// into a claim of its own (`client_service`); the `text.NAME.SERVICE` lines use it.
+    public var clientService: String?
 
-    public init(user: String, service: String, remote: String? = nil, silent: Bool = false) {
+    public init(user: String, service: String, remote: String? = nil, silent: Bool = false, clientService: String? = nil) {
         self.user = user
         self.service = service
         self.remote = remote
         self.silent = silent
+        self.clientService = clientService
     }
 }
 
@@ -27,6 +32,9 @@ public struct LoginOutcome: Equatable, Sendable {
     public var kid: String?
     public var jti: String?
     public var finger: String?
+    /// Why, as one fixed word (set with the text the person was shown); `category` falls
+    /// back on the code.
+    public var shownCategory: OutcomeCategory?
 
     public init(_ code: PAMCode, _ reason: String, kid: String? = nil, jti: String? = nil, finger: String? = nil) {
         self.code = code
@@ -35,6 +43,9 @@ public struct LoginOutcome: Equatable, Sendable {
         self.jti = jti
         self.finger = finger
     }
+
+    /// The fixed word for this outcome (what the agent tells its client).
+    public var category: OutcomeCategory { shownCategory ?? OutcomeCategory(code: code) }
 }
 
 /// The login decision (DESIGN steps 3–7) in plain Swift: deny by default, every path picks
@@ -46,6 +57,9 @@ public struct LoginFlow {
     public let conversation: Conversation
     public let random: RandomSource
     public let users: UserDatabase
+    /// The failed attempts of each user (`AttemptLimit`), shared with every other way the
+    /// reader is asked.
+    public let ledger: AttemptLedger
     /// Host name for `iss` when `host_id` is not set.
     public let hostName: String
     /// The caller's language for the texts (gettext in the module); English by default.
@@ -54,12 +68,13 @@ public struct LoginFlow {
     public var trace: (String) -> Void = { _ in }
 
     public init(helper: LoginHelper, store: EnrollmentStore, conversation: Conversation,
-                random: RandomSource, users: UserDatabase, hostName: String) {
+                random: RandomSource, users: UserDatabase, ledger: AttemptLedger, hostName: String) {
         self.helper = helper
         self.store = store
         self.conversation = conversation
         self.random = random
         self.users = users
+        self.ledger = ledger
         self.hostName = hostName
     }
 
@@ -74,22 +89,39 @@ public struct LoginFlow {
         public static let authenticatorUnavailable = "Fingerprint login unavailable: authenticator not reachable"
         public static let refused = "Fingerprint login refused by the authenticator"
         public static let policyDenied = "Fingerprint login not allowed here by the authenticator's policy"
+        public static let tooManyAttempts = "Fingerprint login unavailable: too many failed attempts, use the password"
     }
 
     public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
-        let job: LoginJob
         switch prepare(request, options: options) {
-        case let .success(prepared): job = prepared
+        case let .success(job): return run(job, request: request)
         case let .failure(stop): return stop.outcome
         }
-        trace("enrolled; jti \(job.jti); starting \(options.loginHelper)")
-        let texts = self.texts(request, options)
+    }
+
+    /// Runs the helper for a prepared job and decides. The failed attempt is counted before
+    /// the helper starts (it opens the reader): whatever ends the request from then on — a
+    /// hang-up, a signal, the host killed at the prompt, a crash — leaves it counted. It is
+    /// taken back only when the helper ended on its own before `READY` (the reader never
+    /// armed: authenticator unreachable, reader busy, no key), and cleared by a success.
+    public func run(_ job: LoginJob, request: LoginRequest) -> LoginOutcome {
+        if let why = countAttempt(job.user) {
+            return say(LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
+                       .readerUnavailable, request, job.options)
+        }
+        trace("enrolled; jti \(job.jti); starting \(job.options.loginHelper)")
+        let texts = self.texts(request, job.options)
+        var armed = false
         let outcome = helper.run(job) { message in
             trace("login helper: \(message.line)")
+            if case .ready = message { armed = true }
             return relay(message, texts)
         }
         trace("helper outcome: \(outcome)")
-        return decide(outcome, job: job, request: request)
+        if !armed { takeBackAttempt(job.user) }
+        let decided = decide(outcome, job: job, request: request)
+        if decided.code == .success { clearAttempts(job.user) }
+        return decided
     }
 
     /// Why a login ends before the helper starts (the outcome to return).
@@ -115,11 +147,13 @@ public struct LoginFlow {
         case let .unsafe(why): return .failure(Stop(say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)))
         case .enrolled: break
         }
+        if let stop = attemptsStop(request, options) { return .failure(stop) }
         guard let jtiBytes = random.bytes(16), jtiBytes.count == 16 else {
             return .failure(Stop(LoginOutcome(.systemError, "no random bytes for jti")))
         }
-        let job = LoginJob(user: request.user, service: LoginFlow.serviceName(request.service),
+        var job = LoginJob(user: request.user, service: LoginFlow.serviceName(request.service),
                            jti: Base64URL.encode(jtiBytes), issuer: options.hostID ?? hostName, options: options)
+        job.clientService = request.clientService.map(LoginFlow.serviceName)
         guard job.text.utf8.count <= LoginJob.maxBytes else {
             return .failure(Stop(LoginOutcome(.serviceError, "configuration too large for one login request (over \(LoginJob.maxBytes) bytes)")))
         }
@@ -164,7 +198,7 @@ public struct LoginFlow {
 
     /// The texts for this login (the options' words, the caller's language).
     public func texts(_ request: LoginRequest, _ options: Options) -> PromptTexts {
-        PromptTexts(options: options, service: request.service, translator: translator)
+        PromptTexts(options: options, service: request.clientService ?? request.service, translator: translator)
     }
 
     private func relay(_ message: HelperMessage, _ texts: PromptTexts) -> Bool {
@@ -180,6 +214,8 @@ public struct LoginFlow {
     /// change a failure into anything else.
     func say(_ outcome: LoginOutcome, _ text: TextName, _ request: LoginRequest, _ options: Options) -> LoginOutcome {
         if !request.silent { _ = conversation.error(texts(request, options).text(text)) }
-        return outcome
+        var said = outcome
+        said.shownCategory = OutcomeCategory(shown: text, code: outcome.code)
+        return said
     }
 }

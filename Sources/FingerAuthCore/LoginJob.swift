@@ -12,6 +12,9 @@ public struct LoginJob: Equatable, Sendable {
     public var options: Options
     /// `prompt = parallel` only: the caller's terminal, for the newline after an acceptance.
     public var terminal: TerminalTarget?
+    /// The agent's logins only: the service the client named, for the token's
+    /// `client_service` claim (nobody vouches for it; `service` is then the agent's name).
+    public var clientService: String?
 
     public init(user: String, service: String, jti: String, issuer: String, options: Options,
                 terminal: TerminalTarget? = nil) {
@@ -35,6 +38,7 @@ public struct LoginJob: Equatable, Sendable {
     public var text: String {
         let o = options
         var lines = ["user=" + user, "service=" + service, "jti=" + jti, "issuer=" + issuer]
+        if let clientService { lines.append("client_service=" + clientService) }
         if let url = o.url { lines.append("url=" + url.text) }
         if let audience = o.audience { lines.append("audience=" + audience) }
         if let caFile = o.caFile { lines.append("cafile=" + caFile) }
@@ -57,7 +61,7 @@ public struct LoginJob: Equatable, Sendable {
     /// Reads a request; every value is checked as the configuration file's would be.
     public static func parse(_ text: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError) -> LoginJob {
         guard text.utf8.count <= maxBytes else { throw ConfigError(source: "request", message: "larger than \(maxBytes) bytes") }
-        var user: String?, service: String?, jti: String?, issuer: String?
+        var user: String?, service: String?, clientService: String?, jti: String?, issuer: String?
         var terminalPath: String?, terminalDevice: UInt64?
         var options = Options()
         var number = 0
@@ -74,6 +78,9 @@ public struct LoginJob: Equatable, Sendable {
             case "service":
                 guard service == nil, isPrintable(value, limit: 64) else { throw ConfigError(source: source, key: key, message: "not a service name") }
                 service = value
+            case "client_service":
+                guard clientService == nil, isPrintable(value, limit: 64) else { throw ConfigError(source: source, key: key, message: "not a service name") }
+                clientService = value
             case "jti":
                 guard jti == nil, value.utf8.count == 22, Base64URL.decode(value)?.count == 16 else {
                     throw ConfigError(source: source, key: key, message: "not 128 bits in base64url")
@@ -108,9 +115,11 @@ public struct LoginJob: Equatable, Sendable {
         case (nil, nil): terminal = nil
         default: throw ConfigError(source: "request", message: "terminal and terminal_device go together")
         }
-        return LoginJob(user: user, service: service, jti: jti, issuer: issuer,
-                        options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart()),
-                        terminal: terminal)
+        var job = LoginJob(user: user, service: service, jti: jti, issuer: issuer,
+                           options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart()),
+                           terminal: terminal)
+        job.clientService = clientService
+        return job
     }
 
     /// 1…`limit` bytes, none of them a control character (so a value stays on its line).

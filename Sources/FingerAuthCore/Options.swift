@@ -5,6 +5,7 @@ public struct Options: Equatable, Sendable {
     public static let defaultStateDirectory = "/var/lib/fingerauth"
     public static let defaultLoginHelper = "/usr/libexec/fingerauth/fingerauth-login"
     public static let defaultSessionDirectory = "/run/fingerauth/sessions"
+    public static let defaultAttemptsDirectory = "/run/fingerauth/attempts"
     public static let defaultTokenFile = "/etc/security/fingerauth.token"
     public static let defaultAgentSocket = AgentProtocol.defaultSocket
     public static let defaultLocaleDirectory = "/usr/share/locale"
@@ -31,6 +32,9 @@ public struct Options: Equatable, Sendable {
     public var loginHelper = Options.defaultLoginHelper
     /// Where `pam_sm_open_session` records remote sessions by audit session id (`session_dir`).
     public var sessionDirectory = Options.defaultSessionDirectory
+    /// Where each user's failed fingerprint attempts are kept (`attempts_dir`, root 0700;
+    /// `AttemptLimit`), by the module's root path and the agent alike.
+    public var attemptsDirectory = Options.defaultAttemptsDirectory
     /// libfprint virtual reader socket, for tests and demos (`virtual_reader`).
     public var virtualReader: String?
     /// Permit `http://` to a loopback authenticator (`allow_http`).
@@ -73,7 +77,8 @@ public struct Options: Equatable, Sendable {
         a.url == b.url && a.audience == b.audience && a.hostID == b.hostID && a.caFile == b.caFile
             && a.pinnedPublicKey == b.pinnedPublicKey && a.timeoutSeconds == b.timeoutSeconds
             && a.maxTries == b.maxTries && a.ttlSeconds == b.ttlSeconds && a.stateDirectory == b.stateDirectory
-            && a.loginHelper == b.loginHelper && a.sessionDirectory == b.sessionDirectory && a.virtualReader == b.virtualReader && a.allowHTTP == b.allowHTTP
+            && a.loginHelper == b.loginHelper && a.sessionDirectory == b.sessionDirectory
+            && a.attemptsDirectory == b.attemptsDirectory && a.virtualReader == b.virtualReader && a.allowHTTP == b.allowHTTP
             && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
             && a.disabled == b.disabled && a.tokenFile == b.tokenFile && a.agentSocket == b.agentSocket
             && a.prompt == b.prompt && a.texts == b.texts && a.localeDirectory == b.localeDirectory
@@ -82,7 +87,7 @@ public struct Options: Equatable, Sendable {
     }
 
     /// The names of the claims FingerAuth sets itself; `claim.NAME` cannot use them.
-    public static let reservedClaims: Set<String> = ["iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service"]
+    public static let reservedClaims: Set<String> = ["iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service", "client_service"]
 
     /// Sets one key. `source` names the file and line or the pam.d argument for errors.
     public mutating func set(_ key: String, _ value: String, source: String) throws(ConfigError) {
@@ -130,6 +135,7 @@ public struct Options: Equatable, Sendable {
         case "state_dir": stateDirectory = try path()
         case "login_helper": loginHelper = try path()
         case "session_dir": sessionDirectory = try path()
+        case "attempts_dir": attemptsDirectory = try path()
         case "virtual_reader": virtualReader = try path()
         case "allow_http": allowHTTP = try flag()
         case "remote":

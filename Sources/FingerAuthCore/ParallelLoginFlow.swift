@@ -36,19 +36,33 @@ public struct ParallelLoginFlow {
         }
         job.terminal = terminal
         login.trace("enrolled; jti \(job.jti); starting \(options.loginHelper) in the background (prompt = parallel, \(terminal.path))")
+        // As in the sequential login, the attempt is counted before the helper starts (a host
+        // killed at the prompt leaves it counted); the module reads nothing while the prompt
+        // blocks, so it is taken back below when no finger was tried.
+        if let why = login.countAttempt(job.user) {
+            return login.say(LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
+                             .readerUnavailable, request, options)
+        }
         let running: RunningLogin
         switch helper.start(job) {
         case let .success(started): running = started
-        case let .failure(why): return login.decide(why.outcome, job: job, request: request)
+        case let .failure(why):
+            login.takeBackAttempt(job.user)
+            return login.decide(why.outcome, job: job, request: request)
         }
         let answer = prompt.askSecret(login.texts(request, options).text(.passwordOrFinger))
         let verdict = running.verdictNow()
         login.trace("parallel prompt returned (\(answer == nil ? "conversation failed" : "answered")); helper: \(verdict.map { "\($0)" } ?? "no verdict yet, stopped")")
         if let verdict, case .accepted = verdict {
             // The finger won (or matched at the very moment Enter was pressed): the answer is dropped.
-            return login.decide(verdict, job: job, request: request)
+            let decided = login.decide(verdict, job: job, request: request)
+            if decided.code == .success { login.clearAttempts(job.user) }
+            return decided
         }
         running.stop()
+        if ParallelLoginFlow.noFingerTried(verdict, typedPassword: answer.map { !$0.isEmpty } ?? false) {
+            login.takeBackAttempt(job.user)
+        }
         guard let answer else { return LoginOutcome(.conversationError, "conversation failed at the parallel prompt") }
         let helperSaid = verdict.map { ParallelLoginFlow.summary($0) } ?? "fingerprint step still running, stopped"
         if answer.isEmpty {
@@ -59,6 +73,18 @@ public struct ParallelLoginFlow {
         }
         return LoginOutcome(.authInfoUnavailable, "password typed at the parallel prompt, handed to the next module (\(helperSaid))",
                             jti: job.jti)
+    }
+
+    /// True when the request did not try a finger: the reader never armed (the authenticator
+    /// unreachable, the key unusable), or the person answered with a password while no
+    /// finger had been put on the reader (no match, no refusal). Such a request is not a
+    /// failed attempt; anything else (an empty answer, a wrong finger, a killed prompt) is.
+    static func noFingerTried(_ verdict: HelperOutcome?, typedPassword: Bool) -> Bool {
+        switch verdict {
+        case .unreachable?, .keyUnusable?: return true
+        case nil, .unavailable?: return typedPassword
+        case .accepted?, .refused?, .authenticatorUnavailable?, .tooManyTries?, .conversationFailed?: return false
+        }
     }
 
     /// What the helper had got to, for the log line (no secrets: codes and reasons only).

@@ -12,6 +12,7 @@ public enum TextName: String, CaseIterable, Sendable {
     case authenticatorUnavailable = "authenticator_unavailable"
     case refused
     case policyDenied = "policy_denied"
+    case tooManyAttempts = "too_many_attempts"
 
     /// The English text, which is also the gettext msgid.
     public var english: String {
@@ -24,6 +25,7 @@ public enum TextName: String, CaseIterable, Sendable {
         case .authenticatorUnavailable: return LoginFlow.Text.authenticatorUnavailable
         case .refused: return LoginFlow.Text.refused
         case .policyDenied: return LoginFlow.Text.policyDenied
+        case .tooManyAttempts: return LoginFlow.Text.tooManyAttempts
         }
     }
 }

@@ -49,7 +49,8 @@ enum AuditCommand {
                         ("user", text(e.user)), ("host", text(e.host)), ("kid", text(e.kid)), ("jti", text(e.jti)),
                         ("outcome", .string(e.outcome)), ("reason", text(e.reason)), ("peer", text(e.peer)),
                         ("claimed_user", text(e.claimedUser)), ("verified", .bool(e.verified)), ("count", .integer(e.count)),
-                        ("rule", e.rule.map(JSONValue.integer) ?? .null)])
+                        ("rule", e.rule.map(JSONValue.integer) ?? .null), ("service", text(e.service)),
+                        ("client_service", text(e.clientService))])
     }
 
     /// Seconds since the epoch for `text`, or nil when it is none of the accepted forms.

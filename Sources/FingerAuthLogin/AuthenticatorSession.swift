@@ -65,6 +65,7 @@ final class AuthenticatorSession {
                                  issuedAt: now, ttlSeconds: job.options.ttlSeconds, jti: job.jti,
                                  service: job.service, extra: job.options.extraClaims)
         claims.hardwareKey = key.isHardware
+        claims.clientService = job.clientService
         let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid), claims: claims.json)
         guard let signature = key.signRS256(input) else { return nil }
         let token = CompactJWT.serialize(signingInput: input, signature: signature)

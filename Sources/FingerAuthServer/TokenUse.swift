@@ -57,6 +57,8 @@ extension AuthenticatorService {
             event.host = verified.identity.host
             event.kid = verified.identity.kid
             event.jti = verified.jti
+            event.service = verified.service
+            event.clientService = verified.clientService
             if limitsUser, let limited = userLimited(verified.identity.user, exchange.address, &event) {
                 return then(limited)
             }

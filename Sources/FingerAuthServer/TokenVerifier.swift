@@ -82,13 +82,20 @@ public struct TokenVerifier: Sendable {
             }
             let (jti, exp) = try checkClaims(jwt.claims)
             var service: String?
+            var clientService: String?
             if purpose == .login {
                 let name = try requiredString(jwt.claims["service"], missing: .missingService)
                 guard name.utf8.count <= 64, Self.isPrintableASCII(name) else { throw Refusal.badService }
                 service = name
+                if let claimed = jwt.claims["client_service"] {
+                    guard let word = claimed.stringValue, !word.isEmpty, word.utf8.count <= 64, Self.isPrintableASCII(word) else {
+                        throw Refusal.badService
+                    }
+                    clientService = word
+                }
                 try checkMethods(jwt.claims["amr"], kind: identity.kind)
             }
-            return .valid(VerifiedToken(identity: identity, jti: jti, exp: exp, service: service), facts)
+            return .valid(VerifiedToken(identity: identity, jti: jti, exp: exp, service: service, clientService: clientService), facts)
         } catch {
             return .refused(error, identity, facts)
         }

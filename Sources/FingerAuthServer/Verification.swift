@@ -71,6 +71,9 @@ public struct VerifiedToken: Sendable, Equatable {
     /// The PAM service a login token names (`service`, required in login tokens); nil for
     /// the other kinds.
     public var service: String? = nil
+    /// The service an agent's client named (`client_service`, optional): untrusted, for the
+    /// audit row only; policy never reads it.
+    public var clientService: String? = nil
 
     /// Until when the jti is kept: the fleet's one replay window.
     public var keepUntil: Int64 { ReplayWindow.keepUntil(exp: exp) }

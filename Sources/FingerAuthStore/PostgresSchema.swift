@@ -139,6 +139,11 @@ enum PostgresSchema {
         CREATE INDEX audit_time ON audit ("time") INCLUDE (event, outcome, count);
         CREATE INDEX audit_deny_time ON audit ("time") INCLUDE (reason, count) WHERE outcome = 'deny';
         """,
+        // 8: a login row's `service` claim, and the `client_service` an agent's client named
+        // (untrusted: the client chose it).
+        """
+        ALTER TABLE audit ADD COLUMN service TEXT, ADD COLUMN client_service TEXT;
+        """,
     ]
 
     /// The version this fingerauthd writes.

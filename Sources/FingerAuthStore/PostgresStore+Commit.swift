@@ -32,7 +32,7 @@ extension PostgresStore {
                 .text(claim.kid), .text(claim.user), .text(claim.host), .text(claim.jti), .integer(claim.keepUntil),
                 .text(claim.allowed.map(\.rawValue).joined(separator: ",")), .text(token), .integer(claim.time),
                 .integer(expires), .boolean(claim.effect == .revokeKey), .text(claim.audit.event),
-                .text(claim.acceptReason), .text(claim.audit.peer),
+                .text(claim.acceptReason), .text(claim.audit.peer), .text(claim.audit.service), .text(claim.audit.clientService),
             ])
         case let .audit(event, time):
             return PostgresStatement(sql: insertAuditSQL, parameters: auditParameters(event, time: time))
@@ -73,7 +73,7 @@ extension PostgresStore {
             WHERE $10::boolean AND kid = $1 AND status <> 'revoked' AND EXISTS (SELECT 1 FROM c)
             RETURNING 1
         ), a AS (
-            INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, verified, count)
+            INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, verified, count, service, client_service)
             SELECT $8, $11, $2, $3, $1, $4,
                 CASE WHEN EXISTS (SELECT 1 FROM c) THEN 'accept' ELSE 'deny' END,
                 CASE WHEN EXISTS (SELECT 1 FROM c) THEN $12::text
@@ -81,7 +81,7 @@ extension PostgresStore {
                      WHEN NOT EXISTS (SELECT 1 FROM k WHERE status = ANY (string_to_array($6, ',')))
                          THEN 'key_' || (SELECT status FROM k)
                      ELSE 'replayed' END,
-                $13, true, 1
+                $13, true, 1, $14, $15
             RETURNING 1
         )
         SELECT (SELECT status FROM k), EXISTS (SELECT 1 FROM c)

@@ -9,7 +9,7 @@
 /// `refusals` row stands for; keys are found by host for bulk revocation.
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 7
+    static let version: Int64 = 8
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -25,7 +25,8 @@ enum SQLiteSchema {
             if current < 4 { try database.execute(fromVersion3) }
             if current < 5 { try database.execute(fromVersion4) }
             if current < 6 { try database.execute(fromVersion5) }
-            try database.execute(fromVersion6)
+            if current < 7 { try database.execute(fromVersion6) }
+            try database.execute(fromVersion7)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }
@@ -177,5 +178,12 @@ enum SQLiteSchema {
         DROP INDEX IF EXISTS audit_time;
         CREATE INDEX audit_time ON audit (time, event, outcome, count);
         CREATE INDEX audit_deny_time ON audit (time, reason, count, outcome) WHERE outcome = 'deny';
+        """
+
+    /// Version 8: a login row's `service` claim, and the `client_service` an agent's client
+    /// named (untrusted: the client chose it).
+    private static let fromVersion7 = """
+        ALTER TABLE audit ADD COLUMN service TEXT;
+        ALTER TABLE audit ADD COLUMN client_service TEXT;
         """
 }

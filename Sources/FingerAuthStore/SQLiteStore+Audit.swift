@@ -7,8 +7,9 @@ extension SQLiteStore {
 
     static func insertAudit(_ db: SQLiteDatabase, _ event: AuditEvent, time: Int64) throws(StoreError) {
         try db.withStatement("""
-            INSERT INTO audit (time, event, user, host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule, admin)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+            INSERT INTO audit (time, event, user, host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule, admin,
+                               service, client_service)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """) { (insert) throws(StoreError) in
             try insert.bind(1, time)
             try insert.bind(2, event.event)
@@ -24,6 +25,8 @@ extension SQLiteStore {
             try insert.bind(12, event.count)
             try insert.bind(13, event.rule)
             try insert.bind(14, event.admin)
+            try insert.bind(15, event.service)
+            try insert.bind(16, event.clientService)
             try insert.run()
         }
     }
@@ -33,7 +36,8 @@ extension SQLiteStore {
     public func auditRecords(_ filter: AuditFilter) throws(StoreError) -> [AuditRecord] {
         try read { (db) throws(StoreError) -> [AuditRecord] in
             try db.withStatement("""
-                SELECT id, time, event, user, host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule FROM
+                SELECT id, time, event, user, host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule,
+                       service, client_service FROM
                 (SELECT * FROM audit WHERE (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR time >= ?2)
                  ORDER BY id DESC LIMIT ?3) ORDER BY id
                 """) { (stmt) throws(StoreError) -> [AuditRecord] in
@@ -42,11 +46,13 @@ extension SQLiteStore {
                 try stmt.bind(3, Int64(filter.limit))
                 var records: [AuditRecord] = []
                 while try stmt.step() {
-                    let event = AuditEvent(event: stmt.text(2) ?? "", user: stmt.text(3), claimedUser: stmt.text(10),
+                    var event = AuditEvent(event: stmt.text(2) ?? "", user: stmt.text(3), claimedUser: stmt.text(10),
                                            host: stmt.text(4), kid: stmt.text(5), jti: stmt.text(6),
                                            outcome: stmt.text(7) ?? "", reason: stmt.text(8), peer: stmt.text(9),
                                            verified: (stmt.int64(11) ?? 1) != 0, count: stmt.int64(12) ?? 1,
                                            rule: stmt.int64(13))
+                    event.service = stmt.text(14)
+                    event.clientService = stmt.text(15)
                     records.append(AuditRecord(id: stmt.int64(0) ?? 0, time: stmt.int64(1) ?? 0, event: event))
                 }
                 return records

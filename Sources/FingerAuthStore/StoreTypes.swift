@@ -85,6 +85,12 @@ public struct AuditEvent: Sendable, Equatable {
     public var rule: Int64?
     /// The console admin who took this action; nil for everything else.
     public var admin: String?
+    /// A verified login token's `service` claim: the PAM service of a host's own login, or
+    /// `fingerauth-agent` for every login the agent made.
+    public var service: String?
+    /// A verified login token's `client_service` claim: the service an agent's client named.
+    /// Nobody vouches for it (the client chooses it); kept for the record only.
+    public var clientService: String?
 
     public init(event: String, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
                 kid: String? = nil, jti: String? = nil, outcome: String, reason: String? = nil,

@@ -54,7 +54,8 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
     func rootLoginFlow() -> LoginFlow {
         var flow = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
                              conversation: PAMConversation(handle: handle),
-                             random: SystemRandom(), users: SystemUserDatabase(), hostName: currentHostName())
+                             random: SystemRandom(), users: SystemUserDatabase(),
+                             ledger: FileAttemptLedger(directory: options.attemptsDirectory), hostName: currentHostName())
         flow.trace = log.step
         if let translator = GettextTranslator(directory: options.localeDirectory) { flow.translator = translator }
         return flow

@@ -48,3 +48,21 @@ func testOptions() -> Options {
     o.audience = "aud-1"
     return o
 }
+
+/// Attempt records in memory, on a clock the test moves; `failing` makes every update fail
+/// (a full /run, a directory that cannot be trusted).
+final class FakeLedger: AttemptLedger {
+    var records: [String: AttemptRecord] = [:]
+    var now: Int64 = 1_000_000
+    var failing: String?
+    var updates = 0
+    func nowMilliseconds() -> Int64 { now }
+    func update(_ user: String, _ change: (inout AttemptRecord) -> Void) -> Result<AttemptEntry, AttemptLedgerError> {
+        updates += 1
+        if let failing { return .failure(AttemptLedgerError(failing)) }
+        var record = records[user] ?? AttemptRecord()
+        change(&record)
+        records[user] = record
+        return .success(AttemptEntry(record: record))
+    }
+}

@@ -2,9 +2,11 @@ import XCTest
 import FingerAuthCore
 
 final class LoginFlowTests: XCTestCase {
+    var ledger = FakeLedger()
+
     func flow(helper: LoginHelper = ScriptedHelper.accepting(), store: EnrollmentStore = FakeStore(),
               conversation: RecordingConversation = RecordingConversation(), random: RandomSource = FixedRandom()) -> LoginFlow {
-        LoginFlow(helper: helper, store: store, conversation: conversation, random: random, users: KnownUsers(),
+        LoginFlow(helper: helper, store: store, conversation: conversation, random: random, users: KnownUsers(), ledger: ledger,
                   hostName: "fallback-host")
     }
 

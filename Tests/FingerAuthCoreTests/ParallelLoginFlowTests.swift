@@ -47,7 +47,7 @@ final class ParallelLoginFlowTests: XCTestCase {
              talk: RecordingConversation = RecordingConversation(), store: EnrollmentStore = FakeStore())
         -> (LoginOutcome, ScriptedBackground, ScriptedPrompt) {
         let login = LoginFlow(helper: ScriptedHelper.accepting(), store: store, conversation: talk, random: FixedRandom(),
-                              users: KnownUsers(), hostName: "h")
+                              users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
         let helper = ScriptedBackground(verdict: verdict)
         let prompt = ScriptedPrompt(answer)
         let flow = ParallelLoginFlow(login: login, helper: helper, prompt: prompt, terminal: terminal)
@@ -118,7 +118,7 @@ final class ParallelLoginFlowTests: XCTestCase {
     func testAHelperThatCannotStartAsksNothingAndFallsThrough() {
         let talk = RecordingConversation()
         let login = LoginFlow(helper: ScriptedHelper.accepting(), store: FakeStore(), conversation: talk, random: FixedRandom(),
-                              users: KnownUsers(), hostName: "h")
+                              users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
         let helper = ScriptedBackground(verdict: { _ in nil })
         helper.startFailure = .unavailable("login helper not found")
         let prompt = ScriptedPrompt(ScriptedSecret("x"))
@@ -186,7 +186,7 @@ final class PromptTextsTests: XCTestCase {
         try o.set("text.too_many_tries.sudo", "Too many, {service}", source: "t")
         let talk = RecordingConversation()
         var flow = LoginFlow(helper: ScriptedHelper([.ready(reader: "v"), .noMatch(triesLeft: 1)], fixed: .tooManyTries), store: FakeStore(),
-                             conversation: talk, random: FixedRandom(), users: KnownUsers(), hostName: "h")
+                             conversation: talk, random: FixedRandom(), users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
         flow.translator = GermanTexts()
         _ = flow.authenticate(LoginRequest(user: "alice", service: "sudo"), options: o)
         XCTAssertEqual(talk.infos, ["Legen Sie Ihren Finger auf den Fingerabdruckleser", "No match, try again (1 left)"])

@@ -146,8 +146,10 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(String(decoding: ok.body, as: UTF8.self),
                        "{\"ok\":true,\"sub\":\"alice\",\"kid\":\"\(maker.kid)\",\"jti\":\"login1\"}")
         let last = try XCTUnwrap(try store.auditEvents().last)
-        XCTAssertEqual(last, AuditEvent(event: "login", user: "alice", host: "host1", kid: maker.kid, jti: "login1",
-                                        outcome: "accept", peer: "127.0.0.1"))
+        var expected = AuditEvent(event: "login", user: "alice", host: "host1", kid: maker.kid, jti: "login1",
+                                  outcome: "accept", peer: "127.0.0.1")
+        expected.service = "sudo"
+        XCTAssertEqual(last, expected)
 
         let revoke = HTTPRequest(method: "DELETE", path: "/v1/keys/" + maker.kid, authorization: "Bearer " + hostToken)
         XCTAssertEqual(service.handle(revoke).status, 204)

@@ -121,7 +121,7 @@ final class StorageTests: XCTestCase {
         check.standardOutput = out
         try check.run()
         check.waitUntilExit()
-        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n7\n")
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n8\n")
     }
 
     func registerKey(_ store: SQLiteStore) throws {

@@ -66,6 +66,21 @@ final class TokenVerifierTests: XCTestCase {
         XCTAssertEqual(token.keepUntil, now + 30 + ReplayWindow.maxSkew)
     }
 
+    func testAnAgentsClientServiceIsCarriedApartFromTheService() throws {
+        let a = try XCTUnwrap(alice)
+        let agent = claims().map { $0.0 == "service" ? ("service", JSONValue.string("fingerauth-agent")) : $0 }
+        guard case let .valid(token, _) = verifier.check(a.token(agent + [("client_service", .string("swaylock"))]), for: .login) else {
+            return XCTFail("not valid")
+        }
+        XCTAssertEqual(token.service, "fingerauth-agent")
+        XCTAssertEqual(token.clientService, "swaylock")
+        guard case let .valid(plain, _) = verifier.check(a.token(claims()), for: .login) else { return XCTFail("not valid") }
+        XCTAssertNil(plain.clientService)
+        for bad: JSONValue in [.integer(1), .string(""), .string(String(repeating: "x", count: 65)), .string("a\u{1}b")] {
+            XCTAssertEqual(refusal(a.token(agent + [("client_service", bad)])), .badService, "\(bad)")
+        }
+    }
+
     func testAlgorithmsOtherThanRS256AreRefusedUnverified() throws {
         let a = try XCTUnwrap(alice)
         for alg in ["none", "HS256", "RS512", "rs256", "PS256", "ES256", ""] {

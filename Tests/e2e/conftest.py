@@ -45,6 +45,7 @@ class Installation:
         # pam_sm_open_session's records of remote sessions (the default is /run/fingerauth/
         # sessions): in the test's folder, so that no test sees or leaves a record elsewhere.
         self.sessions = self.tmp / "sessions"
+        self.attempts = self.tmp / "attempts"
         (self.tmp / "reader").mkdir(mode=0o700)
         self.reader = VirtualReader(self.tmp / "reader" / "virtual.sock")
         self.authd = Authd(str(self.tmp / "authd"), audience=AUDIENCE, tls=ca)
@@ -66,6 +67,8 @@ class Installation:
             "timeout": "5",
             "debug_file": str(self.module_log),
             "session_dir": str(self.sessions),
+            # Each user's failed attempts (default /run/fingerauth/attempts), in the test's folder.
+            "attempts_dir": str(self.attempts),
         }
         self.conf.write_text("# FingerAuth e2e configuration\n" + "".join("%s = %s\n" % kv for kv in settings.items()))
         os.chmod(self.conf, 0o644)

@@ -119,11 +119,13 @@ def test_raw_client_asking_for_another_user_is_refused(lw):
     lw.enroll("bob", "finger-B")
     before = lw.reader._inode()
     answer, _ = lw.agent.raw(b"FINGERAUTH-AGENT 1 LOGIN bob sudo verbose\n", as_uid=ALICE)
-    assert answer.splitlines() == ["ERROR " + NOT_YOURS,
-                                   "RESULT 7 - - - refused: uid %d (alice) asked for another user (bob); reader not armed" % ALICE]
-    assert "service=sudo" in lw.agent.wait_for_log("asked for another user (bob)")
+    # The client hears a fixed word; the details are in the agent's own log line.
+    assert answer.splitlines() == ["ERROR " + NOT_YOURS, "RESULT 7 - - - not-your-user"]
+    line = lw.agent.wait_for_log("asked for another user (bob)")
+    assert "client_service=sudo" in line and "uid %d (alice) asked for another user (bob); reader not armed" % ALICE in line
     answer, _ = lw.agent.raw(b"FINGERAUTH-AGENT 1 LOGIN root sudo silent\n", as_uid=ALICE)
-    assert answer.startswith("RESULT 7 ") and "asked for another user (root)" in answer
+    assert answer == "RESULT 7 - - - not-your-user\n"
+    assert "asked for another user (root)" in lw.agent.wait_for_log("asked for another user (root)")
     assert lw.reader._inode() == before
 
 
@@ -190,12 +192,14 @@ def test_failures_past_the_per_uid_limit_stop_arming_the_reader(lw):
     login = locker(lw)
     assert login.name == "PAM_AUTHINFO_UNAVAIL", login
     assert login.errors == ["Fingerprint login unavailable: too many failed attempts, use the password"]
-    assert "5 failed fingerprint logins in 5 min; reader not armed" in lw.agent.wait_for_log("reader not armed")
+    line = lw.agent.wait_for_log("reader not armed")
+    assert "5 failed fingerprint attempts in a row; reader not armed for another" in line and "sent=too-many-attempts" in line
     assert lw.reader._inode() == before
     # Another user is not held back by alice's failures, and requests that never arm the
     # reader (bob is not enrolled) do not count.
     for _ in range(6):
-        assert lw.agent.raw(b"FINGERAUTH-AGENT 1 LOGIN bob x verbose\n", as_uid=BOB)[0].endswith('user not enrolled\n')
+        assert lw.agent.raw(b"FINGERAUTH-AGENT 1 LOGIN bob x verbose\n", as_uid=BOB)[0] == "RESULT 25 - - - skipped\n"
+    assert 'reason="user not enrolled"' in lw.agent.wait_for_log("uid=%d" % BOB)
 
 
 def test_root_host_still_runs_the_helper_itself(lw):

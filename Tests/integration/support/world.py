@@ -77,6 +77,9 @@ class World:
             "token_file": str(self.token_path),
             "timeout": "5",
             "debug_file": str(self.module_log),
+            # Each user's failed attempts (default /run/fingerauth/attempts): in the test's
+            # folder, so that no test sees another's count.
+            "attempts_dir": str(self.tmp / "attempts"),
         }
 
     # -- the machine -------------------------------------------------------------------
