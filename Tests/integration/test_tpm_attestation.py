@@ -535,3 +535,28 @@ def test_two_instances_attesting_two_tpms_at_once_pin_exactly_one(tmp_path, serv
         assert len(a.sql("SELECT * FROM host_eks")) == 1
         reasons = sorted(str(r["reason"]) for r in a.audit_rows() if r["event"] == "register")
         assert reasons == ["None", "ek_mismatch"], reasons
+
+
+def test_the_console_shows_each_keys_ek_and_each_hosts_pin_and_where_it_came_from(tmp_path, ca, db, host, ca_bundle):
+    from support.console import ConsoleClient, create_admin
+    with Authd(tmp_path / "a", db=db, tls=ca, args=("--tpm-ek-ca", ca_bundle, "--admin-listen", "0")) as authd:
+        create_admin(authd, "ada")
+        client = ConsoleClient(authd)
+        assert client.sign_in("ada").status == 303
+        token = authd.create_token(HOSTNAME)
+        authd.create_token("web02")
+        key, created = attested_key(authd, token, host)
+        assert created.status == 201, created
+        ek = ek_of(host)
+        keys = client.get("/keys")
+        [row] = keys.table_rows("keys")
+        assert (row[0], row[3], row[7]) == (key.kid, "attested-tpm", ek[:16]), row
+        assert 'title="%s"' % ek in keys.text
+        hosts = {r[0]: r for r in client.get("/hosts").table_rows("hosts")}
+        assert hosts[HOSTNAME][5] == "%s TOFU (pinned by its first attestation)" % ek[:16], hosts
+        assert hosts["web02"][5] == "none: the first attestation pins it"
+        assert authd.admin("hosts", "add-ek", HOSTNAME, ek).returncode == 0
+        hosts = {r[0]: r for r in client.get("/hosts").table_rows("hosts")}
+        assert hosts[HOSTNAME][5].startswith("%s provisioned by " % ek[:16]), hosts
+        audit = client.get("/audit?event=ek_pin")
+        assert [r[6] for r in audit.table_rows("audit")][-1] == "tofu: (none) -> tofu " + ek
