@@ -185,6 +185,9 @@ def test_one_users_failures_through_both_instances_are_counted_together(tmp_path
             assert all(1 <= wait <= 60 for wait in waits)
             assert b.post_json("/v1/login", {"jwt": other.sign(claims(sub="yvonne"))}).status == 200
             rows = pg.query("limits", "SELECT key, count FROM rate_counters ORDER BY key")
+            # The two registrations counted against the host (host-registrations), shared too.
+            assert {"key": "registration:%s" % HOST, "count": 2} in rows, rows
+            rows = [row for row in rows if not row["key"].startswith("registration:")]
             # Counted for the verified user at the address the failures came from (a leaked
             # old token replayed from elsewhere does not lock xavier out everywhere).
             assert rows == [{"key": "address:127.0.0.1", "count": 3}, {"key": "user:xavier@127.0.0.1", "count": 3}] \
