@@ -102,12 +102,7 @@ final class StorageTests: XCTestCase {
             INSERT INTO audit (time, event, user, outcome) VALUES (5, 'login', 'alice', 'accept');
             PRAGMA user_version = 2;
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: sqlite)
-        process.arguments = [temp.path, schema]
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        try runSQLite(sqlite, schema)
         let store = try SQLiteStore(path: temp.path)
         XCTAssertEqual(try store.auditEvents().map(\.verified), [true])
         XCTAssertEqual(try store.auditEvents().map(\.count), [1])
@@ -150,12 +145,7 @@ final class StorageTests: XCTestCase {
             INSERT INTO attestation_challenges VALUES ('c', 'alice', 'h', 'x', 'y', 'z', 99999999999);
             PRAGMA user_version = 7;
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: sqlite)
-        process.arguments = [temp.path, schema]
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        try runSQLite(sqlite, schema)
         let store = try SQLiteStore(path: temp.path)
         defer { store.close() }
         XCTAssertEqual(try store.policyRules().map { "\($0.id) \($0.action.rawValue)" }, ["1 require-hardware-key", "2 deny"])
@@ -166,6 +156,16 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(made.id, 6)
         // A challenge made before the EK was recorded is not answered.
         XCTAssertNil(try store.takeChallenge(id: "c", now: 3))
+    }
+
+    /// Runs `script` on the test's database file with the sqlite3 command.
+    func runSQLite(_ sqlite: String, _ script: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: sqlite)
+        process.arguments = [temp.path, script]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
     }
 
     func registerKey(_ store: SQLiteStore) throws {

@@ -293,3 +293,19 @@ def test_key_ek_prints_the_ek_the_tpm_tools_name_and_the_authenticator_pins(worl
     world.write_conf(tpm_tcti="swtpm:host=127.0.0.1,port=9")
     missing = world.cli("key", "ek")
     assert missing.returncode == 1 and "cannot read the EK certificate of the TPM at swtpm:host=127.0.0.1,port=9" in missing.stderr
+
+
+def test_enrolling_with_another_machines_tpm_is_refused_and_says_what_to_do(world, tmp_path):
+    """Issue 32: the host's first attestation pinned its TPM's EK; a TPM of another machine
+    (root took the token there) cannot register a key for the host, and `fingerauth` says
+    why and what the admin checks."""
+    enroll_tpm(world)
+    with SoftwareTPM() as other:
+        world.write_conf(tpm_tcti=other.tcti)
+        done = world.cli("enroll", "--user", "bob", "--store", "tpm", feed=enroll_commands("finger-B"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "the authenticator has another TPM's endorsement key pinned for testhost" in done.stderr, done.stderr
+    assert "fingerauthd hosts add-ek testhost HASH" in done.stderr
+    assert [k["user"] for k in server_keys(world)] == ["alice"]
+    rows = [r for r in world.authd.audit_rows() if r["reason"] == "ek_mismatch"]
+    assert [(r["event"], r["user"], r["host"]) for r in rows] == [("attest_challenge", "bob", "testhost")], rows
