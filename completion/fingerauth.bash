@@ -43,13 +43,14 @@ _fingerauth() {
         remove) options="$common --finger --all" ;;
         key)
             if [[ $cword -eq 2 ]]; then
-                COMPREPLY=($(compgen -W "create show rotate" -- "$cur"))
+                COMPREPLY=($(compgen -W "create show rotate ek" -- "$cur"))
                 return
             fi
             case "${words[2]}" in
                 create) options="$common --store --bits --force" ;;
                 show) options="$common --json" ;;
                 rotate) options="$common --store --bits" ;;
+                ek) options="--config --json" ;;
             esac
             ;;
         register|reset) options="$common" ;;

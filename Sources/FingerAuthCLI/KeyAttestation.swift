@@ -50,6 +50,13 @@ struct KeyAttestation {
         }
     }
 
+    /// What to do when the authenticator has another TPM's EK pinned for this host.
+    static func ekMismatch(host: String) -> String {
+        "the authenticator has another TPM's endorsement key pinned for \(host): it registers keys of that TPM only. "
+            + "If this is the host's own TPM, give its admin this TPM's EK (fingerauth key ek) to check against "
+            + "'fingerauthd hosts list' and pin it: fingerauthd hosts add-ek \(host) HASH"
+    }
+
     struct Challenge {
         let id: String
         let credentialBlob: [UInt8]
@@ -71,6 +78,8 @@ struct KeyAttestation {
                         + "so it cannot accept a TPM key; or use a file key: fingerauth key create --store file --force --user \(user)")
                 case "ek_untrusted":
                     throw CommandError("the authenticator does not trust this TPM's EK certificate (not issued by a CA in its --tpm-ek-ca)")
+                case "ek_mismatch":
+                    throw CommandError(Self.ekMismatch(host: authenticator.hostID))
                 default:
                     throw CommandError("the authenticator refused the TPM attestation challenge (\(response.status)): \(reason)")
                 }

@@ -1,14 +1,18 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthSystem
+import FingerAuthTPM
 
 /// `fingerauth key create|show|rotate`: the user's device key, in the TPM (a TPM-wrapped
-/// `TSS2 PRIVATE KEY` file, root 0600) or in a file (RSA, PKCS#8 PEM, root 0600).
+/// `TSS2 PRIVATE KEY` file, root 0600) or in a file (RSA, PKCS#8 PEM, root 0600); and
+/// `fingerauth key ek`: the name of this host's TPM endorsement key, for the authenticator's
+/// admin to pin (`fingerauthd hosts add-ek`).
 enum KeyCommands {
     static let usage = """
         usage: fingerauth key create [--user U] [--store tpm|file|auto] [--bits 3072|2048] [--force] [--config F] [--state-dir D]
                fingerauth key show [--user U] [--json] [--config F] [--state-dir D]
                fingerauth key rotate [--user U] [--store tpm|file|auto] [--bits 3072|2048] [--config F] [--state-dir D]
+               fingerauth key ek [--json] [--config F]
           create  makes the key (refuses to replace one without --force); register it afterwards.
                   --store (default: key_store, else file): tpm makes an RSA-2048 key inside the TPM
                   (tpm_tcti) that cannot leave it; file an RSA key file; auto the TPM when one
@@ -16,11 +20,15 @@ enum KeyCommands {
           show    prints the kid (RFC 7638 thumbprint), size and public JWK; never the private key
           rotate  makes a new key, registers it, revokes the old one at the authenticator, and
                   only then deletes the old one
+          ek      prints this host's TPM endorsement key (tpm_tcti) as the authenticator names it:
+                  the SHA-256 of its public key (DER SubjectPublicKeyInfo) from the EK certificate,
+                  the same as sha256sum of `tpm2_readpublic -c EK -f der -o ek.der`. The
+                  authenticator's admin pins it: fingerauthd hosts add-ek HOST HASH
           All need root. Exit status: 0 done, 1 failed (the message says what to do), 2 wrong usage.
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        guard let sub = words.first else { throw UsageError("key needs create, show or rotate") }
+        guard let sub = words.first else { throw UsageError("key needs create, show, rotate or ek") }
         let rest = Array(words.dropFirst())
         switch sub {
         case "create":
@@ -50,6 +58,10 @@ enum KeyCommands {
                 say("jwk:  \(JSONEncoding.encode(key.jwk.json))")
             }
             return 0
+        case "ek":
+            let args = try Arguments(rest, options: ["config"], flags: ["json"])
+            try Context.requireRoot("key ek")
+            return try endorsementKey(try Context.loadOptions(args, requireURL: false), json: args.has("json"))
         case "rotate":
             let args = try Arguments(rest, options: Context.commonOptions.union(["bits", "store"]), flags: [])
             try Context.requireRoot("key rotate")
@@ -59,6 +71,31 @@ enum KeyCommands {
         default:
             throw UsageError("unknown key command '\(sub)'")
         }
+    }
+
+    /// `key ek`: the EK certificate read from the TPM's NV index, and the name of its key.
+    static func endorsementKey(_ options: Options, json: Bool) throws(CommandError) -> Int32 {
+        let tcti = options.tpmTCTI ?? TPMConnection.defaultTCTI
+        let der: [UInt8]
+        do {
+            let connection = try TPMConnection(tcti: tcti)
+            defer { connection.close() }
+            let attestor = TPMAttestor(connection: connection)
+            defer { attestor.close() }
+            der = try attestor.endorsementCertificate()
+        } catch {
+            throw CommandError("cannot read the EK certificate of the TPM at \(tcti): \(error.description); \(error.advice)")
+        }
+        guard let certificate = try? X509Certificate(der: der), let ek = EndorsementKeyID.of(certificate) else {
+            throw CommandError("the TPM's EK certificate (NV index 0x1c00002) does not parse")
+        }
+        if json {
+            say(JSONEncoding.encode(.object([("ek", .string(ek)), ("host", .string(options.hostID ?? currentHostName())),
+                                             ("certificate_subject", .string(certificate.subject))])))
+        } else {
+            say(ek)
+        }
+        return 0
     }
 
     /// Makes and saves a new device key; refuses to replace one unless `replace`.

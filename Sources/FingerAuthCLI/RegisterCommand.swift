@@ -72,6 +72,8 @@ enum RegisterCommand {
                     throw CommandError("registered, but cannot record it: \(error)")
                 }
                 return status
+            case 403 where json?["error"]?.stringValue == "ek_mismatch":
+                throw CommandError(KeyAttestation.ekMismatch(host: host))
             case 403 where key.isHardware && json?["error"]?.stringValue != "policy_denied"
                 && json?["error"]?.stringValue != "hardware_key_required":
                 throw CommandError("the authenticator refused the TPM attestation: \(Authenticator.reason(response))")
@@ -85,6 +87,13 @@ enum RegisterCommand {
                 }
                 throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile)): "
                     + Authenticator.reason(response))
+            case 409 where json?["error"]?.stringValue == "too_many_keys":
+                throw CommandError("\(context.user) already holds the most keys the authenticator allows on \(host) "
+                    + "(max-keys-per-user-host); revoke one no longer used (fingerauthd keys list --user \(context.user), "
+                    + "then fingerauthd keys revoke --kid KID)")
+            case 429:
+                throw CommandError("the authenticator takes no more registrations from \(host) for now "
+                    + "(host-registrations, or too many refused requests from here); try again in a few minutes")
             case 409:
                 if json?["error"]?.stringValue == "key_revoked" {
                     throw CommandError("the authenticator has revoked this key; make a new one: fingerauth key rotate --user \(context.user)")

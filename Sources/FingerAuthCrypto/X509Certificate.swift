@@ -38,6 +38,19 @@ public final class X509Certificate: @unchecked Sendable {
         EVP_PKEY_get_base_id(publicKey) == EVP_PKEY_RSA && EVP_PKEY_get_bits(publicKey) == bits
     }
 
+    /// The certified public key as DER SubjectPublicKeyInfo (i2d_PUBKEY): the bytes
+    /// `tpm2_readpublic -f der` writes for the same key.
+    public var publicKeyDER: [UInt8]? {
+        let length = i2d_PUBKEY(publicKey, nil)
+        guard length > 0, length <= 16384 else { return nil }
+        var out = [UInt8](repeating: 0, count: Int(length))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            return i2d_PUBKEY(publicKey, &cursor)
+        }
+        return written == length ? out : nil
+    }
+
     /// The subject as one line, for logs and `keys list`.
     public var subject: String {
         guard let name = X509_get_subject_name(certificate) else { return "" }

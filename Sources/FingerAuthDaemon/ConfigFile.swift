@@ -18,7 +18,7 @@ enum ConfigFile {
         "threads", "connection-timeout", "head-timeout", "request-timeout", "max-connections",
         "max-connections-per-address", "connection-rate", "connection-burst", "shutdown-grace", "prune-interval", "audit-retention-days",
         "db-statement-timeout-ms", "trusted-proxies", "unverified-audit-retention-days", "metrics-token-file",
-        "tpm-ek-ca", "require-hardware-keys", "admin-listen",
+        "tpm-ek-ca", "require-hardware-keys", "admin-listen", "max-keys-per-user-host", "host-registrations",
     ]
 
     /// The settings of `--config PATH`, else of /etc/fingerauthd.conf when it exists, else none.

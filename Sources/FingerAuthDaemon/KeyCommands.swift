@@ -23,11 +23,11 @@ enum KeyCommands {
                 print(JSONEncoding.encode(.array(keys.map { key in
                     .object([("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
                              ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
-                             ("kind", .string(key.kind.rawValue))])
+                             ("kind", .string(key.kind.rawValue)), ("ek", key.ek.map(JSONValue.string) ?? .null)])
                 })))
             } else {
-                Admin.printTable(["KID", "USER", "HOST", "STATUS", "CREATED", "KIND"], keys.map {
-                    [$0.kid, $0.user, $0.host, $0.status.rawValue, Admin.utcTime($0.created), $0.kind.rawValue]
+                Admin.printTable(["KID", "USER", "HOST", "STATUS", "CREATED", "KIND", "EK"], keys.map {
+                    [$0.kid, $0.user, $0.host, $0.status.rawValue, Admin.utcTime($0.created), $0.kind.rawValue, $0.ek ?? ""]
                 })
             }
             return 0

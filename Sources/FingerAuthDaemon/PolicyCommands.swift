@@ -96,12 +96,13 @@ enum PolicyCommands {
         }
     }
 
-    /// `policy test --user U --host H [--service S] [--hardware] [--stage registration]`:
-    /// the decision a request would get now, and the rule that makes it.
+    /// `policy test --user U --host H [--service S] [--hardware | --provisioned-ek] [--stage registration]`:
+    /// the decision a request would get now, and the rule that makes it. `--provisioned-ek`:
+    /// a TPM key attested by the EK an admin provisioned for the host (when it has one).
     static func test(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
         let command = "policy test"
         let (options, db) = try Admin.options(arguments, valued: ["user", "host", "service", "stage"],
-                                              switches: ["hardware", "json"], command: command)
+                                              switches: ["hardware", "provisioned-ek", "json"], command: command)
         let user = try options.required("user", command: command)
         if let problem = UserName.problem(user) {
             throw UsageError(message: "policy test: '\(LogText.clean(user, limit: 64))' is not a user name (\(problem)); "
@@ -114,10 +115,13 @@ enum PolicyCommands {
         if stage == .login && service == nil {
             throw UsageError(message: "policy test: a login needs --service (the PAM service, e.g. sudo)")
         }
-        let request = PolicyRequest(stage: stage, user: user, host: host, service: stage == .login ? service : nil,
-                                    keyKind: options.flag("hardware") ? .hardware : .software)
+        let provisioned = options.flag("provisioned-ek")
+        var request = PolicyRequest(stage: stage, user: user, host: host, service: stage == .login ? service : nil,
+                                    keyKind: options.flag("hardware") || provisioned ? .hardware : .software)
         return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
-            let decision = try store.policySnapshot(user: user, host: host).decide(request)
+            let snapshot = try store.policySnapshot(user: user, host: host)
+            if provisioned { request.ek = snapshot.provisionedEK }
+            let decision = snapshot.decide(request)
             if options.flag("json") {
                 print(JSONEncoding.encode(.object([("decision", .string(decision.allowed ? "allow" : "deny")),
                                                    ("rule", decision.rule.map { .integer($0.id) } ?? .null)])))
@@ -138,11 +142,12 @@ enum PolicyCommands {
                 print(JSONEncoding.encode(.array(hosts.map { h in
                     .object([("host", .string(h.host)), ("labels", .array(h.labels.map(JSONValue.string))),
                              ("tokens", .integer(Int64(h.tokens))), ("active_tokens", .integer(Int64(h.activeTokens))),
-                             ("keys", .integer(Int64(h.keys)))])
+                             ("keys", .integer(Int64(h.keys))), ("ek", EKCommands.json(h.ek))])
                 })))
             } else {
-                Admin.printTable(["HOST", "LABELS", "TOKENS", "KEYS"], hosts.map {
-                    [$0.host, $0.labels.joined(separator: ","), "\($0.activeTokens) of \($0.tokens) active", String($0.keys)]
+                Admin.printTable(["HOST", "LABELS", "TOKENS", "KEYS", "EK"], hosts.map {
+                    [$0.host, $0.labels.joined(separator: ","), "\($0.activeTokens) of \($0.tokens) active", String($0.keys),
+                     $0.ek.map { "\($0.ek) (\($0.source == .admin ? "admin" : "tofu: first attestation"))" } ?? ""]
                 })
             }
             return 0

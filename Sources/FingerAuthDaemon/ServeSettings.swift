@@ -93,6 +93,10 @@ struct ServeSettings {
         case "no": service.requireHardwareKeys = false
         default: throw UsageError(message: "\(command): require-hardware-keys must be yes or no")
         }
+        service.maxKeysPerUserHost = Int(try options.seconds("max-keys-per-user-host", default: 10, range: 0...10_000,
+                                                             command: command))
+        let hostRegistrations = try options.seconds("host-registrations", default: 30, range: 0...1_000_000, command: command)
+        service.hostRegistrations = RateLimit(failures: Int(hostRegistrations), window: window)
         if service.requireHardwareKeys && service.endorsementTrust == nil {
             throw UsageError(message: "\(command): require-hardware-keys = yes needs tpm-ek-ca (no key could be registered)")
         }

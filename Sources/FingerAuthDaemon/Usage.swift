@@ -31,6 +31,10 @@ enum Usage {
                               (POST /v1/keys/challenge); keys it proves are kind attested-tpm
           --require-hardware-keys  yes | no: refuse registration and login of keys that are
                               not attested TPM keys (default no; needs --tpm-ek-ca)
+          --max-keys-per-user-host  active or pending keys one user may hold on one host; one
+                              more is refused 409 too_many_keys; 0 no limit (default 10)
+          --host-registrations  successful registrations (new keys and the same key again) per
+                              host per window before 429; 0 off (default 30)
           --admin-listen      PORT (on 127.0.0.1) or ADDRESS:PORT of the admin console, a listener
                               of its own (TLS as --listen); off unless set. Reach it through an
                               SSH tunnel or a reverse proxy with its own authentication
@@ -60,13 +64,21 @@ enum Usage {
           T: seconds since 1970, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, or an age (30m, 12h, 7d).
       fingerauthd policy list [--json]         the rules, in the order they are tried
       fingerauthd policy add --stage login|registration --users P --hosts P [--services P]
-                        [--key software|hardware|*] --action allow|deny|require-hardware-key [--position N]
+                        [--key software|hardware|*] [--position N]
+                        --action allow|deny|require-hardware-key|require-provisioned-ek
           P: comma-separated names, list:NAME (users), label:NAME (hosts), or *. The first
           matching rule of the stage decides; when none matches, the answer is allow.
       fingerauthd policy remove --id ID | move --id ID --position N
-      fingerauthd policy test --user U --host H [--service S] [--hardware] [--stage registration] [--json]
+      fingerauthd policy test --user U --host H [--service S] [--hardware | --provisioned-ek]
+                        [--stage registration] [--json]
                                                the decision and its rule; exit 0 allow, 3 deny
       fingerauthd hosts list [--json] | label --host H --labels L1,L2 | unlabel --host H (--labels L | --all)
+      fingerauthd hosts add-ek HOST HASH [--replace]
+                                               pin HOST's TPM endorsement key (HASH: `fingerauth key ek`
+                                               on the host); over a pin on first use, or another admin
+                                               pin with --replace, it revokes keys attested by another EK
+      fingerauthd hosts reset-ek HOST          drop HOST's pin (and its keys attested by the pinned EK):
+                                               the next attestation pins anew
       fingerauthd users list [--json] | add --list L --users U1,U2 | remove --list L (--users U | --all)
       fingerauthd admin create NAME [--console-url URL]
                                                a console account; prints its one-time setup link (24 h)

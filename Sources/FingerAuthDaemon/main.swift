@@ -31,6 +31,8 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
         case ("hosts", "list"): return try PolicyCommands.hosts(rest)
         case ("hosts", "label"): return try PolicyCommands.label(rest)
         case ("hosts", "unlabel"): return try PolicyCommands.unlabel(rest)
+        case ("hosts", "add-ek"): return try EKCommands.add(rest)
+        case ("hosts", "reset-ek"): return try EKCommands.reset(rest)
         case ("users", "list"): return try PolicyCommands.users(rest)
         case ("users", "add"): return try PolicyCommands.addUsers(rest)
         case ("users", "remove"): return try PolicyCommands.removeUsers(rest)

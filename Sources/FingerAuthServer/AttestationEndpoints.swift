@@ -16,6 +16,12 @@ import FingerAuthStore
 ///
 /// Every binary member is base64url without padding. Refusals are 400 `invalid_attestation`
 /// (does not parse) or 403 with the reason, which is also the audit row's.
+///
+/// The EK is named by `EndorsementKeyID` (SHA-256 of its public key). A host whose pin
+/// (`EKPins`) names another EK is refused at the challenge already (403 `ek_mismatch`); a
+/// host without one gets it pinned by the registration that completes the attestation, in
+/// the registration's transaction (`Registration`): only an EK whose TPM answered the
+/// challenge is ever pinned, never one that was merely shown.
 extension AuthenticatorService {
     func attestationChallenge(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: "attest_challenge", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
@@ -77,6 +83,24 @@ extension AuthenticatorService {
             event.reason = "ek_untrusted"
             return .error(403, "ek_untrusted")
         }
+        guard let ek = EndorsementKeyID.of(certificate) else {
+            event.outcome = "error"
+            event.reason = "unavailable"
+            return .error(503, "unavailable")
+        }
+        do {
+            if let pin = try store.ekPin(host: host), pin.ek != ek {
+                log.message("attestation challenge for \(LogText.clean(user)) on \(LogText.clean(host)) refused: EK \(ek) "
+                            + "is not the host's pinned EK \(pin.ek) (\(pin.source.rawValue))")
+                event.reason = "ek_mismatch"
+                return .error(403, "ek_mismatch")
+            }
+        } catch {
+            log.message("cannot read the EK pin of \(LogText.clean(host)): \(error)")
+            event.outcome = "error"
+            event.reason = "unavailable"
+            return .error(503, "unavailable")
+        }
         let attestationKey: TPMPublicKey
         do {
             attestationKey = try TPMPublicKey(tpm2b: ak)
@@ -99,7 +123,7 @@ extension AuthenticatorService {
         let id = Base64URL.encode(idBytes)
         let now = clock.now()
         let stored = StoredChallenge(id: id, user: user, host: host, attestationKey: ak, secretDigest: digest,
-                                     nonce: nonce, expires: now + AttestationChallenges.lifetime)
+                                     nonce: nonce, expires: now + AttestationChallenges.lifetime, ek: ek)
         let admission: ChallengeAdmission
         do {
             admission = try store.addChallenge(stored, perHost: AttestationChallenges.perHost,
@@ -125,34 +149,42 @@ extension AuthenticatorService {
         ]))
     }
 
-    /// A registration's `attestation` member checked against its challenge: nil when the
-    /// key is shown to be an attested TPM key of `user` on `host`; else the answer.
-    func attestationRefusal(_ attestation: JSONValue, user: String, host: String, jwk: JWK) -> (Int, String)? {
+    /// How a registration's attestation ended.
+    enum AttestationCheck {
+        /// The key is an attested TPM key of the TPM holding this EK (`EndorsementKeyID`).
+        case attested(ek: String)
+        /// The status and reason to answer (and audit).
+        case refused(Int, String)
+    }
+
+    /// A registration's `attestation` member checked against its challenge: attested when
+    /// the key is shown to be a TPM key of `user` on `host` in the TPM of the challenge's EK.
+    func attestationCheck(_ attestation: JSONValue, user: String, host: String, jwk: JWK) -> AttestationCheck {
         guard let id = attestation["challenge"]?.stringValue, id.utf8.count <= 64,
               let credential = attestation["credential"]?.stringValue.flatMap(Base64URL.decode),
               let keyBytes = attestation["key_public"]?.stringValue.flatMap(Base64URL.decode),
               let attest = attestation["certify_info"]?.stringValue.flatMap(Base64URL.decode),
               let signature = attestation["certify_signature"]?.stringValue.flatMap(Base64URL.decode) else {
-            return (400, "invalid_attestation")
+            return .refused(400, "invalid_attestation")
         }
         let pending: StoredChallenge?
         do {
             pending = try store.takeChallenge(id: id, now: clock.now())
         } catch {
             log.message("cannot read an attestation challenge: \(error)")
-            return (503, "unavailable")
+            return .refused(503, "unavailable")
         }
         guard let pending, pending.user.sameBytes(as: user), pending.host.sameBytes(as: host),
-              let attestationKey = try? TPMPublicKey(tpm2b: pending.attestationKey) else { return (403, "challenge_unknown") }
+              let attestationKey = try? TPMPublicKey(tpm2b: pending.attestationKey) else { return .refused(403, "challenge_unknown") }
         guard let digest = Digest.sha256(credential), TPMAttestation.constantTimeEqual(digest, pending.secretDigest) else {
-            return (403, "activation_failed")
+            return .refused(403, "activation_failed")
         }
-        guard let key = try? TPMPublicKey(tpm2b: keyBytes) else { return (403, "key_mismatch") }
-        if let refusal = TPMAttestation.deviceKeyRefusal(key, jwk: jwk) { return (403, refusal.rawValue) }
+        guard let key = try? TPMPublicKey(tpm2b: keyBytes) else { return .refused(403, "key_mismatch") }
+        if let refusal = TPMAttestation.deviceKeyRefusal(key, jwk: jwk) { return .refused(403, refusal.rawValue) }
         if let refusal = TPMAttestation.certifyRefusal(attest: attest, signature: signature, ak: attestationKey,
                                                        key: key, nonce: pending.nonce) {
-            return (403, refusal.rawValue)
+            return .refused(403, refusal.rawValue)
         }
-        return nil
+        return .attested(ek: pending.ek)
     }
 }

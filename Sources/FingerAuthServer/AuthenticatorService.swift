@@ -32,6 +32,8 @@ public final class AuthenticatorService: Sendable {
     public let metrics: Metrics
     let users: FailureLimiter
     let addresses: FailureLimiter
+    /// Registrations (new keys and the same key again) per host and window.
+    let registrations: FailureLimiter
     let refusals: RefusalCounter
     /// The admin console, when `admin-listen` is set; listeners of surface `.console` serve it.
     let console: AdminConsole?
@@ -51,6 +53,7 @@ public final class AuthenticatorService: Sendable {
         self.metrics = Metrics()
         self.users = FailureLimiter(settings.userLimit, store: store, scope: "user:")
         self.addresses = FailureLimiter(settings.addressLimit, store: store, scope: "address:")
+        self.registrations = FailureLimiter(settings.hostRegistrations, store: store, scope: "registration:")
         self.verifier = TokenVerifier(policy: policy, clock: clock, keys: KeyCache(store))
         self.writer = GroupCommit(store: store, periodic: { refusals.drain() },
                                   log: { [log] in log.message($0) })
@@ -226,8 +229,10 @@ public final class AuthenticatorService: Sendable {
     /// own transaction) — together with the failure counts a refusal causes: the address
     /// always, and `user` at that address when the request was verified. Then fills the
     /// log summary and counts the outcome for /metrics. A write that fails turns any answer
-    /// into 503, so that nothing is answered unrecorded.
-    func finish(_ event: AuditEvent, _ answer: HTTPResponse, _ exchange: Exchange, written: Bool = false) -> Step {
+    /// into 503, so that nothing is answered unrecorded. `counting`: the request's own
+    /// limit counts, written in the same batch.
+    func finish(_ event: AuditEvent, _ answer: HTTPResponse, _ exchange: Exchange, written: Bool = false,
+                counting: [WriteItem] = []) -> Step {
         exchange.summary.outcome = event.outcome
         exchange.summary.reason = event.reason
         exchange.summary.sub = event.user
@@ -235,7 +240,7 @@ public final class AuthenticatorService: Sendable {
         exchange.summary.kid = event.kid
         exchange.summary.jti = event.jti
         let now = clock.now()
-        var items: [WriteItem] = written ? [] : [.audit(event, time: now)]
+        var items: [WriteItem] = (written ? [] : [.audit(event, time: now)]) + counting
         if event.outcome == "deny" && event.reason != "rate_limited" {
             items += addresses.failureItems(exchange.address, now: now)
             if event.verified, let user = event.user, event.event == "login" || event.event == "oauth_token" {

@@ -8,16 +8,29 @@ import FingerAuthStore
 /// revoking needs the host token of the key's host, or a revocation token signed by that
 /// very key (`typ` fingerauth-revoke+jwt) — a login token is refused there.
 extension AuthenticatorService {
-    /// Registers a key: host token (401), body (400), token's host = body host (403), an RSA
-    /// key of 2048+ bits (400), a proof signed by that key (401), then the registry
-    /// (201 new, 200 same again, 409 taken or revoked, 401 proof replayed).
+    /// Registers a key: host token (401), the host's registrations in this window (429),
+    /// body (400), token's host = body host (403), an RSA key of 2048+ bits (400), a proof
+    /// signed by that key (401), an attestation (403, its reason), the policy (403), then
+    /// the registry (201 new, 200 the same key again — nothing written —, 409 taken,
+    /// revoked or one key too many, 403 another EK than the host's pin, 401 proof replayed).
+    /// Each 201 or 200 counts against the host's `host-registrations`.
     func register(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: "register", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
-        let (answer, written) = registerAnswer(request, &event)
-        return finish(event, answer, exchange, written: written)
+        let (answer, written) = registerAnswer(request, &event, exchange)
+        if answer.status == 429 && event.reason == "registrations_limited" {
+            exchange.summary.outcome = "deny"
+            exchange.summary.reason = event.reason
+            return .answerAfterPause(answer)
+        }
+        var counted: [WriteItem] = []
+        if answer.status == 200 || answer.status == 201, let host = event.host {
+            counted = registrations.failureItems(host, now: clock.now())
+        }
+        return finish(event, answer, exchange, written: written, counting: counted)
     }
 
-    private func registerAnswer(_ request: HTTPRequest, _ event: inout AuditEvent) -> (HTTPResponse, Bool) {
+    private func registerAnswer(_ request: HTTPRequest, _ event: inout AuditEvent,
+                                _ exchange: Exchange) -> (HTTPResponse, Bool) {
         if request.bodyTooLarge || request.body.count > Self.maxBodyBytes {
             event.reason = "body_too_large"
             return (.error(413, "body_too_large"), false)
@@ -27,6 +40,7 @@ extension AuthenticatorService {
         case let .refused(answer): return (answer, false)
         case let .host(host): tokenHost = host
         }
+        if let limited = registrationsLimited(tokenHost, exchange, &event) { return (limited, false) }
         let body: JSONValue
         switch Self.jsonBody(request) {
         case let .failure(failure):
@@ -73,26 +87,31 @@ extension AuthenticatorService {
             token = verified
         }
         var origin = KeyOrigin.software
+        var ek: String?
         if let attestation = body["attestation"] {
-            if let (code, reason) = attestationRefusal(attestation, user: user, host: host, jwk: jwk) {
+            switch attestationCheck(attestation, user: user, host: host, jwk: jwk) {
+            case let .refused(code, reason):
                 event.reason = reason
                 if code == 503 { event.outcome = "error" }
                 return (.error(code, reason), false)
+            case let .attested(attestedEK):
+                origin = .attestedTPM
+                ek = attestedEK
             }
-            origin = .attestedTPM
         }
         if settings.requireHardwareKeys && origin != .attestedTPM {
             event.reason = "hardware_key_required"
             return (.error(403, "hardware_key_required"), false)
         }
-        let stage = PolicyRequest(stage: .registration, user: user, host: host, keyKind: origin.policyKind)
+        let stage = PolicyRequest(stage: .registration, user: user, host: host, keyKind: origin.policyKind, ek: ek)
         if let denied = policyRefusal(stage, &event) { return (denied, false) }
         let status: KeyStatus = settings.approval == .manual ? .pending : .active
         let key = RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: clock.now(),
-                                kind: origin)
+                                kind: origin, ek: ek)
         let result: RegistrationResult
         do {
-            result = try store.register(key, proofJTI: token.jti, keepUntil: token.keepUntil, audit: event, now: clock.now())
+            result = try store.register(key, proofJTI: token.jti, keepUntil: token.keepUntil, audit: event,
+                                        keyLimit: settings.maxKeysPerUserHost, now: clock.now())
         } catch {
             log.message("register failed: \(error)")
             event.outcome = "error"
@@ -109,7 +128,35 @@ extension AuthenticatorService {
         case .conflict: return (.error(409, "kid_conflict"), true)
         case .revoked: return (.error(409, "key_revoked"), true)
         case .proofReplayed: return (.error(401, "proof_replayed"), true)
+        case .tooManyKeys: return (.error(409, "too_many_keys"), true)
+        case .ekMismatch:
+            log.message("registration for \(LogText.clean(user)) on \(LogText.clean(host)) refused: attested by another EK "
+                        + "than the host's pinned one (ek_mismatch)")
+            return (.error(403, "ek_mismatch"), true)
         }
+    }
+
+    /// 429 once `host` registered `host-registrations` keys (new or again) in this window:
+    /// counted with the address's other refusals (one `refusals` row per window), not
+    /// audited one by one, so that a host in a loop fills no table.
+    private func registrationsLimited(_ host: String, _ exchange: Exchange, _ event: inout AuditEvent) -> HTTPResponse? {
+        let wait: Int64?
+        do { wait = try registrations.retryAfter(host, now: clock.now()) } catch {
+            log.message("rate limit counter unavailable: \(error)")
+            event.outcome = "error"
+            event.reason = "unavailable"
+            return .error(503, "unavailable")
+        }
+        guard let wait else { return nil }
+        if refusals.add(peer: exchange.address, reason: "registrations_limited", now: clock.now()) {
+            log.message("host \(LogText.clean(host)) registered \(registrations.limit.failures) keys within "
+                        + "\(registrations.limit.window) s: its registrations are answered 429 for \(wait) s")
+        } else {
+            exchange.summary.quiet = true
+        }
+        event.reason = "registrations_limited"
+        metrics.rateLimited(scope: "host")
+        return Self.tooMany(wait)
     }
 
     /// Revokes a key: with its host's token (401 bad token, 404 unknown kid, 403 other host)
@@ -178,7 +225,8 @@ extension AuthenticatorService {
 
     /// `GET /v1/keys/<kid>` with this host's token: the key's status as the authenticator
     /// sees it (read-only, not audited; a bad token counts against the address). 401 bad
-    /// token, 404 unknown_kid, 403 host_mismatch, 200 `{"kid","user","host","status","created"}`.
+    /// token, 404 unknown_kid, 403 host_mismatch, 200 `{"kid","user","host","status","created",
+    /// "kind","ek"}` (`ek`: the EK that attested the key, or null).
     func keyStatus(kid: String, _ request: HTTPRequest, _ exchange: Exchange) -> Step {
         let host: String
         switch hostForBearer(request.authorization) {
@@ -200,6 +248,7 @@ extension AuthenticatorService {
         return HTTPResponse(status: 200, json: .object([
             ("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
             ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
+            ("kind", .string(key.kind.rawValue)), ("ek", key.ek.map(JSONValue.string) ?? .null),
         ]))
     }
 

@@ -20,7 +20,7 @@ public enum PolicyRuleText {
             throw Problem(message: "\(field("stage")) is login or registration")
         }
         guard let actionValue = PolicyAction(rawValue: action) else {
-            throw Problem(message: "\(field("action")) is allow, deny or require-hardware-key")
+            throw Problem(message: "\(field("action")) is allow, deny, require-hardware-key or require-provisioned-ek")
         }
         let userPatterns = try patterns(users, field: field("users"))
         let hostPatterns = try patterns(hosts, field: field("hosts"))

@@ -28,6 +28,12 @@ public struct ServiceSettings: Sendable {
     /// `require-hardware-keys`: registration and login of keys that are not attested TPM
     /// keys are refused (403 `hardware_key_required`) — a floor the policy cannot lower.
     public var requireHardwareKeys: Bool = false
+    /// `max-keys-per-user-host`: active or pending keys one user may hold on one host; a
+    /// registration past it is refused (409 `too_many_keys`). 0: no limit.
+    public var maxKeysPerUserHost: Int = 10
+    /// `host-registrations`: successful registrations (new keys, and the same key again) per
+    /// host and window before 429; `failures` 0 turns it off.
+    public var hostRegistrations = RateLimit(failures: 30, window: 300)
 
     public init(approval: Approval = .automatic, accessTokenTTL: Int64 = 300,
                 userLimit: RateLimit = RateLimit(failures: 10, window: 300),

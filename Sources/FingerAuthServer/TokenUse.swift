@@ -64,7 +64,8 @@ extension AuthenticatorService {
             }
             if purpose == .login {
                 let request = PolicyRequest(stage: .login, user: verified.identity.user, host: verified.identity.host,
-                                            service: verified.service, keyKind: verified.identity.kind.policyKind)
+                                            service: verified.service, keyKind: verified.identity.kind.policyKind,
+                                            ek: verified.identity.ek)
                 if let denied = policyRefusal(request, &event) { return then(.answered(event, denied, written: false)) }
                 if settings.requireHardwareKeys && verified.identity.kind != .attestedTPM {
                     event.reason = "hardware_key_required"

@@ -61,7 +61,8 @@ public struct TokenVerifier: Sendable {
             guard let (key, parsed) = found else { return .unverified(.unknownKid, facts) }
             guard let parsed else { return .unverified(.unusableKey, facts) }
             publicKey = parsed
-            identity = VerifiedIdentity(kid: key.kid, user: key.user, host: key.host, status: key.status, kind: key.kind)
+            identity = VerifiedIdentity(kid: key.kid, user: key.user, host: key.host, status: key.status, kind: key.kind,
+                                        ek: key.ek)
         }
         guard publicKey.verifyRS256(signature: jwt.signature, data: jwt.signingInput) else {
             return .unverified(.signature, facts)

@@ -60,6 +60,8 @@ public struct VerifiedIdentity: Sendable, Equatable {
     /// Where the registered key lives, as registration proved (a proof's key: software
     /// until its attestation is checked).
     public var kind: KeyOrigin = .software
+    /// The EK that attested the registered key, if recorded.
+    public var ek: String? = nil
 }
 
 /// A token that passed every check but the two the write transaction makes (the key's

@@ -103,19 +103,34 @@ enum AdminTables {
         }
     }
 
-    /// The time of each key's last accepted login, by kid (keys never used are absent): per
-    /// key, its user's rows in `audit_user` newest first, down to the first accepted login
-    /// of that key; no index of its own, which would cost every login a write.
-    static func lastLogins(_ db: some PolicySQL) throws(StoreError) -> [String: Int64] {
-        let rows = try db.policyRows("""
-            SELECT k.kid, CAST((SELECT a."time" FROM audit a
-                                 WHERE a."user" = k."user" AND a.kid = k.kid AND a.event = 'login' AND a.outcome = 'accept'
-                                 ORDER BY a."time" DESC LIMIT 1) AS TEXT)
-              FROM keys k
-            """, [])
+    /// The time of each key's last accepted login, by kid (keys never used are absent): one
+    /// seek per key in `audit_user (user, kid, event, outcome, time)`, whatever the number of
+    /// audit rows of its user.
+    static func lastLogins(_ db: some PolicySQL, of keys: [RegisteredKey]) throws(StoreError) -> [String: Int64] {
         var out: [String: Int64] = [:]
-        for row in rows where row.count == 2 {
-            if let kid = row[0], let time = row[1].flatMap({ Int64($0) }) { out[kid] = time }
+        for key in keys {
+            let rows = try db.policyRows("""
+                SELECT CAST("time" AS TEXT) AS last FROM audit
+                 WHERE "user" = ?1 AND kid = ?2 AND event = 'login' AND outcome = 'accept' ORDER BY "time" DESC LIMIT 1
+                """, [key.user, key.kid])
+            if let time = rows.first?.first?.flatMap({ Int64($0) }) { out[key.kid] = time }
+        }
+        return out
+    }
+
+    /// The time of the last accepted login by any key of each host (hosts never used are
+    /// absent): per host, one seek per key registered on it.
+    static func lastLogins(_ db: some PolicySQL, hosts: [String]) throws(StoreError) -> [String: Int64] {
+        var out: [String: Int64] = [:]
+        for host in hosts {
+            let rows = try db.policyRows("""
+                SELECT CAST(MAX(last) AS TEXT) FROM
+                  (SELECT (SELECT a."time" FROM audit a
+                            WHERE a."user" = k."user" AND a.kid = k.kid AND a.event = 'login' AND a.outcome = 'accept'
+                            ORDER BY a."time" DESC LIMIT 1) AS last
+                     FROM keys k WHERE k.host = ?1) AS per_key
+                """, [host])
+            if let time = rows.first?.first?.flatMap({ Int64($0) }) { out[host] = time }
         }
         return out
     }
@@ -185,8 +200,12 @@ extension SQLiteStore {
         try read { (db) throws(StoreError) -> [AuditRecord] in try AdminTables.audit(db, query) }
     }
 
-    public func lastLogins() throws(StoreError) -> [String: Int64] {
-        try read { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db) }
+    public func lastLogins(of keys: [RegisteredKey]) throws(StoreError) -> [String: Int64] {
+        try read { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db, of: keys) }
+    }
+
+    public func lastLogins(hosts: [String]) throws(StoreError) -> [String: Int64] {
+        try read { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db, hosts: hosts) }
     }
 
     public func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
@@ -237,8 +256,12 @@ extension PostgresStore {
         try pool.withConnection { (db) throws(StoreError) -> [AuditRecord] in try AdminTables.audit(db, query) }
     }
 
-    public func lastLogins() throws(StoreError) -> [String: Int64] {
-        try pool.withConnection { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db) }
+    public func lastLogins(of keys: [RegisteredKey]) throws(StoreError) -> [String: Int64] {
+        try pool.withConnection { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db, of: keys) }
+    }
+
+    public func lastLogins(hosts: [String]) throws(StoreError) -> [String: Int64] {
+        try pool.withConnection { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db, hosts: hosts) }
     }
 
     public func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {

@@ -29,9 +29,14 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
     // MARK: Keys
 
     func listKeys() throws(StoreError) -> [RegisteredKey]
-    /// Registers `key` and uses up the registration proof's `proofJTI` in one transaction;
-    /// the audit row is written with the outcome (`audit.outcome`/`reason` set here).
-    func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
+    /// One page of keys as the console lists them: pending first, then newest first.
+    func keysPage(_ page: Paging) throws(StoreError) -> [RegisteredKey]
+    /// Registers `key` in one transaction as `Registration` describes: an identical key
+    /// again writes nothing; otherwise the proof's `proofJTI` is used up, at most `keyLimit`
+    /// active or pending keys per user and host are held (0: no limit), an attested key's
+    /// EK must be its host's pin (pinned on first use), and the audit row is written with
+    /// the outcome (`audit.outcome`/`reason` set here).
+    func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
                   now: Int64) throws(StoreError) -> RegistrationResult
     func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult
     /// Revokes every active or pending key of `user` and/or `host` (at least one given);
@@ -72,8 +77,9 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
     /// Applies `change` and, when it changed something, writes `audit` with what the policy
     /// said before and after, in one transaction (changes are serialised across instances).
     func changePolicy(_ change: PolicyChange, audit: AuditEvent, now: Int64) throws(StoreError) -> PolicyChangeResult
-    /// Hosts with an enrollment token, a label or a key, with their labels and counts.
-    func hostSummaries() throws(StoreError) -> [HostSummary]
+    /// Hosts with an enrollment token, a label, a key or an EK pin, with their labels,
+    /// counts and pins, by name; with `page`, one page of them.
+    func hostSummaries(page: Paging?) throws(StoreError) -> [HostSummary]
     /// Every user list and its members.
     func userLists() throws(StoreError) -> [(list: String, users: [String])]
     /// Stores a TPM credential-activation challenge unless its host holds `perHost` open
@@ -81,6 +87,14 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
     func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int, now: Int64) throws(StoreError) -> ChallengeAdmission
     /// Removes the challenge `id` and returns it unless it expired: each is used once.
     func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge?
+
+    // MARK: EK pins
+
+    /// The TPM endorsement key pinned for `host`, if any.
+    func ekPin(host: String) throws(StoreError) -> EKPin?
+    /// An admin's change to a host's pin, with its audit rows (`ek_pin` with `by ADMIN:
+    /// before -> after`, `admin_revoke` for each key it revoked), in one transaction.
+    func changeEKPin(_ change: EKPinChange, admin: String, peer: String, now: Int64) throws(StoreError) -> EKPinResult
 
     // MARK: The admin console
 
@@ -99,9 +113,11 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
     func listAdmins() throws(StoreError) -> [(name: String, ready: Bool)]
     /// Audit rows for the console, newest first.
     func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord]
+    /// Each of `keys`' last accepted login, by kid: one index seek per key.
+    func lastLogins(of keys: [RegisteredKey]) throws(StoreError) -> [String: Int64]
+    /// The last accepted login by any key of each of `hosts`, by host.
+    func lastLogins(hosts: [String]) throws(StoreError) -> [String: Int64]
     /// Logins per hour (`login` rows, their counts) since `since`: (hour start, accepted, refused).
-    /// Each key's last accepted login, by kid.
-    func lastLogins() throws(StoreError) -> [String: Int64]
     func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)]
     /// The refusal reasons of the rows since `since`, most frequent first.
     func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)]
@@ -119,6 +135,15 @@ public protocol AuthStorage: KeyDirectory, AnyObject {
 }
 
 extension AuthStorage {
+    /// Every host (`hostSummaries(page: nil)`).
+    public func hostSummaries() throws(StoreError) -> [HostSummary] { try hostSummaries(page: nil) }
+
+    /// Registers `key` without a limit on the keys per user and host.
+    public func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
+                         now: Int64) throws(StoreError) -> RegistrationResult {
+        try register(key, proofJTI: proofJTI, keepUntil: keepUntil, audit: audit, keyLimit: 0, now: now)
+    }
+
     /// The last `limit` audit rows, oldest first (for tests and tooling).
     public func auditEvents(limit: Int = 100) throws(StoreError) -> [AuditEvent] {
         try auditRecords(AuditFilter(limit: limit)).map(\.event)

@@ -16,9 +16,13 @@ public struct StoredChallenge: Sendable, Equatable {
     public var nonce: [UInt8]
     /// Seconds since the epoch after which the challenge is gone.
     public var expires: Int64
+    /// The EK the challenge's secret was wrapped for (`EndorsementKeyID`): the EK whose TPM
+    /// answering it proves to hold the AK.
+    public var ek: String
 
     public init(id: String, user: String, host: String, attestationKey: [UInt8], secretDigest: [UInt8],
-                nonce: [UInt8], expires: Int64) {
+                nonce: [UInt8], expires: Int64, ek: String) {
+        self.ek = ek
         self.id = id
         self.user = user
         self.host = host
@@ -53,10 +57,11 @@ enum ChallengeTables {
         guard all < capacity else { return .full }
         guard held < perHost else { return .hostFull }
         _ = try db.policyRows("""
-            INSERT INTO attestation_challenges (id, "user", host, ak_public, secret_sha256, nonce, expires)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS BIGINT))
+            INSERT INTO attestation_challenges (id, "user", host, ak_public, secret_sha256, nonce, expires, ek_sha256)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS BIGINT), ?8)
             """, [challenge.id, challenge.user, challenge.host, Base64URL.encode(challenge.attestationKey),
-                  Base64URL.encode(challenge.secretDigest), Base64URL.encode(challenge.nonce), String(challenge.expires)])
+                  Base64URL.encode(challenge.secretDigest), Base64URL.encode(challenge.nonce), String(challenge.expires),
+                  challenge.ek])
         return .admitted
     }
 
@@ -64,17 +69,18 @@ enum ChallengeTables {
     static func take(_ db: some PolicySQL, id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
         let rows = try db.policyRows("""
             DELETE FROM attestation_challenges WHERE id = ?1
-            RETURNING "user", host, ak_public, secret_sha256, nonce, CAST(expires AS TEXT)
+            RETURNING "user", host, ak_public, secret_sha256, nonce, CAST(expires AS TEXT), ek_sha256
             """, [id])
         guard let row = rows.first else { return nil }
-        guard row.count == 6, let user = row[0], let host = row[1],
+        guard row.count == 7, let user = row[0], let host = row[1],
               let ak = row[2].flatMap(Base64URL.decode), let digest = row[3].flatMap(Base64URL.decode),
-              let nonce = row[4].flatMap(Base64URL.decode), let expires = row[5].flatMap({ Int64($0) }) else {
+              let nonce = row[4].flatMap(Base64URL.decode), let expires = row[5].flatMap({ Int64($0) }),
+              let ek = row[6] else {
             throw StoreError("corrupt row in table attestation_challenges")
         }
-        guard expires > now else { return nil }
+        guard expires > now, !ek.isEmpty else { return nil }
         return StoredChallenge(id: id, user: user, host: host, attestationKey: ak, secretDigest: digest, nonce: nonce,
-                               expires: expires)
+                               expires: expires, ek: ek)
     }
 }
 

@@ -25,14 +25,5 @@ public enum HostToken {
     }
 
     /// Lowercase hex of `bytes`.
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xf)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func hex(_ bytes: [UInt8]) -> String { Digest.hex(bytes) }
 }

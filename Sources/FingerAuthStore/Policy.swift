@@ -18,6 +18,10 @@ public enum PolicyAction: String, Sendable, CaseIterable {
     case deny
     /// Allow a key held in attested hardware; refuse a software key.
     case requireHardwareKey = "require-hardware-key"
+    /// Allow only a key attested by the EK an admin provisioned for the request's host
+    /// (`fingerauthd hosts add-ek`); refuse software keys and keys of a host whose EK was
+    /// only pinned on first use (or not at all).
+    case requireProvisionedEK = "require-provisioned-ek"
 }
 
 /// The kind of key a request is signed with. Every key is `software` until TPM-held keys are
@@ -86,11 +90,16 @@ public struct PolicySnapshot: Sendable, Equatable {
     public var rules: [PolicyRule]
     public var hostLabels: Set<String>
     public var userLists: Set<String>
+    /// The EK an admin provisioned for the request's host; nil when it has none, or only a
+    /// pin on first use.
+    public var provisionedEK: String?
 
-    public init(rules: [PolicyRule] = [], hostLabels: Set<String> = [], userLists: Set<String> = []) {
+    public init(rules: [PolicyRule] = [], hostLabels: Set<String> = [], userLists: Set<String> = [],
+                provisionedEK: String? = nil) {
         self.rules = rules.sorted { $0.position < $1.position }
         self.hostLabels = hostLabels
         self.userLists = userLists
+        self.provisionedEK = provisionedEK
     }
 }
 
@@ -102,13 +111,18 @@ public struct PolicyRequest: Sendable, Equatable {
     /// The PAM service of a login; nil for a registration.
     public var service: String?
     public var keyKind: KeyKind
+    /// The EK that attested the key (`EndorsementKeyID`); nil for a software key or one
+    /// attested before EKs were recorded.
+    public var ek: String?
 
-    public init(stage: PolicyStage, user: String, host: String, service: String? = nil, keyKind: KeyKind = .software) {
+    public init(stage: PolicyStage, user: String, host: String, service: String? = nil, keyKind: KeyKind = .software,
+                ek: String? = nil) {
         self.stage = stage
         self.user = user
         self.host = host
         self.service = service
         self.keyKind = keyKind
+        self.ek = ek
     }
 }
 
@@ -126,7 +140,7 @@ public struct PolicyDecision: Sendable, Equatable {
     public var summary: String {
         guard let rule else { return "allow (no rule matched: the default)" }
         let verdict = allowed ? "allow" : "deny"
-        let why = rule.action == .requireHardwareKey ? " (require-hardware-key)" : ""
+        let why = rule.action == .allow || rule.action == .deny ? "" : " (\(rule.action.rawValue))"
         return "\(verdict) by rule \(rule.id)\(why): \(rule.summary)"
     }
 }
@@ -139,6 +153,9 @@ extension PolicySnapshot {
             case .allow: return PolicyDecision(allowed: true, rule: rule)
             case .deny: return PolicyDecision(allowed: false, rule: rule)
             case .requireHardwareKey: return PolicyDecision(allowed: request.keyKind == .hardware, rule: rule)
+            case .requireProvisionedEK:
+                let provisioned = request.keyKind == .hardware && request.ek != nil && request.ek == provisionedEK
+                return PolicyDecision(allowed: provisioned, rule: rule)
             }
         }
         return PolicyDecision(allowed: true, rule: nil)

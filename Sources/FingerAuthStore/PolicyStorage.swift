@@ -39,8 +39,8 @@ extension SQLiteStore {
         }
     }
 
-    public func hostSummaries() throws(StoreError) -> [HostSummary] {
-        try read { (db) throws(StoreError) -> [HostSummary] in try PolicyTables.hosts(db) }
+    public func hostSummaries(page: Paging?) throws(StoreError) -> [HostSummary] {
+        try read { (db) throws(StoreError) -> [HostSummary] in try PolicyTables.hosts(db, page: page) }
     }
 
     public func userLists() throws(StoreError) -> [(list: String, users: [String])] {
@@ -70,8 +70,8 @@ extension PostgresStore {
         }
     }
 
-    public func hostSummaries() throws(StoreError) -> [HostSummary] {
-        try pool.withConnection { (db) throws(StoreError) -> [HostSummary] in try PolicyTables.hosts(db) }
+    public func hostSummaries(page: Paging?) throws(StoreError) -> [HostSummary] {
+        try pool.withConnection { (db) throws(StoreError) -> [HostSummary] in try PolicyTables.hosts(db, page: page) }
     }
 
     public func userLists() throws(StoreError) -> [(list: String, users: [String])] {

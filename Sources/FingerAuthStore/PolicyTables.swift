@@ -36,6 +36,19 @@ public struct HostSummary: Sendable, Equatable {
     public var tokens: Int
     /// Keys registered on it, active or pending.
     public var keys: Int
+    /// Its pinned TPM endorsement key, if any.
+    public var ek: EKPin?
+}
+
+/// One page of a long list: `limit` items after the first `offset`.
+public struct Paging: Sendable, Equatable {
+    public var offset: Int
+    public var limit: Int
+
+    public init(offset: Int, limit: Int) {
+        self.offset = max(0, offset)
+        self.limit = max(1, limit)
+    }
 }
 
 enum PolicyTables {
@@ -50,21 +63,24 @@ enum PolicyTables {
           FROM policy_rules
         UNION ALL SELECT 'label', NULL, NULL, label, NULL, NULL, NULL, NULL, NULL FROM host_labels WHERE host = ?2
         UNION ALL SELECT 'list', NULL, NULL, list, NULL, NULL, NULL, NULL, NULL FROM user_lists WHERE "user" = ?1
+        UNION ALL SELECT 'ek', NULL, NULL, ek_sha256, NULL, NULL, NULL, NULL, NULL FROM host_eks WHERE host = ?2 AND source = 'admin'
         """
 
     static func snapshot(_ db: some PolicySQL, user: String, host: String) throws(StoreError) -> PolicySnapshot {
         var rules: [PolicyRule] = []
         var labels: Set<String> = []
         var lists: Set<String> = []
+        var provisioned: String?
         for row in try db.policyRows(snapshotSQL, [user, host]) {
             guard row.count == 9, let kind = row[0] else { throw StoreError("corrupt policy snapshot") }
             switch kind {
             case "rule": rules.append(try rule(Array(row[1...])))
             case "label": if let label = row[3] { labels.insert(label) }
+            case "ek": provisioned = row[3]
             default: if let list = row[3] { lists.insert(list) }
             }
         }
-        return PolicySnapshot(rules: rules, hostLabels: labels, userLists: lists)
+        return PolicySnapshot(rules: rules, hostLabels: labels, userLists: lists, provisionedEK: provisioned)
     }
 
     static let rulesSQL = """
@@ -91,23 +107,32 @@ enum PolicyTables {
                           services: split(services), keyKind: KeyKind(rawValue: kind), action: action)
     }
 
-    /// Hosts known to the authenticator: those with an enrollment token, a label or a key.
-    static func hosts(_ db: some PolicySQL) throws(StoreError) -> [HostSummary] {
+    /// Hosts known to the authenticator — those with an enrollment token, a label, a key or
+    /// an EK pin — by name; with `page`, only those of the page (and only their labels read).
+    static func hosts(_ db: some PolicySQL, page: Paging?) throws(StoreError) -> [HostSummary] {
         let rows = try db.policyRows("""
             SELECT h.host,
                    (SELECT COUNT(*) FROM host_tokens t WHERE t.host = h.host AND t.revoked IS NULL),
                    (SELECT COUNT(*) FROM host_tokens t WHERE t.host = h.host),
-                   (SELECT COUNT(*) FROM keys k WHERE k.host = h.host AND k.status <> 'revoked')
-              FROM (SELECT host FROM host_tokens UNION SELECT host FROM host_labels UNION SELECT host FROM keys) AS h
-             ORDER BY h.host
-            """, [])
-        let labels = try db.policyRows("SELECT host, label FROM host_labels ORDER BY host, label", [])
-        return rows.compactMap { row in
-            guard row.count == 4, let host = row[0] else { return nil }
-            return HostSummary(host: host, labels: labels.filter { $0[0] == host }.compactMap { $0[1] },
-                               activeTokens: row[1].flatMap { Int($0) } ?? 0, tokens: row[2].flatMap { Int($0) } ?? 0,
-                               keys: row[3].flatMap { Int($0) } ?? 0)
+                   (SELECT COUNT(*) FROM keys k WHERE k.host = h.host AND k.status <> 'revoked'),
+                   e.host, e.ek_sha256, e.source, CAST(e.pinned AS TEXT), e.pinned_by
+              FROM (SELECT host FROM host_tokens UNION SELECT host FROM host_labels UNION SELECT host FROM keys
+                    UNION SELECT host FROM host_eks) AS h
+              LEFT JOIN host_eks e ON e.host = h.host
+             ORDER BY h.host\(page == nil ? "" : " LIMIT CAST(?1 AS BIGINT) OFFSET CAST(?2 AS BIGINT)")
+            """, page.map { [String($0.limit), String($0.offset)] } ?? [])
+        guard let first = rows.first?.first ?? nil, let last = rows.last?.first ?? nil else { return [] }
+        let labels = try db.policyRows("SELECT host, label FROM host_labels WHERE host >= ?1 AND host <= ?2 ORDER BY host, label",
+                                       [first, last])
+        var summaries: [HostSummary] = []
+        for row in rows {
+            guard row.count == 9, let host = row[0] else { continue }
+            summaries.append(HostSummary(host: host, labels: labels.filter { $0[0] == host }.compactMap { $0[1] },
+                                         activeTokens: row[1].flatMap { Int($0) } ?? 0, tokens: row[2].flatMap { Int($0) } ?? 0,
+                                         keys: row[3].flatMap { Int($0) } ?? 0,
+                                         ek: row[4] == nil ? nil : try EKTables.pin(Array(row[4...]))))
         }
+        return summaries
     }
 
     /// Every user list with its members, by name.

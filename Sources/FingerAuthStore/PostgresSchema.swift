@@ -144,6 +144,26 @@ enum PostgresSchema {
         """
         ALTER TABLE audit ADD COLUMN service TEXT, ADD COLUMN client_service TEXT;
         """,
+        // 9: each host's pinned TPM endorsement key, the EK that attested each key and each
+        // open challenge, the policy action `require-provisioned-ek`, and `audit_user` over
+        // (user, kid, event, outcome, time) for each key's last login (as SQLiteSchema's 9).
+        """
+        CREATE TABLE host_eks (
+            host TEXT PRIMARY KEY,
+            ek_sha256 TEXT NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('tofu', 'admin')),
+            pinned BIGINT NOT NULL,
+            pinned_by TEXT
+        );
+        ALTER TABLE keys ADD COLUMN ek_sha256 TEXT;
+        DELETE FROM attestation_challenges;
+        ALTER TABLE attestation_challenges ADD COLUMN ek_sha256 TEXT NOT NULL DEFAULT '';
+        ALTER TABLE policy_rules DROP CONSTRAINT policy_rules_action_check,
+            ADD CONSTRAINT policy_rules_action_check
+            CHECK (action IN ('allow', 'deny', 'require-hardware-key', 'require-provisioned-ek'));
+        DROP INDEX IF EXISTS audit_user;
+        CREATE INDEX audit_user ON audit ("user", kid, event, outcome, "time");
+        """,
     ]
 
     /// The version this fingerauthd writes.

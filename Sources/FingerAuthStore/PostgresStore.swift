@@ -53,7 +53,7 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
 
     // MARK: - Keys
 
-    static let keyColumns = #"SELECT kid, "user", host, jwk, status, created, kind FROM keys"#
+    static let keyColumns = #"SELECT kid, "user", host, jwk, status, created, kind, ek_sha256 FROM keys"#
 
     public func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? {
         try pool.withConnection { (db) throws(StoreError) -> RegisteredKey? in try Self.key(db, kid) }
@@ -73,12 +73,24 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
             throw StoreError("corrupt row in table keys")
         }
         return RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status,
-                             created: result.int64(row, 5) ?? 0, kind: kind)
+                             created: result.int64(row, 5) ?? 0, kind: kind, ek: result.text(row, 7))
     }
 
     public func listKeys() throws(StoreError) -> [RegisteredKey] {
         try pool.withConnection { (db) throws(StoreError) -> [RegisteredKey] in
             let result = try db.query(Self.keyColumns + " ORDER BY created, kid")
+            var keys: [RegisteredKey] = []
+            for row in 0..<result.rows { keys.append(try Self.key(result, row)) }
+            return keys
+        }
+    }
+
+    /// One page of keys as the console lists them: pending first, then newest first.
+    public func keysPage(_ page: Paging) throws(StoreError) -> [RegisteredKey] {
+        try pool.withConnection { (db) throws(StoreError) -> [RegisteredKey] in
+            let result = try db.query(Self.keyColumns + """
+                 ORDER BY CASE WHEN status = 'pending' THEN 0 ELSE 1 END, created DESC, kid LIMIT $1 OFFSET $2
+                """, [.integer(Int64(page.limit)), .integer(Int64(page.offset))])
             var keys: [RegisteredKey] = []
             for row in 0..<result.rows { keys.append(try Self.key(result, row)) }
             return keys
@@ -101,28 +113,37 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
         }
     }
 
-    public func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
+    /// The first key of the two-key advisory locks (`pg_advisory_xact_lock(class, hashtext(…))`)
+    /// that serialise registrations of one user on one host, and EK pin changes of one host,
+    /// across instances (the one-key lock of migrations is another space).
+    static let keyLockClass = 0x4641_4B59
+
+    /// Registers `key` as `Registration` describes, in one transaction; registrations of
+    /// the same user on the same host wait for each other, so that two instances cannot both
+    /// pass `keyLimit`.
+    public func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
                          now: Int64) throws(StoreError) -> RegistrationResult {
         try transaction { (db) throws(StoreError) -> RegistrationResult in
-            let result = try Self.registerLocked(db, key, proofJTI: proofJTI, keepUntil: keepUntil)
-            try Self.insertAudit(db, Registration.audit(audit, result: result, status: key.status), time: now)
-            return result
+            _ = try db.query("SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))",
+                             [.text(key.user + "\n" + key.host)])
+            let steps = Registration.Steps(
+                existing: { () throws(StoreError) -> RegisteredKey? in try Self.key(db, key.kid) },
+                claim: { () throws(StoreError) -> Bool in
+                    try db.query("INSERT INTO replay (jti, keep_until) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING",
+                                 [.text(proofJTI), .integer(keepUntil)]).affected == 1
+                },
+                insert: { () throws(StoreError) -> RegisteredKey? in
+                    let insert = try db.query("""
+                        INSERT INTO keys (kid, "user", host, jwk, status, created, kind, ek_sha256)
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (kid) DO NOTHING
+                        """, [.text(key.kid), .text(key.user), .text(key.host), .text(JSONEncoding.encode(key.jwk.json)),
+                              .text(key.status == .pending ? "pending" : "active"), .integer(key.created),
+                              .text(key.kind.rawValue), .text(key.ek)])
+                    return insert.affected == 1 ? nil : try Self.key(db, key.kid)
+                },
+                audit: { (row) throws(StoreError) in try Self.insertAudit(db, row, time: now) })
+            return try Registration.run(db, key, audit: audit, keyLimit: keyLimit, now: now, steps)
         }
-    }
-
-    private static func registerLocked(_ db: PostgresConnection, _ key: RegisteredKey, proofJTI: String,
-                                       keepUntil: Int64) throws(StoreError) -> RegistrationResult {
-        let claimed = try db.query("INSERT INTO replay (jti, keep_until) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING",
-                                   [.text(proofJTI), .integer(keepUntil)])
-        guard claimed.affected == 1 else { return .proofReplayed }
-        let insert = try db.query("""
-            INSERT INTO keys (kid, "user", host, jwk, status, created, kind) VALUES ($1, $2, $3, $4, $5, $6, $7)
-            ON CONFLICT (kid) DO NOTHING
-            """, [.text(key.kid), .text(key.user), .text(key.host), .text(JSONEncoding.encode(key.jwk.json)),
-                  .text(key.status == .pending ? "pending" : "active"), .integer(key.created), .text(key.kind.rawValue)])
-        if insert.affected == 1 { return .created }
-        guard let existing = try Self.key(db, key.kid) else { throw StoreError("key vanished during registration") }
-        return Registration.existing(existing, for: key)
     }
 
     public func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult {
@@ -145,7 +166,7 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
         let result = try db.query(#"""
             UPDATE keys SET status = 'revoked', revoked = $3
             WHERE status <> 'revoked' AND ($1::text IS NULL OR "user" = $1::text) AND ($2::text IS NULL OR host = $2::text)
-            RETURNING kid, "user", host, jwk, status, created, kind
+            RETURNING kid, "user", host, jwk, status, created, kind, ek_sha256
             """#, [.text(user), .text(host), .integer(now)])
         var keys: [RegisteredKey] = []
         for row in 0..<result.rows { keys.append(try key(result, row)) }

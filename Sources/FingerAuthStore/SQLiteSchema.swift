@@ -7,9 +7,10 @@
 /// (`keep_until`, the fleet's one replay window); audit rows say whether the request was
 /// verified, whom an unverified one only claimed to be, and how many refused requests a
 /// `refusals` row stands for; keys are found by host for bulk revocation.
+/// Versions 4 to 9: see each migration below.
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 8
+    static let version: Int64 = 9
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -26,7 +27,8 @@ enum SQLiteSchema {
             if current < 5 { try database.execute(fromVersion4) }
             if current < 6 { try database.execute(fromVersion5) }
             if current < 7 { try database.execute(fromVersion6) }
-            try database.execute(fromVersion7)
+            if current < 8 { try database.execute(fromVersion7) }
+            try database.execute(fromVersion8)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }
@@ -185,5 +187,45 @@ enum SQLiteSchema {
     private static let fromVersion7 = """
         ALTER TABLE audit ADD COLUMN service TEXT;
         ALTER TABLE audit ADD COLUMN client_service TEXT;
+        """
+
+    /// Version 9: each host's pinned TPM endorsement key (`host_eks`, `EKPins`), the EK that
+    /// attested each key and each open challenge, the policy action `require-provisioned-ek`
+    /// (SQLite cannot alter a CHECK: the rules table is rebuilt, its AUTOINCREMENT counter
+    /// carried over so that no rule id is ever reused), and `audit_user` over (user, kid,
+    /// event, outcome, time): each key's last login is then one seek, however many rows its
+    /// user has, with no index of its own (the same one entry per row as before, wider).
+    private static let fromVersion8 = """
+        CREATE TABLE host_eks (
+            host TEXT PRIMARY KEY NOT NULL,
+            ek_sha256 TEXT NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('tofu', 'admin')),
+            pinned INTEGER NOT NULL,
+            pinned_by TEXT
+        ) WITHOUT ROWID;
+        ALTER TABLE keys ADD COLUMN ek_sha256 TEXT;
+        DELETE FROM attestation_challenges;
+        ALTER TABLE attestation_challenges ADD COLUMN ek_sha256 TEXT NOT NULL DEFAULT '';
+        ALTER TABLE policy_rules RENAME TO policy_rules_v7;
+        CREATE TABLE policy_rules (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            position INTEGER NOT NULL,
+            stage TEXT NOT NULL CHECK (stage IN ('registration', 'login')),
+            users TEXT NOT NULL,
+            hosts TEXT NOT NULL,
+            services TEXT NOT NULL,
+            key_kind TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('allow', 'deny', 'require-hardware-key', 'require-provisioned-ek')),
+            created INTEGER NOT NULL
+        );
+        INSERT INTO policy_rules (id, position, stage, users, hosts, services, key_kind, action, created)
+            SELECT id, position, stage, users, hosts, services, key_kind, action, created FROM policy_rules_v7;
+        UPDATE sqlite_sequence SET seq = MAX(seq, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'policy_rules_v7'), 0))
+            WHERE name = 'policy_rules';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'policy_rules', seq FROM sqlite_sequence
+            WHERE name = 'policy_rules_v7' AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'policy_rules');
+        DROP TABLE policy_rules_v7;
+        DROP INDEX IF EXISTS audit_user;
+        CREATE INDEX audit_user ON audit (user, kid, event, outcome, time);
         """
 }

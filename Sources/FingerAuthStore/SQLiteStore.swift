@@ -87,7 +87,7 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
 
     // MARK: - Keys
 
-    static let keyColumns = "SELECT kid, user, host, jwk, status, created, kind FROM keys"
+    static let keyColumns = "SELECT kid, user, host, jwk, status, created, kind, ek_sha256 FROM keys"
 
     /// The key stored under `kid`, in any status.
     public func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? {
@@ -110,7 +110,7 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
             throw StoreError("corrupt row in table keys")
         }
         return RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: stmt.int64(5) ?? 0,
-                             kind: kind)
+                             kind: kind, ek: stmt.text(7))
     }
 
     /// Every registered key, oldest first.
@@ -124,23 +124,40 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
         }
     }
 
-    /// Uses up the proof's jti, then registers `key` (active, or pending when its status
-    /// says so) unless its kid is taken; the audit row says what happened. All one
-    /// transaction.
-    public func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
-                         now: Int64) throws(StoreError) -> RegistrationResult {
-        try write { (db) throws(StoreError) -> RegistrationResult in
-            let result = try Self.registerLocked(db, key, proofJTI: proofJTI, keepUntil: keepUntil)
-            try Self.insertAudit(db, Registration.audit(audit, result: result, status: key.status), time: now)
-            return result
+    /// One page of keys as the console lists them: pending first, then newest first.
+    public func keysPage(_ page: Paging) throws(StoreError) -> [RegisteredKey] {
+        try read { (db) throws(StoreError) -> [RegisteredKey] in
+            try db.withStatement(Self.keyColumns + """
+                 ORDER BY CASE WHEN status = 'pending' THEN 0 ELSE 1 END, created DESC, kid LIMIT ?1 OFFSET ?2
+                """) { (stmt) throws(StoreError) -> [RegisteredKey] in
+                try stmt.bind(1, Int64(page.limit))
+                try stmt.bind(2, Int64(page.offset))
+                var keys: [RegisteredKey] = []
+                while try stmt.step() { keys.append(try Self.key(from: stmt)) }
+                return keys
+            }
         }
     }
 
-    private static func registerLocked(_ db: SQLiteDatabase, _ key: RegisteredKey, proofJTI: String,
-                                       keepUntil: Int64) throws(StoreError) -> RegistrationResult {
-        guard try claimJTI(db, proofJTI, keepUntil: keepUntil) else { return .proofReplayed }
+    /// Registers `key` as `Registration` describes, in one transaction with its audit rows.
+    public func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
+                         now: Int64) throws(StoreError) -> RegistrationResult {
+        try write { (db) throws(StoreError) -> RegistrationResult in
+            let steps = Registration.Steps(
+                existing: { () throws(StoreError) -> RegisteredKey? in try Self.key(db, kid: key.kid) },
+                claim: { () throws(StoreError) -> Bool in try Self.claimJTI(db, proofJTI, keepUntil: keepUntil) },
+                insert: { () throws(StoreError) -> RegisteredKey? in
+                    try Self.insertKey(db, key)
+                    return db.changes == 1 ? nil : try Self.key(db, kid: key.kid)
+                },
+                audit: { (row) throws(StoreError) in try Self.insertAudit(db, row, time: now) })
+            return try Registration.run(db, key, audit: audit, keyLimit: keyLimit, now: now, steps)
+        }
+    }
+
+    private static func insertKey(_ db: SQLiteDatabase, _ key: RegisteredKey) throws(StoreError) {
         try db.withStatement("""
-            INSERT INTO keys (kid, user, host, jwk, status, created, kind) VALUES (?1, ?2, ?3, ?4, ?6, ?5, ?7)
+            INSERT INTO keys (kid, user, host, jwk, status, created, kind, ek_sha256) VALUES (?1, ?2, ?3, ?4, ?6, ?5, ?7, ?8)
             ON CONFLICT (kid) DO NOTHING
             """) { (insert) throws(StoreError) in
             try insert.bind(1, key.kid)
@@ -150,11 +167,9 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
             try insert.bind(5, key.created)
             try insert.bind(6, key.status == .pending ? "pending" : "active")
             try insert.bind(7, key.kind.rawValue)
+            try insert.bind(8, key.ek)
             try insert.run()
         }
-        if db.changes == 1 { return .created }
-        guard let existing = try Self.key(db, kid: key.kid) else { throw StoreError("key vanished during registration") }
-        return Registration.existing(existing, for: key)
     }
 
     /// Marks an active or pending key revoked (it stays, so the kid can never be registered again).
@@ -234,39 +249,4 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
     public var sharesFailureCounts: Bool { false }
 
     public func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
-}
-
-/// What registration writes, the same for both stores.
-public enum Registration {
-    /// The registration's audit row for `result`.
-    public static func audit(_ event: AuditEvent, result: RegistrationResult, status: KeyStatus) -> AuditEvent {
-        var row = event
-        switch result {
-        case .created:
-            row.outcome = "accept"
-            row.reason = status == .pending ? "pending_approval" : nil
-        case .alreadyRegistered:
-            row.outcome = "accept"
-            row.reason = "already_registered"
-        case .conflict:
-            row.outcome = "deny"
-            row.reason = "kid_conflict"
-        case .revoked:
-            row.outcome = "deny"
-            row.reason = "key_revoked"
-        case .proofReplayed:
-            row.outcome = "deny"
-            row.reason = "proof_replayed"
-        }
-        return row
-    }
-
-    /// A registration that found `existing` under the kid of `key`: the same user and host
-    /// (compared byte for byte) are already registered; anything else is a conflict.
-    static func existing(_ existing: RegisteredKey, for key: RegisteredKey) -> RegistrationResult {
-        guard existing.user.utf8.elementsEqual(key.user.utf8), existing.host.utf8.elementsEqual(key.host.utf8) else {
-            return .conflict
-        }
-        return existing.status == .revoked ? .revoked : .alreadyRegistered
-    }
 }

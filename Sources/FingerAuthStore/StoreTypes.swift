@@ -22,10 +22,14 @@ public struct RegisteredKey: Sendable, Equatable {
     public var created: Int64
     /// Where the private key lives, as far as the authenticator was shown.
     public var kind: KeyOrigin
+    /// For an attested key: the EK of the TPM that attested it (`EndorsementKeyID`); nil for
+    /// a software key, and for keys attested before the authenticator recorded it.
+    public var ek: String?
 
     public init(kid: String, user: String, host: String, jwk: JWK, status: KeyStatus, created: Int64,
-                kind: KeyOrigin = .software) {
+                kind: KeyOrigin = .software, ek: String? = nil) {
         self.kind = kind
+        self.ek = ek
         self.kid = kid
         self.user = user
         self.host = host
@@ -170,6 +174,11 @@ public enum RegistrationResult: Sendable, Equatable {
     case revoked
     /// The registration proof's `jti` was seen before: nothing registered (401).
     case proofReplayed
+    /// The user already has the most keys allowed on this host (`max-keys-per-user-host`),
+    /// revoked ones not counted (409).
+    case tooManyKeys
+    /// The key was attested by another EK than the one pinned for its host (403).
+    case ekMismatch
 }
 
 /// What revoking one key did.

@@ -103,9 +103,10 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     func databaseTime() throws(StoreError) -> Int64 { try base.databaseTime() }
     func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] { try base.commit(items) }
     func listKeys() throws(StoreError) -> [RegisteredKey] { try base.listKeys() }
-    func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
+    func keysPage(_ page: Paging) throws(StoreError) -> [RegisteredKey] { try base.keysPage(page) }
+    func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
                   now: Int64) throws(StoreError) -> RegistrationResult {
-        try base.register(key, proofJTI: proofJTI, keepUntil: keepUntil, audit: audit, now: now)
+        try base.register(key, proofJTI: proofJTI, keepUntil: keepUntil, audit: audit, keyLimit: keyLimit, now: now)
     }
     func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult { try base.revoke(kid: kid, now: now) }
     func revokeKeys(user: String?, host: String?, now: Int64) throws(StoreError) -> [RegisteredKey] {
@@ -130,7 +131,7 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     func changePolicy(_ change: PolicyChange, audit: AuditEvent, now: Int64) throws(StoreError) -> PolicyChangeResult {
         try base.changePolicy(change, audit: audit, now: now)
     }
-    func hostSummaries() throws(StoreError) -> [HostSummary] { try base.hostSummaries() }
+    func hostSummaries(page: Paging?) throws(StoreError) -> [HostSummary] { try base.hostSummaries(page: page) }
     func userLists() throws(StoreError) -> [(list: String, users: [String])] { try base.userLists() }
     func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int, now: Int64) throws(StoreError) -> ChallengeAdmission {
         try base.addChallenge(challenge, perHost: perHost, capacity: capacity, now: now)
@@ -145,7 +146,12 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     func adminPasswordHash(name: String) throws(StoreError) -> String? { try base.adminPasswordHash(name: name) }
     func listAdmins() throws(StoreError) -> [(name: String, ready: Bool)] { try base.listAdmins() }
     func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord] { try base.consoleAudit(query) }
-    func lastLogins() throws(StoreError) -> [String: Int64] { try base.lastLogins() }
+    func lastLogins(of keys: [RegisteredKey]) throws(StoreError) -> [String: Int64] { try base.lastLogins(of: keys) }
+    func lastLogins(hosts: [String]) throws(StoreError) -> [String: Int64] { try base.lastLogins(hosts: hosts) }
+    func ekPin(host: String) throws(StoreError) -> EKPin? { try base.ekPin(host: host) }
+    func changeEKPin(_ change: EKPinChange, admin: String, peer: String, now: Int64) throws(StoreError) -> EKPinResult {
+        try base.changeEKPin(change, admin: admin, peer: peer, now: now)
+    }
     func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
         try base.loginsPerHour(since: since)
     }

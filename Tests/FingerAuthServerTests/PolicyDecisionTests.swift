@@ -43,6 +43,23 @@ final class PolicyDecisionTests: XCTestCase {
         XCTAssertNil(snapshot.decide(PolicyRequest(stage: .login, user: "a", host: "h", service: "login")).rule)
     }
 
+    func testRequireProvisionedEKTakesOnlyAKeyOfTheAdminsEK() {
+        let ek = String(repeating: "a", count: 64), other = String(repeating: "b", count: 64)
+        let rules = [rule(1, .registration, .requireProvisionedEK)]
+        func allowed(_ snapshot: PolicySnapshot, _ kind: KeyKind, _ keyEK: String?) -> Bool {
+            snapshot.decide(PolicyRequest(stage: .registration, user: "a", host: "h", keyKind: kind, ek: keyEK)).allowed
+        }
+        let provisioned = PolicySnapshot(rules: rules, provisionedEK: ek)
+        XCTAssertTrue(allowed(provisioned, .hardware, ek))
+        XCTAssertFalse(allowed(provisioned, .hardware, other))
+        XCTAssertFalse(allowed(provisioned, .hardware, nil))
+        XCTAssertFalse(allowed(provisioned, .software, ek))
+        // A host pinned on first use only (or not at all) has no provisioned EK.
+        XCTAssertFalse(allowed(PolicySnapshot(rules: rules), .hardware, ek))
+        XCTAssertEqual(PolicySnapshot(rules: rules).decide(PolicyRequest(stage: .registration, user: "a", host: "h")).summary,
+                       "deny by rule 1 (require-provisioned-ek): registration users=* hosts=* services=* key=* -> require-provisioned-ek")
+    }
+
     func testRegistrationRulesAndLoginRulesDoNotMix() {
         let rules = [rule(1, .registration, hosts: ["build01"], .deny), rule(2, services: ["sshd"], .deny)]
         let snapshot = PolicySnapshot(rules: rules)

@@ -39,9 +39,85 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try store.revoke(kid: "nope", now: 21), .unknown)
         XCTAssertEqual(try register(store, key("k1"), jti: "p5"), .revoked)
         XCTAssertEqual(try store.registeredKey(kid: "k1")?.status, .revoked)
+        // The same key again writes nothing: no audit row, and its proof's jti is not kept.
         XCTAssertEqual(try store.auditEvents().map { $0.outcome + ":" + ($0.reason ?? "-") },
-                       ["accept:-", "accept:already_registered", "deny:kid_conflict", "deny:kid_conflict",
-                        "deny:proof_replayed", "deny:key_revoked"])
+                       ["accept:-", "deny:kid_conflict", "deny:kid_conflict", "deny:proof_replayed", "deny:key_revoked"])
+    }
+
+    func testAKeyAgainWritesNoRowHowEverOftenItComes() throws {
+        let store = try SQLiteStore(path: temp.path)
+        XCTAssertEqual(try register(store, key("k1"), jti: "p0"), .created)
+        for i in 1...50 { XCTAssertEqual(try register(store, key("k1"), jti: "p\(i)"), .alreadyRegistered) }
+        XCTAssertEqual(try store.auditEvents().count, 1)
+        // Its proofs were not used up: they could still register a new key, which needs them
+        // signed by that key (the service checks), so nothing is gained by replaying them.
+        XCTAssertEqual(try register(store, key("k2"), jti: "p1"), .created)
+    }
+
+    func testTheKeyLimitCountsActiveAndPendingKeysOfOneUserOnOneHost() throws {
+        let store = try SQLiteStore(path: temp.path)
+        func add(_ kid: String, user: String = "alice", host: String = "host1") throws -> RegistrationResult {
+            try store.register(key(kid, user: user, host: host), proofJTI: "j-" + kid, keepUntil: 1000,
+                               audit: AuditEvent(event: "register", outcome: "deny"), keyLimit: 2, now: 10)
+        }
+        XCTAssertEqual(try add("k1"), .created)
+        XCTAssertEqual(try add("k2"), .created)
+        XCTAssertEqual(try add("k3"), .tooManyKeys)
+        XCTAssertEqual(try add("k4", user: "bob"), .created)
+        XCTAssertEqual(try add("k5", host: "host2"), .created)
+        XCTAssertEqual(try store.revoke(kid: "k1", now: 20), .revoked)
+        XCTAssertEqual(try add("k6"), .created)
+        XCTAssertNil(try store.registeredKey(kid: "k3"))
+        XCTAssertEqual(try store.auditEvents().last?.reason, nil)
+        XCTAssertEqual(try store.auditEvents().filter { $0.reason == "too_many_keys" }.count, 1)
+    }
+
+    func testTheFirstAttestedKeyPinsItsHostsEKAndAnotherEKIsRefused() throws {
+        let store = try SQLiteStore(path: temp.path)
+        let first = String(repeating: "1", count: 64), second = String(repeating: "2", count: 64)
+        func add(_ kid: String, ek: String?, host: String = "host1") throws -> RegistrationResult {
+            var attested = try key(kid, host: host)
+            attested.kind = .attestedTPM
+            attested.ek = ek
+            return try register(store, attested, jti: "j-" + kid)
+        }
+        XCTAssertEqual(try add("k1", ek: first), .created)
+        XCTAssertEqual(try store.ekPin(host: "host1")?.summary, "tofu " + first)
+        XCTAssertEqual(try add("k2", ek: second), .ekMismatch)
+        XCTAssertNil(try store.registeredKey(kid: "k2"))
+        XCTAssertEqual(try add("k3", ek: first), .created)
+        XCTAssertEqual(try add("k4", ek: second, host: "host2"), .created)
+        XCTAssertEqual(try store.registeredKey(kid: "k3")?.ek, first)
+        let rows = try store.auditEvents().map { "\($0.event):\($0.outcome):\($0.reason ?? "-")" }
+        XCTAssertEqual(rows, ["ek_pin:accept:tofu: (none) -> tofu \(first)", "register:accept:-",
+                              "register:deny:ek_mismatch", "register:accept:-",
+                              "ek_pin:accept:tofu: (none) -> tofu \(second)", "register:accept:-"])
+
+        // The admin provisions the second EK for host1: k1 and k3 (the first EK's) are revoked.
+        let result = try store.changeEKPin(.provision(host: "host1", ek: second, replace: false), admin: "root",
+                                           peer: "local", now: 30)
+        guard case let .changed(before, after, revoked) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(before?.source, .tofu)
+        XCTAssertEqual(after?.summary, "admin " + second)
+        XCTAssertEqual(revoked.map(\.kid), ["k1", "k3"])
+        XCTAssertEqual(try store.registeredKey(kid: "k1")?.status, .revoked)
+        XCTAssertEqual(try add("k5", ek: second), .created)
+        // Another EK over the admin's pin needs --replace.
+        let again = try store.changeEKPin(.provision(host: "host1", ek: first, replace: false), admin: "root",
+                                          peer: "local", now: 31)
+        XCTAssertEqual(again, .provisionedOther(try XCTUnwrap(after)))
+        XCTAssertEqual(try store.changeEKPin(.provision(host: "host1", ek: second, replace: false), admin: "root",
+                                             peer: "local", now: 32), .unchanged(try XCTUnwrap(after)))
+        guard case .changed(_, nil, let gone) = try store.changeEKPin(.reset(host: "host1"), admin: "root", peer: "local",
+                                                                       now: 33) else { return XCTFail("reset") }
+        XCTAssertEqual(gone.map(\.kid), ["k5"])
+        XCTAssertNil(try store.ekPin(host: "host1"))
+        XCTAssertEqual(try store.changeEKPin(.reset(host: "host1"), admin: "root", peer: "local", now: 34), .nothingPinned)
+        let pins = try store.auditEvents().filter { $0.event == "ek_pin" }.map { $0.outcome + ":" + ($0.reason ?? "-") }
+        XCTAssertEqual(pins.suffix(5), ["accept:by root: tofu \(first) -> admin \(second)",
+                                        "deny:by root: provisioned_other: admin \(second)",
+                                        "accept:by root: unchanged: admin \(second)",
+                                        "accept:by root: admin \(second) -> (none)", "deny:by root: nothing_pinned"])
     }
 
     func testRegistrationComparesNamesByteForByte() throws {

@@ -102,12 +102,7 @@ final class StorageTests: XCTestCase {
             INSERT INTO audit (time, event, user, outcome) VALUES (5, 'login', 'alice', 'accept');
             PRAGMA user_version = 2;
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: sqlite)
-        process.arguments = [temp.path, schema]
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        try runSQLite(sqlite, schema)
         let store = try SQLiteStore(path: temp.path)
         XCTAssertEqual(try store.auditEvents().map(\.verified), [true])
         XCTAssertEqual(try store.auditEvents().map(\.count), [1])
@@ -121,7 +116,56 @@ final class StorageTests: XCTestCase {
         check.standardOutput = out
         try check.run()
         check.waitUntilExit()
-        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n8\n")
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n9\n")
+    }
+
+    /// Version 9 rebuilds the rules table (SQLite cannot alter its CHECK for the new action):
+    /// the rules stay, and the ids of rules removed before are still never given again.
+    func testAVersion7DatabaseKeepsItsRulesAndNeverReusesARuleID() throws {
+        let sqlite = "/usr/bin/sqlite3"
+        guard FileManager.default.isExecutableFile(atPath: sqlite) else { throw XCTSkip("no sqlite3 command") }
+        let schema = """
+            CREATE TABLE keys (kid TEXT PRIMARY KEY NOT NULL, user TEXT NOT NULL, host TEXT NOT NULL, jwk TEXT NOT NULL,
+              status TEXT NOT NULL, created INTEGER NOT NULL, revoked INTEGER, kind TEXT NOT NULL DEFAULT 'software');
+            CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, event TEXT NOT NULL, user TEXT,
+              host TEXT, kid TEXT, jti TEXT, outcome TEXT NOT NULL, reason TEXT, peer TEXT, claimed_user TEXT,
+              verified INTEGER NOT NULL DEFAULT 1, count INTEGER NOT NULL DEFAULT 1, rule INTEGER, admin TEXT);
+            CREATE INDEX audit_user ON audit (user, time);
+            CREATE TABLE policy_rules (id INTEGER PRIMARY KEY AUTOINCREMENT, position INTEGER NOT NULL,
+              stage TEXT NOT NULL CHECK (stage IN ('registration', 'login')), users TEXT NOT NULL, hosts TEXT NOT NULL,
+              services TEXT NOT NULL, key_kind TEXT NOT NULL,
+              action TEXT NOT NULL CHECK (action IN ('allow', 'deny', 'require-hardware-key')), created INTEGER NOT NULL);
+            CREATE TABLE host_labels (host TEXT NOT NULL, label TEXT NOT NULL, PRIMARY KEY (host, label)) WITHOUT ROWID;
+            CREATE TABLE user_lists (list TEXT NOT NULL, "user" TEXT NOT NULL, PRIMARY KEY (list, "user")) WITHOUT ROWID;
+            CREATE TABLE attestation_challenges (id TEXT PRIMARY KEY NOT NULL, "user" TEXT NOT NULL, host TEXT NOT NULL,
+              ak_public TEXT NOT NULL, secret_sha256 TEXT NOT NULL, nonce TEXT NOT NULL, expires INTEGER NOT NULL) WITHOUT ROWID;
+            INSERT INTO policy_rules VALUES (1, 1, 'login', '*', '*', 'sudo', '*', 'require-hardware-key', 1);
+            INSERT INTO policy_rules VALUES (2, 2, 'login', 'bob', '*', '*', '*', 'deny', 1);
+            UPDATE sqlite_sequence SET seq = 5 WHERE name = 'policy_rules';
+            INSERT INTO attestation_challenges VALUES ('c', 'alice', 'h', 'x', 'y', 'z', 99999999999);
+            PRAGMA user_version = 7;
+            """
+        try runSQLite(sqlite, schema)
+        let store = try SQLiteStore(path: temp.path)
+        defer { store.close() }
+        XCTAssertEqual(try store.policyRules().map { "\($0.id) \($0.action.rawValue)" }, ["1 require-hardware-key", "2 deny"])
+        let rule = PolicyRule(stage: .registration, users: ["*"], hosts: ["*"], action: .requireProvisionedEK)
+        let added = try store.changePolicy(.addRule(rule, position: nil), audit: AuditEvent(event: "policy_change", outcome: "accept"),
+                                           now: 2)
+        guard case let .changed(made?, _, _) = added else { return XCTFail("\(added)") }
+        XCTAssertEqual(made.id, 6)
+        // A challenge made before the EK was recorded is not answered.
+        XCTAssertNil(try store.takeChallenge(id: "c", now: 3))
+    }
+
+    /// Runs `script` on the test's database file with the sqlite3 command.
+    func runSQLite(_ sqlite: String, _ script: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: sqlite)
+        process.arguments = [temp.path, script]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
     }
 
     func registerKey(_ store: SQLiteStore) throws {

@@ -25,6 +25,7 @@ def test_man_page_renders_without_warnings_and_names_every_command():
         assert "fingerauth " + command in done.stdout
     for sub in ["key create", "key show", "key rotate"]:
         assert "\n       " + sub + "\n" in done.stdout
+    assert "fingerauth key ek" in done.stdout and "\n       key ek " in done.stdout
     assert "EXIT STATUS" in done.stdout
 
 
@@ -38,7 +39,7 @@ def complete(*words):
 
 def test_completion_offers_every_command():
     assert set(COMMANDS) <= complete("fingerauth", "")
-    assert complete("fingerauth", "key", "") == {"create", "show", "rotate"}
+    assert complete("fingerauth", "key", "") == {"create", "show", "rotate", "ek"}
     assert complete("fingerauth", "enroll", "--finger", "left-t") == {"left-thumb"}
 
 

@@ -28,6 +28,8 @@ from test_authenticator import DeviceKey, claims  # noqa: E402
 from test_policy import db, server  # noqa: E402,F401  (store fixtures: sqlite and postgresql)
 
 CONSOLE = ("--admin-listen", "0")
+# 55 keys on one host: past the default registrations per host and window.
+NO_REGISTRATION_LIMIT = ("--host-registrations", "0")
 
 
 @pytest.fixture
@@ -319,3 +321,54 @@ def test_the_console_on_both_stores(tmp_path, ca, db):
         assert overview.element_text("refused") == "Refused logins (7 days): 1"
         audit = client.get("/audit?event=admin_approve")
         assert [(r[1], r[2], r[9]) for r in audit.table_rows("audit")] == [("admin_approve", "accept", "ada")]
+
+
+def test_the_keys_and_hosts_pages_paginate_on_both_stores(tmp_path, ca, db):
+    """Issue 32: the keys and hosts pages show 50 rows a page, with links to the next and
+    previous pages; every key and host on exactly one page, in the page's order; the last
+    login of a key on the second page is found."""
+    args = CONSOLE + ("--approval", "manual") + NO_REGISTRATION_LIMIT
+    with Authd(str(tmp_path / "a"), audience=AUDIENCE, tls=ca, db=db, args=args) as authd:
+        create_admin(authd, "ada")
+        client = ConsoleClient(authd)
+        assert client.sign_in("ada").status == 303
+        token = authd.create_token("h00")
+        keys = {}
+        for i in range(55):
+            key = DeviceKey()
+            user = "u%02d" % i
+            answer = authd.post_json("/v1/keys", {"user": user, "host": "h00", "jwk": key.jwk,
+                                                  "proof": key.proof(claims(sub=user, iss="h00"))}, token=token)
+            assert answer.status == 201, answer
+            keys[key.kid] = (user, key)
+        for i in range(1, 56):
+            authd.create_token("h%02d" % i)
+        approved = sorted(keys)[:5]
+        for kid in approved:
+            assert authd.admin("keys", "approve", "--kid", kid).returncode == 0
+        user, key = keys[approved[0]]
+        assert authd.post_json("/v1/login", {"jwt": key.sign(claims(sub=user, iss="h00"))}).status == 200
+
+        first, second = client.get("/keys"), client.get("/keys?page=2")
+        assert first.status == 200 and second.status == 200
+        one, two = first.table_rows("keys"), second.table_rows("keys")
+        assert (len(one), len(two)) == (50, 5)
+        assert sorted(r[0] for r in one + two) == sorted(keys)
+        # Pending first, then active; the active ones (approved last) are on the second page.
+        assert [r[4] for r in one + two] == ["pending"] * 50 + ["active"] * 5
+        assert {r[0] for r in two} == set(approved)
+        seen = {r[0]: r[6] for r in two}
+        assert seen[approved[0]] != "never" and [seen[k] for k in approved[1:]] == ["never"] * 4, seen
+        assert first.element_text("page") == "page 1" and 'id="next" href="/keys?page=2"' in first.text
+        assert 'id="previous"' not in first.text
+        assert 'id="previous" href="/keys?page=1"' in second.text and 'id="next"' not in second.text
+        assert client.get("/keys?page=3").table_rows("keys") == []
+        assert client.get("/keys?page=nonsense").table_rows("keys") == one
+
+        hosts_one, hosts_two = client.get("/hosts"), client.get("/hosts?page=2")
+        listed = [r[0] for r in hosts_one.table_rows("hosts")] + [r[0] for r in hosts_two.table_rows("hosts")]
+        assert listed == ["h%02d" % i for i in range(56)]
+        assert len(hosts_one.table_rows("hosts")) == 50 and 'id="next" href="/hosts?page=2"' in hosts_one.text
+        h00 = hosts_one.table_rows("hosts")[0]
+        assert (h00[3], h00[5]) == ("55", "none: the first attestation pins it") and h00[4] != "never", h00
+        assert hosts_two.table_rows("hosts")[-1][4] == "never"

@@ -3,7 +3,8 @@ the overview's figures of this test's own logins, filter the audit log (a time a
 filters), approve a pending key and see the module's next login succeed, revoke it and see
 the next login fall through to the password; add a policy rule and see the module's next
 login refused by it, test a case, remove the rule. The pages must raise no console error (a CSP violation would);
-screenshots of each page land in build/artefacts/browser/."""
+screenshots of each page land in build/artefacts/browser/. And the keys page paged through
+by its links (issue 32)."""
 
 import os
 import subprocess
@@ -18,6 +19,7 @@ from support.chromium import Browser, available  # noqa: E402
 from support.cli import server_keys  # noqa: E402
 from support.console import PASSWORD, create_admin  # noqa: E402
 from support.world import PASSWORDS, World  # noqa: E402
+from test_authenticator import DeviceKey, claims  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromium-driver or python3-selenium missing (make test-deps)")
 
@@ -31,7 +33,8 @@ def chromium_processes():
 def world(tmp_path, ca):
     w = World(tmp_path, ca)
     try:
-        w.start_authenticator(args=("--admin-listen", "0", "--approval", "manual"))
+        # --host-registrations 0: the paging test registers 52 keys on one host at once.
+        w.start_authenticator(args=("--admin-listen", "0", "--approval", "manual", "--host-registrations", "0"))
         yield w
     finally:
         w.close()
@@ -141,3 +144,33 @@ def test_an_admin_signs_in_reads_the_figures_filters_approves_revokes_and_edits_
     assert browser.path() == "/signin"
     browser.get(base + "/keys")
     assert browser.path() == "/signin"
+
+
+def test_an_admin_pages_through_the_keys(world, browser):
+    base = world.authd.console_url
+    token = world.authd.create_token("h00")
+    kids = set()
+    for i in range(52):
+        key, user = DeviceKey(), "u%02d" % i
+        answer = world.authd.post_json("/v1/keys", {"user": user, "host": "h00", "jwk": key.jwk,
+                                                    "proof": key.proof(claims(sub=user, iss="h00"))}, token=token)
+        assert answer.status == 201, answer
+        kids.add(key.kid)
+    create_admin(world.authd, "ada")
+    browser.get(base + "/signin")
+    browser.fill('input[name="name"]', "ada")
+    browser.fill('input[name="password"]', PASSWORD)
+    browser.click('#signin button[type="submit"]')
+    browser.get(base + "/keys")
+    first = [r.text.split()[0] for r in browser.find_all("#keys tbody tr")]
+    assert len(first) == 50 and browser.text("#page") == "page 1"
+    browser.screenshot("11-keys-page-1")
+    browser.click("#next")
+    assert browser.path() == "/keys?page=2"
+    second = [r.text.split()[0] for r in browser.find_all("#keys tbody tr")]
+    assert len(second) == 2 and set(first) | set(second) == kids
+    browser.screenshot("12-keys-page-2")
+    browser.click("#previous")
+    assert browser.path() == "/keys?page=1"
+    assert [r.text.split()[0] for r in browser.find_all("#keys tbody tr")] == first
+    assert browser.console_errors() == []

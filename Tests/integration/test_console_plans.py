@@ -27,8 +27,13 @@ HOURS = """SELECT CAST(("time" / 3600) * 3600 AS TEXT),
 REASONS = """SELECT reason, CAST(SUM(count) AS TEXT) FROM audit
  WHERE "time" >= CAST({since} AS BIGINT) AND outcome = 'deny' AND reason IS NOT NULL
  GROUP BY reason ORDER BY SUM(count) DESC, reason LIMIT CAST(10 AS BIGINT)"""
-LAST_LOGIN = """SELECT a."time" FROM audit a WHERE a."user" = 'u5' AND a.kid = 'kid5' AND a.event = 'login'
-   AND a.outcome = 'accept' ORDER BY a."time" DESC LIMIT 1"""
+LAST_LOGIN = """SELECT CAST("time" AS TEXT) AS last FROM audit
+ WHERE "user" = 'u5' AND kid = 'kid5' AND event = 'login' AND outcome = 'accept' ORDER BY "time" DESC LIMIT 1"""
+HOST_LAST_LOGIN = """SELECT CAST(MAX(last) AS TEXT) FROM
+  (SELECT (SELECT a."time" FROM audit a
+            WHERE a."user" = k."user" AND a.kid = k.kid AND a.event = 'login' AND a.outcome = 'accept'
+            ORDER BY a."time" DESC LIMIT 1) AS last
+     FROM keys k WHERE k.host = 'h5') AS per_key"""
 
 
 def audit_page(**filters):
@@ -54,6 +59,7 @@ def statements(now):
         "one user, refused": audit_page(user="u7", outcome="deny"),
         "one day": audit_page(since=day, until=now),
         "last login": LAST_LOGIN,
+        "host's last login": HOST_LAST_LOGIN,
     }
 
 
@@ -76,7 +82,11 @@ def test_sqlite_plans(tmp_path, ca):
     assert "USING INDEX audit_user (user=?)" in plans["one user"], plans
     assert "USING INDEX audit_user (user=?)" in plans["one user, refused"], plans
     assert "USING INDEX audit_time (time>? AND time<?)" in plans["one day"], plans
-    assert plans["last login"] == "SEARCH a USING INDEX audit_user (user=?)", plans
+    # One seek for a key's last login, however many rows its user has (issue 32).
+    last = "SEARCH audit USING COVERING INDEX audit_user (user=? AND kid=? AND event=? AND outcome=?)"
+    assert plans["last login"] == last, plans
+    assert "SEARCH a USING COVERING INDEX audit_user (user=? AND kid=? AND event=? AND outcome=?)" in plans["host's last login"]
+    assert "SEARCH k USING INDEX keys_host (host=?)" in plans["host's last login"], plans
 
 
 @pytest.mark.skipif(not postgres_available(), reason="PostgreSQL is not installed (apt-get install postgresql)")
@@ -95,4 +105,6 @@ def test_postgresql_plans(tmp_path, ca):
     assert "audit_user" in plans["one user"] and "Seq Scan" not in plans["one user"], plans
     assert "audit_user" in plans["one user, refused"], plans
     assert "audit_time" in plans["one day"] and "Seq Scan" not in plans["one day"], plans
-    assert "audit_user" in plans["last login"] and "Seq Scan" not in plans["last login"], plans
+    assert "Index Only Scan Backward using audit_user on audit" in plans["last login"], plans
+    assert "Seq Scan on audit" not in plans["last login"] and "Sort" not in plans["last login"], plans
+    assert "Index Only Scan Backward using audit_user on audit a" in plans["host's last login"], plans

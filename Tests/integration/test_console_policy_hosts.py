@@ -86,7 +86,8 @@ def test_a_policy_form_that_is_wrong_or_forged_changes_nothing(world, admin):
                                           "hosts": "*", "services": "sudo"})
     assert services.status == 400 and "a registration rule has no services" in services.element_text("policy-error")
     action = admin.post("/policy/add", {"csrf": csrf, "stage": "login", "action": "maybe", "users": "*", "hosts": "*"})
-    assert action.status == 400 and action.element_text("policy-error") == "action is allow, deny or require-hardware-key"
+    assert action.status == 400 and action.element_text("policy-error") == \
+        "action is allow, deny, require-hardware-key or require-provisioned-ek"
     html = admin.post("/policy/add", {"csrf": csrf, "stage": "login", "action": "deny", "users": "<b>x</b>", "hosts": "*"})
     assert html.status == 400 and "<b>x</b>" not in html.text and "&lt;b&gt;x&lt;/b&gt;" in html.text
     unknown = admin.post("/policy/remove", {"csrf": csrf, "id": "999"})

@@ -93,7 +93,7 @@ def register(fleet, authd, user, key):
 def test_the_schema_is_created_once_with_its_version(fleet):
     assert fleet.pg.query("fleet", "SELECT version FROM fingerauthd_schema ORDER BY version") == \
         [{"version": 1}, {"version": 2}, {"version": 3}, {"version": 4}, {"version": 5},
-         {"version": 6}, {"version": 7}, {"version": 8}]
+         {"version": 6}, {"version": 7}, {"version": 8}, {"version": 9}]
     assert fleet.a.request("GET", "/healthz").json() == {"ok": True, "store": "available"}
     assert fleet.b.request("GET", "/healthz").json() == {"ok": True, "store": "available"}
 
@@ -185,6 +185,9 @@ def test_one_users_failures_through_both_instances_are_counted_together(tmp_path
             assert all(1 <= wait <= 60 for wait in waits)
             assert b.post_json("/v1/login", {"jwt": other.sign(claims(sub="yvonne"))}).status == 200
             rows = pg.query("limits", "SELECT key, count FROM rate_counters ORDER BY key")
+            # The two registrations counted against the host (host-registrations), shared too.
+            assert {"key": "registration:%s" % HOST, "count": 2} in rows, rows
+            rows = [row for row in rows if not row["key"].startswith("registration:")]
             # Counted for the verified user at the address the failures came from (a leaked
             # old token replayed from elsewhere does not lock xavier out everywhere).
             assert rows == [{"key": "address:127.0.0.1", "count": 3}, {"key": "user:xavier@127.0.0.1", "count": 3}] \

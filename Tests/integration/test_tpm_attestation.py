@@ -2,7 +2,12 @@
 software TPM: the test plays the host with tpm2-pytss — EK, AK and a TPM-resident device
 key on swtpm — and the real fingerauthd checks the EK certificate against swtpm's CA, the
 AK by credential activation, and the device key by TPM2_Certify over its nonce. Every
-refusal is a 4xx whose reason is also the audit row's; on both stores."""
+refusal is a 4xx whose reason is also the audit row's; on both stores.
+
+And the EK bound to its host (issue 32): a second swtpm with its own EK (certified by the
+same trusted CA: a genuine TPM of another machine) is refused for a host whose first
+attestation pinned the first one; the admin provisions, replaces and resets pins; a policy
+can require an admin-provisioned EK; two instances on one PostgreSQL pin exactly one."""
 
 import base64
 import datetime
@@ -11,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 from cryptography import x509
@@ -137,8 +143,8 @@ def test_tpm_key_is_registered_as_attested_and_its_hwk_login_is_accepted(tmp_pat
         assert created.json() == {"kid": key.kid, "status": "active"}
         assert keys_by_kid(authd)[key.kid]["kind"] == "attested-tpm"
         table = admin_ok(authd, "keys", "list")
-        assert table.splitlines()[0].split()[-1] == "KIND"
-        assert [line for line in table.splitlines() if key.kid in line][0].split()[-1] == "attested-tpm"
+        assert table.splitlines()[0].split()[-2:] == ["KIND", "EK"]
+        assert [line for line in table.splitlines() if key.kid in line][0].split()[-2] == "attested-tpm"
         login = key.sign(claims(sub="alice", iss=HOSTNAME, amr=["fpt", "hwk"]))
         accepted = authd.post_json("/v1/login", {"jwt": login})
         assert accepted.status == 200, accepted
@@ -324,3 +330,233 @@ def test_a_challenge_made_by_one_instance_is_answered_at_another_and_used_once(t
         assert statuses == [200, 200, 200, 200, 429], statuses
         rows = a.sql("SELECT secret_sha256, nonce FROM attestation_challenges")
         assert len(rows) == 4 and all(len(unb64(r["secret_sha256"])) == 32 for r in rows)
+
+
+# -- The EK bound to the host (issue 32, point 1) ---------------------------------------------
+
+def ek_of(machine):
+    """What fingerauthd pins for a TPM: SHA-256 (hex) of its EK's public key as DER
+    SubjectPublicKeyInfo, computed here from the EK certificate with `cryptography`."""
+    public = x509.load_der_x509_certificate(machine.ek_certificate()).public_key()
+    return hashlib.sha256(public.public_bytes(serialization.Encoding.DER,
+                                              serialization.PublicFormat.SubjectPublicKeyInfo)).hexdigest()
+
+
+@pytest.fixture
+def other_host():
+    """A second machine: its own swtpm, its own EK (certified by the same trusted CA)."""
+    with SoftwareTPM() as other, TPMHost(other.tcti, ek_der=other.ek_certificate_der()) as machine:
+        yield machine
+
+
+def attested_key(authd, token, machine, user="alice"):
+    """A TPM key of `machine` registered for `user` on HOSTNAME with its attestation."""
+    machine.create_ak()
+    key = TPMKey(machine)
+    answer = challenge(authd, token, machine, user=user)
+    if answer.status != 200:
+        return key, answer
+    return key, register(authd, token, key, attestation_for(machine, answer), user=user)
+
+
+def hosts_by_name(authd):
+    return {h["host"]: h for h in json.loads(admin_ok(authd, "hosts", "list", "--json"))}
+
+
+def key_status(authd, token, kid):
+    answer = authd.request("GET", "/v1/keys/" + kid, headers={"Authorization": "Bearer " + token})
+    assert answer.status == 200, answer
+    return answer.json()
+
+
+def test_a_key_attested_by_another_tpm_is_refused_for_the_host_its_first_attestation_pinned(
+        tmp_path, db, host, other_host, ca_bundle):
+    with Authd(tmp_path / "a", db=db, args=("--tpm-ek-ca", ca_bundle)) as authd:
+        token = authd.create_token(HOSTNAME)
+        assert hosts_by_name(authd)[HOSTNAME]["ek"] is None
+        key, created = attested_key(authd, token, host)
+        assert created.status == 201, created
+        first = ek_of(host)
+        assert ek_of(other_host) != first
+        # Pinned on first use, and shown as such everywhere.
+        pin = hosts_by_name(authd)[HOSTNAME]["ek"]
+        assert (pin["sha256"], pin["source"], pin["by"]) == (first, "tofu", None), pin
+        line = [l for l in admin_ok(authd, "hosts", "list").splitlines() if l.startswith(HOSTNAME)][0]
+        assert line.endswith("%s (tofu: first attestation)" % first), line
+        assert keys_by_kid(authd)[key.kid]["ek"] == first
+        assert [l for l in admin_ok(authd, "keys", "list").splitlines() if key.kid in l][0].split()[-1] == first
+        status = key_status(authd, token, key.kid)
+        assert (status["kind"], status["ek"]) == ("attested-tpm", first), status
+        pinned = last_row(authd, "ek_pin")
+        assert (pinned["outcome"], pinned["reason"], pinned["kid"], pinned["user"]) == \
+            ("accept", "tofu: (none) -> tofu " + first, key.kid, "alice"), pinned
+
+        # Root on the host takes its token to a machine of its own: a genuine TPM, another EK.
+        stolen, refused = attested_key(authd, token, other_host, user="bob")
+        assert refused.status == 403 and refused.json()["error"] == "ek_mismatch", refused
+        row = last_row(authd, "attest_challenge")
+        assert (row["outcome"], row["reason"], row["user"], row["host"]) == ("deny", "ek_mismatch", "bob", HOSTNAME), row
+        assert stolen.kid not in keys_by_kid(authd)
+        assert "is not the host's pinned EK %s (tofu)" % first in authd.log_text()
+        # The host's own TPM still registers and logs in.
+        again, second = attested_key(authd, token, host, user="carol")
+        assert second.status == 201, second
+        assert authd.post_json("/v1/login", {"jwt": again.sign(claims(sub="carol", iss=HOSTNAME, amr=["fpt", "hwk"]))}).status == 200
+        # A software key is not bound to any TPM: it stays what it was (no EK).
+        software = DeviceKey()
+        assert register(authd, token, software, user="dave").status == 201
+        assert keys_by_kid(authd)[software.kid]["ek"] is None
+
+
+def test_the_admin_provisions_the_hosts_ek_over_a_tofu_pin_and_resets_it_audited(
+        tmp_path, db, host, other_host, ca_bundle):
+    with Authd(tmp_path / "a", db=db, args=("--tpm-ek-ca", ca_bundle)) as authd:
+        token = authd.create_token(HOSTNAME)
+        # The wrong TPM attests first (root on the host before its first attestation): it wins the pin.
+        intruder, created = attested_key(authd, token, other_host, user="mallory")
+        assert created.status == 201, created
+        wrong, right = ek_of(other_host), ek_of(host)
+        assert hosts_by_name(authd)[HOSTNAME]["ek"]["source"] == "tofu"
+        denied = attested_key(authd, token, host)[1]
+        assert denied.status == 403 and denied.json()["error"] == "ek_mismatch", denied
+
+        # The admin pins the host's own EK (from `fingerauth key ek` on it): the intruder's key goes.
+        done = authd.admin("hosts", "add-ek", HOSTNAME, right.upper())
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == ["EK of %s: tofu %s -> admin %s" % (HOSTNAME, wrong, right),
+                                            "revoked %s (mallory on %s): attested by another EK" % (intruder.kid, HOSTNAME)]
+        pin = hosts_by_name(authd)[HOSTNAME]["ek"]
+        assert (pin["sha256"], pin["source"]) == (right, "admin") and pin["by"], pin
+        assert keys_by_kid(authd)[intruder.kid]["status"] == "revoked"
+        login = authd.post_json("/v1/login", {"jwt": intruder.sign(claims(sub="mallory", iss=HOSTNAME, amr=["fpt", "hwk"]))})
+        assert login.status == 401 and login.json()["error"] == "key_revoked", login
+        rows = [(r["event"], r["outcome"], r["reason"], r["kid"], r["peer"]) for r in authd.audit_rows()
+                if r["event"] in ("ek_pin", "admin_revoke")]
+        assert rows[-2:] == [("ek_pin", "accept", "by %s: tofu %s -> admin %s" % (pin["by"], wrong, right), None, "local"),
+                             ("admin_revoke", "accept", "ek_repinned", intruder.kid, "local")], rows
+        key, registered = attested_key(authd, token, host)
+        assert registered.status == 201, registered
+        assert attested_key(authd, token, other_host, user="mallory")[1].json()["error"] == "ek_mismatch"
+
+        # Another EK over the admin's pin needs --replace; the same one changes nothing.
+        other = authd.admin("hosts", "add-ek", HOSTNAME, wrong)
+        assert other.returncode == 1 and "add --replace" in other.stderr, other.stderr
+        same = authd.admin("hosts", "add-ek", HOSTNAME, right)
+        assert same.returncode == 0 and same.stdout == "EK of %s was already provisioned: %s\n" % (HOSTNAME, right)
+        assert [r["outcome"] for r in authd.audit_rows() if r["event"] == "ek_pin"][-2:] == ["deny", "accept"]
+        bad = authd.admin("hosts", "add-ek", HOSTNAME, "not-a-hash")
+        assert bad.returncode == 2 and "is not an EK hash" in bad.stderr
+
+        # A reset drops the pin and the keys of the pinned EK: the next attestation pins anew.
+        reset = authd.admin("hosts", "reset-ek", HOSTNAME)
+        assert reset.returncode == 0, reset.stderr
+        assert "revoked %s" % key.kid in reset.stdout and "pins its EK (trust on first use)" in reset.stdout
+        assert hosts_by_name(authd)[HOSTNAME]["ek"] is None
+        assert last_row(authd, "ek_pin")["reason"].endswith(": admin %s -> (none)" % right)
+        assert attested_key(authd, token, host, user="erin")[1].status == 201
+        assert hosts_by_name(authd)[HOSTNAME]["ek"]["source"] == "tofu"
+        nothing = authd.admin("hosts", "reset-ek", "nohost")
+        assert nothing.returncode == 1 and "has no EK pinned" in nothing.stderr
+
+
+def test_a_policy_requiring_a_provisioned_ek_refuses_a_tofu_hosts_key_until_the_admin_pins_it(
+        tmp_path, db, host, ca_bundle):
+    with Authd(tmp_path / "a", db=db, args=("--tpm-ek-ca", ca_bundle)) as authd:
+        token = authd.create_token(HOSTNAME)
+        # A key registered under the pin its first attestation made.
+        tofu_key, created = attested_key(authd, token, host)
+        assert created.status == 201, created
+        out = admin_ok(authd, "policy", "add", "--stage", "login", "--users", "*", "--hosts", HOSTNAME,
+                       "--action", "require-provisioned-ek")
+        login_rule = int(out.split()[2])
+        out = admin_ok(authd, "policy", "add", "--stage", "registration", "--users", "*", "--hosts", HOSTNAME,
+                       "--action", "require-provisioned-ek")
+        registration_rule = int(out.split()[2])
+        hwk = lambda key, user="alice": key.sign(claims(sub=user, iss=HOSTNAME, amr=["fpt", "hwk"]))  # noqa: E731
+        refused = authd.post_json("/v1/login", {"jwt": hwk(tofu_key)})
+        assert refused.status == 403 and refused.json() == {"error": "policy_denied", "rule": login_rule}, refused
+        # (The host's TPM holds one device key at a time: tofu_key cannot sign after this.)
+        key, denied = attested_key(authd, token, host, user="bob")
+        assert denied.status == 403 and denied.json() == {"error": "policy_denied", "rule": registration_rule}, denied
+        assert (last_row(authd, "register")["reason"], last_row(authd, "register")["rule"]) == ("policy_denied", registration_rule)
+        software = DeviceKey()
+        assert register(authd, token, software, user="carol").json()["error"] == "policy_denied"
+        tested = authd.admin("policy", "test", "--user", "alice", "--host", HOSTNAME, "--service", "sudo", "--provisioned-ek")
+        assert tested.returncode == 3 and "(require-provisioned-ek)" in tested.stdout, tested.stdout
+
+        # The admin provisions the same EK: nothing is revoked, and the host's TPM keys are allowed.
+        done = authd.admin("hosts", "add-ek", HOSTNAME, ek_of(host))
+        assert done.returncode == 0 and "revoked" not in done.stdout, done.stdout
+        assert keys_by_kid(authd)[tofu_key.kid]["status"] == "active"
+        key, registered = attested_key(authd, token, host, user="bob")
+        assert registered.status == 201, registered
+        assert authd.post_json("/v1/login", {"jwt": hwk(key, "bob")}).status == 200
+        tested = authd.admin("policy", "test", "--user", "alice", "--host", HOSTNAME, "--service", "sudo", "--provisioned-ek")
+        assert tested.returncode == 0, tested.stdout
+        assert authd.admin("policy", "test", "--user", "alice", "--host", HOSTNAME, "--service", "sudo",
+                           "--hardware").returncode == 3
+
+
+def test_two_instances_attesting_two_tpms_at_once_pin_exactly_one(tmp_path, server, db, host, other_host, ca_bundle):
+    if server is None:
+        pytest.skip("a fleet needs PostgreSQL")
+    args = ("--tpm-ek-ca", ca_bundle)
+    with Authd(tmp_path / "a", db=db, args=args) as a, Authd(tmp_path / "b", db=db, args=args) as b:
+        token = a.create_token(HOSTNAME)
+        # Both challenges are made before anything is pinned: only the registrations decide.
+        bodies = []
+        for authd, machine, user in ((a, host, "alice"), (b, other_host, "bob")):
+            machine.create_ak()
+            key = TPMKey(machine)
+            answer = challenge(authd, token, machine, user=user)
+            assert answer.status == 200, answer
+            bodies.append((authd, {"user": user, "host": HOSTNAME, "jwk": key.jwk,
+                                   "proof": key.proof(claims(sub=user, iss=HOSTNAME)),
+                                   "attestation": attestation_for(machine, answer)}))
+        answers = [None, None]
+        barrier = threading.Barrier(2)
+
+        def send(i):
+            barrier.wait()
+            answers[i] = bodies[i][0].post_json("/v1/keys", bodies[i][1], token=token)
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        statuses = sorted(answer.status for answer in answers)
+        assert statuses == [201, 403], answers
+        loser = [answer for answer in answers if answer.status == 403][0]
+        assert loser.json()["error"] == "ek_mismatch"
+        winner = 0 if answers[0].status == 201 else 1
+        pin = hosts_by_name(b)[HOSTNAME]["ek"]
+        assert (pin["sha256"], pin["source"]) == (ek_of((host, other_host)[winner]), "tofu"), pin
+        assert len(a.sql("SELECT * FROM host_eks")) == 1
+        reasons = sorted(str(r["reason"]) for r in a.audit_rows() if r["event"] == "register")
+        assert reasons == ["None", "ek_mismatch"], reasons
+
+
+def test_the_console_shows_each_keys_ek_and_each_hosts_pin_and_where_it_came_from(tmp_path, ca, db, host, ca_bundle):
+    from support.console import ConsoleClient, create_admin
+    with Authd(tmp_path / "a", db=db, tls=ca, args=("--tpm-ek-ca", ca_bundle, "--admin-listen", "0")) as authd:
+        create_admin(authd, "ada")
+        client = ConsoleClient(authd)
+        assert client.sign_in("ada").status == 303
+        token = authd.create_token(HOSTNAME)
+        authd.create_token("web02")
+        key, created = attested_key(authd, token, host)
+        assert created.status == 201, created
+        ek = ek_of(host)
+        keys = client.get("/keys")
+        [row] = keys.table_rows("keys")
+        assert (row[0], row[3], row[7]) == (key.kid, "attested-tpm", ek[:16]), row
+        assert 'title="%s"' % ek in keys.text
+        hosts = {r[0]: r for r in client.get("/hosts").table_rows("hosts")}
+        assert hosts[HOSTNAME][5] == "%s TOFU (pinned by its first attestation)" % ek[:16], hosts
+        assert hosts["web02"][5] == "none: the first attestation pins it"
+        assert authd.admin("hosts", "add-ek", HOSTNAME, ek).returncode == 0
+        hosts = {r[0]: r for r in client.get("/hosts").table_rows("hosts")}
+        assert hosts[HOSTNAME][5].startswith("%s provisioned by " % ek[:16]), hosts
+        audit = client.get("/audit?event=ek_pin")
+        assert [r[6] for r in audit.table_rows("audit")][-1] == "tofu: (none) -> tofu " + ek

@@ -6,6 +6,7 @@ which signs inside the TPM. A second swtpm (another machine) and a cleared TPM c
 the key file: the module falls through to the password, and `status` says what to do."""
 
 import base64
+import hashlib
 import json
 import os
 import stat
@@ -260,3 +261,51 @@ def test_the_callers_tss_log_variables_do_not_reach_the_tpm_code(world, tmp_path
                         env={"TSS2_LOG": "all+trace", "TSS2_LOGFILE": str(target)})
     assert login.name == "PAM_SUCCESS", login
     assert not target.exists()
+
+
+def test_key_ek_prints_the_ek_the_tpm_tools_name_and_the_authenticator_pins(world, tpm, tmp_path):
+    """`fingerauth key ek` (issue 32): the SHA-256 of the EK's public key (DER
+    SubjectPublicKeyInfo), the same as `sha256sum` of `tpm2_readpublic -f der` of the EK the
+    TPM makes from its template, and what the authenticator pins for the host when its
+    first key is attested; the admin provisions it as printed."""
+    done = world.cli("key", "ek")
+    assert done.returncode == 0, done.stderr
+    ek = done.stdout.strip()
+    assert len(ek) == 64 and all(c in "0123456789abcdef" for c in ek), done.stdout
+    context, der = str(tmp_path / "ek.ctx"), str(tmp_path / "ek.der")
+    tpm.tools("tpm2_createek", "-c", context, "-G", "rsa", "-u", str(tmp_path / "ek.pub"))
+    tpm.tools("tpm2_readpublic", "-c", context, "-f", "der", "-o", der)
+    tpm.tools("tpm2_flushcontext", "-t")  # swtpm has no resource manager: free its three object slots
+    with open(der, "rb") as f:
+        assert hashlib.sha256(f.read()).hexdigest() == ek
+    shown = json.loads(world.cli("key", "ek", "--json").stdout)
+    assert shown["ek"] == ek and shown["host"] == "testhost" and shown["certificate_subject"], shown
+
+    enroll_tpm(world)
+    hosts = {h["host"]: h for h in json.loads(world.authd.admin("hosts", "list", "--json").stdout)}
+    assert (hosts["testhost"]["ek"]["sha256"], hosts["testhost"]["ek"]["source"]) == (ek, "tofu")
+    assert [k["ek"] for k in server_keys(world)] == [ek]
+    provisioned = world.authd.admin("hosts", "add-ek", "testhost", ek)
+    assert provisioned.returncode == 0 and provisioned.stdout == "EK of testhost: tofu %s -> admin %s\n" % (ek, ek)
+    assert world.login("alice", scans=["finger-A"]).name == "PAM_SUCCESS"
+
+    # Without a TPM at tpm_tcti it says so.
+    world.write_conf(tpm_tcti="swtpm:host=127.0.0.1,port=9")
+    missing = world.cli("key", "ek")
+    assert missing.returncode == 1 and "cannot read the EK certificate of the TPM at swtpm:host=127.0.0.1,port=9" in missing.stderr
+
+
+def test_enrolling_with_another_machines_tpm_is_refused_and_says_what_to_do(world, tmp_path):
+    """Issue 32: the host's first attestation pinned its TPM's EK; a TPM of another machine
+    (root took the token there) cannot register a key for the host, and `fingerauth` says
+    why and what the admin checks."""
+    enroll_tpm(world)
+    with SoftwareTPM() as other:
+        world.write_conf(tpm_tcti=other.tcti)
+        done = world.cli("enroll", "--user", "bob", "--store", "tpm", feed=enroll_commands("finger-B"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "the authenticator has another TPM's endorsement key pinned for testhost" in done.stderr, done.stderr
+    assert "fingerauthd hosts add-ek testhost HASH" in done.stderr
+    assert [k["user"] for k in server_keys(world)] == ["alice"]
+    rows = [r for r in world.authd.audit_rows() if r["reason"] == "ek_mismatch"]
+    assert [(r["event"], r["user"], r["host"]) for r in rows] == [("attest_challenge", "bob", "testhost")], rows

@@ -25,7 +25,7 @@ public struct ConsoleSettings: Sendable {
 /// Content-Security-Policy that allows nothing but this listener's stylesheet and forms.
 final class AdminConsole: Sendable {
     /// The query parameters any console page reads (the HTTP layer looks up only these).
-    static let queryNames = ["user", "host", "event", "outcome", "from", "to", "before", "token", "done"] + policyQueryNames
+    static let queryNames = ["user", "host", "event", "outcome", "from", "to", "before", "token", "done", "page"] + policyQueryNames
     static let sessionCookie = "fa_console"
     static let signInCookie = "fa_signin"
     static let minimumPassword = 12
@@ -109,8 +109,8 @@ final class AdminConsole: Sendable {
             case "/", "/overview": return html(200, try overviewPage(signedIn))
             case "/audit": return html(200, try auditPage(request, signedIn))
             case "/audit.csv": return try auditCSV(request)
-            case "/keys": return html(200, try keysPage(signedIn, message: nil))
-            case "/hosts": return html(200, try hostsPage(signedIn))
+            case "/keys": return html(200, try keysPage(signedIn, message: nil, page: Self.pageNumber(request)))
+            case "/hosts": return html(200, try hostsPage(signedIn, page: Self.pageNumber(request)))
             case "/policy": return html(200, try policyPage(request, signedIn))
             default: return html(404, ConsoleHTML.page(title: "Not found", admin: session.admin, csrf: session.csrf, body: ""))
             }

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthCrypto
 import FingerAuthStore
 
 /// The hosts page and its one action, revoking a host: its enrollment tokens, every key
@@ -8,13 +9,10 @@ extension AdminConsole {
     /// A host whose keys have not logged in for this long is marked on the page.
     static let staleSeconds: Int64 = 30 * 86_400
 
-    func hostsPage(_ who: SignedIn, message: String? = nil) throws(StoreError) -> String {
-        let hosts = try store.hostSummaries()
-        let lastLogins = try store.lastLogins()
-        var lastSeen: [String: Int64] = [:]
-        for key in try store.listKeys() {
-            if let time = lastLogins[key.kid] { lastSeen[key.host] = max(lastSeen[key.host] ?? time, time) }
-        }
+    func hostsPage(_ who: SignedIn, message: String? = nil, page: Int = 1) throws(StoreError) -> String {
+        let fetched = try store.hostSummaries(page: Paging(offset: (page - 1) * Self.pageSize, limit: Self.pageSize + 1))
+        let hosts = Array(fetched.prefix(Self.pageSize))
+        let lastSeen = try store.lastLogins(hosts: hosts.map(\.host))
         let rows = hosts.map { host -> [String] in
             let seen = lastSeen[host.host]
             var seenText = seen.map(ConsoleHTML.time) ?? "never"
@@ -22,13 +20,22 @@ extension AdminConsole {
             let revoke = host.activeTokens > 0 || host.keys > 0
                 ? ConsoleHTML.button("Revoke host", action: "/hosts/revoke", fields: [("host", host.host)], csrf: who.csrf, cls: "danger")
                 : ""
+            var ek = "none: the first attestation pins it"
+            if let pin = host.ek {
+                ek = Self.ekCell(pin.ek) + (pin.source == .admin
+                    ? " <span class=\"ek-source\">provisioned by \(ConsoleHTML.escape(pin.by ?? "an admin"))</span>"
+                    : " <span class=\"ek-source\">TOFU (pinned by its first attestation)</span>")
+            }
             return [ConsoleHTML.escape(host.host), ConsoleHTML.escape(host.labels.joined(separator: ", ")),
-                    "\(host.activeTokens) of \(host.tokens)", String(host.keys), seenText, revoke]
+                    "\(host.activeTokens) of \(host.tokens)", String(host.keys), seenText, ek, revoke]
         }
         let note = ConsoleHTML.message(message)
-        let body = note + "<p>Last login: the newest accepted fingerprint login by any key of the host.</p>"
-            + ConsoleHTML.table(id: "hosts", headers: ["host", "labels", "enrollment tokens active", "keys", "last login (UTC)", ""],
-                                rows: rows)
+        let body = note + "<p>Last login: the newest accepted fingerprint login by any key of the host. "
+            + "EK: the TPM endorsement key the host's attested keys must come from; a TOFU pin is whichever TPM "
+            + "attested first, an admin's (fingerauthd hosts add-ek) is the host's own.</p>"
+            + ConsoleHTML.table(id: "hosts", headers: ["host", "labels", "enrollment tokens active", "keys", "last login (UTC)",
+                                                       "EK", ""], rows: rows)
+            + Self.pager("/hosts", page: page, more: fetched.count > Self.pageSize)
         return ConsoleHTML.page(title: "Hosts", admin: who.admin, csrf: who.csrf, current: "/hosts", body: body)
     }
 

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthCrypto
 import FingerAuthStore
 
 /// The console's pages and its two actions.
@@ -119,9 +120,38 @@ extension AdminConsole {
 
     // MARK: Keys
 
-    func keysPage(_ who: SignedIn, message: String?) throws(StoreError) -> String {
-        let lastLogins = try store.lastLogins()
-        let keys = try store.listKeys().sorted { ($0.status == .pending ? 0 : 1, -$0.created) < ($1.status == .pending ? 0 : 1, -$1.created) }
+    /// Rows on one page of the keys and the hosts pages.
+    static let pageSize = 50
+
+    /// The 1-based page a request asks for (`?page=N`); 1 when absent or not a number.
+    static func pageNumber(_ request: HTTPRequest?) -> Int {
+        guard let request, let text = ConsoleForms.query(request, "page"), text.utf8.count <= 6,
+              let number = Int(text), number >= 1 else { return 1 }
+        return number
+    }
+
+    /// Links to the previous and next page of `path`, when there are such pages.
+    static func pager(_ path: String, page: Int, more: Bool) -> String {
+        var links: [String] = []
+        if page > 1 { links.append("<a id=\"previous\" href=\"\(path)?page=\(page - 1)\">Previous</a>") }
+        links.append("<span id=\"page\">page \(page)</span>")
+        if more { links.append("<a id=\"next\" href=\"\(path)?page=\(page + 1)\">Next</a>") }
+        return "<p class=\"pager\">" + links.joined(separator: " ") + "</p>"
+    }
+
+    /// An EK name for a table cell: its first 16 hex digits, the whole name as the title.
+    static func ekCell(_ ek: String?) -> String {
+        guard let ek else { return "" }
+        let clean = ConsoleHTML.escape(ek)
+        return "<code class=\"ek\" title=\"\(clean)\">\(ConsoleHTML.escape(EndorsementKeyID.short(ek)))</code>"
+    }
+
+    /// One page of keys (pending first, then newest first), each with its last login — one
+    /// index seek per key shown, whatever the size of the audit log.
+    func keysPage(_ who: SignedIn, message: String?, page: Int = 1) throws(StoreError) -> String {
+        let fetched = try store.keysPage(Paging(offset: (page - 1) * Self.pageSize, limit: Self.pageSize + 1))
+        let keys = Array(fetched.prefix(Self.pageSize))
+        let lastLogins = try store.lastLogins(of: keys)
         let rows = keys.map { key -> [String] in
             var actions: [String] = []
             if key.status == .pending {
@@ -132,10 +162,13 @@ extension AdminConsole {
             }
             return ["<code>\(ConsoleHTML.escape(key.kid))</code>", ConsoleHTML.escape(key.user), ConsoleHTML.escape(key.host),
                     key.kind.rawValue, "<span class=\"status\">\(key.status.rawValue)</span>", ConsoleHTML.time(key.created),
-                    lastLogins[key.kid].map(ConsoleHTML.time) ?? "never", actions.joined(separator: " ")]
+                    lastLogins[key.kid].map(ConsoleHTML.time) ?? "never", Self.ekCell(key.ek), actions.joined(separator: " ")]
         }
         let note = ConsoleHTML.message(message)
-        let body = note + ConsoleHTML.table(id: "keys", headers: ["kid", "user", "host", "kind", "status", "registered (UTC)", "last login (UTC)", ""], rows: rows)
+        let body = note + "<p>EK: the TPM endorsement key that attested the key (SHA-256 of its public key).</p>"
+            + ConsoleHTML.table(id: "keys", headers: ["kid", "user", "host", "kind", "status", "registered (UTC)",
+                                                      "last login (UTC)", "EK", ""], rows: rows)
+            + Self.pager("/keys", page: page, more: fetched.count > Self.pageSize)
         return ConsoleHTML.page(title: "Keys", admin: who.admin, csrf: who.csrf, current: "/keys", body: body)
     }
 
