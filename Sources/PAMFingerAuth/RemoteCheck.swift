@@ -5,15 +5,16 @@ import FingerAuthSystem
 import Glibc
 #endif
 
-/// Why this login comes from a remote session, or nil (DESIGN step 3). Facts the caller
-/// cannot forge decide: `PAM_RHOST`, the audit session's record (ours or logind's), the
-/// terminal's utmp entry. The SSH variables of the environment can only add "remote":
-/// whoever wants the local reader armed from an ssh session simply unsets them.
-func remoteReason(_ handle: PAMHandle, options: Options) -> String? {
+/// Why this login comes from a remote session, or nil (docs/ARCHITECTURE.md, "Remote
+/// sessions"). Facts the caller cannot forge decide: `PAM_RHOST`, the audit session's
+/// record (ours or logind's), the terminal's utmp entry. The SSH variables of the
+/// environment can only add "remote": whoever wants the local reader armed from an ssh
+/// session simply unsets them. `trace`: the debug log (why a source was skipped).
+func remoteReason(_ handle: PAMHandle, options: Options, trace: @escaping (String) -> Void) -> String? {
     if let host = handle.stringItem(PAM_RHOST), !host.isEmpty { return "PAM_RHOST \(printable(host))" }
-    if let why = RemoteSession(recordDirectory: options.sessionDirectory).remoteReason(tty: handle.stringItem(PAM_TTY)) {
-        return why
-    }
+    var session = RemoteSession(recordDirectory: options.sessionDirectory)
+    session.trace = trace
+    if let why = session.remoteReason(tty: handle.stringItem(PAM_TTY)) { return why }
     if handle.inSSHSession() { return "SSH variables in the environment" }
     return nil
 }
