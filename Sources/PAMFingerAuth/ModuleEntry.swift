@@ -48,7 +48,7 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
                     milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
         return asked.failure
     }
-    let request = LoginRequest(user: user, service: service, remote: remoteReason(handle, options: options, trace: log.step),
+    let request = LoginRequest(user: user, service: service, remote: remoteReason(handle, options: options, user: user, trace: log.step),
                                silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
     /// The login as root: the helper started here, the texts in the caller's language.
     func rootLoginFlow() -> LoginFlow {
