@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <utmp.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
@@ -57,6 +58,9 @@ static inline int fa_pidfd_send_signal(int pidfd, int signal) {
     return (int)syscall(424, pidfd, signal, NULL, 0);
 #endif
 }
+/* PR_SET_DUMPABLE 0: no core file, and /proc/<pid> of this process is root's only. An
+ * execve resets it, so the helper sets it itself (prctl(2) is variadic). */
+static inline int fa_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 /* Reaps the child that `pidfd` names, if it has ended (waitid(P_PIDFD), Linux 5.4): 1 and
  * `*status` as waitpid(2) would give it, 0 while it runs, -1 with errno set (ECHILD: it was
  * reaped by someone else). Unlike waitpid(pid), it can never reap another child that was
