@@ -7,32 +7,14 @@ import Glibc
 /// The local-seat rule on files laid out as the kernel (`/proc`), logind
 /// (`/run/systemd/…`) and the module's session line leave them, in a temporary folder:
 /// logind does not run on these machines, so its mode is tested with stand-in state.
-final class LocalSeatTests: XCTestCase {
-    var root = ""
+final class LocalSeatTests: StandInFilesTestCase {
+    override var folderPrefix: String { "/tmp/fa-seat-" }
     var traced: [String] = []
 
     override func setUp() {
-        var template = Array("/tmp/fa-seat-XXXXXX".utf8CString)
-        root = template.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return "" }
-            return String(cString: base)
-        }
-        XCTAssertFalse(root.isEmpty)
+        super.setUp()
         for dir in ["self", "proc", "records", "systemd", "systemd/sessions", "systemd/users"] { mkdir(root + "/" + dir, 0o755) }
         traced = []
-    }
-
-    override func tearDown() {
-        _ = system("rm -rf '\(root)'")
-    }
-
-    func write(_ name: String, _ text: String, mode: mode_t = 0o644) {
-        let path = root + "/" + name
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)
-        XCTAssertGreaterThanOrEqual(fd, 0, path)
-        _ = Array(text.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        fchmod(fd, mode)
-        close(fd)
     }
 
     /// tty_nr of /proc/self/stat: major 136 is pts, major 4 the virtual consoles.

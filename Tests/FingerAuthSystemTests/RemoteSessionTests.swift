@@ -7,30 +7,8 @@ import Glibc
 
 /// The remote-session facts read from files laid out as the kernel, logind, sshd and the
 /// module's own session line leave them, in a temporary folder.
-final class RemoteSessionTests: XCTestCase {
-    var root = ""
-
-    override func setUp() {
-        var template = Array("/tmp/fa-remote-XXXXXX".utf8CString)
-        root = template.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return "" }
-            return String(cString: base)
-        }
-        XCTAssertFalse(root.isEmpty)
-    }
-
-    override func tearDown() {
-        _ = system("rm -rf '\(root)'")
-    }
-
-    func write(_ name: String, _ text: String, mode: mode_t = 0o644) {
-        let path = root + "/" + name
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)
-        XCTAssertGreaterThanOrEqual(fd, 0, path)
-        _ = Array(text.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        fchmod(fd, mode)
-        close(fd)
-    }
+final class RemoteSessionTests: StandInFilesTestCase {
+    override var folderPrefix: String { "/tmp/fa-remote-" }
 
     func session(id: String = "7") -> RemoteSession {
         write("sessionid", id)
