@@ -33,7 +33,7 @@ public struct LocalSeat {
 
     /// Why this login is not positively local (it is then skipped like a remote one), or
     /// nil when the reader may be armed. `uids`: whose live remote session makes a
-    /// pseudo-terminal doubtful (the user logging in, the caller, the login uid);
+    /// pseudo-terminal doubtful (the user logging in, a setuid host's caller, the login uid);
     /// `name` turns a uid into a user name for the message.
     public func notLocalReason(uids: Set<UInt32>, name: (UInt32) -> String) -> String? {
         let terminal = session.controllingTerminal()

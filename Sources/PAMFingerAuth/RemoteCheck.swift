@@ -19,8 +19,9 @@ func remoteReason(_ handle: PAMHandle, options: Options, user: String, trace: @e
     var seat = LocalSeat(session: session)
     seat.trace = trace
     // Whose live remote session makes a terminal here doubtful: the user logging in, the
-    // caller (a setuid host's real uid) and the login uid of the session it runs in.
-    var uids: Set<UInt32> = [getuid()]
+    // caller of a setuid host (its real uid; a root host such as a display manager has no
+    // caller of its own) and the login uid of the session it runs in.
+    var uids: Set<UInt32> = getuid() != geteuid() ? [getuid()] : []
     let users = SystemUserDatabase()
     if let uid = users.uid(of: user) { uids.insert(uid) }
     if let loginUID = session.loginUID() { uids.insert(loginUID) }
