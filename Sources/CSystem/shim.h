@@ -11,6 +11,9 @@
 #include <fcntl.h>
 #include <utmp.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -44,6 +47,38 @@ static inline int fa_pidfd_open(pid_t pid) {
 #else
     return (int)syscall(434, pid, 0);
 #endif
+}
+/* pidfd_send_signal(2) (Linux 5.1): `signal` (0: only the check) to exactly the process the
+ * pidfd names; -1 with errno ESRCH once it has been reaped, whoever reaped it, even if its
+ * pid now belongs to another process. */
+static inline int fa_pidfd_send_signal(int pidfd, int signal) {
+#ifdef SYS_pidfd_send_signal
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
+#else
+    return (int)syscall(424, pidfd, signal, NULL, 0);
+#endif
+}
+/* PR_SET_DUMPABLE 0: no core file, and /proc/<pid> of this process is root's only. An
+ * execve resets it, so the helper sets it itself (prctl(2) is variadic). */
+static inline int fa_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+/* Reaps the child that `pidfd` names, if it has ended (waitid(P_PIDFD), Linux 5.4): 1 and
+ * `*status` as waitpid(2) would give it, 0 while it runs, -1 with errno set (ECHILD: it was
+ * reaped by someone else). Unlike waitpid(pid), it can never reap another child that was
+ * given the same pid after the host reaped this one. */
+static inline int fa_reap_pidfd(int pidfd, int *status) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &info, WEXITED | WNOHANG) != 0) return -1;
+    if (info.si_pid == 0) return 0;
+    *status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : (info.si_status & 0x7f);
+    return 1;
+}
+/* waitid(P_PID, pid, WEXITED|WNOHANG|WNOWAIT): 0 while `pid` is our child and not yet
+ * reaped (running or a zombie), -1 (ECHILD) once someone reaped it. Reaps nothing. */
+static inline int fa_child_not_reaped(pid_t pid) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    return waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT);
 }
 
 /* Unix stream sockets for fingerauth-agent and its clients. sockaddr_un and struct ucred

@@ -64,7 +64,15 @@ enum RegisterCommand {
             let json = try? JSONParser().parse(response.body)
             switch response.status {
             case 200, 201:
-                let status = json?["status"]?.stringValue ?? "active"
+                let answered = json?["status"]?.stringValue ?? "active"
+                // The status goes into root's registration file and onto root's terminal:
+                // a word, never a line break (it could rewrite the recorded kid) or an
+                // escape sequence.
+                guard let status = Registration.statusWord(answered) else {
+                    throw CommandError("the authenticator registered key \(key.kid) but answered an unreadable status "
+                        + "(\(Authenticator.printable(answered))); nothing recorded in \(context.paths.registration): "
+                        + "check the authenticator at \(url)")
+                }
                 do {
                     try Registration(kid: key.kid, authenticator: url, time: now, status: status)
                         .save(context.paths.registration)

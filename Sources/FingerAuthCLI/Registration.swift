@@ -30,6 +30,17 @@ struct Registration: Equatable {
                             time: Int64(values["time"] ?? "") ?? 0, status: values["status"] ?? "active")
     }
 
+    /// `status` when it is a plain word (`active`, `pending`, or another lower-case token of
+    /// at most 32 letters, digits, `_` and `-`), else nil.
+    static func statusWord(_ status: String) -> String? {
+        let bytes = Array(status.utf8)
+        guard !bytes.isEmpty, bytes.count <= 32, let first = bytes.first, first >= 0x61 && first <= 0x7a,
+              bytes.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f || $0 == 0x2d }) else {
+            return nil
+        }
+        return status
+    }
+
     /// Writes the record atomically, root 0600.
     func save(_ path: String) throws(SafeFileError) {
         let text = "kid = \(kid)\nauthenticator = \(authenticator)\ntime = \(time)\nstatus = \(status)\n"

@@ -12,7 +12,8 @@ enum StatusCommand {
           opened and closed again), fprintd (running, holding the reader), enrolled (fingers),
           key (present, root 0600, kid), registered (local record; the authenticator's view when
           it offers GET /v1/keys/<kid>), authenticator (GET /healthz, TLS), clock (skew against
-          the authenticator's Date), pam (services in --pam-dir, default /etc/pam.d, using the module).
+          the authenticator's Date), pam (services in --pam-dir, default /etc/pam.d, using the module),
+          sessions (logind or records mode of the local-seat rule, and what it cannot see).
           Each line is ok, warn, FAIL (with the fix) or skip. --json prints
           {"user","ready","checks":[{"name","status","detail","fix"}]}. Run as a user (not
           root), it checks what that user's screen locker needs: the configuration and
@@ -44,6 +45,7 @@ enum StatusCommand {
                 checks.append(.skip(name, "the configuration could not be read"))
             }
             checks.append(LocalChecks.pam(directory: pamDirectory))
+            checks.append(.skip("sessions", "the configuration could not be read"))
         }
         let blocking = checks.filter { $0.result == .fail }
         if args.has("json") {
@@ -82,6 +84,7 @@ enum StatusCommand {
             checks.append(RemoteChecks.policy(context, services: services, reachable: reachable))
         }
         checks.append(LocalChecks.pam(directory: pamDirectory, prompt: options.prompt))
+        checks.append(SeatCheck.sessions(options))
         return checks
     }
 }

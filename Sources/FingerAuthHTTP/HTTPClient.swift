@@ -62,16 +62,24 @@ public final class HTTPConnection {
         self.settings = settings
     }
 
+    /// One request. Every option is set anew on a handle reset first (`curl_easy_reset`
+    /// keeps the open connection, the DNS and TLS session caches): nothing of the previous
+    /// request carries over. (libcurl turns a handle into POST whenever `CURLOPT_POSTFIELDS`
+    /// is set, even to NULL as done after each request so that no pointer to a freed body
+    /// stays behind; a later request that did not set its method would go out as a POST
+    /// whose body libcurl reads from standard input.) A GET has no body and no body headers.
     public func send(method: String, url: String, body: [UInt8]?, headers: [String] = []) -> Result<HTTPResponse, HTTPFailure> {
         let sink = ResponseSink(limit: settings.maxResponseBytes)
         let context = Unmanaged.passUnretained(sink).toOpaque()
+        let c = handle.pointer
+        curl_easy_reset(c)
+        let sendsBody = method == "POST" || (method != "GET" && body != nil)
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
-        for header in ["Content-Type: application/json", "Accept: application/json", "Expect:"] + headers {
+        for header in (sendsBody ? ["Content-Type: application/json"] : []) + ["Accept: application/json", "Expect:"] + headers {
             headerList = curl_slist_append(headerList, header)
         }
 
-        let c = handle.pointer
         var ok = true
         ok = ok && fa_curl_setopt_string(c, CURLOPT_URL, url) == CURLE_OK
         ok = ok && fa_curl_setopt_string(c, CURLOPT_PROTOCOLS_STR, settings.allowHTTP ? "http,https" : "https") == CURLE_OK
@@ -101,21 +109,17 @@ public final class HTTPConnection {
             ok = ok && fa_curl_setopt_string(c, CURLOPT_PINNEDPUBLICKEY, pin) == CURLE_OK
         }
         switch method {
-        case "GET":
-            ok = ok && fa_curl_setopt_long(c, CURLOPT_HTTPGET, 1) == CURLE_OK
-            ok = ok && fa_curl_setopt_pointer(c, CURLOPT_CUSTOMREQUEST, nil) == CURLE_OK
-        case "POST":
-            ok = ok && fa_curl_setopt_pointer(c, CURLOPT_CUSTOMREQUEST, nil) == CURLE_OK
-        default:
-            ok = ok && fa_curl_setopt_string(c, CURLOPT_CUSTOMREQUEST, method) == CURLE_OK
+        case "GET": ok = ok && fa_curl_setopt_long(c, CURLOPT_HTTPGET, 1) == CURLE_OK
+        case "POST": break  // POSTFIELDS below makes it a POST
+        default: ok = ok && fa_curl_setopt_string(c, CURLOPT_CUSTOMREQUEST, method) == CURLE_OK
         }
         guard ok else { return .failure(HTTPFailure(kind: .other, message: "libcurl refused an option")) }
         handle.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
 
-        let code: CURLcode = HTTPClient.withBody(body ?? [], post: method == "POST") { pointer, count in
-            if method == "POST" {
-                _ = fa_curl_setopt_long(c, CURLOPT_POSTFIELDSIZE, count)
-                _ = fa_curl_setopt_pointer(c, CURLOPT_POSTFIELDS, pointer)
+        let code: CURLcode = HTTPClient.withBody(body ?? []) { pointer, count in
+            if sendsBody {
+                guard fa_curl_setopt_long(c, CURLOPT_POSTFIELDSIZE, count) == CURLE_OK,
+                      fa_curl_setopt_pointer(c, CURLOPT_POSTFIELDS, pointer) == CURLE_OK else { return CURLE_FAILED_INIT }
             }
             let code = curl_easy_perform(c)
             // The body lives only for this call: libcurl must not keep a pointer to it.
@@ -133,10 +137,11 @@ public final class HTTPConnection {
 }
 
 extension HTTPClient {
-    static func withBody(_ body: [UInt8], post: Bool,
-                                 _ run: (UnsafeMutableRawPointer?, Int) -> CURLcode) -> CURLcode {
-        var copy = body
-        return copy.withUnsafeMutableBytes { run($0.baseAddress, $0.count) }
+    /// The body in memory that lives for the call, never at a NULL address (an empty
+    /// array may have none, and NULL postfields make libcurl read the body from stdin).
+    static func withBody(_ body: [UInt8], _ run: (UnsafeMutableRawPointer?, Int) -> CURLcode) -> CURLcode {
+        var copy = body + [0]
+        return copy.withUnsafeMutableBytes { run($0.baseAddress, body.count) }
     }
 
     static func failure(_ code: CURLcode, handle: CurlHandle, url: String) -> HTTPFailure {

@@ -12,6 +12,7 @@ import Glibc
 // FP_VIRTUAL_DEVICE, G_DEBUG=fatal-*, proxies…) may change what the libraries do. The
 // descriptor the module executed it from (3) is closed: only the pipes stay.
 clearenv()
+_ = fa_set_not_dumpable()  // holds a key and, after a match, a token: no core file of it
 fa_closefrom(3)
 signal(SIGPIPE, SIG_IGN)
 umask(0o077)

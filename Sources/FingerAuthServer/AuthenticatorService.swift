@@ -131,6 +131,8 @@ public final class AuthenticatorService: Sendable {
             guard request.method == "GET" else { return .answer(Self.notAllowed("GET")) }
             return limited(exchange) ?? metricsAnswer(request, exchange)
         case "/v1/login", "/login":
+            // A GET here is the login helper's warm-up (it opens the connection while the
+            // finger is awaited): answered before any limit, audit row or failure count.
             guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
             return limited(exchange) ?? login(request, exchange)
         case "/oauth2/token":

@@ -128,23 +128,31 @@ public final class ChildProcess {
         return finish(until: MonotonicInstant.now())
     }
 
-    /// SIGKILL to the child's process group and to the child itself.
+    /// SIGKILL to the child's process group and to the child itself — only while the
+    /// child is known not yet reaped. A host that reaps its own children (SIGCHLD ignored,
+    /// a thread in waitpid(-1)) may have reaped it already, and then its pid, which is
+    /// also its group's id, may belong to another process: that one must not be killed.
+    /// Until it is reaped, the child (alive or a zombie) holds its pid and its group id.
+    /// The leader itself is signalled through the pidfd, which names only this child.
     private func killGroup() {
-        Glibc.kill(-pid, SIGKILL)
-        Glibc.kill(pid, SIGKILL)
+        if pidFD >= 0 {
+            guard fa_pidfd_send_signal(pidFD, 0) == 0 else { return }  // ESRCH: reaped by the host
+            Glibc.kill(-pid, SIGKILL)
+            _ = fa_pidfd_send_signal(pidFD, SIGKILL)
+        } else {
+            // No pidfd (a kernel before 5.3, or the child was gone before it was opened).
+            guard fa_child_not_reaped(pid) == 0 else { return }
+            Glibc.kill(-pid, SIGKILL)
+            Glibc.kill(pid, SIGKILL)
+        }
     }
 
     private func poll(until deadline: MonotonicInstant) -> ChildExit? {
         while true {
             var status: Int32 = 0
-            let r = waitpid(pid, &status, WNOHANG)
-            if r == pid {
-                let exit: ChildExit
-                if status & 0x7f == 0 {
-                    exit = .exited((status >> 8) & 0xff)
-                } else {
-                    exit = .signaled(status & 0x7f)
-                }
+            let r = reap(&status)
+            if r == 1 {
+                let exit: ChildExit = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f)
                 reaped = exit
                 return exit
             }
@@ -162,6 +170,18 @@ public final class ChildProcess {
                 usleep(2000)
             }
         }
+    }
+
+    /// 1 when the child was reaped now (`status` as waitpid gives it), 0 while it runs, -1
+    /// with errno. Through the pidfd when there is one: waitpid(pid) could reap another
+    /// child of the host that was given this pid after the host reaped ours.
+    private func reap(_ status: inout Int32) -> Int32 {
+        if pidFD >= 0 {
+            let r = fa_reap_pidfd(pidFD, &status)
+            if !(r < 0 && errno == EINVAL) { return r }  // EINVAL: a kernel before 5.4 (no P_PIDFD)
+        }
+        let w = waitpid(pid, &status, WNOHANG)
+        return w == pid ? 1 : (w == 0 ? 0 : -1)
     }
 
     private func closePipe() {

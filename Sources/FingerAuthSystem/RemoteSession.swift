@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// Whether the process runs in a remote session, from facts the caller cannot change
-/// (DESIGN step 3): the audit session id (`/proc/self/sessionid`, assigned by
+/// (docs/ARCHITECTURE.md, "Remote sessions"): the audit session id (`/proc/self/sessionid`, assigned by
 /// pam_loginuid at login and inherited; only root can start a new one) looked up in the
 /// module's own records (`pam_sm_open_session` in sshd's stack writes one per remote
 /// session) and in logind's (`/run/systemd/sessions/<id>`, `REMOTE=1`), and the utmp entry
@@ -17,6 +17,13 @@ public struct RemoteSession {
     public var utmpFile = "/run/utmp"
     /// Where the module records remote sessions (`session_dir`).
     public var recordDirectory: String
+    /// Where a fact could not be read, and why (the module's debug log).
+    public var trace: (String) -> Void = { _ in }
+
+    /// utmp as the system keeps it: root-owned and not writable by others. Debian's is
+    /// `root:utmp 0664` (the group lets utempter and login record entries), so group
+    /// write is allowed; a user-owned or world-writable file is not believed.
+    public static let utmpRule = FileRule(owner: 0, forbiddenBits: 0o002, maxBytes: 4 * 1024 * 1024)
 
     public init(recordDirectory: String) { self.recordDirectory = recordDirectory }
 
@@ -24,6 +31,13 @@ public struct RemoteSession {
     public func auditSessionID() -> UInt32? {
         guard let text = readSmall(sessionIDFile), let id = UInt32(text.trimmingNewline()), id != UInt32.max else { return nil }
         return id
+    }
+
+    /// The login uid pam_loginuid gave this session (`/proc/self/loginuid`), or nil when unset.
+    public func loginUID() -> UInt32? {
+        let path = SafeFile.directoryName(of: sessionIDFile) + "/loginuid"
+        guard let text = readSmall(path), let uid = UInt32(text.trimmingNewline()), uid != UInt32.max else { return nil }
+        return uid
     }
 
     /// Why this session is remote, or nil. `tty` is `PAM_TTY` when the application set it.
@@ -59,7 +73,9 @@ public struct RemoteSession {
         return .success(id)
     }
 
-    private func readRecord(_ id: UInt32) -> String? {
+    /// The client's address recorded for audit session `id`, or nil when there is no
+    /// record (or one that others could have written).
+    func readRecord(_ id: UInt32) -> String? {
         guard let bytes = try? SafeFile.read(recordDirectory + "/\(id)", rule: .config) else { return nil }
         let text = String(decoding: bytes.prefix(255), as: UTF8.self).trimmingNewline()
         return text.isEmpty ? "remote" : text
@@ -77,7 +93,7 @@ public struct RemoteSession {
 
     /// The controlling terminal's name (`pts/3`, `tty2`) from field 7 of `/proc/self/stat`;
     /// only pseudo-terminals and virtual consoles are named.
-    func controllingTerminal() -> String? {
+    public func controllingTerminal() -> String? {
         guard let stat = readSmall(statFile), let close = stat.lastIndex(of: ")") else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // After the command: state(0) ppid(1) pgrp(2) session(3) tty_nr(4)
@@ -92,7 +108,11 @@ public struct RemoteSession {
     /// The remote host of the live login on `line`, if utmp names one (an X display such as
     /// `:0` is local).
     func utmpHost(line: String) -> String? {
-        guard let bytes = try? SafeFile.read(utmpFile, rule: FileRule(owner: 0, forbiddenBits: 0o022, maxBytes: 4 * 1024 * 1024)) else {
+        let bytes: [UInt8]
+        do {
+            bytes = try SafeFile.read(utmpFile, rule: RemoteSession.utmpRule)
+        } catch {
+            if case .missing = error { trace("utmp: \(utmpFile) does not exist") } else { trace("utmp skipped: \(error)") }
             return nil
         }
         let size = MemoryLayout<utmp>.size

@@ -6,7 +6,7 @@ import FingerAuthSystem
 import Glibc
 #endif
 
-/// libpam's entry point for `auth` lines (DESIGN "The login, step by step").
+/// libpam's entry point for `auth` lines (docs/ARCHITECTURE.md, "The processes").
 /// Everything is built per call; the module keeps no state between calls. The module only
 /// orchestrates: the login helper, started clean, does the reader, the key and the network.
 @_cdecl("pam_sm_authenticate")
@@ -48,7 +48,7 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
                     milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
         return asked.failure
     }
-    let request = LoginRequest(user: user, service: service, remote: remoteReason(handle, options: options),
+    let request = LoginRequest(user: user, service: service, remote: remoteReason(handle, options: options, user: user, trace: log.step),
                                silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
     /// The login as root: the helper started here, the texts in the caller's language.
     func rootLoginFlow() -> LoginFlow {

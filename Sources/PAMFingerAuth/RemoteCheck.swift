@@ -5,17 +5,27 @@ import FingerAuthSystem
 import Glibc
 #endif
 
-/// Why this login comes from a remote session, or nil (DESIGN step 3). Facts the caller
-/// cannot forge decide: `PAM_RHOST`, the audit session's record (ours or logind's), the
-/// terminal's utmp entry. The SSH variables of the environment can only add "remote":
-/// whoever wants the local reader armed from an ssh session simply unsets them.
-func remoteReason(_ handle: PAMHandle, options: Options) -> String? {
+/// Why this login comes from a remote session, or is not positively local, or nil
+/// (docs/ARCHITECTURE.md, "Remote sessions"). Facts the caller cannot forge decide:
+/// `PAM_RHOST`, the audit session's record (ours or logind's), the terminal's utmp entry,
+/// then the local-seat rule (`LocalSeat`). The SSH variables of the environment can only
+/// add "remote": whoever wants the local reader armed from an ssh session simply unsets them.
+func remoteReason(_ handle: PAMHandle, options: Options, user: String, trace: @escaping (String) -> Void) -> String? {
     if let host = handle.stringItem(PAM_RHOST), !host.isEmpty { return "PAM_RHOST \(printable(host))" }
-    if let why = RemoteSession(recordDirectory: options.sessionDirectory).remoteReason(tty: handle.stringItem(PAM_TTY)) {
-        return why
-    }
+    var session = RemoteSession(recordDirectory: options.sessionDirectory)
+    session.trace = trace
+    if let why = session.remoteReason(tty: handle.stringItem(PAM_TTY)) { return why }
     if handle.inSSHSession() { return "SSH variables in the environment" }
-    return nil
+    var seat = LocalSeat(session: session)
+    seat.trace = trace
+    // Whose live remote session makes a terminal here doubtful: the user logging in, the
+    // caller of a setuid host (its real uid; a root host such as a display manager has no
+    // caller of its own) and the login uid of the session it runs in.
+    var uids: Set<UInt32> = getuid() != geteuid() ? [getuid()] : []
+    let users = SystemUserDatabase()
+    if let uid = users.uid(of: user) { uids.insert(uid) }
+    if let loginUID = session.loginUID() { uids.insert(loginUID) }
+    return seat.notLocalReason(uids: uids, name: { users.name(of: $0) ?? "uid \($0)" })
 }
 
 /// `session` lines: in sshd's stack (after pam_loginuid, which starts the audit session),

@@ -7,30 +7,8 @@ import Glibc
 
 /// The remote-session facts read from files laid out as the kernel, logind, sshd and the
 /// module's own session line leave them, in a temporary folder.
-final class RemoteSessionTests: XCTestCase {
-    var root = ""
-
-    override func setUp() {
-        var template = Array("/tmp/fa-remote-XXXXXX".utf8CString)
-        root = template.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return "" }
-            return String(cString: base)
-        }
-        XCTAssertFalse(root.isEmpty)
-    }
-
-    override func tearDown() {
-        _ = system("rm -rf '\(root)'")
-    }
-
-    func write(_ name: String, _ text: String, mode: mode_t = 0o644) {
-        let path = root + "/" + name
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)
-        XCTAssertGreaterThanOrEqual(fd, 0, path)
-        _ = Array(text.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        fchmod(fd, mode)
-        close(fd)
-    }
+final class RemoteSessionTests: StandInFilesTestCase {
+    override var folderPrefix: String { "/tmp/fa-remote-" }
 
     func session(id: String = "7") -> RemoteSession {
         write("sessionid", id)
@@ -90,7 +68,38 @@ final class RemoteSessionTests: XCTestCase {
         XCTAssertEqual(s.remoteReason(tty: nil), "utmp: pts/3 from 192.0.2.7")
     }
 
-    func writeUtmp(_ entries: [(Int32, String, String)]) {
+    /// Debian's /run/utmp: root:utmp 0664 (utempter and login write it through the group).
+    func testDebiansUtmpRootUtmp0664IsBelieved() {
+        let s = session()
+        writeUtmp([(USER_PROCESS, "pts/77", "192.0.2.7")], mode: 0o664, group: utmpGroup())
+        var st = stat()
+        XCTAssertEqual(stat(root + "/utmp", &st), 0)
+        XCTAssertEqual(st.st_mode & 0o7777, 0o664)
+        XCTAssertEqual(st.st_uid, 0)
+        XCTAssertEqual(st.st_gid, utmpGroup())
+        XCTAssertEqual(s.remoteReason(tty: "pts/77"), "utmp: pts/77 from 192.0.2.7")
+    }
+
+    func testUtmpOwnedByAUserOrWritableByAllIsNotBelievedAndTheLogSaysWhy() {
+        var s = session()
+        var traced: [String] = []
+        s.trace = { traced.append($0) }
+        writeUtmp([(USER_PROCESS, "pts/77", "192.0.2.7")], mode: 0o666, group: utmpGroup())
+        XCTAssertNil(s.remoteReason(tty: "pts/77"))
+        XCTAssertEqual(traced, ["utmp skipped: \(root)/utmp: mode 666 is too open"])
+        writeUtmp([(USER_PROCESS, "pts/77", "192.0.2.7")], mode: 0o644, owner: 1000)
+        traced = []
+        XCTAssertNil(s.remoteReason(tty: "pts/77"))
+        XCTAssertEqual(traced, ["utmp skipped: \(root)/utmp: owned by uid 1000, must be owned by root"])
+    }
+
+    /// The gid of group `utmp` (43 on Debian).
+    func utmpGroup() -> gid_t {
+        guard let entry = getgrnam("utmp") else { return 43 }
+        return entry.pointee.gr_gid
+    }
+
+    func writeUtmp(_ entries: [(Int32, String, String)], mode: mode_t = 0o644, owner: uid_t = 0, group: gid_t = 0) {
         var bytes: [UInt8] = []
         for (type, line, host) in entries {
             var entry = utmp()
@@ -106,6 +115,8 @@ final class RemoteSessionTests: XCTestCase {
         let path = root + "/utmp"
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        XCTAssertEqual(fchown(fd, owner, group), 0)
+        XCTAssertEqual(fchmod(fd, mode), 0)
         close(fd)
     }
 }

@@ -4,13 +4,17 @@ authentication through PAM only. The real ssh client logs in as a real test user
 
 import os
 import re
+import shutil
 import stat
+import tempfile
+import time
 
 import pytest
 
 from conftest import PLACE_FINGER
 from machine import PamService, Sshd, SudoersDropIn
 from support.vreader import VirtualReaderError
+from terminal import Terminal
 
 
 @pytest.fixture
@@ -223,3 +227,105 @@ def test_sudo_in_ssh_with_remote_allow_logs_in_with_the_finger(ssh_sudo, observe
     line = install.log_lines()[-1]
     assert "service=%s user=%s result=PAM_SUCCESS" % (service, user.name) in line, line
     check_the_record(install, session)  # recorded as remote, and allowed all the same
+
+
+# -- sudo in a tmux pane attached from ssh: the pane is not the ssh session's -------------
+#
+# The tmux server is started by the test user outside any ssh session (as a server left
+# running at the desk would be): its panes carry no record of the ssh login, no SSH
+# variables, and a pty that no utmp entry names. What still tells is that the same user
+# is logged in over ssh right now (a recorded remote session that a process holds): a
+# login that is not positively local (not on a virtual console) is then skipped.
+
+TMUX_SUDO = "sudo -k true"
+LIVE_REMOTE = re.compile(r'reason="remote session skipped \(remote session of (\S+) live \(audit session (\d+) from '
+                         r'127\.0\.0\.1\); this one \(on (pts/\d+)\) not positively local\)"')
+
+
+@pytest.fixture
+def tmux_pane(ssh_sudo):
+    """A tmux server of the test user, started outside ssh, with one pane running sh; its
+    socket in a folder of the user's (the test's folder is closed to test users)."""
+    install, user, server, sudo_stack, service = ssh_sudo
+    folder = tempfile.mkdtemp(prefix="fingerauth-e2e-tmux.", dir="/tmp")
+    os.chown(folder, user.uid, user.gid)
+    socket = os.path.join(folder, "server")
+
+    def tmux(*args):
+        return user.as_user(["tmux", "-S", socket, *args], env={"TERM": "xterm"}, timeout=20)
+    started = tmux("-f", "/dev/null", "new-session", "-d", "-s", "fa", "-x", "100", "-y", "30", "sh")
+    assert started.returncode == 0, started.stderr
+    try:
+        yield install, user, server, service, socket, tmux
+    finally:
+        tmux("kill-server")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def pane_text(tmux):
+    return tmux("capture-pane", "-p", "-t", "fa").stdout
+
+
+def wait_until(check, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return check()
+
+
+def holders(session):
+    """The processes whose audit session id is `session`."""
+    pids = []
+    for name in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/sessionid" % name) as f:
+                if name.isdigit() and int(f.read()) == session:
+                    pids.append(int(name))
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+def test_sudo_in_a_tmux_pane_attached_from_ssh_does_not_arm_the_reader(tmux_pane, observe):
+    """tmux server started by the user outside ssh; ssh -tt, `tmux attach`, sudo typed into the pane, enrolled finger on the reader -> module skipped (a remote session of the user is live; the pane is not positively local), sudo's password prompt; after the ssh login ends, the same pane arms the reader again"""
+    install, user, server, service, socket, tmux = tmux_pane
+    rows_before = len(install.authd.audit_rows())
+    ssh = ["sshpass", "-e", "-P", "assword", "ssh", "-tt", "-p", str(server.port), "-o", "StrictHostKeyChecking=no",
+           "-o", "UserKnownHostsFile=/dev/null", "-o", "PreferredAuthentications=keyboard-interactive",
+           "-o", "NumberOfPasswordPrompts=1", "%s@127.0.0.1" % user.name, "exec tmux -S %s attach -t fa" % socket]
+    client = Terminal(user, ssh, env={"TERM": "xterm", "SSHPASS": user.password, "HOME": str(server.dir)}, as_root=True)
+    try:
+        attached = wait_until(lambda: tmux("list-clients").stdout.strip() != "")
+        assert attached, client.screen + server.log_text()
+        reader_never_opened = feed_the_enrolled_finger_to_an_unused_reader(install)
+        client.type(TMUX_SUDO + "\r")  # typed over ssh, into the attached client
+        prompt = "[sudo] password for %s:" % user.name  # capture-pane drops the trailing space
+        assert wait_until(lambda: prompt in pane_text(tmux)), pane_text(tmux)
+        line = install.log_lines()[-1]
+        observe("pane: %r; module: %s" % (pane_text(tmux).strip()[-200:], line.split("reason=")[-1]))
+        assert reader_never_opened()
+        assert PLACE_FINGER not in pane_text(tmux)
+        assert "service=%s user=%s result=PAM_IGNORE" % (service, user.name) in line, line
+        found = LIVE_REMOTE.search(line)
+        assert found and found.group(1) == user.name, line
+        session = int(found.group(2))
+        check_the_record(install, session)  # the ssh login's own record, held by its processes
+        assert len(install.authd.audit_rows()) == rows_before
+        client.type("\x03")  # ends sudo's prompt: the shell's prompt again
+        assert wait_until(lambda: pane_text(tmux).rstrip().endswith("\n$")), pane_text(tmux)
+    finally:
+        client.close()
+
+    # The ssh login is gone (sshd ends its processes once the client hangs up): nobody can
+    # type into the pane from afar now, and the same pane arms the reader.
+    assert wait_until(lambda: holders(session) == [], timeout=15), holders(session)
+    tmux("send-keys", "-t", "fa", "clear", "Enter")
+    assert wait_until(lambda: pane_text(tmux).strip() == "$"), pane_text(tmux)
+    install.feed("finger-right")
+    tmux("send-keys", "-t", "fa", TMUX_SUDO + "; echo SUDO-EXIT $?", "Enter")
+    assert wait_until(lambda: "SUDO-EXIT 0" in pane_text(tmux)), pane_text(tmux)
+    install.fed()
+    assert PLACE_FINGER in pane_text(tmux) and "password for" not in pane_text(tmux)
+    assert "service=%s user=%s result=PAM_SUCCESS" % (service, user.name) in install.log_lines()[-1]

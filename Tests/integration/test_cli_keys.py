@@ -168,3 +168,45 @@ def test_without_the_host_token_the_key_revokes_itself(world):
     assert active_kids(world) == []
     row = [r for r in world.authd.audit_rows() if r["event"] == "revoke"][-1]
     assert (row["outcome"], row["reason"], row["kid"]) == ("accept", "key_holder", kid)
+
+
+def test_a_hostile_authenticators_status_reaches_neither_the_registration_file_nor_the_terminal(world):
+    """`register` writes the answer's status into root's registration file and prints it:
+    a line break could add a second `kid = ` line (the last one wins when it is read), an
+    escape sequence would reach root's terminal. Only a plain word is taken."""
+    import http.server
+    from support.fakeauth import TLSServer
+    enroll(world, "alice", "finger-A", "--no-register")
+    kid = world.kid("alice")
+    answer = {}
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            body = json.dumps({"kid": kid, "status": answer["status"]}).encode()
+            self.send_response(201)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    registration = world.paths("alice")[0] / "registration"
+    with TLSServer(Hostile, world.ca.server_cert, world.ca.server_key) as server:
+        world.write_conf(url=server.url + "/v1/login")
+        for status in ["active\nkid = forged-kid", "active\x1b]0;owned\x07\x1b[2J", "", "Active", "a" * 33]:
+            answer["status"] = status
+            done = run(world, "register", "--user", "alice")
+            assert done.returncode == 1 and done.stdout == "", done.stdout
+            assert done.stderr.startswith("fingerauth: the authenticator registered key %s but answered an unreadable "
+                                          "status (" % kid), done.stderr
+            assert done.stderr.count("\n") == 1 and "\x1b" not in done.stderr and "\x07" not in done.stderr
+            assert not registration.exists()
+        answer["status"] = "approved"  # a word it does not know yet: recorded as said
+        done = run(world, "register", "--user", "alice")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "registered key %s for alice at %s/v1/keys: approved\n" % (kid, server.url)
+    text = registration.read_text()
+    assert text.count("kid = ") == 1 and "kid = %s\n" % kid in text and text.endswith("status = approved\n")

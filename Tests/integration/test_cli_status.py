@@ -174,7 +174,8 @@ def test_broken_configuration_fails_the_config_line_and_skips_the_rest(world):
     assert done.returncode == 1 and done.stderr == ""
     checks = status_checks(done.stdout)
     assert checks["config"]["status"] == "fail" and "bogus" in checks["config"]["detail"]
-    assert [checks[n]["status"] for n in CHECK_NAMES[1:-1]] == ["skip"] * 9
+    assert [checks[n]["status"] for n in CHECK_NAMES[1:-2]] == ["skip"] * 9
+    assert checks["sessions"]["status"] == "skip"
 
 
 def test_group_writable_configuration_is_unsafe(world):
@@ -248,3 +249,26 @@ def test_parallel_prompt_warns_about_a_password_module_that_would_ask_again(worl
     (pam / "common-auth").write_text((pam / "common-auth").read_text().replace("pam_sss.so", "pam_sss.so use_first_pass"))
     done = run(world, "status", "--user", "alice", "--pam-dir", str(pam), "--json")
     assert status_checks(done.stdout)["pam"]["status"] == "pass", done.stdout
+
+
+def test_status_says_which_mode_the_local_seat_rule_runs_in(world):
+    """No logind here: records mode, a warning that says what it cannot see. With
+    /run/systemd/system present (a /run of the command's own): logind mode."""
+    from support.private_run import private_run, run_folder
+    ready_world(world)
+    done = status(world, "--json")
+    check = status_checks(done.stdout)["sessions"]
+    assert check["status"] == "warn", check
+    assert check["detail"].startswith("records mode (no logind on this host): a login is skipped when PAM_RHOST, ")
+    assert "Cannot see: a job of cron or at" in check["detail"]
+    assert check["fix"].startswith("where remote logins matter, run systemd-logind")
+    assert done.returncode == 0
+
+    run_dir = run_folder(world)
+    (run_dir / "systemd" / "system").mkdir(parents=True)
+    done = subprocess.run(private_run(run_dir) + [str(world.build / "fingerauth"), "status", "--user", "alice", "--json",
+                                                  "--pam-dir", str(world.confdir), "--config", str(world.conf_path)],
+                          env=world.env, capture_output=True, text=True, timeout=60)
+    check = status_checks(done.stdout)["sessions"]
+    assert check["status"] == "pass", check
+    assert check["detail"].startswith("logind mode: the reader is armed only for a login in an active, local session on a seat")

@@ -132,3 +132,48 @@ def test_token_that_reached_the_server_verifies_with_pyjwt(world):
     assert len(base64.urlsafe_b64decode(claims["jti"] + "==")) == 16
     assert set(claims) == {"iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service"}
     assert shown["kid"] in world.log_lines()[-1] and token not in world.module_log.read_text()
+
+
+BODY_HEADERS = ("content-type", "content-length", "transfer-encoding")
+
+
+def test_the_warm_up_is_a_get_without_body_and_the_login_one_post_on_the_same_connection(world):
+    """The helper opens the connection with a GET of the login URL while the finger is
+    awaited, then POSTs the token: the GET carries no body and no body headers."""
+    world.enroll("alice", "finger-A")
+    with RecordingProxy(world.authd.url, world.ca) as proxy:
+        world.write_conf(url=proxy.url + "/v1/login")
+        login = world.login("alice", scans=["finger-A"])
+    assert login.name == "PAM_SUCCESS", login
+    [(get, get_path, get_headers, get_body), (post, post_path, post_headers, post_body)] = proxy.seen
+    assert (get, get_path, get_body) == ("GET", "/v1/login", b"")
+    assert [h for h in BODY_HEADERS if h in get_headers] == [], get_headers
+    assert get_headers["accept"] == "application/json"
+    assert (post, post_path) == ("POST", "/v1/login")
+    assert post_headers["content-type"] == "application/json" and int(post_headers["content-length"]) == len(post_body)
+
+
+def test_warm_ups_leave_the_authenticators_audit_table_and_limits_untouched(world):
+    """fingerauthd answers the warm-up GET of the login URL (405, Allow: POST) without an
+    audit row and without a failure against the address, however many come; the login
+    itself is audited once. An empty POST (what a warm-up sent as POST would be) is, by
+    contrast, a refused login: an audit row and a failure each."""
+    world.authd.stop()
+    world.start_authenticator(args=["--address-failures", "3"])
+    world.enroll("alice", "finger-A")
+    rows = len(world.authd.audit_rows())
+    for _ in range(10):
+        answer = world.authd.request("GET", "/v1/login")
+        assert answer.status == 405 and answer.headers["allow"] == "POST"
+    for _ in range(5):
+        login = world.login("alice", scans=["finger-A"])  # each one warms up with a GET
+        assert login.name == "PAM_SUCCESS", login
+    added = world.authd.audit_rows()[rows:]
+    assert [(r["event"], r["outcome"]) for r in added] == [("login", "accept")] * 5, added
+
+    for _ in range(3):
+        answer = world.authd.request("POST", "/v1/login", body=b"", headers={"Content-Type": "application/json"})
+        assert answer.status == 400
+    added = world.authd.audit_rows()[rows + 5:]
+    assert [(r["event"], r["outcome"], r["reason"]) for r in added] == [("login", "deny", "invalid_json")] * 3, added
+    assert world.authd.request("POST", "/v1/login", body=b"", headers={"Content-Type": "application/json"}).status == 429

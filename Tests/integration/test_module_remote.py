@@ -4,11 +4,13 @@ login; only root can start another), and every later login in that audit session
 whatever its environment says. Each test starts a fresh audit session by writing
 /proc/self/loginuid in a child shell, as pam_loginuid does."""
 
+import grp
 import os
 import re
 import shlex
 import subprocess
 
+from support.private_run import USER_PROCESS, private_run, run_folder, write_utmp
 from support.vreader import scan_commands
 
 PLACE_FINGER = "Place your finger on the fingerprint reader"
@@ -99,3 +101,36 @@ def test_a_local_session_is_not_recorded(world):
     _, [opened] = in_new_audit_session(world, ["--service", service, "--session-only"])
     assert "SESSION 0 PAM_SUCCESS" in opened, opened  # the module ignored it; pam_permit decided
     assert not record_dir(world).exists() or list(record_dir(world).iterdir()) == []
+
+
+# -- utmp: sshd records the client's address as the host of the session's pty ----------
+#
+# Debian keeps /run/utmp as root:utmp 0664 (login, sshd and utempter write it through the
+# group). The module reads the real /run/utmp: each test lays one out in a /run of its own
+# (a private mount namespace around the PAM host).
+
+def test_debians_utmp_root_utmp_0664_makes_the_pty_of_an_ssh_login_remote(world):
+    world.enroll("alice", "finger-A")
+    run = run_folder(world)
+    write_utmp(run / "utmp", [(USER_PROCESS, "pts/77", "192.0.2.7")], mode=0o664, gid=grp.getgrnam("utmp").gr_gid)
+    st = os.stat(run / "utmp")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (0, grp.getgrnam("utmp").gr_gid, 0o664)
+    login = world.login("alice", tty="pts/77", service=world.service("fa-only", fallback=False), wrap=private_run(run))
+    assert login.name == "PAM_IGNORE", login
+    assert login.infos == [] and login.errors == []
+    line = world.log_lines()[-1]
+    assert 'reason="remote session skipped (utmp: pts/77 from 192.0.2.7)"' in line, line
+
+
+def test_a_utmp_others_can_write_is_not_believed_and_the_debug_log_says_why(world):
+    """A world-writable or user-owned utmp could say anything: it is skipped, not trusted,
+    and the finger is asked as on any local pty."""
+    world.enroll("alice", "finger-A")
+    world.write_conf(debug="yes")
+    run = run_folder(world)
+    for mode, uid, why in [(0o666, 0, "mode 666 is too open"), (0o644, 5001, "owned by uid 5001, must be owned by root")]:
+        write_utmp(run / "utmp", [(USER_PROCESS, "pts/77", "192.0.2.7")], mode=mode, uid=uid)
+        login = world.login("alice", tty="pts/77", scans=["finger-A"], service=world.service("fa-only", fallback=False),
+                            wrap=private_run(run))
+        assert login.name == "PAM_SUCCESS", login
+        assert any(line.endswith("utmp skipped: /run/utmp: " + why) for line in world.log_lines()), world.log_lines()[-8:]

@@ -8,7 +8,9 @@
  * environment. In the child: default signal dispositions and an empty mask; a session and
  * process group of its own (setsid); when the host runs with effective uid 0 (a setuid
  * host such as chfn or su), no supplementary groups and root as real, effective and saved
- * uid and gid, so that the caller cannot signal or trace it; PR_SET_PDEATHSIG(SIGKILL) set
+ * uid and gid, so that the caller cannot signal or trace it; the working directory "/",
+ * no core files, an 8 MiB stack, 1024 descriptors, no other resource limit, nice 0 and
+ * normal scheduling, whatever the caller set; PR_SET_PDEATHSIG(SIGKILL) set
  * after that change (a credential change clears it) and the parent checked to be alive;
  * standard input from `stdin_fd`, standard output to `stdout_fd`, standard error to
  * /dev/null, the executable at descriptor 3 (scripts are run through /dev/fd/3), every

@@ -179,10 +179,11 @@ class World:
         return re.search(r'"kid":"([^"]+)"', done.stdout).group(1)
 
     def login(self, user, scans=(), password=None, service="fa-test", rhost=None, timeout=30, env=None,
-              commands=None, as_uid=None, tty=None):
+              commands=None, as_uid=None, tty=None, wrap=()):
         """One pam_authenticate through real libpam; `scans` are the fingers put on the
         virtual reader, one per verify attempt. `as_uid` runs the PAM host as that
-        unprivileged uid (setpriv), as a screen locker runs."""
+        unprivileged uid (setpriv), as a screen locker runs. `wrap`: a command prefix that
+        executes the PAM host in its place (support.private_run)."""
         if not (self.confdir / service).exists():
             self.service(service)
         feed = list(commands) if commands is not None else scan_commands(*scans) if scans else []
@@ -198,6 +199,7 @@ class World:
             cmd += ["--tty", tty]
         if as_uid is not None:
             cmd = ["setpriv", "--reuid", str(as_uid), "--regid", str(as_uid), "--clear-groups", "--"] + cmd
+        cmd = list(wrap) + cmd
         try:
             done = subprocess.run(cmd, env=dict(self.env, **(env or {})), capture_output=True, text=True,
                                   timeout=timeout)
