@@ -39,9 +39,8 @@ public struct FileAttemptLedger: AttemptLedger {
         guard UserName.isValid(user) else { return .failure(AttemptLedgerError("not a user name for a record")) }
         // The caller of a setuid host sets the limits: a file-size limit below one record
         // would make the write raise SIGXFSZ and end the host instead of failing.
-        var size = rlimit()
-        if getrlimit(Int32(RLIMIT_FSIZE.rawValue), &size) == 0, size.rlim_cur < rlim_t(AttemptRecord.lineBytes) {
-            return .failure(AttemptLedgerError("the caller's file-size limit (RLIMIT_FSIZE \(size.rlim_cur)) is below one record"))
+        guard FileSizeLimit.permits(size: AttemptRecord.lineBytes) else {
+            return .failure(AttemptLedgerError("the caller's file-size limit (RLIMIT_FSIZE) is below one record"))
         }
         let dir: Int32
         switch openDirectory() {

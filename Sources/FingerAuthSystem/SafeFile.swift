@@ -107,6 +107,8 @@ public enum SafeFile {
     /// Writes `bytes` to `path` atomically with `mode`: a new temporary file in the same
     /// directory, fsync, rename over the target, fsync of the directory.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: UInt32) throws(SafeFileError) {
+        // In a PAM host the caller's RLIMIT_FSIZE holds: past it a write raises SIGXFSZ.
+        guard FileSizeLimit.permits(size: bytes.count) else { throw .io(path, errno: EFBIG) }
         let dir = directoryName(of: path)
         var attempt = 0
         var fd: Int32 = -1

@@ -42,6 +42,9 @@ struct ModuleLog {
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == 0 else { return }
         let bytes = Array(("pam_fingerauth: " + line + "\n").utf8)
+        // A line past the caller's RLIMIT_FSIZE would raise SIGXFSZ and end the host.
+        let (end, overflow) = Int(st.st_size).addingReportingOverflow(bytes.count)
+        guard !overflow, FileSizeLimit.permits(size: end) else { return }
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }

@@ -95,3 +95,22 @@ def test_debug_file_gets_the_steps_instead_of_syslog(world):
     assert any("debug: login helper: MATCH right-index-finger" in line for line in file_lines), file_lines
     assert "result=PAM_SUCCESS" in file_lines[-1]
     assert os.stat(world.module_log).st_mode & 0o777 == 0o600
+
+
+def test_a_callers_file_size_limit_never_kills_the_host_through_the_debug_file(world):
+    """The caller of a setuid host sets RLIMIT_FSIZE; a debug_file that already holds lines
+    would make the module's next append raise SIGXFSZ and end sudo or su with it. Before:
+    the host died of SIGXFSZ (signal 25) while appending. Now the line is dropped, the
+    login ends with its own code and the file is unchanged."""
+    world.enroll("alice", "finger-A")
+    world.write_conf()
+    world.module_log.write_text("an earlier line\n")
+    os.chmod(world.module_log, 0o600)
+    size = world.module_log.stat().st_size
+    world.authd.stop()
+    done = subprocess.run(["prlimit", "--fsize=%d" % size, "--", str(world.build / "fa-pamtest"), "--confdir",
+                           str(world.confdir), "--service", world.service("fa-only", fallback=False), "--user", "alice"],
+                          env=world.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout.splitlines()[-1] == "RESULT 9 PAM_AUTHINFO_UNAVAIL", done.stdout
+    assert world.module_log.stat().st_size == size

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 
 
 def main():
@@ -31,14 +32,28 @@ def main():
     log = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     log.bind("/dev/log")
     os.chmod("/dev/log", 0o666)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    log.settimeout(0.2)
+    # Read while the command runs, as a syslog daemon would: a datagram socket queues only
+    # net.unix.max_dgram_qlen messages (10 here), and a sender past that waits in syslog(3).
     messages = []
-    while True:
-        try:
-            messages.append(log.recv(65536).decode("utf-8", "replace"))
-        except socket.timeout:
-            break
+    reading = threading.Event()
+    reading.set()
+
+    def drain():
+        log.settimeout(0.05)
+        while True:
+            try:
+                messages.append(log.recv(65536).decode("utf-8", "replace"))
+            except socket.timeout:
+                if not reading.is_set():
+                    return
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    finally:
+        reading.clear()
+        reader.join()
     print(json.dumps({"stdout": done.stdout, "stderr": done.stderr, "returncode": done.returncode,
                       "syslog": messages}))
 
