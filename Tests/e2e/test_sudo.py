@@ -13,6 +13,7 @@ import time
 import pytest
 
 from machine import SUDOERS_DIR, PamService, SudoersDropIn
+from terminal import Terminal
 
 SUDO = ["sudo", "-k", "-S", "true"]
 PLACE = "Place your finger on the fingerprint reader\n"
@@ -144,3 +145,21 @@ def test_sudo_denied_by_the_authenticators_policy_takes_the_password_and_another
         login_service.remove()
     assert other.returncode == 0 and other.stdout == PLACE and other.stderr == "", other
     assert install.login_rows(user)[-1]["outcome"] == "accept"
+
+
+def test_sudo_on_a_terminal_in_sequential_mode_shows_the_prompt_and_nothing_else(sudo_setup, observe):
+    """sudo on a real pty (a terminal window), default `prompt = sequential`: the screen
+    holds the prompt to touch the reader and what the command printed — not a byte from
+    the module or the helper beyond that (a NUL was seen after the prompt once)."""
+    install, user = sudo_setup
+    install.feed("finger-right")
+    term = Terminal(user, ["sudo", "-k", "true"])
+    try:
+        status = term.finish()
+    finally:
+        term.close()
+    install.fed()
+    observe("exit %d; screen %r" % (status, term.screen))
+    assert status == 0, term.screen
+    assert "\x00" not in term.screen, repr(term.screen)
+    assert term.screen == "Place your finger on the fingerprint reader\r\n", repr(term.screen)
