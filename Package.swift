@@ -96,7 +96,7 @@ let package = Package(
 
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v5),
         .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v5),
-        .testTarget(name: "FingerAuthServerTests", dependencies: ["FingerAuthServer", "FingerAuthStore", "FingerAuthCrypto"],
+        .testTarget(name: "FingerAuthServerTests", dependencies: ["FingerAuthServer", "FingerAuthStore", "FingerAuthCrypto", "FingerAuthSystem"],
                     swiftSettings: v5),
     ]
 )

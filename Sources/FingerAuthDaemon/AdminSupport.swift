@@ -28,7 +28,7 @@ enum Admin {
             do {
                 let store = try location.open(connections: 1)
                 defer { store.close() }
-                return try body(store, WallClock().now())
+                return try body(store, SystemClock().now())
             } catch {
                 fputs("fingerauthd: \(error)\n", stderr)
                 return 1
@@ -46,7 +46,7 @@ enum Admin {
         do {
             let store: any AuthStorage = try SQLiteStore(path: path, readers: 1)
             defer { store.close() }
-            return try body(store, WallClock().now())
+            return try body(store, SystemClock().now())
         } catch {
             fputs("fingerauthd: \(error)\n", stderr)
             return 1

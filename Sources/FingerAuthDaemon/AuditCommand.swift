@@ -14,7 +14,7 @@ enum AuditCommand {
         let command = "audit"
         let (options, db) = try Admin.options(arguments, valued: ["user", "since", "limit"], switches: ["json"],
                                               command: command)
-        let now = WallClock().now()
+        let now = SystemClock().now()
         var since: Int64?
         if let text = options.optional("since") {
             guard let value = parseTime(text, now: now) else {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import FingerAuthCore
 import FingerAuthStore
+import FingerAuthSystem
 
 /// The authenticator's endpoints as plain Swift: a request in, an answer out, with the
 /// audit row durable before the answer is returned and one log line per request. The
@@ -42,7 +43,7 @@ public final class AuthenticatorService: Sendable {
     /// Its group commit is not started: `startWriter()` (the daemon) batches the writes of
     /// concurrent requests; without it each request commits on its own thread.
     public init(store: any AuthStorage, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
-                clock: any AuthClock = WallClock(), log: RequestLog = RequestLog(), console: ConsoleSettings? = nil) {
+                clock: any AuthClock = SystemClock(), log: RequestLog = RequestLog(), console: ConsoleSettings? = nil) {
         self.store = store
         self.clock = clock
         self.log = log

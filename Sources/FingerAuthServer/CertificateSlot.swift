@@ -1,5 +1,6 @@
 import FingerAuthStore
 import CGnuTLS
+import FingerAuthSystem
 
 /// The certificate set new TLS handshakes get. `replace(with:)` (SIGHUP) swaps it whole;
 /// handshakes under way and connections already established keep the set they were given,

@@ -1,5 +1,6 @@
 import FingerAuthStore
 import CMicroHTTPD
+import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif

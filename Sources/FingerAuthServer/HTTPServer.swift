@@ -1,6 +1,7 @@
 import FingerAuthStore
 import CGnuTLS
 import CMicroHTTPD
+import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthStore
+import FingerAuthSystem
 
 /// Registered keys by kid, with their parsed public keys, in front of a `KeyDirectory`.
 ///

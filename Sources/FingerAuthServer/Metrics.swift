@@ -1,4 +1,5 @@
 import FingerAuthStore
+import FingerAuthSystem
 
 /// The counters behind `GET /metrics`, rendered in the Prometheus text format 0.0.4.
 /// Label values come from fixed sets (routes, outcomes, refusal codes), never from a

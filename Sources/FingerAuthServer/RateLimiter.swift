@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthStore
+import FingerAuthSystem
 
 /// At most `failures` refused attempts per `window` seconds; `failures == 0` turns it off.
 public struct RateLimit: Sendable, Equatable {

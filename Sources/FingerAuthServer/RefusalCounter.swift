@@ -1,4 +1,5 @@
 import FingerAuthStore
+import FingerAuthSystem
 
 /// Refused requests of addresses that are past their failure limit, counted in memory and
 /// written as one `refusals` audit row per address and window (`window` seconds, aligned

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthStore
+import FingerAuthSystem
 
 /// The strict RS256 check of every token the authenticator takes — login tokens,
 /// revocation tokens and registration proofs — as one routine over injected parts (clock,

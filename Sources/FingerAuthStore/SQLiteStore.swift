@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthSystem
 
 /// The registry (`AuthStorage`) in one SQLite database: the embedded default.
 ///

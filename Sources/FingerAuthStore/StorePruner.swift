@@ -59,7 +59,7 @@ public final class StorePruner: @unchecked Sendable {
     public func measureClock() {
         guard let clock else { return }
         do throws(StoreError) {
-            let offset = try clock.measure(store)
+            let offset = try clock.measure { () throws(StoreError) -> Int64 in try store.databaseTime() }
             let notable = abs(offset) >= Self.clockWarning
             if notable && abs(offset - reportedOffset) >= Self.clockWarning {
                 log("this machine's clock is \(abs(offset)) s \(offset > 0 ? "behind" : "ahead of") the database's; "

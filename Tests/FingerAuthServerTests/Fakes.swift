@@ -2,12 +2,13 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthServer
 import FingerAuthStore
+import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A clock the test sets by hand (tests run on one thread).
-final class FakeClock: AuthClock, @unchecked Sendable {
+final class FakeClock: Clock, @unchecked Sendable {
     var current: Int64
 
     init(_ start: Int64 = 1_800_000_000) { current = start }

@@ -2,6 +2,7 @@ import FingerAuthCore
 import FingerAuthServer
 import FingerAuthStore
 import XCTest
+import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthStore
 import XCTest
+import FingerAuthSystem
 
 /// RS256 verification on a key's pooled contexts: a context is used again only after a
 /// valid signature, so a forged signature can never leave one in a state that changes the

@@ -3,6 +3,7 @@ import FingerAuthCrypto
 import FingerAuthServer
 import FingerAuthStore
 import XCTest
+import FingerAuthSystem
 
 /// The SQLite registry on a real file: keys, host tokens, the write path's claims, audit.
 final class SQLiteStoreTests: XCTestCase {
@@ -239,7 +240,7 @@ final class SQLiteStoreTests: XCTestCase {
         let store = try SQLiteStore(path: temp.path)
         _ = try register(store, key("k1"), jti: "p-old")  // keepUntil 1000: long past
         let now = try store.databaseTime()
-        XCTAssertLessThan(abs(now - WallClock().now()), 2)
+        XCTAssertLessThan(abs(now - SystemClock().now()), 2)
         let fresh = TokenClaim(kid: "k1", user: "alice", host: "host1", jti: "fresh", keepUntil: now + 100, allowed: [.active],
                                audit: AuditEvent(event: "login", outcome: "deny"), time: now)
         XCTAssertEqual(try store.commit([.claim(fresh)]), [.accepted])

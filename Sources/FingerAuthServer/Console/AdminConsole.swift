@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthStore
+import FingerAuthSystem
 
 /// How the admin console behaves (`admin-listen` and its companions).
 public struct ConsoleSettings: Sendable {

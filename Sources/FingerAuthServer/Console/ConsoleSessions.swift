@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthStore
+import FingerAuthSystem
 
 /// Signed-in admins of one console listener, in this process's memory only: a session
 /// cookie works on the listener that made it and nowhere else, and ends with sign-out, its

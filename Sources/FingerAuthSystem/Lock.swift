@@ -1,4 +1,3 @@
-import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -16,7 +16,7 @@ public final class WorkerThread: @unchecked Sendable {
     private init(_ thread: pthread_t) { self.thread = thread }
 
     /// Starts `body` on a new thread; the reason (strerror) when it could not be created.
-    public static func start(_ body: @escaping @Sendable () -> Void) -> Result<WorkerThread, StoreError> {
+    public static func start(_ body: @escaping @Sendable () -> Void) -> Result<WorkerThread, ThreadStartError> {
         var created = pthread_t()
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         let rc = pthread_create(&created, nil, { raw in
@@ -26,7 +26,7 @@ public final class WorkerThread: @unchecked Sendable {
         }, context)
         guard rc == 0 else {
             Unmanaged<Box>.fromOpaque(context).release()
-            return .failure(StoreError(String(cString: strerror(rc))))
+            return .failure(ThreadStartError(message: String(cString: strerror(rc))))
         }
         return .success(WorkerThread(created))
     }
@@ -35,4 +35,11 @@ public final class WorkerThread: @unchecked Sendable {
     public func join() {
         pthread_join(thread, nil)
     }
+}
+
+/// Why a thread could not be created: pthread_create's error as strerror names it.
+public struct ThreadStartError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+
+    public var description: String { message }
 }
