@@ -58,16 +58,23 @@ let package = Package(
         .target(name: "FingerAuthTPM", dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CTSS2"],
                 swiftSettings: v5),
         .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v5),
-        // The authenticator's registry: SQLite and PostgreSQL stores, schema and migrations,
-        // pruning, and the group commit that the request path writes through.
+        // fingerauthd, in layers. The domain: the registry's types, the storage ports, the
+        // service and its steps, the token verifier, the limits, the policy — plain Swift over
+        // FingerAuthCore, no C bridge; cryptography reaches it through Core's protocols.
+        .target(name: "FingerAuthDomain", dependencies: ["FingerAuthCore"], swiftSettings: v5),
+        // The storage ports over SQLite and PostgreSQL: schema and migrations, pruning, and the
+        // group commit that the request path writes through.
         .target(name: "FingerAuthStore",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite", "CPostgres"],
+                dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite",
+                               "CPostgres"],
                 swiftSettings: v5),
-        // The authenticator's HTTP layer and service logic; it reaches the database only
-        // through FingerAuthStore.
-        .target(name: "FingerAuthServer",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthStore", "CMicroHTTPD",
-                               "CGnuTLS"],
+        // The HTTP transport (libmicrohttpd, GnuTLS): requests, answers, steps, connection
+        // limits and TLS; it knows the service and nothing of the stores.
+        .target(name: "FingerAuthTransport",
+                dependencies: ["FingerAuthDomain", "FingerAuthSystem", "FingerAuthCrypto", "CMicroHTTPD", "CGnuTLS"],
+                swiftSettings: v5),
+        // The admin console: pages, sessions, forms, sign-in.
+        .target(name: "FingerAuthConsole", dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthCrypto"],
                 swiftSettings: v5),
 
         // Products. The module reaches libpam and libc only: everything that reads the
@@ -91,12 +98,15 @@ let package = Package(
                                          "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthDaemon",
-                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthStore", "FingerAuthServer"],
+                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthDomain",
+                                         "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
 
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v5),
         .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v5),
-        .testTarget(name: "FingerAuthServerTests", dependencies: ["FingerAuthServer", "FingerAuthStore", "FingerAuthCrypto", "FingerAuthSystem"],
+        .testTarget(name: "FingerAuthServerTests",
+                    dependencies: ["FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
+                                   "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthCore"],
                     swiftSettings: v5),
     ]
 )

@@ -1,4 +1,4 @@
-import FingerAuthServer
+import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthSystem
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthDomain
 
 /// Host enrollment tokens: 32 random bytes, base64url (43 characters). The registry keeps
 /// only their SHA-256, as lowercase hex, so a copy of the database enrolls nothing.

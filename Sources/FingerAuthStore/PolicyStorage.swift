@@ -1,27 +1,7 @@
+import FingerAuthDomain
+
 /// The policy on each store: the SQL is `PolicyTables`'; what differs is the connection and
 /// the transaction it runs in.
-extension PolicyChangeResult {
-    /// The audit row of `change`: outcome, reason (`before -> after`, or why nothing changed,
-    /// after the base row's own reason — who made the change) and the rule it touched.
-    func audit(_ base: AuditEvent, _ change: PolicyChange) -> AuditEvent {
-        var event = base
-        let what: String
-        switch self {
-        case let .changed(rule, before, after):
-            event.outcome = "accept"
-            what = "\(before.isEmpty ? "(none)" : before) -> \(after.isEmpty ? "(none)" : after)"
-            event.rule = rule?.id
-        case .unknownRule, .unknownHost, .nothingToRemove:
-            event.outcome = "deny"
-            what = self == .unknownRule ? "unknown_rule" : self == .unknownHost ? "unknown_host" : "nothing_to_remove"
-        }
-        event.reason = base.reason.map { "\($0): \(what)" } ?? what
-        if case let .removeRule(id) = change { event.rule = id }
-        if case let .moveRule(id, _) = change { event.rule = id }
-        return event
-    }
-}
-
 extension SQLiteStore {
     public func policySnapshot(user: String, host: String) throws(StoreError) -> PolicySnapshot {
         try read { (db) throws(StoreError) -> PolicySnapshot in try PolicyTables.snapshot(db, user: user, host: host) }

@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// The policy's tables, read and changed the same way on both stores: the SQL is written
 /// once, with `?1…?n` parameters (PostgreSQL gets `$1…$n`) and double-quoted `"user"`, and
 /// runs on whatever connection the store hands in — a read connection for a snapshot, the
@@ -24,30 +26,6 @@ extension PostgresConnection: PolicySQL {
     func policyRows(_ sql: String, _ values: [String?]) throws(StoreError) -> [[String?]] {
         let result = try query(PolicyTables.postgresParameters(sql), values.map { .text($0) })
         return (0..<result.rows).map { row in (0..<result.columns).map { result.text(row, Int32($0)) } }
-    }
-}
-
-/// A host as `fingerauthd hosts list` shows it.
-public struct HostSummary: Sendable, Equatable {
-    public var host: String
-    public var labels: [String]
-    /// Enrollment tokens not revoked / in all.
-    public var activeTokens: Int
-    public var tokens: Int
-    /// Keys registered on it, active or pending.
-    public var keys: Int
-    /// Its pinned TPM endorsement key, if any.
-    public var ek: EKPin?
-}
-
-/// One page of a long list: `limit` items after the first `offset`.
-public struct Paging: Sendable, Equatable {
-    public var offset: Int
-    public var limit: Int
-
-    public init(offset: Int, limit: Int) {
-        self.offset = max(0, offset)
-        self.limit = max(1, limit)
     }
 }
 

@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// The registry's tables on PostgreSQL and their versioned migrations. The applied
 /// version is the highest row of `fingerauthd_schema`. Migrations run in one transaction
 /// under an advisory lock, so that instances starting together migrate once; a database

@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// The audit log and pruning.
 extension PostgresStore {
     static let insertAuditSQL = #"""

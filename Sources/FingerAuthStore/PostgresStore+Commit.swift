@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// The request path's writes on PostgreSQL: a batch is one pipeline — every item one
 /// statement, one Sync — so the whole batch costs one round trip and one durable commit.
 extension PostgresStore {

@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// Host enrollment tokens and OAuth access tokens, stored as SHA-256 only.
 extension PostgresStore {
     public func createHostToken(host: String, now: Int64) throws(StoreError) -> String {

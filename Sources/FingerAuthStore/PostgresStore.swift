@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthDomain
 
 /// The registry (`AuthStorage`) in one PostgreSQL database that several fingerauthd
 /// instances share: a bounded pool of libpq connections, prepared statements with every
@@ -126,7 +127,7 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
         try transaction { (db) throws(StoreError) -> RegistrationResult in
             _ = try db.query("SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))",
                              [.text(key.user + "\n" + key.host)])
-            let steps = Registration.Steps(
+            let steps = RegistrationTransaction.Steps(
                 existing: { () throws(StoreError) -> RegisteredKey? in try Self.key(db, key.kid) },
                 claim: { () throws(StoreError) -> Bool in
                     try db.query("INSERT INTO replay (jti, keep_until) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING",
@@ -142,7 +143,7 @@ public final class PostgresStore: AuthStorage, @unchecked Sendable {
                     return insert.affected == 1 ? nil : try Self.key(db, key.kid)
                 },
                 audit: { (row) throws(StoreError) in try Self.insertAudit(db, row, time: now) })
-            return try Registration.run(db, key, audit: audit, keyLimit: keyLimit, now: now, steps)
+            return try RegistrationTransaction.run(db, key, audit: audit, keyLimit: keyLimit, now: now, steps)
         }
     }
 

@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// What fingerauthd checks in a `postgresql://` URL before it connects.
 enum PostgresURL {
     /// Why `url` may not be used as it is, or nil: a database on another machine must be

@@ -1,14 +1,5 @@
 import CSQLite
-
-/// A storage failure. The text comes from the database (sqlite3_errmsg, libpq) and names
-/// no secret: every value reaches the database as a bound parameter, never inside SQL text.
-public struct StoreError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-
-    public init(_ message: String) { self.message = message }
-
-    public var description: String { message }
-}
+import FingerAuthDomain
 
 /// One SQLite connection (sqlite3_open_v2), owned by this object and closed in `close()`
 /// or deinit (sqlite3_close_v2), with its prepared statements cached by SQL text. Not

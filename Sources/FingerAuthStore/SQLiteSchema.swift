@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// The registry's tables in SQLite and their migrations, version kept in `PRAGMA user_version`.
 ///
 /// Version 1 (the walking skeleton): keys active/revoked, host tokens, replay, audit.

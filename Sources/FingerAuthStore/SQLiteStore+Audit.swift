@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// The audit log and pruning.
 extension SQLiteStore {
     /// Appends one audit row at time `now` (admin commands). Callers answer only after this returned.

@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// The request path's writes: a batch of items from many requests in one transaction, made
 /// durable by one commit (one fsync of the write-ahead log).
 extension SQLiteStore {

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthDomain
 
 /// Host enrollment tokens and OAuth access tokens: both stored as SHA-256 only, so a copy
 /// of the database enrolls nothing and authenticates nobody.

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthDomain
 import FingerAuthSystem
 
 /// The registry (`AuthStorage`) in one SQLite database: the embedded default.
@@ -144,7 +145,7 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
     public func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
                          now: Int64) throws(StoreError) -> RegistrationResult {
         try write { (db) throws(StoreError) -> RegistrationResult in
-            let steps = Registration.Steps(
+            let steps = RegistrationTransaction.Steps(
                 existing: { () throws(StoreError) -> RegisteredKey? in try Self.key(db, kid: key.kid) },
                 claim: { () throws(StoreError) -> Bool in try Self.claimJTI(db, proofJTI, keepUntil: keepUntil) },
                 insert: { () throws(StoreError) -> RegisteredKey? in
@@ -152,7 +153,7 @@ public final class SQLiteStore: AuthStorage, @unchecked Sendable {
                     return db.changes == 1 ? nil : try Self.key(db, kid: key.kid)
                 },
                 audit: { (row) throws(StoreError) in try Self.insertAudit(db, row, time: now) })
-            return try Registration.run(db, key, audit: audit, keyLimit: keyLimit, now: now, steps)
+            return try RegistrationTransaction.run(db, key, audit: audit, keyLimit: keyLimit, now: now, steps)
         }
     }
 

@@ -1,3 +1,4 @@
+import FingerAuthDomain
 import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Glibc
 /// measures the database's clock for `clock`. Every instance of a fleet may run one; on
 /// PostgreSQL they skip each other's rows. `stop()` wakes and joins the thread.
 public final class StorePruner: @unchecked Sendable {
-    let store: any AuthStorage
+    let store: any StoreUpkeep
     let interval: Int64
     let policy: PrunePolicy
     let clock: DatabaseClock?
@@ -26,7 +27,7 @@ public final class StorePruner: @unchecked Sendable {
     private var thread: WorkerThread?
     private var reportedOffset: Int64 = 0
 
-    public init(store: any AuthStorage, interval: Int64, policy: PrunePolicy, clock: DatabaseClock? = nil,
+    public init(store: any StoreUpkeep, interval: Int64, policy: PrunePolicy, clock: DatabaseClock? = nil,
                 log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.store = store
         self.interval = max(1, interval)

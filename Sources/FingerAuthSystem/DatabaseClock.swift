@@ -1,10 +1,5 @@
 import FingerAuthCore
 
-/// Where the authenticator reads the time: whole seconds since the Unix epoch, from any
-/// thread. The daemon passes `DatabaseClock`, the admin commands `SystemClock`; tests pass
-/// a fake.
-public typealias AuthClock = Clock & Sendable
-
 /// The database's clock, read through this machine's: `now()` is the wall clock plus the
 /// offset last measured against the database (`measure`). On PostgreSQL every instance of a
 /// fleet then judges `exp`, `nbf` and `iat` by one clock — the one pruning uses — so an

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 #if canImport(Glibc)
@@ -24,7 +25,7 @@ final class EndpointTests: XCTestCase {
     func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, SQLiteStore, TokenMaker) {
         let store = try SQLiteStore(path: temp.path)
         let log = RequestLog(fd: open("/dev/null", O_WRONLY | O_CLOEXEC))
-        let service = AuthenticatorService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
+        let service = wiredService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
                                            clock: clock, log: log)
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
         let hostToken = try store.createHostToken(host: "host1", now: clock.now())

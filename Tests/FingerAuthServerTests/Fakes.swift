@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import FingerAuthSystem
 #if canImport(Glibc)
@@ -165,4 +166,14 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     }
     var sharesFailureCounts: Bool { false }
     func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
+}
+
+/// A service over `store` wired as the daemon wires it: a group commit (not started) that
+/// drains the service's refusal counter, OpenSSL for the cryptography.
+func wiredService(store: any AuthStorage, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
+                 clock: any AuthClock = SystemClock(), log: any ServiceLog = RequestLog(fd: -1)) -> AuthenticatorService {
+    let refusals = RefusalCounter(window: settings.addressLimit.window)
+    let writer = GroupCommit(store: store, periodic: { refusals.drain() }, log: { [log] in log.message($0) })
+    return AuthenticatorService(store: store, writer: writer, crypto: OpenSSLAuthenticatorCrypto(), policy: policy,
+                                settings: settings, clock: clock, log: log, refusals: refusals)
 }

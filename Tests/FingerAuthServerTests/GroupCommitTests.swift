@@ -1,5 +1,6 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 import FingerAuthSystem

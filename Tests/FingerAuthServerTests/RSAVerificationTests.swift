@@ -1,3 +1,4 @@
+import FingerAuthDomain
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthStore

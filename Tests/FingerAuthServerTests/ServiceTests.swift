@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 #if canImport(Glibc)
@@ -29,7 +30,7 @@ final class ServiceTests: XCTestCase {
 
     func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, SQLiteStore) {
         let store = try SQLiteStore(path: temp.path)
-        let service = AuthenticatorService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
+        let service = wiredService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
                                            clock: clock, log: RequestLog(fd: logPipe[1]))
         return (service, store)
     }
@@ -185,20 +186,20 @@ final class ServiceTests: XCTestCase {
         var summary = RequestSummary(method: "POST", path: "/v1/login", status: 401, outcome: "deny", reason: "replayed",
                                      sub: "alice", kid: "k\"1", jti: "j 1", peer: "10.0.0.9")
         summary.milliseconds = 3
-        XCTAssertEqual(RequestLog.line(summary), "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
+        XCTAssertEqual(summary.line, "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
                        + "reason=replayed sub=alice kid=k?1 jti=j?1 peer=10.0.0.9 ms=3\n")
         summary.claimed = "b\u{e9}b"
         summary.sub = nil
         summary.milliseconds = nil
         summary.jti = String(repeating: "j", count: 70)
-        XCTAssertEqual(RequestLog.line(summary), "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
+        XCTAssertEqual(summary.line, "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
                        + "reason=replayed sub=- claimed=b??b kid=k?1 jti=" + String(repeating: "j", count: 64)
                        + "... peer=10.0.0.9 ms=-\n")
     }
 
     func testPathsInLogLinesAreCutShortAndCleaned() {
         let long = "/" + String(repeating: "eyJhbGciOiJSUzI1NiJ9", count: 10) + "\n\"x"
-        let line = RequestLog.line(RequestSummary(method: "GET", path: long, status: 404))
+        let line = RequestSummary(method: "GET", path: long, status: 404).line
         XCTAssertTrue(line.hasSuffix("\n"))
         XCTAssertEqual(line.filter { $0 == "\n" }.count, 1)
         XCTAssertFalse(line.contains(String(repeating: "eyJhbGciOiJSUzI1NiJ9", count: 3)))

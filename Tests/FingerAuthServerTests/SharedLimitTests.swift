@@ -1,5 +1,6 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 
@@ -61,9 +62,9 @@ final class SharedLimitTests: XCTestCase {
         settings.userLimit = RateLimit(failures: 3, window: 60)
         settings.addressLimit = .off
         let policy = VerifierPolicy(audience: "aud")
-        let a = AuthenticatorService(store: store, policy: policy, settings: settings, clock: clock,
+        let a = wiredService(store: store, policy: policy, settings: settings, clock: clock,
                                      log: RequestLog(fd: -1))
-        let b = AuthenticatorService(store: store, policy: policy, settings: settings, clock: clock,
+        let b = wiredService(store: store, policy: policy, settings: settings, clock: clock,
                                      log: RequestLog(fd: -1))
         return (store, a, b, maker)
     }
