@@ -7,6 +7,8 @@ import FingerAuthDomain
 public enum HostToken {
     /// Length of a token's text.
     public static let length = 43
+    /// Length of a token's id in `token list`: the first hex digits of its SHA-256.
+    public static let idLength = 16
 
     /// A new random token (RAND_bytes); nil only if the random source fails.
     public static func generate() -> String? {
@@ -17,14 +19,11 @@ public enum HostToken {
     /// shaped like a token, so junk never reaches the database.
     public static func hash(_ token: String) -> String? {
         guard token.utf8.count == length, Base64URL.decode(token)?.count == 32 else { return nil }
-        return Digest.sha256(Array(token.utf8)).map(hex)
+        return Digest.sha256(Array(token.utf8)).map(Hex.lowercase)
     }
 
     /// Whether `id` has the shape of a `token list` id: 16 lowercase hex digits.
     public static func isTokenID(_ id: String) -> Bool {
-        id.utf8.count == 16 && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+        id.utf8.count == idLength && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }
-
-    /// Lowercase hex of `bytes`.
-    public static func hex(_ bytes: [UInt8]) -> String { Digest.hex(bytes) }
 }

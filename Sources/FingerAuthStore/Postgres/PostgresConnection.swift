@@ -4,12 +4,8 @@ import FingerAuthDomain
 import Glibc
 #endif
 
-/// A value for a statement parameter; sent in libpq's text format.
-enum PostgresValue {
-    case text(String?)
-    case integer(Int64?)
-    case boolean(Bool)
-
+extension SQLValue {
+    /// The value in libpq's text format; nil for NULL.
     var wire: String? {
         switch self {
         case let .text(value): return value
@@ -54,12 +50,6 @@ final class PostgresResult {
     func bool(_ row: Int, _ column: Int32) -> Bool? {
         text(row, column).map { $0 == "t" }
     }
-}
-
-/// One statement of a pipeline: SQL text (prepared once per connection) and its values.
-struct PostgresStatement {
-    let sql: String
-    let parameters: [PostgresValue]
 }
 
 /// One libpq connection (PQconnectdbParams), owned by this object and closed in deinit
@@ -111,7 +101,7 @@ final class PostgresConnection {
 
     /// Prepares `sql` on first use and runs it with `parameters` ($1, $2, … in order).
     @discardableResult
-    func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(StoreError) -> PostgresResult {
+    func query(_ sql: String, _ parameters: [SQLValue] = []) throws(StoreError) -> PostgresResult {
         let name = try statementName(sql, parameterCount: parameters.count)
         let result = withParameters(parameters) { values in
             PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
@@ -122,19 +112,19 @@ final class PostgresConnection {
     /// Runs `statements` as one pipeline ending in one Sync: the server runs them in one
     /// implicit transaction and commits it at the Sync, so they are sent and answered in one
     /// round trip and become durable together. Any error rolls all of them back and throws.
-    func pipeline(_ statements: [PostgresStatement]) throws(StoreError) -> [PostgresResult] {
+    func pipeline(_ statements: [SQLStatement]) throws(StoreError) -> [PostgresResult] {
         var names: [String] = []
         names.reserveCapacity(statements.count)
         for statement in statements {
-            names.append(try statementName(statement.sql, parameterCount: statement.parameters.count))
+            names.append(try statementName(statement.sql, parameterCount: statement.values.count))
         }
         guard PQenterPipelineMode(handle) == 1 else {
             throw StoreError("postgresql: cannot enter pipeline mode: \(Self.clean(PQerrorMessage(handle)))")
         }
         var sent = 0
         for (statement, name) in zip(statements, names) {
-            let ok = withParameters(statement.parameters) { values in
-                PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), values, nil, nil, 0) == 1
+            let ok = withParameters(statement.values) { values in
+                PQsendQueryPrepared(handle, name, Int32(statement.values.count), values, nil, nil, 0) == 1
             }
             guard ok else { break }
             sent += 1
@@ -184,16 +174,19 @@ final class PostgresConnection {
         return results
     }
 
+    /// The name of `sql`'s prepared statement, preparing it on first use; the shared SQL's
+    /// `?N` parameters become PostgreSQL's `$N` then (the text is looked up as written).
     private func statementName(_ sql: String, parameterCount: Int) throws(StoreError) -> String {
         if let known = prepared[sql] { return known }
         let name = "fa_\(prepared.count + 1)"
-        _ = try check(PQprepare(handle, name, sql, Int32(parameterCount), nil))
+        let text = sql.utf8.contains(UInt8(ascii: "?")) ? String(sql.map { $0 == "?" ? "$" : $0 }) : sql
+        _ = try check(PQprepare(handle, name, text, Int32(parameterCount), nil))
         prepared[sql] = name
         return name
     }
 
     /// Runs `body` with C copies of the parameters' text (NULL for SQL NULL), freed after.
-    private func withParameters<T>(_ parameters: [PostgresValue], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+    private func withParameters<T>(_ parameters: [SQLValue], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
         let raw: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.wire.flatMap { strdup($0) } }
         defer { raw.forEach { free($0) } }
         let pointers: [UnsafePointer<CChar>?] = raw.map { $0.map { UnsafePointer($0) } }
@@ -231,4 +224,44 @@ final class PostgresConnection {
             return body(base)
         }
     }
+}
+
+/// One row of a result, as the shared SQL reads it.
+struct PostgresRow: SQLRow {
+    let result: PostgresResult
+    let row: Int
+
+    var columnCount: Int { result.columns }
+    func text(_ column: Int) -> String? { result.text(row, Int32(truncatingIfNeeded: column)) }
+    func int64(_ column: Int) -> Int64? { result.int64(row, Int32(truncatingIfNeeded: column)) }
+    func bool(_ column: Int) -> Bool? { result.bool(row, Int32(truncatingIfNeeded: column)) }
+}
+
+/// The shared SQL layer on PostgreSQL.
+extension PostgresConnection: SQLConnection {
+    var dialect: SQLDialect { .postgres }
+
+    func run(_ statement: SQLStatement, row: (PostgresRow) throws(StoreError) -> Void) throws(StoreError) -> Int {
+        let result = try query(statement.sql, statement.values)
+        for index in 0..<result.rows { try row(PostgresRow(result: result, row: index)) }
+        return result.affected
+    }
+
+    func serialize(_ scope: LockScope) throws(StoreError) {
+        switch scope {
+        case .policy:
+            _ = try execute("LOCK TABLE policy_rules, host_labels, user_lists IN SHARE ROW EXCLUSIVE MODE")
+        case .challenges:
+            _ = try execute("LOCK TABLE attestation_challenges IN SHARE ROW EXCLUSIVE MODE")
+        case let .registration(user, host):
+            _ = try query("SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))", [.text(user + "\n" + host)])
+        case let .endorsementKey(host):
+            _ = try query("SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))", [.text(host)])
+        }
+    }
+
+    /// The first key of the two-key advisory locks (`pg_advisory_xact_lock(class, hashtext(…))`)
+    /// that serialise registrations of one user on one host, and EK pin changes of one host,
+    /// across instances (the one-key lock of migrations is another space).
+    static let keyLockClass = 0x4641_4B59
 }

@@ -21,7 +21,7 @@ extension PostgresStore {
         return outcomes
     }
 
-    static func statement(_ item: WriteItem) -> PostgresStatement {
+    static func statement(_ item: WriteItem) -> SQLStatement {
         switch item {
         case let .claim(claim):
             var token: String?
@@ -30,18 +30,18 @@ extension PostgresStore {
                 token = sha256
                 expires = until
             }
-            return PostgresStatement(sql: claimSQL, parameters: [
+            return SQLStatement(claimSQL, [
                 .text(claim.kid), .text(claim.user), .text(claim.host), .text(claim.jti), .integer(claim.keepUntil),
                 .text(claim.allowed.map(\.rawValue).joined(separator: ",")), .text(token), .integer(claim.time),
                 .integer(expires), .boolean(claim.effect == .revokeKey), .text(claim.audit.event),
                 .text(claim.acceptReason), .text(claim.audit.peer), .text(claim.audit.service), .text(claim.audit.clientService),
             ])
         case let .audit(event, time):
-            return PostgresStatement(sql: insertAuditSQL, parameters: auditParameters(event, time: time))
+            return AuditTables.insert(event, time: time)
         case let .refusals(peer, window, count, reason):
-            return PostgresStatement(sql: refusalsSQL, parameters: [.integer(window), .text(reason), .text(peer), .integer(count)])
+            return AuditTables.refusals(peer: peer, window: window, count: count, reason: reason)
         case let .failure(key, now, window):
-            return PostgresStatement(sql: failureSQL, parameters: [.text(key), .integer(now), .integer(now &+ window)])
+            return AuditTables.failure(key: key, now: now, window: window)
         }
     }
 
@@ -54,7 +54,8 @@ extension PostgresStore {
         return claim.allowed.contains(status) ? .refused(.replayed) : .refused(.status(status))
     }
 
-    /// One statement per verified token: the key's row read and share-locked (a revocation
+    /// One statement per verified token (PostgreSQL's own: SQLite runs the same steps as
+    /// statements of its batch's transaction): the key's row read and share-locked (a revocation
     /// either committed before and is seen, or waits for this transaction), the jti claimed
     /// when the status allows it, the effect (access token, own revocation) applied only when
     /// the claim succeeded, and the audit row written with the outcome.
@@ -88,20 +89,4 @@ extension PostgresStore {
         )
         SELECT (SELECT status FROM k), EXISTS (SELECT 1 FROM c)
         """#
-
-    /// Adds to the `refusals` row of (peer, window), creating it.
-    static let refusalsSQL = #"""
-        INSERT INTO audit ("time", event, outcome, reason, peer, verified, count)
-        VALUES ($1, 'refusals', 'deny', $2, $3, false, $4)
-        ON CONFLICT (peer, "time") WHERE event = 'refusals' DO UPDATE SET count = audit.count + EXCLUDED.count
-        """#
-
-    /// Adds one failure to the open window of a shared rate-limit key, or starts a new one.
-    static let failureSQL = """
-        INSERT INTO rate_counters (key, window_start, expires, count) VALUES ($1, $2, $3, 1)
-        ON CONFLICT (key) DO UPDATE SET
-            count = CASE WHEN rate_counters.expires <= $2 THEN 1 ELSE rate_counters.count + 1 END,
-            window_start = CASE WHEN rate_counters.expires <= $2 THEN $2 ELSE rate_counters.window_start END,
-            expires = CASE WHEN rate_counters.expires <= $2 THEN $3 ELSE rate_counters.expires END
-        """
 }

@@ -3,15 +3,14 @@ import FingerAuthDomain
 
 /// TPM credential-activation challenges in the database, so that the `POST /v1/keys` that
 /// answers one may reach any instance of a fleet: the same SQL on both stores (through
-/// `PolicySQL`), each call one transaction of the store's own.
-
+/// `SQLConnection`), each call one transaction of the store's own.
 enum ChallengeTables {
     /// Drops expired challenges, then stores `challenge` unless its host or the whole table
     /// is at its limit.
-    static func add(_ db: some PolicySQL, _ challenge: StoredChallenge, perHost: Int, capacity: Int,
+    static func add(_ db: some SQLConnection, _ challenge: StoredChallenge, perHost: Int, capacity: Int,
                     now: Int64) throws(StoreError) -> ChallengeAdmission {
-        _ = try db.policyRows("DELETE FROM attestation_challenges WHERE expires <= CAST(?1 AS BIGINT)", [String(now)])
-        let counts = try db.policyRows("""
+        _ = try db.textRows("DELETE FROM attestation_challenges WHERE expires <= CAST(?1 AS BIGINT)", [String(now)])
+        let counts = try db.textRows("""
             SELECT CAST(COUNT(*) AS TEXT), CAST(COALESCE(SUM(CASE WHEN host = ?1 THEN 1 ELSE 0 END), 0) AS TEXT)
               FROM attestation_challenges
             """, [challenge.host])
@@ -19,7 +18,7 @@ enum ChallengeTables {
               let held = counts[0][1].flatMap({ Int($0) }) else { throw StoreError("corrupt challenge count") }
         guard all < capacity else { return .full }
         guard held < perHost else { return .hostFull }
-        _ = try db.policyRows("""
+        _ = try db.textRows("""
             INSERT INTO attestation_challenges (id, "user", host, ak_public, secret_sha256, nonce, expires, ek_sha256)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS BIGINT), ?8)
             """, [challenge.id, challenge.user, challenge.host, Base64URL.encode(challenge.attestationKey),
@@ -29,8 +28,8 @@ enum ChallengeTables {
     }
 
     /// Removes the challenge `id` and returns it if it had not expired: each is used once.
-    static func take(_ db: some PolicySQL, id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
-        let rows = try db.policyRows("""
+    static func take(_ db: some SQLConnection, id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
+        let rows = try db.textRows("""
             DELETE FROM attestation_challenges WHERE id = ?1
             RETURNING "user", host, ak_public, secret_sha256, nonce, CAST(expires AS TEXT), ek_sha256
             """, [id])
@@ -44,33 +43,5 @@ enum ChallengeTables {
         guard expires > now, !ek.isEmpty else { return nil }
         return StoredChallenge(id: id, user: user, host: host, attestationKey: ak, secretDigest: digest, nonce: nonce,
                                expires: expires, ek: ek)
-    }
-}
-
-extension SQLiteStore {
-    public func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int,
-                             now: Int64) throws(StoreError) -> ChallengeAdmission {
-        try write { (db) throws(StoreError) -> ChallengeAdmission in
-            try ChallengeTables.add(db, challenge, perHost: perHost, capacity: capacity, now: now)
-        }
-    }
-
-    public func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
-        try write { (db) throws(StoreError) -> StoredChallenge? in try ChallengeTables.take(db, id: id, now: now) }
-    }
-}
-
-extension PostgresStore {
-    public func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int,
-                             now: Int64) throws(StoreError) -> ChallengeAdmission {
-        try transaction { (db) throws(StoreError) -> ChallengeAdmission in
-            // One admission at a time, fleet-wide, so the limits hold across instances.
-            _ = try db.execute("LOCK TABLE attestation_challenges IN SHARE ROW EXCLUSIVE MODE")
-            return try ChallengeTables.add(db, challenge, perHost: perHost, capacity: capacity, now: now)
-        }
-    }
-
-    public func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
-        try transaction { (db) throws(StoreError) -> StoredChallenge? in try ChallengeTables.take(db, id: id, now: now) }
     }
 }

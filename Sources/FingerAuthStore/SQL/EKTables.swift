@@ -6,8 +6,7 @@ import FingerAuthDomain
 /// (`fingerauthd hosts add-ek`, from `fingerauth key ek` on the host) or, when the host has
 /// none, by its first successful TPM attestation (trust on first use). Once a host has a
 /// pin, an attestation with another EK is refused (`ek_mismatch`); only an admin changes it.
-/// The SQL is the same on both stores (`PolicySQL`).
-
+/// The SQL is the same on both stores (`SQLConnection`).
 enum EKTables {
     static let columns = "host, ek_sha256, source, CAST(pinned AS TEXT), pinned_by"
 
@@ -18,15 +17,15 @@ enum EKTables {
     }
 
     /// The pin of `host`, or nil.
-    static func pin(_ db: some PolicySQL, host: String) throws(StoreError) -> EKPin? {
-        guard let row = try db.policyRows("SELECT \(columns) FROM host_eks WHERE host = ?1", [host]).first else { return nil }
+    static func pin(_ db: some SQLConnection, host: String) throws(StoreError) -> EKPin? {
+        guard let row = try db.textRows("SELECT \(columns) FROM host_eks WHERE host = ?1", [host]).first else { return nil }
         return try pin(row)
     }
 
     /// Every pin, by host.
-    static func pins(_ db: some PolicySQL) throws(StoreError) -> [String: EKPin] {
+    static func pins(_ db: some SQLConnection) throws(StoreError) -> [String: EKPin] {
         var out: [String: EKPin] = [:]
-        for row in try db.policyRows("SELECT \(columns) FROM host_eks", []) {
+        for row in try db.textRows("SELECT \(columns) FROM host_eks", []) {
             let found = try pin(row)
             out[found.host] = found
         }
@@ -36,9 +35,9 @@ enum EKTables {
     /// The pin of `host` after trying to pin `ek` on first use: one atomic statement, so of
     /// two instances attesting at once exactly one pins and the other reads its pin.
     /// `created` tells whether this call made it.
-    static func pinOnFirstUse(_ db: some PolicySQL, host: String, ek: String,
+    static func pinOnFirstUse(_ db: some SQLConnection, host: String, ek: String,
                               now: Int64) throws(StoreError) -> (pin: EKPin, created: Bool) {
-        let inserted = try db.policyRows("""
+        let inserted = try db.textRows("""
             INSERT INTO host_eks (host, ek_sha256, source, pinned) VALUES (?1, ?2, 'tofu', CAST(?3 AS BIGINT))
             ON CONFLICT (host) DO NOTHING RETURNING \(columns)
             """, [host, ek, String(now)])
@@ -49,7 +48,7 @@ enum EKTables {
 
     /// Applies an admin's `change` in the caller's transaction. Keys of the host attested by
     /// an EK other than the new pin (every attested key, for a reset) are revoked with it.
-    static func apply(_ db: some PolicySQL, _ change: EKPinChange, admin: String,
+    static func apply(_ db: some SQLConnection, _ change: EKPinChange, admin: String,
                       now: Int64) throws(StoreError) -> EKPinResult {
         let host = change.host
         let before = try pin(db, host: host)
@@ -60,7 +59,7 @@ enum EKTables {
                 if before.ek == ek { return .unchanged(before) }
                 if !replace { return .provisionedOther(before) }
             }
-            let rows = try db.policyRows("""
+            let rows = try db.textRows("""
                 INSERT INTO host_eks (host, ek_sha256, source, pinned, pinned_by) VALUES (?1, ?2, 'admin', CAST(?3 AS BIGINT), ?4)
                 ON CONFLICT (host) DO UPDATE SET ek_sha256 = excluded.ek_sha256, source = 'admin', pinned = excluded.pinned,
                     pinned_by = excluded.pinned_by
@@ -70,9 +69,9 @@ enum EKTables {
             after = try pin(row)
         case .reset:
             guard before != nil else { return .nothingPinned }
-            _ = try db.policyRows("DELETE FROM host_eks WHERE host = ?1", [host])
+            _ = try db.textRows("DELETE FROM host_eks WHERE host = ?1", [host])
         }
-        let revoked = try db.policyRows("""
+        let revoked = try db.textRows("""
             UPDATE keys SET status = 'revoked', revoked = CAST(?3 AS BIGINT)
              WHERE host = ?1 AND status <> 'revoked' AND ek_sha256 IS NOT NULL AND (CAST(?2 AS TEXT) IS NULL OR ek_sha256 <> CAST(?2 AS TEXT))
             RETURNING kid, "user"
@@ -82,36 +81,5 @@ enum EKTables {
             return KeyOwner(kid: kid, user: user)
         }
         return .changed(before: before, after: after, revoked: keys.sorted { $0.kid < $1.kid })
-    }
-}
-
-extension SQLiteStore {
-    public func ekPin(host: String) throws(StoreError) -> EKPin? {
-        try read { (db) throws(StoreError) -> EKPin? in try EKTables.pin(db, host: host) }
-    }
-
-    public func changeEKPin(_ change: EKPinChange, admin: String, peer: String, now: Int64) throws(StoreError) -> EKPinResult {
-        try write { (db) throws(StoreError) -> EKPinResult in
-            let result = try EKTables.apply(db, change, admin: admin, now: now)
-            for row in result.auditEvents(change, admin: admin, peer: peer) { try Self.insertAudit(db, row, time: now) }
-            return result
-        }
-    }
-}
-
-extension PostgresStore {
-    public func ekPin(host: String) throws(StoreError) -> EKPin? {
-        try pool.withConnection { (db) throws(StoreError) -> EKPin? in try EKTables.pin(db, host: host) }
-    }
-
-    /// One change at a time per host across instances: the row is locked by the upsert or
-    /// the delete, and a registration's pin on first use waits for it.
-    public func changeEKPin(_ change: EKPinChange, admin: String, peer: String, now: Int64) throws(StoreError) -> EKPinResult {
-        try transaction { (db) throws(StoreError) -> EKPinResult in
-            _ = try db.query("SELECT pg_advisory_xact_lock(\(PostgresStore.keyLockClass), hashtext($1))", [.text(change.host)])
-            let result = try EKTables.apply(db, change, admin: admin, now: now)
-            for row in result.auditEvents(change, admin: admin, peer: peer) { try Self.insertAudit(db, row, time: now) }
-            return result
-        }
     }
 }

@@ -1,40 +1,9 @@
 import FingerAuthDomain
 
-/// The policy's tables, read and changed the same way on both stores: the SQL is written
-/// once, with `?1…?n` parameters (PostgreSQL gets `$1…$n`) and double-quoted `"user"`, and
-/// runs on whatever connection the store hands in — a read connection for a snapshot, the
-/// store's write transaction for a change, together with the change's audit row.
-protocol PolicySQL {
-    /// Runs `sql` with text parameters and returns its rows, every column as text (nil for NULL).
-    func policyRows(_ sql: String, _ values: [String?]) throws(StoreError) -> [[String?]]
-}
-
-extension SQLiteDatabase: PolicySQL {
-    func policyRows(_ sql: String, _ values: [String?]) throws(StoreError) -> [[String?]] {
-        try withStatement(sql) { (stmt) throws(StoreError) -> [[String?]] in
-            for (index, value) in values.enumerated() { try stmt.bind(Int32(index + 1), value) }
-            var rows: [[String?]] = []
-            while try stmt.step() {
-                rows.append((0..<Int32(stmt.columnCount)).map { stmt.text($0) })
-            }
-            return rows
-        }
-    }
-}
-
-extension PostgresConnection: PolicySQL {
-    func policyRows(_ sql: String, _ values: [String?]) throws(StoreError) -> [[String?]] {
-        let result = try query(PolicyTables.postgresParameters(sql), values.map { .text($0) })
-        return (0..<result.rows).map { row in (0..<result.columns).map { result.text(row, Int32($0)) } }
-    }
-}
-
+/// The policy's tables, read and changed the same way on both stores, on whatever
+/// connection the store hands in: a read connection for a snapshot, the store's write
+/// transaction for a change, together with the change's audit row.
 enum PolicyTables {
-    /// `?N` → `$N`, for PostgreSQL.
-    static func postgresParameters(_ sql: String) -> String {
-        String(sql.map { $0 == "?" ? "$" : $0 })
-    }
-
     /// Every rule, the host's labels and the user's lists, in one statement: one snapshot.
     static let snapshotSQL = """
         SELECT 'rule', CAST(id AS TEXT), CAST(position AS TEXT), stage, users, hosts, services, key_kind, action
@@ -44,12 +13,12 @@ enum PolicyTables {
         UNION ALL SELECT 'ek', NULL, NULL, ek_sha256, NULL, NULL, NULL, NULL, NULL FROM host_eks WHERE host = ?2 AND source = 'admin'
         """
 
-    static func snapshot(_ db: some PolicySQL, user: String, host: String) throws(StoreError) -> PolicySnapshot {
+    static func snapshot(_ db: some SQLConnection, user: String, host: String) throws(StoreError) -> PolicySnapshot {
         var rules: [PolicyRule] = []
         var labels: Set<String> = []
         var lists: Set<String> = []
         var provisioned: String?
-        for row in try db.policyRows(snapshotSQL, [user, host]) {
+        for row in try db.textRows(snapshotSQL, [user, host]) {
             guard row.count == 9, let kind = row[0] else { throw StoreError("corrupt policy snapshot") }
             switch kind {
             case "rule": rules.append(try rule(Array(row[1...])))
@@ -66,9 +35,9 @@ enum PolicyTables {
           FROM policy_rules ORDER BY policy_rules.position
         """
 
-    static func rules(_ db: some PolicySQL) throws(StoreError) -> [PolicyRule] {
+    static func rules(_ db: some SQLConnection) throws(StoreError) -> [PolicyRule] {
         var rules: [PolicyRule] = []
-        for row in try db.policyRows(rulesSQL, []) { rules.append(try rule(row)) }
+        for row in try db.textRows(rulesSQL, []) { rules.append(try rule(row)) }
         return rules
     }
 
@@ -87,8 +56,8 @@ enum PolicyTables {
 
     /// Hosts known to the authenticator — those with an enrollment token, a label, a key or
     /// an EK pin — by name; with `page`, only those of the page (and only their labels read).
-    static func hosts(_ db: some PolicySQL, page: Paging?) throws(StoreError) -> [HostSummary] {
-        let rows = try db.policyRows("""
+    static func hosts(_ db: some SQLConnection, page: Paging?) throws(StoreError) -> [HostSummary] {
+        let rows = try db.textRows("""
             SELECT h.host,
                    (SELECT COUNT(*) FROM host_tokens t WHERE t.host = h.host AND t.revoked IS NULL),
                    (SELECT COUNT(*) FROM host_tokens t WHERE t.host = h.host),
@@ -100,7 +69,7 @@ enum PolicyTables {
              ORDER BY h.host\(page == nil ? "" : " LIMIT CAST(?1 AS BIGINT) OFFSET CAST(?2 AS BIGINT)")
             """, page.map { [String($0.limit), String($0.offset)] } ?? [])
         guard let first = rows.first?.first ?? nil, let last = rows.last?.first ?? nil else { return [] }
-        let labels = try db.policyRows("SELECT host, label FROM host_labels WHERE host >= ?1 AND host <= ?2 ORDER BY host, label",
+        let labels = try db.textRows("SELECT host, label FROM host_labels WHERE host >= ?1 AND host <= ?2 ORDER BY host, label",
                                        [first, last])
         var summaries: [HostSummary] = []
         for row in rows {
@@ -114,30 +83,30 @@ enum PolicyTables {
     }
 
     /// Every user list with its members, by name.
-    static func lists(_ db: some PolicySQL) throws(StoreError) -> [(list: String, users: [String])] {
+    static func lists(_ db: some SQLConnection) throws(StoreError) -> [(list: String, users: [String])] {
         var out: [(list: String, users: [String])] = []
-        for row in try db.policyRows(#"SELECT list, "user" FROM user_lists ORDER BY list, "user""#, []) {
+        for row in try db.textRows(#"SELECT list, "user" FROM user_lists ORDER BY list, "user""#, []) {
             guard row.count == 2, let list = row[0], let user = row[1] else { continue }
             if out.last?.list == list { out[out.count - 1].users.append(user) } else { out.append((list, [user])) }
         }
         return out
     }
 
-    private static func labels(_ db: some PolicySQL, _ host: String) throws(StoreError) -> [String] {
-        try db.policyRows("SELECT label FROM host_labels WHERE host = ?1 ORDER BY label", [host]).compactMap { $0.first ?? nil }
+    private static func labels(_ db: some SQLConnection, _ host: String) throws(StoreError) -> [String] {
+        try db.textRows("SELECT label FROM host_labels WHERE host = ?1 ORDER BY label", [host]).compactMap { $0.first ?? nil }
     }
 
-    private static func members(_ db: some PolicySQL, _ list: String) throws(StoreError) -> [String] {
-        try db.policyRows(#"SELECT "user" FROM user_lists WHERE list = ?1 ORDER BY "user""#, [list]).compactMap { $0.first ?? nil }
+    private static func members(_ db: some SQLConnection, _ list: String) throws(StoreError) -> [String] {
+        try db.textRows(#"SELECT "user" FROM user_lists WHERE list = ?1 ORDER BY "user""#, [list]).compactMap { $0.first ?? nil }
     }
 
     /// Applies `change` on `db`, inside the caller's write transaction.
-    static func apply(_ change: PolicyChange, _ db: some PolicySQL, now: Int64) throws(StoreError) -> PolicyChangeResult {
+    static func apply(_ change: PolicyChange, _ db: some SQLConnection, now: Int64) throws(StoreError) -> PolicyChangeResult {
         switch change {
         case let .addRule(rule, position):
             let ids = try rules(db).map(\.id)
             let place = min(max(position ?? ids.count + 1, 1), ids.count + 1)
-            let inserted = try db.policyRows("""
+            let inserted = try db.textRows("""
                 INSERT INTO policy_rules (position, stage, users, hosts, services, key_kind, action, created)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING CAST(id AS TEXT)
                 """, [String(ids.count + 1), rule.stage.rawValue, rule.users.joined(separator: ","),
@@ -154,7 +123,7 @@ enum PolicyTables {
         case let .removeRule(id):
             let all = try rules(db)
             guard let rule = all.first(where: { $0.id == id }) else { return .unknownRule }
-            _ = try db.policyRows("DELETE FROM policy_rules WHERE id = ?1", [String(id)])
+            _ = try db.textRows("DELETE FROM policy_rules WHERE id = ?1", [String(id)])
             try renumber(db, all.map(\.id).filter { $0 != id })
             return .changed(rule: rule, before: "rule \(id) at \(rule.position): \(rule.summary)", after: "")
         case let .moveRule(id, position):
@@ -165,11 +134,11 @@ enum PolicyTables {
             let place = (order.firstIndex(of: id) ?? 0) + 1
             return .changed(rule: rule, before: "rule \(id) at \(rule.position)", after: "rule \(id) at \(place)")
         case let .label(host, labels):
-            let known = try db.policyRows("SELECT 1 FROM host_tokens WHERE host = ?1 LIMIT 1", [host])
+            let known = try db.textRows("SELECT 1 FROM host_tokens WHERE host = ?1 LIMIT 1", [host])
             guard !known.isEmpty else { return .unknownHost }
             let before = try Self.labels(db, host)
             for label in labels {
-                _ = try db.policyRows("INSERT INTO host_labels (host, label) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                _ = try db.textRows("INSERT INTO host_labels (host, label) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                                       [host, label])
             }
             return .changed(rule: nil, before: "labels of \(host): \(before.joined(separator: ","))",
@@ -179,14 +148,14 @@ enum PolicyTables {
             let going = labels.map { wanted in before.filter { wanted.contains($0) } } ?? before
             guard !going.isEmpty else { return .nothingToRemove }
             for label in going {
-                _ = try db.policyRows("DELETE FROM host_labels WHERE host = ?1 AND label = ?2", [host, label])
+                _ = try db.textRows("DELETE FROM host_labels WHERE host = ?1 AND label = ?2", [host, label])
             }
             return .changed(rule: nil, before: "labels of \(host): \(before.joined(separator: ","))",
                             after: "labels of \(host): \(try Self.labels(db, host).joined(separator: ","))")
         case let .addUsers(list, users):
             let before = try members(db, list)
             for user in users {
-                _ = try db.policyRows(#"INSERT INTO user_lists (list, "user") VALUES (?1, ?2) ON CONFLICT DO NOTHING"#,
+                _ = try db.textRows(#"INSERT INTO user_lists (list, "user") VALUES (?1, ?2) ON CONFLICT DO NOTHING"#,
                                       [list, user])
             }
             return .changed(rule: nil, before: "list \(list): \(before.joined(separator: ","))",
@@ -196,7 +165,7 @@ enum PolicyTables {
             let going = users.map { wanted in before.filter { wanted.contains($0) } } ?? before
             guard !going.isEmpty else { return .nothingToRemove }
             for user in going {
-                _ = try db.policyRows(#"DELETE FROM user_lists WHERE list = ?1 AND "user" = ?2"#, [list, user])
+                _ = try db.textRows(#"DELETE FROM user_lists WHERE list = ?1 AND "user" = ?2"#, [list, user])
             }
             return .changed(rule: nil, before: "list \(list): \(before.joined(separator: ","))",
                             after: "list \(list): \(try members(db, list).joined(separator: ","))")
@@ -204,9 +173,9 @@ enum PolicyTables {
     }
 
     /// Positions 1…n in the order of `ids`.
-    private static func renumber(_ db: some PolicySQL, _ ids: [Int64]) throws(StoreError) {
+    private static func renumber(_ db: some SQLConnection, _ ids: [Int64]) throws(StoreError) {
         for (index, id) in ids.enumerated() {
-            _ = try db.policyRows("UPDATE policy_rules SET position = ?1 WHERE id = ?2 AND position <> ?1",
+            _ = try db.textRows("UPDATE policy_rules SET position = ?1 WHERE id = ?2 AND position <> ?1",
                                   [String(index + 1), String(id)])
         }
     }

@@ -16,28 +16,18 @@ import FingerAuthDomain
 ///
 /// Every outcome but `alreadyRegistered` writes the registration's audit row.
 enum RegistrationTransaction {
-    /// The store's own statements for the steps above.
-    struct Steps {
-        /// The key registered under the new key's kid, if any.
-        let existing: () throws(StoreError) -> RegisteredKey?
-        /// Uses up the proof's jti; false when it was used before.
-        let claim: () throws(StoreError) -> Bool
-        /// Inserts the key; nil when inserted, else the key another transaction inserted first.
-        let insert: () throws(StoreError) -> RegisteredKey?
-        /// Writes an audit row in the transaction.
-        let audit: (AuditEvent) throws(StoreError) -> Void
-    }
-
-    static func run(_ db: some PolicySQL, _ key: RegisteredKey, audit row: AuditEvent, keyLimit: Int, now: Int64,
-                    _ steps: Steps) throws(StoreError) -> RegistrationResult {
+    static func run(_ db: some SQLConnection, _ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit row: AuditEvent,
+                    keyLimit: Int, now: Int64) throws(StoreError) -> RegistrationResult {
         func done(_ result: RegistrationResult) throws(StoreError) -> RegistrationResult {
-            if result != .alreadyRegistered { try steps.audit(Registration.audit(row, result: result, status: key.status)) }
+            if result != .alreadyRegistered {
+                try AuditTables.insert(db, Registration.audit(row, result: result, status: key.status), time: now)
+            }
             return result
         }
-        if let found = try steps.existing() { return try done(Registration.existing(found, for: key)) }
-        guard try steps.claim() else { return try done(.proofReplayed) }
+        if let found = try KeyTables.key(db, kid: key.kid) { return try done(Registration.existing(found, for: key)) }
+        guard try KeyTables.claim(db, jti: proofJTI, keepUntil: keepUntil) else { return try done(.proofReplayed) }
         if keyLimit > 0 {
-            let held = try db.policyRows("""
+            let held = try db.textRows("""
                 SELECT CAST(COUNT(*) AS TEXT) FROM keys WHERE "user" = ?1 AND host = ?2 AND status <> 'revoked'
                 """, [key.user, key.host])
             guard let count = held.first?.first.flatMap({ $0 }).flatMap({ Int($0) }) else {
@@ -48,9 +38,11 @@ enum RegistrationTransaction {
         if let ek = key.ek {
             let (pin, created) = try EKTables.pinOnFirstUse(db, host: key.host, ek: ek, now: now)
             guard pin.ek == ek else { return try done(.ekMismatch) }
-            if created { try steps.audit(EKPinResult.firstUseAudit(pin, registration: row)) }
+            if created { try AuditTables.insert(db, EKPinResult.firstUseAudit(pin, registration: row), time: now) }
         }
-        if let raced = try steps.insert() { return try done(Registration.existing(raced, for: key)) }
+        if try !KeyTables.insert(db, key), let raced = try KeyTables.key(db, kid: key.kid) {
+            return try done(Registration.existing(raced, for: key))
+        }
         return try done(.created)
     }
 }

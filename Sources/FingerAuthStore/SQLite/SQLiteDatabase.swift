@@ -92,8 +92,9 @@ final class SQLiteDatabase {
     }
 }
 
-/// One prepared statement (sqlite3_stmt), finalized in deinit.
-final class SQLiteStatement {
+/// One prepared statement (sqlite3_stmt), finalized in deinit; while stepping, the current
+/// row (`SQLRow`).
+final class SQLiteStatement: SQLRow {
     private let handle: OpaquePointer
 
     fileprivate init(database: SQLiteDatabase, sql: String) throws(StoreError) {
@@ -147,6 +148,15 @@ final class SQLiteStatement {
         try bind(index, Int64(value ? 1 : 0))
     }
 
+    /// Binds `value` in SQLite's own type.
+    func bind(_ index: Int32, _ value: SQLValue) throws(StoreError) {
+        switch value {
+        case let .text(text): try bind(index, text)
+        case let .integer(integer): try bind(index, integer)
+        case let .boolean(boolean): try bind(index, boolean)
+        }
+    }
+
     /// Columns of each row (sqlite3_column_count).
     var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
@@ -164,15 +174,39 @@ final class SQLiteStatement {
         while try step() {}
     }
 
-    /// Column `index` (0-based) of the current row as text; nil for NULL.
-    func text(_ index: Int32) -> String? {
+    /// Column `column` (0-based) of the current row as text; nil for NULL.
+    func text(_ column: Int) -> String? {
+        let index = Int32(truncatingIfNeeded: column)
         guard let raw = sqlite3_column_text(handle, index) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, index))
         return String(decoding: UnsafeBufferPointer(start: raw, count: count), as: UTF8.self)
     }
 
-    /// Column `index` (0-based) of the current row as an integer; nil for NULL.
-    func int64(_ index: Int32) -> Int64? {
-        sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
+    /// Column `column` (0-based) of the current row as an integer; nil for NULL.
+    func int64(_ column: Int) -> Int64? {
+        let index = Int32(truncatingIfNeeded: column)
+        return sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
     }
+
+    /// Column `column` (0-based) of the current row as a boolean: an integer other than 0.
+    func bool(_ column: Int) -> Bool? {
+        int64(column).map { $0 != 0 }
+    }
+}
+
+/// The shared SQL layer on SQLite: `?N` parameters are SQLite's own.
+extension SQLiteDatabase: SQLConnection {
+    var dialect: SQLDialect { .sqlite }
+
+    func run(_ statement: SQLStatement, row: (SQLiteStatement) throws(StoreError) -> Void) throws(StoreError) -> Int {
+        try withStatement(statement.sql) { (stmt) throws(StoreError) -> Int in
+            for (index, value) in statement.values.enumerated() { try stmt.bind(Int32(index + 1), value) }
+            while try stmt.step() { try row(stmt) }
+            return changes
+        }
+    }
+
+    /// Nothing to take: the store has one writer connection, and `BEGIN IMMEDIATE` makes
+    /// every other process's writer wait.
+    func serialize(_ scope: LockScope) throws(StoreError) {}
 }
