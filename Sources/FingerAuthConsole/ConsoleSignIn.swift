@@ -42,7 +42,7 @@ extension AdminConsole {
                            + "\(LogText.clean(name, limit: 64)) from \(LogText.clean(address)) refused: too many failures")
             return signInForm(message: nil, error: "Too many failed sign-ins; wait a few minutes.", status: 429)
         }
-        var event = AuditEvent(event: "admin_signin", outcome: "deny", peer: LogText.clean(address),
+        var event = AuditEvent(event: .adminSignin, outcome: .deny, peer: LogText.clean(address),
                                verified: false, admin: LogText.clean(name, limit: 64))
         let stored: String?
         do {
@@ -59,7 +59,7 @@ extension AdminConsole {
             return signInForm(message: nil, error: "Wrong admin name or password.", status: 401)
         }
         limiter.succeeded(keys, now: now)
-        event.outcome = "accept"
+        event.outcome = .accept
         event.verified = true
         auditQuietly(event, now: now)
         return Self.redirect("/overview", cookies: [
@@ -118,7 +118,7 @@ extension AdminConsole {
             guard let name = try store.completeAdminSetup(setupDigest: digest, passwordHash: hash, now: now) else {
                 return setupForm(token: "", error: "This setup link was used already or has expired; ask for a new one (fingerauthd admin create).", status: 403)
             }
-            auditQuietly(AuditEvent(event: "admin_setup", outcome: "accept", peer: "console", admin: name), now: now)
+            auditQuietly(AuditEvent(event: .adminSetup, outcome: .accept, peer: "console", admin: name), now: now)
             return Self.redirect("/signin?done=1")
         } catch {
             return setupForm(token: token, error: "The registry cannot be written right now.", status: 503)

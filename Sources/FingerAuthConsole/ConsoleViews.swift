@@ -61,7 +61,7 @@ extension AdminConsole {
         let rows = records.map { record -> [String] in
             let e = record.event
             let user = e.user.map(ConsoleHTML.escape) ?? e.claimedUser.map { "<em>claimed: \(ConsoleHTML.escape($0))</em>" } ?? ""
-            return [ConsoleHTML.time(record.time), ConsoleHTML.escape(e.event), ConsoleHTML.escape(e.outcome), user,
+            return [ConsoleHTML.time(record.time), ConsoleHTML.escape(e.event.name), ConsoleHTML.escape(e.outcome.name), user,
                     ConsoleHTML.escape(e.host ?? ""), "<code>\(ConsoleHTML.escape(e.kid ?? ""))</code>",
                     ConsoleHTML.escape(e.reason ?? ""), ConsoleHTML.escape(e.peer ?? ""), String(e.count),
                     ConsoleHTML.escape(e.admin ?? "")]
@@ -94,7 +94,7 @@ extension AdminConsole {
         var lines = ["id,time,event,outcome,user,claimed_user,host,kid,reason,peer,count,admin"]
         for record in records {
             let e = record.event
-            lines.append([String(record.id), ConsoleHTML.time(record.time), cell(e.event), cell(e.outcome), cell(e.user),
+            lines.append([String(record.id), ConsoleHTML.time(record.time), cell(e.event.name), cell(e.outcome.name), cell(e.user),
                           cell(e.claimedUser), cell(e.host), cell(e.kid), cell(e.reason), cell(e.peer), String(e.count),
                           cell(e.admin)].joined(separator: ","))
         }
@@ -177,8 +177,8 @@ extension AdminConsole {
         let clean = LogText.clean(kid)
         do {
             let key = try store.registeredKey(kid: kid)
-            var event = AuditEvent(event: approve ? "admin_approve" : "admin_revoke", user: key?.user, host: key?.host,
-                                   kid: clean, outcome: "accept", peer: LogText.clean(who.address), admin: who.admin)
+            var event = AuditEvent(event: approve ? .adminApprove : .adminRevoke, user: key?.user, host: key?.host,
+                                   kid: clean, outcome: .accept, peer: LogText.clean(who.address), admin: who.admin)
             let message: String
             if approve {
                 switch try store.approve(kid: kid) {
@@ -187,7 +187,7 @@ extension AdminConsole {
                     event.reason = "already_active"
                     message = "\(kid) was already active."
                 case .revoked, .unknown:
-                    event.outcome = "deny"
+                    event.outcome = .deny
                     event.reason = key == nil ? "unknown_kid" : "key_revoked"
                     message = key == nil ? "No key \(kid)." : "\(kid) is revoked and stays revoked."
                 }
@@ -198,14 +198,14 @@ extension AdminConsole {
                     event.reason = "already_revoked"
                     message = "\(kid) was already revoked."
                 case .unknown:
-                    event.outcome = "deny"
+                    event.outcome = .deny
                     event.reason = "unknown_kid"
                     message = "No key \(kid)."
                 }
             }
             try store.audit(event, now: who.now)
             log.message("console: \(who.admin) \(approve ? "approve" : "revoke") \(clean): \(event.outcome)")
-            return html(event.outcome == "accept" ? 200 : 404, try keysPage(who, message: message))
+            return html(event.outcome == .accept ? 200 : 404, try keysPage(who, message: message))
         } catch {
             log.message("console: key action: \(error)")
             return unavailable(who, writing: true)

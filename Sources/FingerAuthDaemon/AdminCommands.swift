@@ -30,7 +30,7 @@ enum AdminCommands {
                 fputs("fingerauthd: admin create: an admin named \(name) exists already\n", stderr)
                 return 1
             }
-            try store.audit(AuditEvent(event: "admin_create", outcome: "accept", peer: "local", admin: name), now: now)
+            try store.audit(AuditEvent(event: .adminCreate, outcome: .accept, peer: "local", admin: name), now: now)
             print("created admin \(name); the one-time setup link (valid 24 hours, shown only now):")
             print("\(base)/setup?token=\(Base64URL.encode(secret))")
             return 0

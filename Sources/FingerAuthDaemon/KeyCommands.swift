@@ -41,8 +41,8 @@ enum KeyCommands {
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let result = try store.approve(kid: kid)
             let key = try store.registeredKey(kid: kid)
-            var event = AuditEvent(event: "admin_approve", user: key?.user, host: key?.host,
-                                   kid: LogText.clean(kid), outcome: "accept", peer: "local")
+            var event = AuditEvent(event: .adminApprove, user: key?.user, host: key?.host,
+                                   kid: LogText.clean(kid), outcome: .accept, peer: "local")
             switch result {
             case .approved:
                 try store.audit(event, now: now)
@@ -54,7 +54,7 @@ enum KeyCommands {
                 print("\(kid) was already active")
                 return 0
             case .revoked, .unknown:
-                event.outcome = "deny"
+                event.outcome = .deny
                 event.reason = result == .revoked ? "key_revoked" : "unknown_kid"
                 try store.audit(event, now: now)
                 let why = result == .revoked ? "is revoked and stays revoked" : "is not registered"
@@ -79,8 +79,8 @@ enum KeyCommands {
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let result = try store.revoke(kid: kid, now: now)
             let key = try store.registeredKey(kid: kid)
-            var event = AuditEvent(event: "admin_revoke", user: key?.user, host: key?.host,
-                                   kid: LogText.clean(kid), outcome: "accept", peer: "local")
+            var event = AuditEvent(event: .adminRevoke, user: key?.user, host: key?.host,
+                                   kid: LogText.clean(kid), outcome: .accept, peer: "local")
             switch result {
             case .revoked:
                 try store.audit(event, now: now)
@@ -92,7 +92,7 @@ enum KeyCommands {
                 print("\(kid) was already revoked")
                 return 0
             case .unknown:
-                event.outcome = "deny"
+                event.outcome = .deny
                 event.reason = "unknown_kid"
                 try store.audit(event, now: now)
                 fputs("fingerauthd: keys revoke: no key with kid \(LogText.clean(kid)); see 'fingerauthd keys list'\n", stderr)
@@ -105,8 +105,8 @@ enum KeyCommands {
         Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let keys = try store.revokeKeys(user: user, host: host, now: now)
             for key in keys {
-                try store.audit(AuditEvent(event: "admin_revoke", user: key.user, host: key.host, kid: key.kid,
-                                           outcome: "accept", reason: "bulk", peer: "local"), now: now)
+                try store.audit(AuditEvent(event: .adminRevoke, user: key.user, host: key.host, kid: key.kid,
+                                           outcome: .accept, reason: "bulk", peer: "local"), now: now)
                 print("revoked \(key.kid) (\(key.user) on \(key.host))")
             }
             let which = [user.map { "user \(LogText.clean($0))" }, host.map { "host \(LogText.clean($0))" }]

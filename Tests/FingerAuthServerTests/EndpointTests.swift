@@ -59,8 +59,8 @@ final class EndpointTests: XCTestCase {
         let again = service.handle(request)
         XCTAssertEqual(again.status, 400)
         XCTAssertEqual(text(again), "{\"error\":\"invalid_grant\",\"error_description\":\"replayed\"}")
-        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.event), ["oauth_token", "oauth_token"])
-        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.outcome), ["accept", "deny"])
+        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.event.name), ["oauth_token", "oauth_token"])
+        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.outcome.name), ["accept", "deny"])
     }
 
     func testMalformedGrantRequests() throws {
@@ -151,7 +151,7 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(try store.registeredKey(kid: maker.kid)?.status, .revoked)
         XCTAssertEqual(try store.approve(kid: maker.kid), .revoked)
         let last = try XCTUnwrap(try store.auditEvents().last)
-        XCTAssertEqual([last.event, last.outcome, last.reason], ["revoke", "accept", "key_holder"])
+        XCTAssertEqual([last.event.name, last.outcome.name, last.reason], ["revoke", "accept", "key_holder"])
         // The revocation token used once is no login either, and cannot be used again.
         XCTAssertEqual(text(delete(own)), "{\"error\":\"key_revoked\"}")
     }

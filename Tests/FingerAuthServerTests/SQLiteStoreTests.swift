@@ -19,13 +19,13 @@ final class SQLiteStoreTests: XCTestCase {
     }
 
     func register(_ store: SQLiteStore, _ key: RegisteredKey, jti: String) throws -> RegistrationResult {
-        try store.register(key, proofJTI: jti, keepUntil: 1000, audit: AuditEvent(event: "register", outcome: "deny"), now: 10)
+        try store.register(key, proofJTI: jti, keepUntil: 1000, audit: AuditEvent(event: .register, outcome: .deny), now: 10)
     }
 
     func claim(_ kid: String, jti: String, user: String = "alice", allowed: [KeyStatus] = [.active],
                effect: ClaimEffect = .none) -> WriteItem {
         .claim(TokenClaim(kid: kid, user: user, host: "host1", jti: jti, keepUntil: 500, allowed: allowed, effect: effect,
-                          audit: AuditEvent(event: "login", outcome: "deny", peer: "10.0.0.1"), time: 100))
+                          audit: AuditEvent(event: .login, outcome: .deny, peer: "10.0.0.1"), time: 100))
     }
 
     func testRegistrationOutcomesAndTheirAuditRows() throws {
@@ -42,7 +42,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try register(store, key("k1"), jti: "p5"), .revoked)
         XCTAssertEqual(try store.registeredKey(kid: "k1")?.status, .revoked)
         // The same key again writes nothing: no audit row, and its proof's jti is not kept.
-        XCTAssertEqual(try store.auditEvents().map { $0.outcome + ":" + ($0.reason ?? "-") },
+        XCTAssertEqual(try store.auditEvents().map { $0.outcome.name + ":" + ($0.reason ?? "-") },
                        ["accept:-", "deny:kid_conflict", "deny:kid_conflict", "deny:proof_replayed", "deny:key_revoked"])
     }
 
@@ -60,7 +60,7 @@ final class SQLiteStoreTests: XCTestCase {
         let store = try SQLiteStore(path: temp.path)
         func add(_ kid: String, user: String = "alice", host: String = "host1") throws -> RegistrationResult {
             try store.register(key(kid, user: user, host: host), proofJTI: "j-" + kid, keepUntil: 1000,
-                               audit: AuditEvent(event: "register", outcome: "deny"), keyLimit: 2, now: 10)
+                               audit: AuditEvent(event: .register, outcome: .deny), keyLimit: 2, now: 10)
         }
         XCTAssertEqual(try add("k1"), .created)
         XCTAssertEqual(try add("k2"), .created)
@@ -115,7 +115,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(gone.map(\.kid), ["k5"])
         XCTAssertNil(try store.ekPin(host: "host1"))
         XCTAssertEqual(try store.changeEKPin(.reset(host: "host1"), admin: "root", peer: "local", now: 34), .nothingPinned)
-        let pins = try store.auditEvents().filter { $0.event == "ek_pin" }.map { $0.outcome + ":" + ($0.reason ?? "-") }
+        let pins = try store.auditEvents().filter { $0.event == .ekPin }.map { $0.outcome.name + ":" + ($0.reason ?? "-") }
         XCTAssertEqual(pins.suffix(5), ["accept:by root: tofu \(first) -> admin \(second)",
                                         "deny:by root: provisioned_other: admin \(second)",
                                         "accept:by root: unchanged: admin \(second)",
@@ -134,13 +134,13 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try register(store, key("k2", status: .pending), jti: "p2"), .created)
         let outcomes = try store.commit([
             claim("k1", jti: "a"), claim("k1", jti: "a"), claim("k1", jti: "b", user: "bob"), claim("k2", jti: "c"),
-            claim("nope", jti: "d"), .audit(AuditEvent(event: "login", claimedUser: "alice", outcome: "deny",
+            claim("nope", jti: "d"), .audit(AuditEvent(event: .login, claimedUser: "alice", outcome: .deny,
                                                         reason: "bad_signature", verified: false), time: 100),
         ])
         XCTAssertEqual(outcomes, [.accepted, .refused(.replayed), .refused(.keyChanged), .refused(.keyPending),
                                   .refused(.keyChanged), .written])
         let rows = try store.auditEvents().suffix(6)
-        XCTAssertEqual(rows.map { $0.outcome + ":" + ($0.reason ?? "-") },
+        XCTAssertEqual(rows.map { $0.outcome.name + ":" + ($0.reason ?? "-") },
                        ["accept:-", "deny:replayed", "deny:key_changed", "deny:key_pending", "deny:key_changed", "deny:bad_signature"])
         XCTAssertEqual(rows.map(\.verified), [true, true, true, true, true, false])
         XCTAssertEqual(rows.last?.user, nil)
@@ -220,12 +220,12 @@ final class SQLiteStoreTests: XCTestCase {
 
     func testAuditRowsKeepEveryFieldAndFilter() throws {
         let store = try SQLiteStore(path: temp.path)
-        let event = AuditEvent(event: "login", user: "alice", host: "h", kid: "k", jti: "j",
-                               outcome: "deny", reason: "expired", peer: "127.0.0.1")
+        let event = AuditEvent(event: .login, user: "alice", host: "h", kid: "k", jti: "j",
+                               outcome: .deny, reason: "expired", peer: "127.0.0.1")
         try store.audit(event, now: 7)
         XCTAssertEqual(try store.auditEvents(), [event])
         for (t, user) in [(10, "alice"), (20, "bob"), (30, "alice")] as [(Int64, String)] {
-            try store.audit(AuditEvent(event: "login", user: user, outcome: "accept"), now: t)
+            try store.audit(AuditEvent(event: .login, user: user, outcome: .accept), now: t)
         }
         XCTAssertEqual(try store.auditRecords(AuditFilter(user: "alice", limit: 10)).map(\.time), [7, 10, 30])
         XCTAssertEqual(try store.auditRecords(AuditFilter(since: 20, limit: 10)).map(\.time), [20, 30])
@@ -243,11 +243,11 @@ final class SQLiteStoreTests: XCTestCase {
         let now = try store.databaseTime()
         XCTAssertLessThan(abs(now - SystemClock().now()), 2)
         let fresh = TokenClaim(kid: "k1", user: "alice", host: "host1", jti: "fresh", keepUntil: now + 100, allowed: [.active],
-                               audit: AuditEvent(event: "login", outcome: "deny"), time: now)
+                               audit: AuditEvent(event: .login, outcome: .deny), time: now)
         XCTAssertEqual(try store.commit([.claim(fresh)]), [.accepted])
-        try store.audit(AuditEvent(event: "login", outcome: "accept"), now: now - 10 * 86_400)
-        try store.audit(AuditEvent(event: "login", outcome: "deny", verified: false), now: now - 10 * 86_400)
-        try store.audit(AuditEvent(event: "login", outcome: "deny", verified: false), now: now - 86_400)
+        try store.audit(AuditEvent(event: .login, outcome: .accept), now: now - 10 * 86_400)
+        try store.audit(AuditEvent(event: .login, outcome: .deny, verified: false), now: now - 10 * 86_400)
+        try store.audit(AuditEvent(event: .login, outcome: .deny, verified: false), now: now - 86_400)
         let result = try store.prune(PrunePolicy(auditRetention: 30 * 86_400, unverifiedAuditRetention: 7 * 86_400))
         XCTAssertEqual(result, PruneResult(replay: 1, accessTokens: 0, audit: 1, unverifiedAudit: 1))
         XCTAssertEqual(try store.commit([.claim(fresh)]), [.refused(.replayed)])

@@ -110,7 +110,7 @@ final class ServiceTests: XCTestCase {
         }
         service.stopWriter()
         let rows = try store.auditEvents(limit: 10_000).filter { $0.peer == "10.6.6.6" }
-        XCTAssertEqual(rows.map { $0.event + ":" + ($0.reason ?? "-") + ":\($0.count)" },
+        XCTAssertEqual(rows.map { $0.event.name + ":" + ($0.reason ?? "-") + ":\($0.count)" },
                        ["login:bad_signature:1", "login:bad_signature:1", "login:bad_signature:1", "refusals:rate_limited:997"])
         let log = logText()
         XCTAssertEqual(log.components(separatedBy: "status=429").count - 1, 1, "one 429 line, then counted quietly")
@@ -147,8 +147,8 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(String(decoding: ok.body, as: UTF8.self),
                        "{\"ok\":true,\"sub\":\"alice\",\"kid\":\"\(maker.kid)\",\"jti\":\"login1\"}")
         let last = try XCTUnwrap(try store.auditEvents().last)
-        var expected = AuditEvent(event: "login", user: "alice", host: "host1", kid: maker.kid, jti: "login1",
-                                  outcome: "accept", peer: "127.0.0.1")
+        var expected = AuditEvent(event: .login, user: "alice", host: "host1", kid: maker.kid, jti: "login1",
+                                  outcome: .accept, peer: "127.0.0.1")
         expected.service = "sudo"
         XCTAssertEqual(last, expected)
 
@@ -183,7 +183,7 @@ final class ServiceTests: XCTestCase {
     }
 
     func testALogLineNamesEveryFieldOnce() {
-        var summary = RequestSummary(method: "POST", path: "/v1/login", status: 401, outcome: "deny", reason: "replayed",
+        var summary = RequestSummary(method: "POST", path: "/v1/login", status: 401, outcome: .deny, reason: "replayed",
                                      sub: "alice", kid: "k\"1", jti: "j 1", peer: "10.0.0.9")
         summary.milliseconds = 3
         XCTAssertEqual(summary.line, "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "

@@ -57,7 +57,7 @@ final class SharedLimitTests: XCTestCase {
         _ = try store.register(RegisteredKey(kid: maker.kid, user: "alice", host: "host1", jwk: maker.jwk,
                                              status: .active, created: clock.now()),
                                proofJTI: "proof", keepUntil: clock.now() + 600,
-                               audit: AuditEvent(event: "register", outcome: "deny"), now: clock.now())
+                               audit: AuditEvent(event: .register, outcome: .deny), now: clock.now())
         var settings = ServiceSettings()
         settings.userLimit = RateLimit(failures: 3, window: 60)
         settings.addressLimit = .off

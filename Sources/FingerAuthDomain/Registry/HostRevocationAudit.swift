@@ -3,8 +3,8 @@ extension HostRevocation {
     /// `token_revoke` for each host whose enrollment tokens went, `admin_revoke` (reason
     /// `host_revoked`) for each of its keys; `peer` and `admin` say who did it.
     public func auditEvents(peer: String, admin: String?) -> [AuditEvent] {
-        hosts.map { AuditEvent(event: "token_revoke", host: $0, outcome: "accept", peer: peer, admin: admin) }
-            + keys.map { AuditEvent(event: "admin_revoke", user: $0.user, host: $0.host, kid: $0.kid, outcome: "accept",
+        hosts.map { AuditEvent(event: .tokenRevoke, host: $0, outcome: .accept, peer: peer, admin: admin) }
+            + keys.map { AuditEvent(event: .adminRevoke, user: $0.user, host: $0.host, kid: $0.kid, outcome: .accept,
                                     reason: "host_revoked", peer: peer, admin: admin) }
     }
 }

@@ -108,21 +108,21 @@ extension EKPinResult {
     /// and an `admin_revoke` row for each key it revoked.
     public func auditEvents(_ change: EKPinChange, admin: String, peer: String) -> [AuditEvent] {
         let host = change.host
-        var row = AuditEvent(event: "ek_pin", host: host, outcome: "accept", peer: peer)
+        var row = AuditEvent(event: .ekPin, host: host, outcome: .accept, peer: peer)
         switch self {
         case let .changed(before, after, revoked):
             row.reason = "by \(admin): \(before?.summary ?? "(none)") -> \(after?.summary ?? "(none)")"
             return [row] + revoked.map {
-                AuditEvent(event: "admin_revoke", user: $0.user, host: host, kid: $0.kid, outcome: "accept",
+                AuditEvent(event: .adminRevoke, user: $0.user, host: host, kid: $0.kid, outcome: .accept,
                            reason: "ek_repinned", peer: peer)
             }
         case let .unchanged(pin):
             row.reason = "by \(admin): unchanged: \(pin.summary)"
         case let .provisionedOther(pin):
-            row.outcome = "deny"
+            row.outcome = .deny
             row.reason = "by \(admin): provisioned_other: \(pin.summary)"
         case .nothingPinned:
-            row.outcome = "deny"
+            row.outcome = .deny
             row.reason = "by \(admin): nothing_pinned"
         }
         return [row]
@@ -130,7 +130,7 @@ extension EKPinResult {
 
     /// The `ek_pin` row of a pin made on first use by the registration `registration`.
     public static func firstUseAudit(_ pin: EKPin, registration: AuditEvent) -> AuditEvent {
-        AuditEvent(event: "ek_pin", user: registration.user, host: pin.host, kid: registration.kid, jti: registration.jti,
-                   outcome: "accept", reason: "tofu: (none) -> \(pin.summary)", peer: registration.peer)
+        AuditEvent(event: .ekPin, user: registration.user, host: pin.host, kid: registration.kid, jti: registration.jti,
+                   outcome: .accept, reason: "tofu: (none) -> \(pin.summary)", peer: registration.peer)
     }
 }

@@ -139,7 +139,7 @@ public struct PolicyDecision: Sendable, Equatable {
     /// `allow by rule 3`, `deny by rule 2 (require-hardware-key, software key)`, `allow (no rule matched)`.
     public var summary: String {
         guard let rule else { return "allow (no rule matched: the default)" }
-        let verdict = allowed ? "allow" : "deny"
+        let verdict = (allowed ? PolicyAction.allow : .deny).rawValue
         let why = rule.action == .allow || rule.action == .deny ? "" : " (\(rule.action.rawValue))"
         return "\(verdict) by rule \(rule.id)\(why): \(rule.summary)"
     }
@@ -227,11 +227,11 @@ extension PolicyChangeResult {
         let what: String
         switch self {
         case let .changed(rule, before, after):
-            event.outcome = "accept"
+            event.outcome = .accept
             what = "\(before.isEmpty ? "(none)" : before) -> \(after.isEmpty ? "(none)" : after)"
             event.rule = rule?.id
         case .unknownRule, .unknownHost, .nothingToRemove:
-            event.outcome = "deny"
+            event.outcome = .deny
             what = self == .unknownRule ? "unknown_rule" : self == .unknownHost ? "unknown_host" : "nothing_to_remove"
         }
         event.reason = base.reason.map { "\($0): \(what)" } ?? what

@@ -6,25 +6,25 @@ public enum Registration {
         var row = event
         switch result {
         case .created:
-            row.outcome = "accept"
+            row.outcome = .accept
             row.reason = status == .pending ? "pending_approval" : nil
         case .alreadyRegistered:
-            row.outcome = "accept"
+            row.outcome = .accept
             row.reason = "already_registered"
         case .conflict:
-            row.outcome = "deny"
+            row.outcome = .deny
             row.reason = "kid_conflict"
         case .revoked:
-            row.outcome = "deny"
+            row.outcome = .deny
             row.reason = "key_revoked"
         case .proofReplayed:
-            row.outcome = "deny"
+            row.outcome = .deny
             row.reason = "proof_replayed"
         case .tooManyKeys:
-            row.outcome = "deny"
+            row.outcome = .deny
             row.reason = "too_many_keys"
         case .ekMismatch:
-            row.outcome = "deny"
+            row.outcome = .deny
             row.reason = "ek_mismatch"
         }
         return row

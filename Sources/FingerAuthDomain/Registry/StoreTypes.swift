@@ -61,9 +61,9 @@ public protocol KeyDirectory: Sendable {
 /// Values from requests are cleaned (printable ASCII, capped) before they get here; no
 /// token, JWT or key is ever one of them.
 public struct AuditEvent: Sendable, Equatable {
-    /// `login`, `oauth_token`, `register`, `revoke`, `admin_revoke`, `token_create`,
-    /// `refusals` (refused requests of one address counted together), …
-    public var event: String
+    /// What happened: a login, a registration, an admin's action, refused requests of one
+    /// address counted together (`refusals`), …
+    public var event: AuditEventKind
     /// The user the request proved to act for (a verified signature's key, a host token's
     /// key, an admin's choice); nil when nothing was proved.
     public var user: String?
@@ -74,8 +74,8 @@ public struct AuditEvent: Sendable, Equatable {
     public var host: String?
     public var kid: String?
     public var jti: String?
-    /// `accept`, `deny` or `error`.
-    public var outcome: String
+    /// How it ended.
+    public var outcome: AuditOutcome
     /// A refusal code or another short code; nil when accepted.
     public var reason: String?
     /// The client's address, or `local` for admin commands.
@@ -96,8 +96,8 @@ public struct AuditEvent: Sendable, Equatable {
     /// Nobody vouches for it (the client chooses it); kept for the record only.
     public var clientService: String?
 
-    public init(event: String, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
-                kid: String? = nil, jti: String? = nil, outcome: String, reason: String? = nil,
+    public init(event: AuditEventKind, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
+                kid: String? = nil, jti: String? = nil, outcome: AuditOutcome, reason: String? = nil,
                 peer: String? = nil, verified: Bool = true, count: Int64 = 1, rule: Int64? = nil, admin: String? = nil) {
         self.event = event
         self.user = user

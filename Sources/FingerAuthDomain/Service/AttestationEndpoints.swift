@@ -22,7 +22,7 @@ import FingerAuthCore
 /// challenge is ever pinned, never one that was merely shown.
 extension AuthenticatorService {
     func attestationChallenge(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: "attest_challenge", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
+        var event = AuditEvent(event: .attestChallenge, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         let answer = challengeAnswer(request, &event)
         // Only refusals are audited: a challenge changes nothing until it is answered.
         if answer.status == 200 { return .answer(answer) }
@@ -78,7 +78,7 @@ extension AuthenticatorService {
             event.reason = "ek_untrusted"
             return .error(403, "ek_untrusted")
         case .unnamed:
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "unavailable"
             return .error(503, "unavailable")
         case let .trusted(trusted):
@@ -94,7 +94,7 @@ extension AuthenticatorService {
             }
         } catch {
             log.message("cannot read the EK pin of \(LogText.clean(host)): \(error)")
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "unavailable"
             return .error(503, "unavailable")
         }
@@ -112,7 +112,7 @@ extension AuthenticatorService {
         guard let secret = crypto.bytes(32), let nonce = crypto.bytes(32), let idBytes = crypto.bytes(18),
               let digest = crypto.sha256(secret),
               let made = attestation.makeCredential(certificate, name: name, secret: secret) else {
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "unavailable"
             return .error(503, "unavailable")
         }
@@ -126,7 +126,7 @@ extension AuthenticatorService {
                                                capacity: AttestationChallenges.capacity, now: now)
         } catch {
             log.message("cannot store an attestation challenge: \(error)")
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "unavailable"
             return .error(503, "unavailable")
         }

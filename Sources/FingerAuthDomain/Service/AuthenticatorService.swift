@@ -189,7 +189,7 @@ public final class AuthenticatorService: Sendable {
         let wait: Int64?
         do { wait = try addresses.retryAfter(address, now: clock.now()) } catch {
             log.message("rate limit counter unavailable: \(error)")
-            exchange.summary.outcome = "error"
+            exchange.summary.outcome = .error
             exchange.summary.reason = "unavailable"
             return .answer(.error(503, "unavailable"))
         }
@@ -200,7 +200,7 @@ public final class AuthenticatorService: Sendable {
         } else {
             exchange.summary.quiet = true
         }
-        exchange.summary.outcome = "deny"
+        exchange.summary.outcome = .deny
         exchange.summary.reason = "rate_limited"
         metrics.rateLimited(scope: "address")
         return .answerAfterPause(Self.tooMany(wait))
@@ -237,9 +237,9 @@ public final class AuthenticatorService: Sendable {
         exchange.summary.jti = event.jti
         let now = clock.now()
         var items: [WriteItem] = (written ? [] : [.audit(event, time: now)]) + counting
-        if event.outcome == "deny" && event.reason != "rate_limited" {
+        if event.outcome == .deny && event.reason != "rate_limited" {
             items += addresses.failureItems(exchange.address, now: now)
-            if event.verified, let user = event.user, event.event == "login" || event.event == "oauth_token" {
+            if event.verified, let user = event.user, event.event == .login || event.event == .oauthToken {
                 items += users.failureItems(Self.userKey(user, exchange.address), now: now)
             }
         }
@@ -250,7 +250,7 @@ public final class AuthenticatorService: Sendable {
         return .write(items) { [self] result in
             if case let .failure(error) = result {
                 log.message("audit write failed: \(error)")
-                exchange.summary.outcome = "error"
+                exchange.summary.outcome = .error
                 exchange.summary.reason = "audit_failed"
                 return .answer(.error(503, "unavailable"))
             }

@@ -13,10 +13,10 @@ extension AuthenticatorService {
     /// revoked or one key too many, 403 another EK than the host's pin, 401 proof replayed).
     /// Each 201 or 200 counts against the host's `host-registrations`.
     func register(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: "register", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
+        var event = AuditEvent(event: .register, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         let (answer, written) = registerAnswer(request, &event, exchange)
         if answer.status == 429 && event.reason == "registrations_limited" {
-            exchange.summary.outcome = "deny"
+            exchange.summary.outcome = .deny
             exchange.summary.reason = event.reason
             return .answerAfterPause(answer)
         }
@@ -75,7 +75,7 @@ extension AuthenticatorService {
         let token: VerifiedToken
         switch check {
         case .unavailable:
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "unavailable"
             return (.error(503, "unavailable"), false)
         case let .unverified(refusal, _), let .refused(refusal, _, _):
@@ -90,7 +90,7 @@ extension AuthenticatorService {
             switch attestationCheck(attestation, user: user, host: host, jwk: jwk) {
             case let .refused(code, reason):
                 event.reason = reason
-                if code == 503 { event.outcome = "error" }
+                if code == 503 { event.outcome = .error }
                 return (.error(code, reason), false)
             case let .attested(attestedEK):
                 origin = .attestedTPM
@@ -112,7 +112,7 @@ extension AuthenticatorService {
                                         keyLimit: settings.maxKeysPerUserHost, now: clock.now())
         } catch {
             log.message("register failed: \(error)")
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "unavailable"
             return (.error(503, "unavailable"), false)
         }
@@ -141,7 +141,7 @@ extension AuthenticatorService {
         let wait: Int64?
         do { wait = try registrations.retryAfter(host, now: clock.now()) } catch {
             log.message("rate limit counter unavailable: \(error)")
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "unavailable"
             return .error(503, "unavailable")
         }
@@ -162,7 +162,7 @@ extension AuthenticatorService {
     /// 401 `invalid_token` unless it verified, then 401 with the reason or 204). 204 when
     /// revoked (or, with the host token, already revoked).
     func revoke(kid rawKid: String, _ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: "revoke", kid: LogText.clean(rawKid), outcome: "deny",
+        var event = AuditEvent(event: .revoke, kid: LogText.clean(rawKid), outcome: .deny,
                                peer: LogText.clean(exchange.address), verified: false)
         if let credential = Self.bearer(request.authorization), credential.utf8.filter({ $0 == UInt8(ascii: ".") }).count == 2 {
             return revokeByKeyHolder(kid: rawKid, jwt: credential, event, exchange)
@@ -197,12 +197,12 @@ extension AuthenticatorService {
                 event.reason = "unknown_kid"
                 return .error(404, "unknown_kid")
             }
-            event.outcome = "accept"
+            event.outcome = .accept
             if result == .alreadyRevoked { event.reason = "already_revoked" }
             return HTTPResponse(status: 204, json: nil)
         } catch {
             log.message("revoke failed: \(error)")
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "unavailable"
             return .error(503, "unavailable")
         }
@@ -229,7 +229,7 @@ extension AuthenticatorService {
         let host: String
         switch hostForBearer(request.authorization) {
         case let .failure(failure):
-            exchange.summary.outcome = "deny"
+            exchange.summary.outcome = .deny
             exchange.summary.reason = failure.code
             return failure.response.status == 401 ? countingFailure(failure.response, exchange) : .answer(failure.response)
         case let .success(h): host = h
@@ -255,7 +255,7 @@ extension AuthenticatorService {
     func metricsAnswer(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         if let expected = settings.metricsToken {
             guard let given = Self.bearer(request.authorization), ConstantTime.equal(given, expected) else {
-                exchange.summary.outcome = "deny"
+                exchange.summary.outcome = .deny
                 exchange.summary.reason = "bad_metrics_token"
                 return countingFailure(.error(401, "unauthorized",
                                               headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd metrics\"")]), exchange)
@@ -273,7 +273,7 @@ extension AuthenticatorService {
         switch hostForBearer(request.authorization) {
         case let .failure(failure):
             event.reason = failure.code
-            if failure.response.status == 503 { event.outcome = "error" }
+            if failure.response.status == 503 { event.outcome = .error }
             return .refused(failure.response)
         case let .success(host):
             event.host = LogText.clean(host)

@@ -7,7 +7,7 @@ import FingerAuthCore
 /// key_revoked, …); 429 past a limit; 503 when the registry cannot answer.
 extension AuthenticatorService {
     func login(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: "login", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
+        var event = AuditEvent(event: .login, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         switch Self.jsonBody(request) {
         case let .failure(failure):
             event.reason = failure.code

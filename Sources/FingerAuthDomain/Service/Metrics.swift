@@ -51,11 +51,11 @@ public final class Metrics: Sendable {
         let reason = event.reason.map(Self.labelSafe) ?? "none"
         counters.withLock { c in
             switch event.event {
-            case "login", "oauth_token":
-                c.logins["endpoint=\"\(Self.route(path))\",outcome=\"\(event.outcome)\",reason=\"\(reason)\"", default: 0] += 1
+            case .login, .oauthToken:
+                c.logins["endpoint=\"\(Self.route(path))\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"", default: 0] += 1
                 if event.reason == Refusal.replayed.rawValue { c.replays += 1 }
             default:
-                c.keyEvents["event=\"\(Self.labelSafe(event.event))\",outcome=\"\(event.outcome)\",reason=\"\(reason)\"", default: 0] += 1
+                c.keyEvents["event=\"\(Self.labelSafe(event.event.name))\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"", default: 0] += 1
             }
         }
     }

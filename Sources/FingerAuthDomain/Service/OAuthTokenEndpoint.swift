@@ -16,7 +16,7 @@ extension AuthenticatorService {
     static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
     func tokenGrant(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: "oauth_token", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
+        var event = AuditEvent(event: .oauthToken, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         guard !request.bodyTooLarge, request.body.count <= Self.maxBodyBytes else {
             event.reason = "body_too_large"
             return finish(event, .error(413, "body_too_large"), exchange)
@@ -35,7 +35,7 @@ extension AuthenticatorService {
             return finish(event, Self.oauthError("invalid_request"), exchange)
         }
         guard let random = crypto.bytes(32), let digest = crypto.sha256(Array(Base64URL.encode(random).utf8)) else {
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "no_random"
             return finish(event, .error(503, "temporarily_unavailable"), exchange)
         }
@@ -71,7 +71,7 @@ extension AuthenticatorService {
     func introspect(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         switch hostForBearer(request.authorization) {
         case let .failure(failure):
-            exchange.summary.outcome = "deny"
+            exchange.summary.outcome = .deny
             exchange.summary.reason = failure.code
             return failure.response.status == 401 ? countingFailure(failure.response, exchange) : .answer(failure.response)
         case .success:

@@ -13,12 +13,12 @@ extension AuthenticatorService {
             decision = try store.policySnapshot(user: request.user, host: request.host).decide(request)
         } catch {
             log.message("policy unavailable: \(error)")
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = Refusal.unavailable.rawValue
             return .error(503, "unavailable")
         }
         guard !decision.allowed else { return nil }
-        event.outcome = "deny"
+        event.outcome = .deny
         event.reason = "policy_denied"
         event.rule = decision.rule?.id
         return Self.policyDenied(decision.rule?.id)
@@ -39,10 +39,10 @@ extension AuthenticatorService {
     /// token's count against the address, as on every endpoint: the request itself is
     /// decided (and audited) again when it comes.
     func policyCheck(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: "policy_check", outcome: "deny", peer: LogText.clean(exchange.address), verified: false)
+        var event = AuditEvent(event: .policyCheck, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         let answer = policyCheckAnswer(request, &event)
         guard answer.status == 401 else { return .answer(answer) }
-        exchange.summary.outcome = "deny"
+        exchange.summary.outcome = .deny
         exchange.summary.reason = event.reason
         return countingFailure(answer, exchange)
     }

@@ -5,8 +5,8 @@ public struct RequestSummary: Sendable {
     public var method: String
     public var path: String
     public var status: Int
-    /// `accept`, `deny`, `error` or `-`.
-    public var outcome: String
+    /// How it ended; nil (`-`) for a request that writes no audit row.
+    public var outcome: AuditOutcome?
     public var reason: String?
     /// The verified user.
     public var sub: String?
@@ -21,7 +21,7 @@ public struct RequestSummary: Sendable {
     /// and window says so instead).
     public var quiet = false
 
-    public init(method: String, path: String, status: Int, outcome: String = "-", reason: String? = nil,
+    public init(method: String, path: String, status: Int, outcome: AuditOutcome? = nil, reason: String? = nil,
                 sub: String? = nil, kid: String? = nil, jti: String? = nil, peer: String? = nil) {
         self.method = method
         self.path = path
@@ -57,7 +57,7 @@ public struct RequestSummary: Sendable {
         field("method", s.method, 10)
         field(" path", s.path, 40)
         out.append(contentsOf: " status=\(s.status)".utf8)
-        field(" outcome", s.outcome)
+        field(" outcome", s.outcome?.name)
         field(" reason", s.reason)
         field(" sub", s.sub)
         if let claimed = s.claimed { field(" claimed", claimed) }

@@ -31,7 +31,7 @@ extension AuthenticatorService {
         switch check {
         case .unavailable:
             event.claimedUser = facts.sub
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = Refusal.unavailable.rawValue
             return then(.answered(event, unavailable, written: false))
         case let .unverified(reason, _):
@@ -76,11 +76,11 @@ extension AuthenticatorService {
                 var row = claimed
                 switch outcome {
                 case nil:
-                    row.outcome = "error"
+                    row.outcome = .error
                     row.reason = Refusal.unavailable.rawValue
                     return then(.answered(row, unavailable, written: false))
                 case .accepted?, .written?:
-                    row.outcome = "accept"
+                    row.outcome = .accept
                     row.reason = acceptReason
                     return then(.accepted(verified, row))
                 case let .refused(claimRefusal)?:
@@ -97,12 +97,12 @@ extension AuthenticatorService {
         let wait: Int64?
         do { wait = try userRetryAfter(user, at: address) } catch {
             log.message("rate limit counter unavailable: \(error)")
-            event.outcome = "error"
+            event.outcome = .error
             event.reason = "unavailable"
             return .answered(event, .error(503, "unavailable"), written: false)
         }
         guard let wait else { return nil }
-        event.outcome = "deny"
+        event.outcome = .deny
         event.reason = "rate_limited"
         metrics.rateLimited(scope: "user")
         return .answered(event, Self.tooMany(wait), written: false)

@@ -33,7 +33,7 @@ extension PostgresStore {
             return SQLStatement(claimSQL, [
                 .text(claim.kid), .text(claim.user), .text(claim.host), .text(claim.jti), .integer(claim.keepUntil),
                 .text(claim.allowed.map(\.rawValue).joined(separator: ",")), .text(token), .integer(claim.time),
-                .integer(expires), .boolean(claim.effect == .revokeKey), .text(claim.audit.event),
+                .integer(expires), .boolean(claim.effect == .revokeKey), .text(claim.audit.event.name),
                 .text(claim.acceptReason), .text(claim.audit.peer), .text(claim.audit.service), .text(claim.audit.clientService),
             ])
         case let .audit(event, time):
@@ -78,7 +78,7 @@ extension PostgresStore {
         ), a AS (
             INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, verified, count, service, client_service)
             SELECT $8, $11, $2, $3, $1, $4,
-                CASE WHEN EXISTS (SELECT 1 FROM c) THEN 'accept' ELSE 'deny' END,
+                CASE WHEN EXISTS (SELECT 1 FROM c) THEN \#(AuditOutcome.accept.sqlLiteral) ELSE \#(AuditOutcome.deny.sqlLiteral) END,
                 CASE WHEN EXISTS (SELECT 1 FROM c) THEN $12::text
                      WHEN NOT EXISTS (SELECT 1 FROM k) THEN 'key_changed'
                      WHEN NOT EXISTS (SELECT 1 FROM k WHERE status = ANY (string_to_array($6, ',')))

@@ -6,6 +6,12 @@ import FingerAuthDomain
 /// (only its SHA-256 is stored); the admin chooses a password on the setup page, and only
 /// the password's memory-hard hash is kept.
 enum AdminTables {
+    /// The condition of an accepted login's row (`audit_user` indexes it), its columns
+    /// qualified with `table`.
+    static func acceptedLogin(_ table: String = "") -> String {
+        "\(table)event = \(AuditEventKind.login.sqlLiteral) AND \(table)outcome = \(AuditOutcome.accept.sqlLiteral)"
+    }
+
     static func create(_ db: some SQLConnection, name: String, setupDigest: [UInt8], expires: Int64,
                        now: Int64) throws(StoreError) -> Bool {
         let rows = try db.textRows("""
@@ -71,7 +77,8 @@ enum AdminTables {
             guard row.count == 12, let id = row[0].flatMap({ Int64($0) }), let time = row[1].flatMap({ Int64($0) }),
                   let event = row[2], let outcome = row[7] else { return nil }
             return AuditRecord(id: id, time: time, event: AuditEvent(
-                event: event, user: row[3], claimedUser: row[4], host: row[5], kid: row[6], outcome: outcome,
+                event: AuditEventKind(name: event), user: row[3], claimedUser: row[4], host: row[5], kid: row[6],
+                outcome: AuditOutcome(name: outcome),
                 reason: row[8], peer: row[9], count: row[10].flatMap({ Int64($0) }) ?? 1, admin: row[11]))
         }
     }
@@ -84,7 +91,7 @@ enum AdminTables {
         for key in keys {
             let rows = try db.textRows("""
                 SELECT CAST("time" AS TEXT) AS last FROM audit
-                 WHERE "user" = ?1 AND kid = ?2 AND event = 'login' AND outcome = 'accept' ORDER BY "time" DESC LIMIT 1
+                 WHERE "user" = ?1 AND kid = ?2 AND \(acceptedLogin()) ORDER BY "time" DESC LIMIT 1
                 """, [key.user, key.kid])
             if let time = rows.first?.first?.flatMap({ Int64($0) }) { out[key.kid] = time }
         }
@@ -99,7 +106,7 @@ enum AdminTables {
             let rows = try db.textRows("""
                 SELECT CAST(MAX(last) AS TEXT) FROM
                   (SELECT (SELECT a."time" FROM audit a
-                            WHERE a."user" = k."user" AND a.kid = k.kid AND a.event = 'login' AND a.outcome = 'accept'
+                            WHERE a."user" = k."user" AND a.kid = k.kid AND \(acceptedLogin("a."))
                             ORDER BY a."time" DESC LIMIT 1) AS last
                      FROM keys k WHERE k.host = ?1) AS per_key
                 """, [host])
@@ -111,9 +118,9 @@ enum AdminTables {
     static func loginsPerHour(_ db: some SQLConnection, since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
         let rows = try db.textRows("""
             SELECT CAST(("time" / 3600) * 3600 AS TEXT),
-                   CAST(SUM(CASE WHEN outcome = 'accept' THEN count ELSE 0 END) AS TEXT),
-                   CAST(SUM(CASE WHEN outcome = 'accept' THEN 0 ELSE count END) AS TEXT)
-              FROM audit WHERE "time" >= CAST(?1 AS BIGINT) AND event = 'login'
+                   CAST(SUM(CASE WHEN outcome = \(AuditOutcome.accept.sqlLiteral) THEN count ELSE 0 END) AS TEXT),
+                   CAST(SUM(CASE WHEN outcome = \(AuditOutcome.accept.sqlLiteral) THEN 0 ELSE count END) AS TEXT)
+              FROM audit WHERE "time" >= CAST(?1 AS BIGINT) AND event = \(AuditEventKind.login.sqlLiteral)
              GROUP BY "time" / 3600 ORDER BY 1
             """, [String(since)])
         return rows.compactMap { row in
@@ -134,7 +141,7 @@ enum AdminTables {
     static func topRefusals(_ db: some SQLConnection, since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
         let rows = try db.textRows("""
             SELECT reason, CAST(SUM(count) AS TEXT) FROM audit
-             WHERE "time" >= CAST(?1 AS BIGINT) AND outcome = 'deny' AND reason IS NOT NULL
+             WHERE "time" >= CAST(?1 AS BIGINT) AND outcome = \(AuditOutcome.deny.sqlLiteral) AND reason IS NOT NULL
              GROUP BY reason ORDER BY SUM(count) DESC, reason LIMIT CAST(?2 AS BIGINT)
             """, [String(since), String(limit)])
         return rows.compactMap { row in

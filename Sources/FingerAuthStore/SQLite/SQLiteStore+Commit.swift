@@ -59,10 +59,10 @@ extension SQLiteStore {
         row.count = 1
         switch outcome {
         case let .refused(refusal):
-            row.outcome = "deny"
+            row.outcome = .deny
             row.reason = refusal.rawValue
         default:
-            row.outcome = "accept"
+            row.outcome = .accept
             row.reason = claim.acceptReason
         }
         try db.run(AuditTables.insert(row, time: claim.time))
