@@ -46,7 +46,7 @@ extension AdminConsole {
             let revocation = try store.revokeHostTokens(id: nil, host: host, now: who.now)
             let peer = LogText.clean(who.address)
             guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty else {
-                try store.audit(AuditEvent(event: .tokenRevoke, host: clean, outcome: .deny, reason: "unknown_token",
+                try store.audit(AuditEvent(event: .tokenRevoke, host: clean, outcome: .deny, reason: .code(.unknownToken),
                                            peer: peer, admin: who.admin), now: who.now)
                 return html(404, try hostsPage(who, message: "Nothing of \(host) was active."))
             }

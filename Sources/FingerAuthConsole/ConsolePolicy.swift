@@ -124,7 +124,7 @@ extension AdminConsole {
             guard let id = fields["id"].flatMap({ Int64($0) }) else { return policyRefusal(who, "No such rule.") }
             change = .removeRule(id: id)
         }
-        let base = AuditEvent(event: .policyChange, outcome: .accept, reason: "by \(who.admin) (console)",
+        let base = AuditEvent(event: .policyChange, outcome: .accept, reason: .detail("by \(who.admin) (console)"),
                               peer: LogText.clean(who.address), admin: who.admin)
         do {
             let result = try store.changePolicy(change, audit: base, now: who.now)

@@ -38,7 +38,7 @@ extension AdminConsole {
         let name = fields["name"] ?? "", password = fields["password"] ?? ""
         let keys = ["address:" + address, "admin:" + name]
         guard limiter.admit(keys, now: now) else {
-            refuseRepeated(address: address, reason: "signin_limited", now: now, line: "sign-in as "
+            refuseRepeated(address: address, reason: .signinLimited, now: now, line: "sign-in as "
                            + "\(LogText.clean(name, limit: 64)) from \(LogText.clean(address)) refused: too many failures")
             return signInForm(message: nil, error: "Too many failed sign-ins; wait a few minutes.", status: 429)
         }
@@ -54,7 +54,7 @@ extension AdminConsole {
         // A name without an account still costs one hash, so that timing does not say which names exist.
         let matched = PasswordHash.verify(password, against: stored ?? PasswordHash.decoy)
         guard stored != nil, matched, let cookie = sessions.open(admin: name, now: now) else {
-            event.reason = "bad_credentials"
+            event.reason = .code(.badCredentials)
             auditQuietly(event, now: now)
             return signInForm(message: nil, error: "Wrong admin name or password.", status: 401)
         }
@@ -88,7 +88,7 @@ extension AdminConsole {
         let token = fields["token"] ?? "", password = fields["password"] ?? "", again = fields["again"] ?? ""
         let keys = ["address:" + address]
         guard limiter.admit(keys, now: now) else {
-            refuseRepeated(address: address, reason: "setup_refused", now: now,
+            refuseRepeated(address: address, reason: .setupRefused, now: now,
                            line: "setup from \(LogText.clean(address)) refused: too many failures")
             return setupForm(token: "", error: "Too many failed attempts; wait a few minutes.", status: 429)
         }
@@ -101,7 +101,7 @@ extension AdminConsole {
             return setupForm(token: token, error: "The registry cannot be read right now.", status: 503)
         }
         guard open != nil, let digest else {
-            refuseRepeated(address: address, reason: "setup_refused", now: now,
+            refuseRepeated(address: address, reason: .setupRefused, now: now,
                            line: "setup from \(LogText.clean(address)) refused: a link that opens nothing")
             return setupForm(token: "", error: "This setup link is not valid, was used already or has expired; "
                                  + "ask for a new one (fingerauthd admin create).", status: 403)
@@ -134,7 +134,7 @@ extension AdminConsole {
     /// A refusal a stranger may repeat at will: counted into the address's `refusals` row
     /// of this window (written by the group commit about once a second), and logged on the
     /// first of the window only.
-    private func refuseRepeated(address: String, reason: String, now: Int64, line: String) {
+    private func refuseRepeated(address: String, reason: ReasonCode, now: Int64, line: String) {
         if refusals.add(peer: LogText.clean(address), reason: reason, now: now) {
             log.message("console: \(line); more refusals of this address this window are counted "
                         + "in one audit row (event refusals) and not logged one by one")

@@ -63,7 +63,7 @@ extension AdminConsole {
             let user = e.user.map(ConsoleHTML.escape) ?? e.claimedUser.map { "<em>claimed: \(ConsoleHTML.escape($0))</em>" } ?? ""
             return [ConsoleHTML.time(record.time), ConsoleHTML.escape(e.event.name), ConsoleHTML.escape(e.outcome.name), user,
                     ConsoleHTML.escape(e.host ?? ""), "<code>\(ConsoleHTML.escape(e.kid ?? ""))</code>",
-                    ConsoleHTML.escape(e.reason ?? ""), ConsoleHTML.escape(e.peer ?? ""), String(e.count),
+                    ConsoleHTML.escape(e.reason?.text ?? ""), ConsoleHTML.escape(e.peer ?? ""), String(e.count),
                     ConsoleHTML.escape(e.admin ?? "")]
         }
         var body = """
@@ -95,7 +95,7 @@ extension AdminConsole {
         for record in records {
             let e = record.event
             lines.append([String(record.id), ConsoleHTML.time(record.time), cell(e.event.name), cell(e.outcome.name), cell(e.user),
-                          cell(e.claimedUser), cell(e.host), cell(e.kid), cell(e.reason), cell(e.peer), String(e.count),
+                          cell(e.claimedUser), cell(e.host), cell(e.kid), cell(e.reason?.text), cell(e.peer), String(e.count),
                           cell(e.admin)].joined(separator: ","))
         }
         return HTTPResponse(status: 200, body: Array((lines.joined(separator: "\r\n") + "\r\n").utf8),
@@ -184,22 +184,22 @@ extension AdminConsole {
                 switch try store.approve(kid: kid) {
                 case .approved: message = "Approved \(kid)."
                 case .alreadyActive:
-                    event.reason = "already_active"
+                    event.reason = .code(.alreadyActive)
                     message = "\(kid) was already active."
                 case .revoked, .unknown:
                     event.outcome = .deny
-                    event.reason = key == nil ? "unknown_kid" : "key_revoked"
+                    event.reason = .token(key == nil ? .unknownKid : .keyRevoked)
                     message = key == nil ? "No key \(kid)." : "\(kid) is revoked and stays revoked."
                 }
             } else {
                 switch try store.revoke(kid: kid, now: who.now) {
                 case .revoked: message = "Revoked \(kid)."
                 case .alreadyRevoked:
-                    event.reason = "already_revoked"
+                    event.reason = .code(.alreadyRevoked)
                     message = "\(kid) was already revoked."
                 case .unknown:
                     event.outcome = .deny
-                    event.reason = "unknown_kid"
+                    event.reason = .token(.unknownKid)
                     message = "No key \(kid)."
                 }
             }

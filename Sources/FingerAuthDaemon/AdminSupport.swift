@@ -112,7 +112,7 @@ enum Admin {
     static func byAdmin(_ event: AuditEvent, _ admin: String) -> AuditEvent {
         var stamped = event
         stamped.peer = "local"
-        stamped.reason = "by " + admin
+        stamped.reason = .detail("by " + admin)
         return stamped
     }
 }

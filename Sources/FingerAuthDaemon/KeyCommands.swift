@@ -49,13 +49,13 @@ enum KeyCommands {
                 print("approved \(kid)")
                 return 0
             case .alreadyActive:
-                event.reason = "already_active"
+                event.reason = .code(.alreadyActive)
                 try store.audit(event, now: now)
                 print("\(kid) was already active")
                 return 0
             case .revoked, .unknown:
                 event.outcome = .deny
-                event.reason = result == .revoked ? "key_revoked" : "unknown_kid"
+                event.reason = .token(result == .revoked ? .keyRevoked : .unknownKid)
                 try store.audit(event, now: now)
                 let why = result == .revoked ? "is revoked and stays revoked" : "is not registered"
                 fputs("fingerauthd: keys approve: \(LogText.clean(kid)) \(why); see 'fingerauthd keys list'\n", stderr)
@@ -87,13 +87,13 @@ enum KeyCommands {
                 print("revoked \(kid)")
                 return 0
             case .alreadyRevoked:
-                event.reason = "already_revoked"
+                event.reason = .code(.alreadyRevoked)
                 try store.audit(event, now: now)
                 print("\(kid) was already revoked")
                 return 0
             case .unknown:
                 event.outcome = .deny
-                event.reason = "unknown_kid"
+                event.reason = .token(.unknownKid)
                 try store.audit(event, now: now)
                 fputs("fingerauthd: keys revoke: no key with kid \(LogText.clean(kid)); see 'fingerauthd keys list'\n", stderr)
                 return 1
@@ -106,7 +106,7 @@ enum KeyCommands {
             let keys = try store.revokeKeys(user: user, host: host, now: now)
             for key in keys {
                 try store.audit(AuditEvent(event: .adminRevoke, user: key.user, host: key.host, kid: key.kid,
-                                           outcome: .accept, reason: "bulk", peer: "local"), now: now)
+                                           outcome: .accept, reason: .code(.bulk), peer: "local"), now: now)
                 print("revoked \(key.kid) (\(key.user) on \(key.host))")
             }
             let which = [user.map { "user \(LogText.clean($0))" }, host.map { "host \(LogText.clean($0))" }]

@@ -55,7 +55,7 @@ enum TokenCommands {
             let revocation = try store.revokeHostTokens(id: id, host: host, now: now)
             guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty else {
                 try store.audit(AuditEvent(event: .tokenRevoke, host: host.map { LogText.clean($0) }, outcome: .deny,
-                                           reason: "unknown_token", peer: "local"), now: now)
+                                           reason: .code(.unknownToken), peer: "local"), now: now)
                 fputs("fingerauthd: token revoke: no active token matches; see 'fingerauthd token list'\n", stderr)
                 return 1
             }

@@ -151,7 +151,7 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(try store.registeredKey(kid: maker.kid)?.status, .revoked)
         XCTAssertEqual(try store.approve(kid: maker.kid), .revoked)
         let last = try XCTUnwrap(try store.auditEvents().last)
-        XCTAssertEqual([last.event.name, last.outcome.name, last.reason], ["revoke", "accept", "key_holder"])
+        XCTAssertEqual([last.event.name, last.outcome.name, last.reason?.text], ["revoke", "accept", "key_holder"])
         // The revocation token used once is no login either, and cannot be used again.
         XCTAssertEqual(text(delete(own)), "{\"error\":\"key_revoked\"}")
     }

@@ -58,7 +58,7 @@ final class GroupCommitTests: XCTestCase {
         var threads: [WorkerThread] = []
         for i in 0..<count {
             let started = WorkerThread.start {
-                let event = AuditEvent(event: .login, outcome: .deny, reason: "r\(i)", verified: false)
+                let event = AuditEvent(event: .login, outcome: .deny, reason: .detail("r\(i)"), verified: false)
                 do throws(StoreError) {
                     results.set(i, .success(try writer.write([.audit(event, time: Int64(i))])))
                 } catch {
@@ -176,7 +176,7 @@ final class GroupCommitTests: XCTestCase {
         let base = try SQLiteStore(path: temp.path)
         let counter = RefusalCounter(window: 300)
         let writer = GroupCommit(store: base, periodic: { counter.drain() })
-        for _ in 0..<500 { counter.add(peer: "10.0.0.7", reason: "rate_limited", now: 1000) }
+        for _ in 0..<500 { counter.add(peer: "10.0.0.7", reason: .rateLimited, now: 1000) }
         XCTAssertTrue(writer.start())
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline, try base.auditEvents().isEmpty { usleep(50_000) }

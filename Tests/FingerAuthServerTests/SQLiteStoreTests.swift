@@ -42,7 +42,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try register(store, key("k1"), jti: "p5"), .revoked)
         XCTAssertEqual(try store.registeredKey(kid: "k1")?.status, .revoked)
         // The same key again writes nothing: no audit row, and its proof's jti is not kept.
-        XCTAssertEqual(try store.auditEvents().map { $0.outcome.name + ":" + ($0.reason ?? "-") },
+        XCTAssertEqual(try store.auditEvents().map { $0.outcome.name + ":" + ($0.reason?.text ?? "-") },
                        ["accept:-", "deny:kid_conflict", "deny:kid_conflict", "deny:proof_replayed", "deny:key_revoked"])
     }
 
@@ -71,7 +71,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try add("k6"), .created)
         XCTAssertNil(try store.registeredKey(kid: "k3"))
         XCTAssertEqual(try store.auditEvents().last?.reason, nil)
-        XCTAssertEqual(try store.auditEvents().filter { $0.reason == "too_many_keys" }.count, 1)
+        XCTAssertEqual(try store.auditEvents().filter { $0.reason?.text == "too_many_keys" }.count, 1)
     }
 
     func testTheFirstAttestedKeyPinsItsHostsEKAndAnotherEKIsRefused() throws {
@@ -90,7 +90,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try add("k3", ek: first), .created)
         XCTAssertEqual(try add("k4", ek: second, host: "host2"), .created)
         XCTAssertEqual(try store.registeredKey(kid: "k3")?.ek, first)
-        let rows = try store.auditEvents().map { "\($0.event):\($0.outcome):\($0.reason ?? "-")" }
+        let rows = try store.auditEvents().map { "\($0.event):\($0.outcome):\($0.reason?.text ?? "-")" }
         XCTAssertEqual(rows, ["ek_pin:accept:tofu: (none) -> tofu \(first)", "register:accept:-",
                               "register:deny:ek_mismatch", "register:accept:-",
                               "ek_pin:accept:tofu: (none) -> tofu \(second)", "register:accept:-"])
@@ -115,7 +115,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(gone.map(\.kid), ["k5"])
         XCTAssertNil(try store.ekPin(host: "host1"))
         XCTAssertEqual(try store.changeEKPin(.reset(host: "host1"), admin: "root", peer: "local", now: 34), .nothingPinned)
-        let pins = try store.auditEvents().filter { $0.event == .ekPin }.map { $0.outcome.name + ":" + ($0.reason ?? "-") }
+        let pins = try store.auditEvents().filter { $0.event == .ekPin }.map { $0.outcome.name + ":" + ($0.reason?.text ?? "-") }
         XCTAssertEqual(pins.suffix(5), ["accept:by root: tofu \(first) -> admin \(second)",
                                         "deny:by root: provisioned_other: admin \(second)",
                                         "accept:by root: unchanged: admin \(second)",
@@ -135,12 +135,12 @@ final class SQLiteStoreTests: XCTestCase {
         let outcomes = try store.commit([
             claim("k1", jti: "a"), claim("k1", jti: "a"), claim("k1", jti: "b", user: "bob"), claim("k2", jti: "c"),
             claim("nope", jti: "d"), .audit(AuditEvent(event: .login, claimedUser: "alice", outcome: .deny,
-                                                        reason: "bad_signature", verified: false), time: 100),
+                                                        reason: AuditReason(text: "bad_signature"), verified: false), time: 100),
         ])
         XCTAssertEqual(outcomes, [.accepted, .refused(.replayed), .refused(.keyChanged), .refused(.keyPending),
                                   .refused(.keyChanged), .written])
         let rows = try store.auditEvents().suffix(6)
-        XCTAssertEqual(rows.map { $0.outcome.name + ":" + ($0.reason ?? "-") },
+        XCTAssertEqual(rows.map { $0.outcome.name + ":" + ($0.reason?.text ?? "-") },
                        ["accept:-", "deny:replayed", "deny:key_changed", "deny:key_pending", "deny:key_changed", "deny:bad_signature"])
         XCTAssertEqual(rows.map(\.verified), [true, true, true, true, true, false])
         XCTAssertEqual(rows.last?.user, nil)
@@ -170,10 +170,10 @@ final class SQLiteStoreTests: XCTestCase {
     func testRefusalsOfOneAddressAndWindowAddUpInOneRow() throws {
         let store = try SQLiteStore(path: temp.path)
         for _ in 0..<3 {
-            _ = try store.commit([.refusals(peer: "10.0.0.9", window: 300, count: 1000, reason: "rate_limited"),
-                                  .refusals(peer: "10.0.0.8", window: 300, count: 1, reason: "rate_limited")])
+            _ = try store.commit([.refusals(peer: "10.0.0.9", window: 300, count: 1000, reason: .rateLimited),
+                                  .refusals(peer: "10.0.0.8", window: 300, count: 1, reason: .rateLimited)])
         }
-        _ = try store.commit([.refusals(peer: "10.0.0.9", window: 600, count: 5, reason: "rate_limited")])
+        _ = try store.commit([.refusals(peer: "10.0.0.9", window: 600, count: 5, reason: .rateLimited)])
         let rows = try store.auditRecords(AuditFilter(limit: 100))
         XCTAssertEqual(rows.map { "\($0.time) \($0.event.peer ?? "-") \($0.event.count)" },
                        ["300 10.0.0.9 3000", "300 10.0.0.8 3", "600 10.0.0.9 5"])
@@ -221,7 +221,7 @@ final class SQLiteStoreTests: XCTestCase {
     func testAuditRowsKeepEveryFieldAndFilter() throws {
         let store = try SQLiteStore(path: temp.path)
         let event = AuditEvent(event: .login, user: "alice", host: "h", kid: "k", jti: "j",
-                               outcome: .deny, reason: "expired", peer: "127.0.0.1")
+                               outcome: .deny, reason: AuditReason(text: "expired"), peer: "127.0.0.1")
         try store.audit(event, now: 7)
         XCTAssertEqual(try store.auditEvents(), [event])
         for (t, user) in [(10, "alice"), (20, "bob"), (30, "alice")] as [(Int64, String)] {

@@ -76,7 +76,7 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(good("g3", "10.0.0.2"), 200)
         let forgedRows = try store.auditEvents(limit: 100).filter { $0.peer == "10.6.6.6" }
         XCTAssertEqual(forgedRows.count, 10)
-        XCTAssertTrue(forgedRows.allSatisfy { $0.user == nil && $0.claimedUser == "alice" && !$0.verified && $0.reason == "bad_signature" })
+        XCTAssertTrue(forgedRows.allSatisfy { $0.user == nil && $0.claimedUser == "alice" && !$0.verified && $0.reason?.text == "bad_signature" })
         XCTAssertTrue(logText().contains("reason=bad_signature sub=- claimed=alice"))
     }
 
@@ -96,7 +96,7 @@ final class ServiceTests: XCTestCase {
         }
         XCTAssertEqual(fresh("n1", "10.0.0.9"), 429)
         XCTAssertEqual(fresh("n2", "10.0.0.8"), 200)
-        let limited = try XCTUnwrap(try store.auditEvents().filter { $0.reason == "rate_limited" }.last)
+        let limited = try XCTUnwrap(try store.auditEvents().filter { $0.reason?.text == "rate_limited" }.last)
         XCTAssertEqual([limited.user, limited.peer], ["alice", "10.0.0.9"])
         XCTAssertTrue(limited.verified)
     }
@@ -110,7 +110,7 @@ final class ServiceTests: XCTestCase {
         }
         service.stopWriter()
         let rows = try store.auditEvents(limit: 10_000).filter { $0.peer == "10.6.6.6" }
-        XCTAssertEqual(rows.map { $0.event.name + ":" + ($0.reason ?? "-") + ":\($0.count)" },
+        XCTAssertEqual(rows.map { $0.event.name + ":" + ($0.reason?.text ?? "-") + ":\($0.count)" },
                        ["login:bad_signature:1", "login:bad_signature:1", "login:bad_signature:1", "refusals:rate_limited:997"])
         let log = logText()
         XCTAssertEqual(log.components(separatedBy: "status=429").count - 1, 1, "one 429 line, then counted quietly")
@@ -178,12 +178,12 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(service.handle(HTTPRequest(method: "PUT", path: "/v1/keys/x")).status, 405)
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/elsewhere")).status, 404)
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/healthz")).status, 200)
-        XCTAssertEqual(try store.auditEvents().map(\.reason), ["invalid_json", "invalid_request", "body_too_large",
+        XCTAssertEqual(try store.auditEvents().map(\.reason?.text), ["invalid_json", "invalid_request", "body_too_large",
                                                                "unsupported_media_type"])
     }
 
     func testALogLineNamesEveryFieldOnce() {
-        var summary = RequestSummary(method: "POST", path: "/v1/login", status: 401, outcome: .deny, reason: "replayed",
+        var summary = RequestSummary(method: "POST", path: "/v1/login", status: 401, outcome: .deny, reason: AuditReason(text: "replayed"),
                                      sub: "alice", kid: "k\"1", jti: "j 1", peer: "10.0.0.9")
         summary.milliseconds = 3
         XCTAssertEqual(summary.line, "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "

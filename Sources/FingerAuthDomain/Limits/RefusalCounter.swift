@@ -20,7 +20,7 @@ public final class RefusalCounter: Sendable {
     struct Key: Hashable, Sendable {
         let peer: [UInt8]
         let window: Int64
-        let reason: String
+        let reason: ReasonCode
     }
 
     public init(window: Int64, capacity: Int = 10_000) {
@@ -31,7 +31,7 @@ public final class RefusalCounter: Sendable {
     /// Counts one refusal of `peer` at `now`; true when it is the first of that address in
     /// this window (the caller logs one line for it).
     @discardableResult
-    public func add(peer: String, reason: String, now: Int64) -> Bool {
+    public func add(peer: String, reason: ReasonCode, now: Int64) -> Bool {
         let start = now - ((now % window) + window) % window
         return state.withLock { state -> Bool in
             var key = Key(peer: Array(peer.utf8), window: start, reason: reason)

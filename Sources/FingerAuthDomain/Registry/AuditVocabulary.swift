@@ -1,3 +1,5 @@
+import FingerAuthCore
+
 /// The words of an audit row that the code decides by: what happened (`AuditEventKind`) and
 /// how it ended (`AuditOutcome`). They are text only in the database, in the log line, in
 /// /metrics and in what the admin tools print (`name`); everywhere else they are these enums.
@@ -103,4 +105,102 @@ public enum AuditOutcome: Hashable, Sendable, CustomStringConvertible {
 
     /// `name` for SQL text: the partial indexes and the console's counts compare with it.
     public var sqlLiteral: String { "'" + name + "'" }
+}
+
+/// Why a request was refused or an action ended as it did: the `reason` of an audit row and
+/// of a log line, and of a refusal's answer. Text only at the boundaries (`text`); a row's
+/// text read back is the same reason (`init(text:)`), since no two kinds share a word.
+public enum AuditReason: Hashable, Sendable, CustomStringConvertible {
+    /// A token's refusal, by the verifier or by the write transaction.
+    case token(Refusal)
+    /// A registration proof's refusal (`proof_` and the token's reason).
+    case proof(Refusal)
+    /// A TPM key attestation's refusal.
+    case attestation(AttestationRefusal)
+    /// Any other fixed reason.
+    case code(ReasonCode)
+    /// Free text: what a change did and who made it (`by admin: before -> after`).
+    case detail(String)
+
+    /// The reason as the `reason` column, the log line and /metrics hold it.
+    public var text: String {
+        switch self {
+        case let .token(refusal): return refusal.rawValue
+        case let .proof(refusal): return "proof_" + refusal.rawValue
+        case let .attestation(refusal): return refusal.rawValue
+        case let .code(code): return code.rawValue
+        case let .detail(text): return text
+        }
+    }
+
+    public var description: String { text }
+
+    /// The reason a column's `text` stands for.
+    public init(text: String) {
+        if let refusal = Refusal(rawValue: text) {
+            self = .token(refusal)
+        } else if let refusal = AttestationRefusal(rawValue: text) {
+            self = .attestation(refusal)
+        } else if let code = ReasonCode(rawValue: text) {
+            self = .code(code)
+        } else if text.hasPrefix("proof_"), let refusal = Refusal(rawValue: String(text.dropFirst(6))) {
+            self = .proof(refusal)
+        } else {
+            self = .detail(text)
+        }
+    }
+}
+
+/// The fixed reasons that are not a token's (`Refusal`) or an attestation's
+/// (`AttestationRefusal`): the word is the audit row's, and where a client hears it, the
+/// answer's `error`.
+public enum ReasonCode: String, Sendable, CaseIterable {
+    // What a request's form is refused for.
+    case invalidRequest = "invalid_request"
+    case invalidJSON = "invalid_json"
+    case unsupportedMediaType = "unsupported_media_type"
+    case bodyTooLarge = "body_too_large"
+    case unsupportedGrantType = "unsupported_grant_type"
+    case invalidJWK = "invalid_jwk"
+    // Who may: host tokens, the metrics token, hosts, the policy, hardware keys.
+    case badHostToken = "bad_host_token"
+    case badMetricsToken = "bad_metrics_token"
+    case hostMismatch = "host_mismatch"
+    case policyDenied = "policy_denied"
+    case hardwareKeyRequired = "hardware_key_required"
+    // Limits: refusals counted together in one `refusals` row per address and window.
+    case rateLimited = "rate_limited"
+    case registrationsLimited = "registrations_limited"
+    case signinLimited = "signin_limited"
+    case setupRefused = "setup_refused"
+    case badCredentials = "bad_credentials"
+    // Registration.
+    case pendingApproval = "pending_approval"
+    case alreadyRegistered = "already_registered"
+    case kidConflict = "kid_conflict"
+    case tooManyKeys = "too_many_keys"
+    case ekMismatch = "ek_mismatch"
+    // TPM attestation before its certification is checked.
+    case attestationNotConfigured = "attestation_not_configured"
+    case invalidAttestation = "invalid_attestation"
+    case ekUntrusted = "ek_untrusted"
+    case tooManyChallenges = "too_many_challenges"
+    case challengeUnknown = "challenge_unknown"
+    case activationFailed = "activation_failed"
+    // Revocations and approvals.
+    case keyHolder = "key_holder"
+    case alreadyRevoked = "already_revoked"
+    case alreadyActive = "already_active"
+    case unknownToken = "unknown_token"
+    case hostRevoked = "host_revoked"
+    case ekRepinned = "ek_repinned"
+    case bulk = "bulk"
+    // Policy changes that changed nothing.
+    case unknownRule = "unknown_rule"
+    case unknownHost = "unknown_host"
+    case nothingToRemove = "nothing_to_remove"
+    // Not the request's fault.
+    case storeUnavailable = "store_unavailable"
+    case auditFailed = "audit_failed"
+    case noRandom = "no_random"
 }

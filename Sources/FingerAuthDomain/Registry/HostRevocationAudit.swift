@@ -5,6 +5,6 @@ extension HostRevocation {
     public func auditEvents(peer: String, admin: String?) -> [AuditEvent] {
         hosts.map { AuditEvent(event: .tokenRevoke, host: $0, outcome: .accept, peer: peer, admin: admin) }
             + keys.map { AuditEvent(event: .adminRevoke, user: $0.user, host: $0.host, kid: $0.kid, outcome: .accept,
-                                    reason: "host_revoked", peer: peer, admin: admin) }
+                                    reason: .code(.hostRevoked), peer: peer, admin: admin) }
     }
 }

@@ -111,19 +111,19 @@ extension EKPinResult {
         var row = AuditEvent(event: .ekPin, host: host, outcome: .accept, peer: peer)
         switch self {
         case let .changed(before, after, revoked):
-            row.reason = "by \(admin): \(before?.summary ?? "(none)") -> \(after?.summary ?? "(none)")"
+            row.reason = .detail("by \(admin): \(before?.summary ?? "(none)") -> \(after?.summary ?? "(none)")")
             return [row] + revoked.map {
                 AuditEvent(event: .adminRevoke, user: $0.user, host: host, kid: $0.kid, outcome: .accept,
-                           reason: "ek_repinned", peer: peer)
+                           reason: .code(.ekRepinned), peer: peer)
             }
         case let .unchanged(pin):
-            row.reason = "by \(admin): unchanged: \(pin.summary)"
+            row.reason = .detail("by \(admin): unchanged: \(pin.summary)")
         case let .provisionedOther(pin):
             row.outcome = .deny
-            row.reason = "by \(admin): provisioned_other: \(pin.summary)"
+            row.reason = .detail("by \(admin): provisioned_other: \(pin.summary)")
         case .nothingPinned:
             row.outcome = .deny
-            row.reason = "by \(admin): nothing_pinned"
+            row.reason = .detail("by \(admin): nothing_pinned")
         }
         return [row]
     }
@@ -131,6 +131,6 @@ extension EKPinResult {
     /// The `ek_pin` row of a pin made on first use by the registration `registration`.
     public static func firstUseAudit(_ pin: EKPin, registration: AuditEvent) -> AuditEvent {
         AuditEvent(event: .ekPin, user: registration.user, host: pin.host, kid: registration.kid, jti: registration.jti,
-                   outcome: .accept, reason: "tofu: (none) -> \(pin.summary)", peer: registration.peer)
+                   outcome: .accept, reason: .detail("tofu: (none) -> \(pin.summary)"), peer: registration.peer)
     }
 }

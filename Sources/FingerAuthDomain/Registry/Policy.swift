@@ -224,17 +224,18 @@ extension PolicyChangeResult {
     /// after the base row's own reason — who made the change) and the rule it touched.
     public func audit(_ base: AuditEvent, _ change: PolicyChange) -> AuditEvent {
         var event = base
-        let what: String
+        let what: AuditReason
         switch self {
         case let .changed(rule, before, after):
             event.outcome = .accept
-            what = "\(before.isEmpty ? "(none)" : before) -> \(after.isEmpty ? "(none)" : after)"
+            what = .detail("\(before.isEmpty ? "(none)" : before) -> \(after.isEmpty ? "(none)" : after)")
             event.rule = rule?.id
         case .unknownRule, .unknownHost, .nothingToRemove:
             event.outcome = .deny
-            what = self == .unknownRule ? "unknown_rule" : self == .unknownHost ? "unknown_host" : "nothing_to_remove"
+            what = .code(self == .unknownRule ? .unknownRule : self == .unknownHost ? .unknownHost : .nothingToRemove)
         }
-        event.reason = base.reason.map { "\($0): \(what)" } ?? what
+        // After the base row's own reason (who made the change), as one text.
+        event.reason = base.reason.map { AuditReason(text: "\($0.text): \(what.text)") } ?? what
         if case let .removeRule(id) = change { event.rule = id }
         if case let .moveRule(id, _) = change { event.rule = id }
         return event

@@ -7,25 +7,25 @@ public enum Registration {
         switch result {
         case .created:
             row.outcome = .accept
-            row.reason = status == .pending ? "pending_approval" : nil
+            row.reason = status == .pending ? .code(.pendingApproval) : nil
         case .alreadyRegistered:
             row.outcome = .accept
-            row.reason = "already_registered"
+            row.reason = .code(.alreadyRegistered)
         case .conflict:
             row.outcome = .deny
-            row.reason = "kid_conflict"
+            row.reason = .code(.kidConflict)
         case .revoked:
             row.outcome = .deny
-            row.reason = "key_revoked"
+            row.reason = .token(.keyRevoked)
         case .proofReplayed:
             row.outcome = .deny
-            row.reason = "proof_replayed"
+            row.reason = .proof(.replayed)
         case .tooManyKeys:
             row.outcome = .deny
-            row.reason = "too_many_keys"
+            row.reason = .code(.tooManyKeys)
         case .ekMismatch:
             row.outcome = .deny
-            row.reason = "ek_mismatch"
+            row.reason = .code(.ekMismatch)
         }
         return row
     }

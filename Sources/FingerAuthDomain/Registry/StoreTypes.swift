@@ -76,8 +76,8 @@ public struct AuditEvent: Sendable, Equatable {
     public var jti: String?
     /// How it ended.
     public var outcome: AuditOutcome
-    /// A refusal code or another short code; nil when accepted.
-    public var reason: String?
+    /// Why it was refused, or what an accepted action did; nil for a plain accept.
+    public var reason: AuditReason?
     /// The client's address, or `local` for admin commands.
     public var peer: String?
     /// Whether the request proved who sent it (a verified signature, a valid host token, an
@@ -97,7 +97,7 @@ public struct AuditEvent: Sendable, Equatable {
     public var clientService: String?
 
     public init(event: AuditEventKind, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
-                kid: String? = nil, jti: String? = nil, outcome: AuditOutcome, reason: String? = nil,
+                kid: String? = nil, jti: String? = nil, outcome: AuditOutcome, reason: AuditReason? = nil,
                 peer: String? = nil, verified: Bool = true, count: Int64 = 1, rule: Int64? = nil, admin: String? = nil) {
         self.event = event
         self.user = user

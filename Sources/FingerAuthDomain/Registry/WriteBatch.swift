@@ -8,7 +8,7 @@ public enum WriteItem: Sendable {
     case audit(AuditEvent, time: Int64)
     /// Refused requests of one address counted together: adds `count` to the `refusals` row
     /// of (`peer`, `window`) — one row per address and window, whatever the flood.
-    case refusals(peer: String, window: Int64, count: Int64, reason: String)
+    case refusals(peer: String, window: Int64, count: Int64, reason: ReasonCode)
     /// One failure for a shared rate-limit key (PostgreSQL): in its open window, or in a new
     /// one of `window` seconds from `now`.
     case failure(key: String, now: Int64, window: Int64)
@@ -34,11 +34,11 @@ public struct TokenClaim: Sendable {
     /// The row to write; its `outcome` and `reason` are set by the transaction.
     public var audit: AuditEvent
     /// The reason written on acceptance (nil for a plain login).
-    public var acceptReason: String?
+    public var acceptReason: AuditReason?
     public var time: Int64
 
     public init(kid: String, user: String, host: String, jti: String, keepUntil: Int64, allowed: [KeyStatus],
-                effect: ClaimEffect = .none, audit: AuditEvent, acceptReason: String? = nil, time: Int64) {
+                effect: ClaimEffect = .none, audit: AuditEvent, acceptReason: AuditReason? = nil, time: Int64) {
         self.kid = kid
         self.user = user
         self.host = host

@@ -45,41 +45,41 @@ extension AuthenticatorService {
         }
         if let named = body["user"]?.stringValue, !Names.isValidUser(named) {
             event.claimedUser = LogText.clean(named, limit: 64)
-            event.reason = "invalid_user_name"
+            event.reason = .token(.invalidUserName)
             return Names.invalidUser(named, field: "user")
         }
         guard let user = body["user"]?.stringValue, Names.isValidUser(user),
               let host = body["host"]?.stringValue, Names.isValidHost(host) else {
-            event.reason = "invalid_request"
+            event.reason = .code(.invalidRequest)
             return .error(400, "invalid_request")
         }
         event.user = user
         event.host = host
         guard host.sameBytes(as: tokenHost) else {
-            event.reason = "host_mismatch"
+            event.reason = .code(.hostMismatch)
             return .error(403, "host_mismatch")
         }
         guard let attestation = settings.attestation else {
-            event.reason = "attestation_not_configured"
+            event.reason = .code(.attestationNotConfigured)
             return .error(403, "attestation_not_configured")
         }
         guard let der = body["ek_certificate"]?.stringValue.flatMap(Base64URL.decode),
               let ak = body["ak_public"]?.stringValue.flatMap(Base64URL.decode) else {
-            event.reason = "invalid_attestation"
+            event.reason = .code(.invalidAttestation)
             return .error(400, "invalid_attestation")
         }
         let certificate: any EndorsementCertificate
         switch attestation.endorsement(der) {
         case .malformed:
-            event.reason = "invalid_attestation"
+            event.reason = .code(.invalidAttestation)
             return .error(400, "invalid_attestation")
         case let .untrusted(why):
             if let why { log.message("EK certificate of \(LogText.clean(host)) refused: \(LogText.clean(why))") }
-            event.reason = "ek_untrusted"
+            event.reason = .code(.ekUntrusted)
             return .error(403, "ek_untrusted")
         case .unnamed:
             event.outcome = .error
-            event.reason = "unavailable"
+            event.reason = .token(.unavailable)
             return .error(503, "unavailable")
         case let .trusted(trusted):
             certificate = trusted
@@ -89,31 +89,31 @@ extension AuthenticatorService {
             if let pin = try store.ekPin(host: host), pin.ek != ek {
                 log.message("attestation challenge for \(LogText.clean(user)) on \(LogText.clean(host)) refused: EK \(ek) "
                             + "is not the host's pinned EK \(pin.ek) (\(pin.source.rawValue))")
-                event.reason = "ek_mismatch"
+                event.reason = .code(.ekMismatch)
                 return .error(403, "ek_mismatch")
             }
         } catch {
             log.message("cannot read the EK pin of \(LogText.clean(host)): \(error)")
             event.outcome = .error
-            event.reason = "unavailable"
+            event.reason = .token(.unavailable)
             return .error(503, "unavailable")
         }
         let attestationKey: TPMPublicKey
         do {
             attestationKey = try TPMPublicKey(tpm2b: ak)
         } catch {
-            event.reason = "ak_invalid"
+            event.reason = .attestation(.akInvalid)
             return .error(403, "ak_invalid")
         }
         guard let name = crypto.attestationKeyName(attestationKey) else {
-            event.reason = "ak_invalid"
+            event.reason = .attestation(.akInvalid)
             return .error(403, "ak_invalid")
         }
         guard let secret = crypto.bytes(32), let nonce = crypto.bytes(32), let idBytes = crypto.bytes(18),
               let digest = crypto.sha256(secret),
               let made = attestation.makeCredential(certificate, name: name, secret: secret) else {
             event.outcome = .error
-            event.reason = "unavailable"
+            event.reason = .token(.unavailable)
             return .error(503, "unavailable")
         }
         let id = Base64URL.encode(idBytes)
@@ -127,13 +127,13 @@ extension AuthenticatorService {
         } catch {
             log.message("cannot store an attestation challenge: \(error)")
             event.outcome = .error
-            event.reason = "unavailable"
+            event.reason = .token(.unavailable)
             return .error(503, "unavailable")
         }
         switch admission {
         case .admitted: break
         case .hostFull, .full:
-            event.reason = "too_many_challenges"
+            event.reason = .code(.tooManyChallenges)
             return .error(429, "too_many_challenges")
         }
         return HTTPResponse(status: 200, json: .object([
@@ -150,7 +150,7 @@ extension AuthenticatorService {
         /// The key is an attested TPM key of the TPM holding this EK (`EndorsementKeyID`).
         case attested(ek: String)
         /// The status and reason to answer (and audit).
-        case refused(Int, String)
+        case refused(Int, AuditReason)
     }
 
     /// A registration's `attestation` member checked against its challenge: attested when
@@ -161,24 +161,24 @@ extension AuthenticatorService {
               let keyBytes = attestation["key_public"]?.stringValue.flatMap(Base64URL.decode),
               let attest = attestation["certify_info"]?.stringValue.flatMap(Base64URL.decode),
               let signature = attestation["certify_signature"]?.stringValue.flatMap(Base64URL.decode) else {
-            return .refused(400, "invalid_attestation")
+            return .refused(400, .code(.invalidAttestation))
         }
         let pending: StoredChallenge?
         do {
             pending = try store.takeChallenge(id: id, now: clock.now())
         } catch {
             log.message("cannot read an attestation challenge: \(error)")
-            return .refused(503, "unavailable")
+            return .refused(503, .token(.unavailable))
         }
         guard let pending, pending.user.sameBytes(as: user), pending.host.sameBytes(as: host),
-              let attestationKey = try? TPMPublicKey(tpm2b: pending.attestationKey) else { return .refused(403, "challenge_unknown") }
+              let attestationKey = try? TPMPublicKey(tpm2b: pending.attestationKey) else { return .refused(403, .code(.challengeUnknown)) }
         guard let digest = crypto.sha256(credential), ConstantTime.equal(digest, pending.secretDigest) else {
-            return .refused(403, "activation_failed")
+            return .refused(403, .code(.activationFailed))
         }
-        guard let key = try? TPMPublicKey(tpm2b: keyBytes) else { return .refused(403, "key_mismatch") }
+        guard let key = try? TPMPublicKey(tpm2b: keyBytes) else { return .refused(403, .attestation(.keyMismatch)) }
         if let refusal = crypto.certificationRefusal(key: key, jwk: jwk, attest: attest, signature: signature,
                                                      ak: attestationKey, nonce: pending.nonce) {
-            return .refused(403, refusal.rawValue)
+            return .refused(403, .attestation(refusal))
         }
         return .attested(ek: pending.ek)
     }

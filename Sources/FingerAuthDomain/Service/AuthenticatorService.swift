@@ -169,7 +169,7 @@ public final class AuthenticatorService: Sendable {
         case .available:
             return HTTPResponse(status: 200, json: .object([("ok", .bool(true)), ("store", .string("available"))]))
         case let .unavailable(reason):
-            exchange.summary.reason = "store_unavailable"
+            exchange.summary.reason = .code(.storeUnavailable)
             log.message("health: store unavailable: \(reason)")
             return HTTPResponse(status: 503, json: .object([("ok", .bool(false)), ("store", .string("unavailable"))]))
         }
@@ -190,18 +190,18 @@ public final class AuthenticatorService: Sendable {
         do { wait = try addresses.retryAfter(address, now: clock.now()) } catch {
             log.message("rate limit counter unavailable: \(error)")
             exchange.summary.outcome = .error
-            exchange.summary.reason = "unavailable"
+            exchange.summary.reason = .token(.unavailable)
             return .answer(.error(503, "unavailable"))
         }
         guard let wait else { return nil }
-        if refusals.add(peer: address, reason: "rate_limited", now: clock.now()) {
+        if refusals.add(peer: address, reason: .rateLimited, now: clock.now()) {
             log.message("\(address) is past its failure limit: its requests are answered 429 for \(wait) s, "
                         + "counted in one audit row (event refusals) and not logged one by one")
         } else {
             exchange.summary.quiet = true
         }
         exchange.summary.outcome = .deny
-        exchange.summary.reason = "rate_limited"
+        exchange.summary.reason = .code(.rateLimited)
         metrics.rateLimited(scope: "address")
         return .answerAfterPause(Self.tooMany(wait))
     }
@@ -237,7 +237,7 @@ public final class AuthenticatorService: Sendable {
         exchange.summary.jti = event.jti
         let now = clock.now()
         var items: [WriteItem] = (written ? [] : [.audit(event, time: now)]) + counting
-        if event.outcome == .deny && event.reason != "rate_limited" {
+        if event.outcome == .deny && event.reason != .code(.rateLimited) {
             items += addresses.failureItems(exchange.address, now: now)
             if event.verified, let user = event.user, event.event == .login || event.event == .oauthToken {
                 items += users.failureItems(Self.userKey(user, exchange.address), now: now)
@@ -251,7 +251,7 @@ public final class AuthenticatorService: Sendable {
             if case let .failure(error) = result {
                 log.message("audit write failed: \(error)")
                 exchange.summary.outcome = .error
-                exchange.summary.reason = "audit_failed"
+                exchange.summary.reason = .code(.auditFailed)
                 return .answer(.error(503, "unavailable"))
             }
             metrics.audited(event, path: exchange.path)
@@ -262,7 +262,7 @@ public final class AuthenticatorService: Sendable {
     /// Uses up a verified token in one write transaction: the key's status read again, the
     /// jti claimed, `effect` applied on success, the audit row written with the outcome.
     /// `then` gets the outcome, or nil when the write failed (it answers 503).
-    func claim(_ token: VerifiedToken, event: AuditEvent, effect: ClaimEffect = .none, acceptReason: String? = nil,
+    func claim(_ token: VerifiedToken, event: AuditEvent, effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
                allowed: [KeyStatus], then: @escaping (WriteOutcome?) -> Step) -> Step {
         let claim = TokenClaim(kid: token.identity.kid, user: token.identity.user, host: token.identity.host,
                                jti: token.jti, keepUntil: token.keepUntil, allowed: allowed, effect: effect,
@@ -292,22 +292,22 @@ public final class AuthenticatorService: Sendable {
 
     /// Why a body was not usable JSON, with the answer for it.
     struct BodyFailure: Error {
-        let code: String
+        let code: AuditReason
         let response: HTTPResponse
     }
 
     /// The body parsed as strict JSON, or the 413/415/400 answer.
     static func jsonBody(_ request: HTTPRequest) -> Result<JSONValue, BodyFailure> {
         guard !request.bodyTooLarge, request.body.count <= maxBodyBytes else {
-            return .failure(BodyFailure(code: "body_too_large", response: .error(413, "body_too_large")))
+            return .failure(BodyFailure(code: .code(.bodyTooLarge), response: .error(413, "body_too_large")))
         }
         guard isJSONContentType(request.contentType) else {
-            return .failure(BodyFailure(code: "unsupported_media_type", response: .error(415, "unsupported_media_type")))
+            return .failure(BodyFailure(code: .code(.unsupportedMediaType), response: .error(415, "unsupported_media_type")))
         }
         do {
             return .success(try JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(request.body))
         } catch {
-            return .failure(BodyFailure(code: "invalid_json", response: .error(400, "invalid_json")))
+            return .failure(BodyFailure(code: .code(.invalidJSON), response: .error(400, "invalid_json")))
         }
     }
 

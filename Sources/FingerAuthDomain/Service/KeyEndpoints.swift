@@ -15,7 +15,7 @@ extension AuthenticatorService {
     func register(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: .register, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         let (answer, written) = registerAnswer(request, &event, exchange)
-        if answer.status == 429 && event.reason == "registrations_limited" {
+        if answer.status == 429 && event.reason == .code(.registrationsLimited) {
             exchange.summary.outcome = .deny
             exchange.summary.reason = event.reason
             return .answerAfterPause(answer)
@@ -30,7 +30,7 @@ extension AuthenticatorService {
     private func registerAnswer(_ request: HTTPRequest, _ event: inout AuditEvent,
                                 _ exchange: Exchange) -> (HTTPResponse, Bool) {
         if request.bodyTooLarge || request.body.count > Self.maxBodyBytes {
-            event.reason = "body_too_large"
+            event.reason = .code(.bodyTooLarge)
             return (.error(413, "body_too_large"), false)
         }
         let tokenHost: String
@@ -49,24 +49,24 @@ extension AuthenticatorService {
         }
         if let named = body["user"]?.stringValue, !Names.isValidUser(named) {
             event.claimedUser = LogText.clean(named, limit: 64)
-            event.reason = "invalid_user_name"
+            event.reason = .token(.invalidUserName)
             return (Names.invalidUser(named, field: "user"), false)
         }
         guard let user = body["user"]?.stringValue, Names.isValidUser(user),
               let host = body["host"]?.stringValue, Names.isValidHost(host),
               let jwkJSON = body["jwk"], let proof = body["proof"]?.stringValue else {
-            event.reason = "invalid_request"
+            event.reason = .code(.invalidRequest)
             return (.error(400, "invalid_request"), false)
         }
         event.user = user
         event.host = host
         guard host.sameBytes(as: tokenHost) else {
-            event.reason = "host_mismatch"
+            event.reason = .code(.hostMismatch)
             return (.error(403, "host_mismatch"), false)
         }
         guard jwkJSON["kty"]?.stringValue == "RSA", let jwk = JWK(json: jwkJSON),
               crypto.signatureKey(jwk) != nil, let kid = crypto.thumbprint(of: jwk) else {
-            event.reason = "invalid_jwk"
+            event.reason = .code(.invalidJWK)
             return (.error(400, "invalid_jwk"), false)
         }
         event.kid = kid
@@ -76,11 +76,11 @@ extension AuthenticatorService {
         switch check {
         case .unavailable:
             event.outcome = .error
-            event.reason = "unavailable"
+            event.reason = .token(.unavailable)
             return (.error(503, "unavailable"), false)
         case let .unverified(refusal, _), let .refused(refusal, _, _):
-            event.reason = "proof_" + refusal.rawValue
-            return (.error(401, "proof_" + refusal.rawValue), false)
+            event.reason = .proof(refusal)
+            return (.error(401, AuditReason.proof(refusal).text), false)
         case let .valid(verified, _):
             token = verified
         }
@@ -91,14 +91,14 @@ extension AuthenticatorService {
             case let .refused(code, reason):
                 event.reason = reason
                 if code == 503 { event.outcome = .error }
-                return (.error(code, reason), false)
+                return (.error(code, reason.text), false)
             case let .attested(attestedEK):
                 origin = .attestedTPM
                 ek = attestedEK
             }
         }
         if settings.requireHardwareKeys && origin != .attestedTPM {
-            event.reason = "hardware_key_required"
+            event.reason = .code(.hardwareKeyRequired)
             return (.error(403, "hardware_key_required"), false)
         }
         let stage = PolicyRequest(stage: .registration, user: user, host: host, keyKind: origin.policyKind, ek: ek)
@@ -113,7 +113,7 @@ extension AuthenticatorService {
         } catch {
             log.message("register failed: \(error)")
             event.outcome = .error
-            event.reason = "unavailable"
+            event.reason = .token(.unavailable)
             return (.error(503, "unavailable"), false)
         }
         event = Registration.audit(event, result: result, status: key.status)
@@ -142,17 +142,17 @@ extension AuthenticatorService {
         do { wait = try registrations.retryAfter(host, now: clock.now()) } catch {
             log.message("rate limit counter unavailable: \(error)")
             event.outcome = .error
-            event.reason = "unavailable"
+            event.reason = .token(.unavailable)
             return .error(503, "unavailable")
         }
         guard let wait else { return nil }
-        if refusals.add(peer: exchange.address, reason: "registrations_limited", now: clock.now()) {
+        if refusals.add(peer: exchange.address, reason: .registrationsLimited, now: clock.now()) {
             log.message("host \(LogText.clean(host)) registered \(registrations.limit.failures) keys within "
                         + "\(registrations.limit.window) s: its registrations are answered 429 for \(wait) s")
         } else {
             exchange.summary.quiet = true
         }
-        event.reason = "registrations_limited"
+        event.reason = .code(.registrationsLimited)
         metrics.rateLimited(scope: "host")
         return Self.tooMany(wait)
     }
@@ -178,39 +178,39 @@ extension AuthenticatorService {
         case let .host(host): tokenHost = host
         }
         guard TokenVerifier.isWellFormedKid(kid) else {
-            event.reason = "unknown_kid"
+            event.reason = .token(.unknownKid)
             return .error(404, "unknown_kid")
         }
         do {
             guard let key = try store.registeredKey(kid: kid) else {
-                event.reason = "unknown_kid"
+                event.reason = .token(.unknownKid)
                 return .error(404, "unknown_kid")
             }
             event.user = key.user
             guard key.host.sameBytes(as: tokenHost) else {
-                event.reason = "host_mismatch"
+                event.reason = .code(.hostMismatch)
                 return .error(403, "host_mismatch")
             }
             let result = try store.revoke(kid: kid, now: clock.now())
             verifier.keys.forget(kid)
             guard result != .unknown else {
-                event.reason = "unknown_kid"
+                event.reason = .token(.unknownKid)
                 return .error(404, "unknown_kid")
             }
             event.outcome = .accept
-            if result == .alreadyRevoked { event.reason = "already_revoked" }
+            if result == .alreadyRevoked { event.reason = .code(.alreadyRevoked) }
             return HTTPResponse(status: 204, json: nil)
         } catch {
             log.message("revoke failed: \(error)")
             event.outcome = .error
-            event.reason = "unavailable"
+            event.reason = .token(.unavailable)
             return .error(503, "unavailable")
         }
     }
 
     private func revokeByKeyHolder(kid: String, jwt: String, _ start: AuditEvent, _ exchange: Exchange) -> Step {
         useToken(jwt, as: .revocation(kid: kid), event: start, exchange, allowed: [.active, .pending],
-                 effect: .revokeKey, acceptReason: "key_holder") { [self] use in
+                 effect: .revokeKey, acceptReason: .code(.keyHolder)) { [self] use in
             switch use {
             case let .answered(row, answer, written):
                 return finish(row, answer, exchange, written: written)
@@ -256,7 +256,7 @@ extension AuthenticatorService {
         if let expected = settings.metricsToken {
             guard let given = Self.bearer(request.authorization), ConstantTime.equal(given, expected) else {
                 exchange.summary.outcome = .deny
-                exchange.summary.reason = "bad_metrics_token"
+                exchange.summary.reason = .code(.badMetricsToken)
                 return countingFailure(.error(401, "unauthorized",
                                               headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd metrics\"")]), exchange)
             }
@@ -289,7 +289,7 @@ extension AuthenticatorService {
 
     /// The host of a valid `Authorization: Bearer <host token>`, or the 401/503 answer.
     func hostForBearer(_ header: String?) -> Result<String, BodyFailure> {
-        let unauthorized = BodyFailure(code: "bad_host_token", response: .error(
+        let unauthorized = BodyFailure(code: .code(.badHostToken), response: .error(
             401, "bad_host_token", headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd\"")]))
         guard let token = Self.bearer(header) else { return .failure(unauthorized) }
         do {
@@ -297,7 +297,7 @@ extension AuthenticatorService {
             return .success(host)
         } catch {
             log.message("token lookup failed: \(error)")
-            return .failure(BodyFailure(code: "unavailable", response: .error(503, "unavailable")))
+            return .failure(BodyFailure(code: .token(.unavailable), response: .error(503, "unavailable")))
         }
     }
 }

@@ -14,7 +14,7 @@ extension AuthenticatorService {
             return finish(event, failure.response, exchange)
         case let .success(body):
             guard body.objectValue != nil, let jwt = body["jwt"]?.stringValue else {
-                event.reason = "invalid_request"
+                event.reason = .code(.invalidRequest)
                 return finish(event, .error(400, "invalid_request"), exchange)
             }
             return useToken(jwt, event: event, exchange) { [self] use in

@@ -48,12 +48,12 @@ public final class Metrics: Sendable {
     /// Counts an audited event: logins (and OAuth grants) by endpoint, outcome and reason;
     /// key registrations and revocations by event, outcome and reason.
     func audited(_ event: AuditEvent, path: String) {
-        let reason = event.reason.map(Self.labelSafe) ?? "none"
+        let reason = event.reason.map { Self.labelSafe($0.text) } ?? "none"
         counters.withLock { c in
             switch event.event {
             case .login, .oauthToken:
                 c.logins["endpoint=\"\(Self.route(path))\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"", default: 0] += 1
-                if event.reason == Refusal.replayed.rawValue { c.replays += 1 }
+                if event.reason == .token(.replayed) { c.replays += 1 }
             default:
                 c.keyEvents["event=\"\(Self.labelSafe(event.event.name))\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"", default: 0] += 1
             }

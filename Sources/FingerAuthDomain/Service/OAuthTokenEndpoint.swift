@@ -18,25 +18,25 @@ extension AuthenticatorService {
     func tokenGrant(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: .oauthToken, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         guard !request.bodyTooLarge, request.body.count <= Self.maxBodyBytes else {
-            event.reason = "body_too_large"
+            event.reason = .code(.bodyTooLarge)
             return finish(event, .error(413, "body_too_large"), exchange)
         }
         guard FormBody.isFormContentType(request.contentType), let form = FormBody.parse(request.body),
               let grant = form["grant_type"] else {
-            event.reason = "invalid_request"
+            event.reason = .code(.invalidRequest)
             return finish(event, Self.oauthError("invalid_request"), exchange)
         }
         guard grant == Self.jwtBearerGrant else {
-            event.reason = "unsupported_grant_type"
+            event.reason = .code(.unsupportedGrantType)
             return finish(event, Self.oauthError("unsupported_grant_type"), exchange)
         }
         guard let assertion = form["assertion"], !assertion.isEmpty else {
-            event.reason = "invalid_request"
+            event.reason = .code(.invalidRequest)
             return finish(event, Self.oauthError("invalid_request"), exchange)
         }
         guard let random = crypto.bytes(32), let digest = crypto.sha256(Array(Base64URL.encode(random).utf8)) else {
             event.outcome = .error
-            event.reason = "no_random"
+            event.reason = .code(.noRandom)
             return finish(event, .error(503, "temporarily_unavailable"), exchange)
         }
         let accessToken = Base64URL.encode(random)

@@ -14,12 +14,12 @@ extension AuthenticatorService {
         } catch {
             log.message("policy unavailable: \(error)")
             event.outcome = .error
-            event.reason = Refusal.unavailable.rawValue
+            event.reason = .token(.unavailable)
             return .error(503, "unavailable")
         }
         guard !decision.allowed else { return nil }
         event.outcome = .deny
-        event.reason = "policy_denied"
+        event.reason = .code(.policyDenied)
         event.rule = decision.rule?.id
         return Self.policyDenied(decision.rule?.id)
     }

@@ -7,7 +7,7 @@ public struct RequestSummary: Sendable {
     public var status: Int
     /// How it ended; nil (`-`) for a request that writes no audit row.
     public var outcome: AuditOutcome?
-    public var reason: String?
+    public var reason: AuditReason?
     /// The verified user.
     public var sub: String?
     /// The user an unverified token only named.
@@ -21,7 +21,7 @@ public struct RequestSummary: Sendable {
     /// and window says so instead).
     public var quiet = false
 
-    public init(method: String, path: String, status: Int, outcome: AuditOutcome? = nil, reason: String? = nil,
+    public init(method: String, path: String, status: Int, outcome: AuditOutcome? = nil, reason: AuditReason? = nil,
                 sub: String? = nil, kid: String? = nil, jti: String? = nil, peer: String? = nil) {
         self.method = method
         self.path = path
@@ -58,7 +58,7 @@ public struct RequestSummary: Sendable {
         field(" path", s.path, 40)
         out.append(contentsOf: " status=\(s.status)".utf8)
         field(" outcome", s.outcome?.name)
-        field(" reason", s.reason)
+        field(" reason", s.reason?.text)
         field(" sub", s.sub)
         if let claimed = s.claimed { field(" claimed", claimed) }
         field(" kid", s.kid)

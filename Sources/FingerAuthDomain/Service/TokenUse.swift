@@ -17,7 +17,7 @@ extension AuthenticatorService {
     /// ended into the endpoint's answer. `invalid` is the endpoint's one answer for every
     /// unverified token; `refusal` turns a verified refusal into the endpoint's answer.
     func useToken(_ token: String, as purpose: TokenPurpose = .login, event start: AuditEvent, _ exchange: Exchange,
-                  allowed: [KeyStatus] = [.active], effect: ClaimEffect = .none, acceptReason: String? = nil,
+                  allowed: [KeyStatus] = [.active], effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
                   invalid: HTTPResponse = .error(401, "invalid_token"),
                   refusal: @escaping (Refusal) -> HTTPResponse = { .error(401, $0.rawValue) },
                   unavailable: HTTPResponse = .error(503, "unavailable"),
@@ -32,11 +32,11 @@ extension AuthenticatorService {
         case .unavailable:
             event.claimedUser = facts.sub
             event.outcome = .error
-            event.reason = Refusal.unavailable.rawValue
+            event.reason = .token(.unavailable)
             return then(.answered(event, unavailable, written: false))
         case let .unverified(reason, _):
             event.claimedUser = facts.sub
-            event.reason = reason.rawValue
+            event.reason = .token(reason)
             metrics.unverified()
             if reason == .invalidUserName {
                 return then(.answered(event, Names.invalidUser(facts.sub ?? "", field: "sub"), written: false))
@@ -48,7 +48,7 @@ extension AuthenticatorService {
             event.host = identity.host
             event.kid = identity.kid
             if limitsUser, let limited = userLimited(identity.user, exchange.address, &event) { return then(limited) }
-            event.reason = reason.rawValue
+            event.reason = .token(reason)
             return then(.answered(event, refusal(reason), written: false))
         case let .valid(verified, _):
             event.verified = true
@@ -67,7 +67,7 @@ extension AuthenticatorService {
                                             ek: verified.identity.ek)
                 if let denied = policyRefusal(request, &event) { return then(.answered(event, denied, written: false)) }
                 if settings.requireHardwareKeys && verified.identity.kind != .attestedTPM {
-                    event.reason = "hardware_key_required"
+                    event.reason = .code(.hardwareKeyRequired)
                     return then(.answered(event, .error(403, "hardware_key_required"), written: false))
                 }
             }
@@ -77,7 +77,7 @@ extension AuthenticatorService {
                 switch outcome {
                 case nil:
                     row.outcome = .error
-                    row.reason = Refusal.unavailable.rawValue
+                    row.reason = .token(.unavailable)
                     return then(.answered(row, unavailable, written: false))
                 case .accepted?, .written?:
                     row.outcome = .accept
@@ -85,7 +85,7 @@ extension AuthenticatorService {
                     return then(.accepted(verified, row))
                 case let .refused(claimRefusal)?:
                     let reason = Refusal(claimRefusal)
-                    row.reason = reason.rawValue
+                    row.reason = .token(reason)
                     return then(.answered(row, refusal(reason), written: true))
                 }
             }
@@ -98,12 +98,12 @@ extension AuthenticatorService {
         do { wait = try userRetryAfter(user, at: address) } catch {
             log.message("rate limit counter unavailable: \(error)")
             event.outcome = .error
-            event.reason = "unavailable"
+            event.reason = .token(.unavailable)
             return .answered(event, .error(503, "unavailable"), written: false)
         }
         guard let wait else { return nil }
         event.outcome = .deny
-        event.reason = "rate_limited"
+        event.reason = .code(.rateLimited)
         metrics.rateLimited(scope: "user")
         return .answered(event, Self.tooMany(wait), written: false)
     }

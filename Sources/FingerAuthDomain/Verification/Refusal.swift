@@ -59,7 +59,7 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
 
 extension Refusal {
     /// The refusal for what the write transaction found.
-    init(_ refusal: ClaimRefusal) {
+    public init(_ refusal: ClaimRefusal) {
         switch refusal {
         case .keyRevoked: self = .keyRevoked
         case .keyPending: self = .keyPending

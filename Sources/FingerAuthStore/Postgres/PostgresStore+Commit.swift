@@ -34,7 +34,7 @@ extension PostgresStore {
                 .text(claim.kid), .text(claim.user), .text(claim.host), .text(claim.jti), .integer(claim.keepUntil),
                 .text(claim.allowed.map(\.rawValue).joined(separator: ",")), .text(token), .integer(claim.time),
                 .integer(expires), .boolean(claim.effect == .revokeKey), .text(claim.audit.event.name),
-                .text(claim.acceptReason), .text(claim.audit.peer), .text(claim.audit.service), .text(claim.audit.clientService),
+                .text(claim.acceptReason?.text), .text(claim.audit.peer), .text(claim.audit.service), .text(claim.audit.clientService),
             ])
         case let .audit(event, time):
             return AuditTables.insert(event, time: time)

@@ -79,7 +79,7 @@ enum AdminTables {
             return AuditRecord(id: id, time: time, event: AuditEvent(
                 event: AuditEventKind(name: event), user: row[3], claimedUser: row[4], host: row[5], kid: row[6],
                 outcome: AuditOutcome(name: outcome),
-                reason: row[8], peer: row[9], count: row[10].flatMap({ Int64($0) }) ?? 1, admin: row[11]))
+                reason: row[8].map(AuditReason.init(text:)), peer: row[9], count: row[10].flatMap({ Int64($0) }) ?? 1, admin: row[11]))
         }
     }
 

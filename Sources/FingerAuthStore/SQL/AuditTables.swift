@@ -10,7 +10,7 @@ enum AuditTables {
                                rule, admin, service, client_service)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """#, [.integer(time), .text(event.event.name), .text(event.user), .text(event.host), .text(event.kid),
-                   .text(event.jti), .text(event.outcome.name), .text(event.reason), .text(event.peer),
+                   .text(event.jti), .text(event.outcome.name), .text(event.reason?.text), .text(event.peer),
                    .text(event.claimedUser), .boolean(event.verified), .integer(event.count), .integer(event.rule),
                    .text(event.admin), .text(event.service), .text(event.clientService)])
     }
@@ -20,13 +20,13 @@ enum AuditTables {
     }
 
     /// The statement that adds `count` to the `refusals` row of (`peer`, `window`), creating it.
-    static func refusals(peer: String, window: Int64, count: Int64, reason: String) -> SQLStatement {
+    static func refusals(peer: String, window: Int64, count: Int64, reason: ReasonCode) -> SQLStatement {
         SQLStatement(#"""
             INSERT INTO audit ("time", event, outcome, reason, peer, verified, count)
             VALUES (?1, \#(AuditEventKind.refusals.sqlLiteral), \#(AuditOutcome.deny.sqlLiteral), ?2, ?3, FALSE, ?4)
             ON CONFLICT (peer, "time") WHERE event = \#(AuditEventKind.refusals.sqlLiteral)
             DO UPDATE SET count = audit.count + EXCLUDED.count
-            """#, [.integer(window), .text(reason), .text(peer), .integer(count)])
+            """#, [.integer(window), .text(reason.rawValue), .text(peer), .integer(count)])
     }
 
     /// Rows of `filter.user` (any user when nil) at or after `filter.since`, the last
@@ -40,7 +40,7 @@ enum AuditTables {
             ORDER BY id
             """#, [.text(filter.user), .integer(filter.since), .integer(Int64(filter.limit))]) { (row: DB.Row) throws(StoreError) in
             var event = AuditEvent(event: AuditEventKind(name: row.text(2) ?? ""), user: row.text(3), claimedUser: row.text(10), host: row.text(4),
-                                   kid: row.text(5), jti: row.text(6), outcome: AuditOutcome(name: row.text(7) ?? ""), reason: row.text(8),
+                                   kid: row.text(5), jti: row.text(6), outcome: AuditOutcome(name: row.text(7) ?? ""), reason: row.text(8).map(AuditReason.init(text:)),
                                    peer: row.text(9), verified: row.bool(11) ?? true, count: row.int64(12) ?? 1,
                                    rule: row.int64(13))
             event.service = row.text(14)

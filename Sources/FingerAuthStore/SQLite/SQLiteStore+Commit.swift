@@ -60,7 +60,7 @@ extension SQLiteStore {
         switch outcome {
         case let .refused(refusal):
             row.outcome = .deny
-            row.reason = refusal.rawValue
+            row.reason = .token(Refusal(refusal))
         default:
             row.outcome = .accept
             row.reason = claim.acceptReason
