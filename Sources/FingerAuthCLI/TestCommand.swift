@@ -89,7 +89,9 @@ struct TimedHelper: LoginHelper {
                 phase = "authenticator"
             case let .accepted(_, kid):
                 Step.report(true, "authenticator", "POST \(url) accepted, kid \(kid)", since: start)
-            case let .refused(_, _, detail), let .unavailable(_, _, detail):
+            case let .refused(_, _, code, detail):
+                Step.report(false, "authenticator", "POST \(url): \(detail) [\(code.rawValue)]", since: start)
+            case let .unavailable(_, _, detail):
                 Step.report(false, "authenticator", "POST \(url): \(detail)", since: start)
             default: break
             }

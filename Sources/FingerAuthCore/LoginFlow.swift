@@ -171,9 +171,8 @@ public struct LoginFlow {
                                         finger: finger), .readerUnavailable, request, options)
             }
             return LoginOutcome(.success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger)
-        case let .refused(_, kid, finger, why):
-            let text: TextName = AuthenticatorVerdict.isPolicyRefusal(why) ? .policyDenied : .refused
-            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), text, request, options)
+        case let .refused(_, kid, finger, code, why):
+            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), code.text, request, options)
         case let .authenticatorUnavailable(_, kid, finger, why):
             return say(LoginOutcome(.authInfoUnavailable, why, kid: kid, jti: job.jti, finger: finger),
                        .authenticatorUnavailable, request, options)

@@ -96,7 +96,7 @@ final class AuthenticatorSession {
             switch AuthenticatorVerdict.interpret(status: response.status, body: response.body, user: job.user,
                                                   jti: jti, kid: kid) {
             case .accepted: return .accepted(jti: jti, kid: kid)
-            case let .rejected(why): return .refused(jti: jti, kid: kid, detail: why)
+            case let .rejected(code, why): return .refused(jti: jti, kid: kid, code: code, detail: why)
             case let .unavailable(why): return .unavailable(jti: jti, kid: kid, detail: why)
             }
         }
