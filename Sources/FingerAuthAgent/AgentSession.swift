@@ -79,11 +79,12 @@ struct AgentSession {
             return exit ?? (outcome.code == .success ? Exit.success : Exit.other)
         }
         // The caller's own user only (as unix_chkpwd): uid -> name through NSS, byte for byte.
-        guard let caller = userName(of: uid) else {
+        let users = SystemUserDatabase()
+        guard let caller = users.name(of: uid) else {
             return refuse(user: user, clientService: clientService, silent: silent, log: log, why: "caller uid \(uid) has no user name")
         }
         guard Array(caller.utf8) == Array(user.utf8) else {
-            let shown = userExists(user) ? user : "an unknown name"
+            let shown = users.exists(user) ? user : "an unknown name"
             return refuse(user: user, clientService: clientService, silent: silent, log: log,
                           why: "uid \(uid) (\(caller)) asked for another user (\(shown)); reader not armed")
         }
@@ -97,7 +98,7 @@ struct AgentSession {
         }
         let helper = HelperProcess()
         var flow = LoginFlow(helper: helper, store: FileEnrollmentStore(), conversation: talk, random: SystemRandom(),
-                             users: NSSUsers(), ledger: FileAttemptLedger(directory: options.attemptsDirectory),
+                             users: users, ledger: FileAttemptLedger(directory: options.attemptsDirectory),
                              hostName: currentHostName())
         flow.trace = { _ in }
         // The token's `service` is the agent's own name; the client's word is only its

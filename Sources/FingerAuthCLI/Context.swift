@@ -25,7 +25,7 @@ struct Context {
             let why = name.flatMap(UserName.problem).map { ": \($0); FingerAuth takes \(UserName.rule)" } ?? ""
             throw CommandError("\(args["user"].map { "'\($0)'" } ?? "the calling user") is not a valid user name\(why)")
         }
-        guard Context.userExists(name) else { throw CommandError("no such user: \(name) (check the name, or create the account first)") }
+        guard SystemUserDatabase().exists(name) else { throw CommandError("no such user: \(name) (check the name, or create the account first)") }
         user = name
     }
 
@@ -68,12 +68,7 @@ struct Context {
 
     private static func invokingUser() -> String? {
         if geteuid() == 0, let sudo = getenv("SUDO_USER"), sudo.pointee != 0 { return String(cString: sudo) }
-        guard let pw = getpwuid(getuid()), let name = pw.pointee.pw_name else { return nil }
-        return String(cString: name)
-    }
-
-    private static func userExists(_ name: String) -> Bool {
-        getpwnam(name) != nil
+        return SystemUserDatabase().name(of: UInt32(getuid()))
     }
 
     /// Creates `<state_dir>/users/<user>/prints` (user and prints directories root 0700).

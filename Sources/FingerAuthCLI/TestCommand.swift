@@ -38,7 +38,7 @@ enum TestCommand {
             return 1
         }
         let flow = LoginFlow(helper: TimedHelper(), store: TimedStore(), conversation: PrintingConversation(),
-                             random: SystemRandom(), users: PasswdUsers(),
+                             random: SystemRandom(), users: SystemUserDatabase(),
                              ledger: FileAttemptLedger(directory: context.options.attemptsDirectory), hostName: currentHostName())
         let outcome = flow.authenticate(LoginRequest(user: context.user, service: service), options: context.options)
         let accepted = outcome.code == .success
@@ -128,9 +128,4 @@ struct TimedStore: EnrollmentStore {
 struct PrintingConversation: Conversation {
     func info(_ text: String) -> Bool { say("     > \(text)"); return true }
     func error(_ text: String) -> Bool { say("     > \(text)"); return true }
-}
-
-/// The system's user database (getpwnam).
-struct PasswdUsers: UserDatabase {
-    func exists(_ user: String) -> Bool { getpwnam(user) != nil }
 }
