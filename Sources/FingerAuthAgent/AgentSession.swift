@@ -92,7 +92,7 @@ struct AgentSession {
         do {
             options = try OptionsLoader.load(arguments: ["conf=" + configPath],
                                              unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
-                                             readFile: readConfigFile)
+                                             readFile: ConfigurationFile.read)
         } catch {
             return end(LoginOutcome(.serviceError, "configuration error: \(error)"))
         }
@@ -166,14 +166,4 @@ final class ClientConversation: Conversation {
     func info(_ text: String) -> Bool { session.send(.info(text)) }
 
     func error(_ text: String) -> Bool { session.send(.error(text)) }
-}
-
-/// The configuration file, as the module reads it: root-owned, not writable by others.
-func readConfigFile(_ path: String) throws(ConfigError) -> String? {
-    do {
-        return String(decoding: try SafeFile.read(path, rule: .config), as: UTF8.self)
-    } catch {
-        if case .missing = error { return nil }
-        throw ConfigError(source: path, message: error.description)
-    }
 }

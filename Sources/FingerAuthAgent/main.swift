@@ -52,7 +52,7 @@ openlog("fingerauth-agent", LOG_PID | (copyToStderr ? fa_log_perror() : 0), LOG_
 
 let options: Options
 do {
-    options = try OptionsLoader.load(arguments: ["conf=" + configPath], requireURL: false, readFile: readConfigFile)
+    options = try OptionsLoader.load(arguments: ["conf=" + configPath], requireURL: false, readFile: ConfigurationFile.read)
 } catch {
     fail("configuration: \(error)")
 }

@@ -37,9 +37,8 @@ struct Context {
         do {
             let named = args["config"] != nil
             options = try OptionsLoader.load(arguments: named ? ["conf=" + configPath] : [], requireURL: requireURL,
-                                             unprivilegedPortStart: KernelSettings.unprivilegedPortStart()) {
-                (path) throws(ConfigError) -> String? in try readConfig(path, mayBeMissing: !named)
-            }
+                                             unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
+                                             readFile: ConfigurationFile.read)
         } catch {
             let text = "\(error)"
             throw CommandError("configuration: " + (text.contains("fix:") ? text : text + " (fix it in \(configPath); see fingerauth(1))"))
@@ -91,24 +90,6 @@ struct Context {
         case let .success(key): return key
         case let .failure(e): throw CommandError("device key: \(e.message)")
         }
-    }
-}
-
-/// A root-owned configuration file that is not writable by others; nil when it is absent
-/// and `mayBeMissing`.
-func readConfig(_ path: String, mayBeMissing: Bool) throws(ConfigError) -> String? {
-    do {
-        return String(decoding: try SafeFile.read(path, rule: .config), as: UTF8.self)
-    } catch {
-        if case .missing = error, mayBeMissing { return nil }
-        var message = error.description
-        if message.hasPrefix(path + ": ") { message.removeFirst(path.count + 2) }
-        switch error {
-        case .insecureMode, .wrongOwner:
-            message += "; fix: chown root:root \(path) && chmod 644 \(path)"
-        default: break
-        }
-        throw ConfigError(source: path, message: message)
     }
 }
 

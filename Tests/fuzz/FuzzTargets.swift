@@ -18,7 +18,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let text = String(decoding: bytes, as: UTF8.self)
     switch target {
     case "config":
-        if let entries = try? OptionsLoader.parseFile(text, name: "fuzz.conf") {
+        if let entries = try? ConfigLines.parse(text, name: "fuzz.conf") {
             var options = Options()
             for entry in entries { try? options.set(entry.key, entry.value, source: entry.source) }
             _ = try? options.validated(source: "fuzz")
