@@ -17,7 +17,7 @@ struct Context {
 
     /// `--config` (default /etc/security/fingerauth.conf), then `--state-dir`, then the user:
     /// `--user`, else `$SUDO_USER` when run through sudo, else the caller.
-    init(_ args: Arguments, requireURL: Bool) throws(CommandError) {
+    init(_ args: CommandArguments, requireURL: Bool) throws(CommandError) {
         configPath = args["config"] ?? Options.defaultConfigPath
         options = try Context.loadOptions(args, requireURL: requireURL)
         let name = args["user"] ?? Context.invokingUser()
@@ -31,7 +31,7 @@ struct Context {
 
     /// The options: defaults, then `--config` (default /etc/security/fingerauth.conf; a
     /// missing default file is fine, a missing named one is not), then `--state-dir`.
-    static func loadOptions(_ args: Arguments, requireURL: Bool) throws(CommandError) -> Options {
+    static func loadOptions(_ args: CommandArguments, requireURL: Bool) throws(CommandError) -> Options {
         let configPath = args["config"] ?? Options.defaultConfigPath
         var options: Options
         do {
@@ -50,7 +50,7 @@ struct Context {
     }
 
     /// `--user`, else `$SUDO_USER` under sudo, else the caller; nil when not a valid name.
-    static func defaultUser(_ args: Arguments) -> String? {
+    static func defaultUser(_ args: CommandArguments) -> String? {
         guard let name = args["user"] ?? invokingUser(), UserName.isValid(name) else { return nil }
         return name
     }

@@ -20,9 +20,9 @@ enum TestCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions.union(["service"]), flags: [])
+        let args = try CommandArguments(words, valued: Context.commonOptions.union(["service"]))
         let service = args["service"] ?? "fingerauth-test"
-        guard PortableWord.isValid(service) else { throw UsageError("--service must be a PAM service name") }
+        guard PortableWord.isValid(service) else { throw UsageError(message: "--service must be a PAM service name") }
         try Context.requireRoot("test")
         let started = MonotonicInstant.now()
         let context: Context
