@@ -19,7 +19,7 @@ let usage = """
     """
 
 func fail(_ text: String) -> Never {
-    fputs("fingerauth-agent: \(text)\n", stderr)
+    printError("fingerauth-agent: \(text)")
     exit(1)
 }
 
@@ -35,7 +35,7 @@ do throws(UsageError) {
         throw UsageError(message: "--\(name) needs an absolute path")
     }
 } catch {
-    fputs("fingerauth-agent: \(error.message)\n\(usage)\n", stderr)
+    printError("fingerauth-agent: \(error.message)\n\(usage)")
     exit(2)
 }
 if arguments.has("version") {

@@ -93,14 +93,9 @@ struct Context {
     }
 }
 
-/// Writes a line to standard error.
-func printError(_ text: String) {
-    var line = Array((text + "\n").utf8)
-    _ = line.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
-}
-
-/// Writes a line to standard output and flushes it, so progress shows at once.
+/// Writes a line to standard output and flushes it, so progress shows at once
+/// (`fflush(nil)` flushes every stream: C's `stdout` is a global Swift 6 code may not read).
 func say(_ text: String) {
     print(text)
-    fflush(stdout)
+    fflush(nil)
 }

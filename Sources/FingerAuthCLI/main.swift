@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
