@@ -30,27 +30,33 @@ public struct CommandArguments: Equatable, Sendable {
         var iterator = words.makeIterator()
         while let word = iterator.next() {
             guard word.utf8.count > 1, word.utf8.first == UInt8(ascii: "-") else {
-                guard positional.count < maxPositional else { throw .unexpectedArgument(word) }
+                guard positional.count < maxPositional else { throw UsageError(.unexpectedArgument, word: word) }
                 positional.append(word)
                 continue
             }
             // Options are long ones only: `-x` is no spelling of anything.
-            guard word.utf8.count > 2, word.utf8.starts(with: "--".utf8) else { throw .unknownOption(word) }
-            var name = String(word.dropFirst(2))
+            guard word.utf8.count > 2, word.utf8.starts(with: "--".utf8) else {
+                throw UsageError(.unknownOption, word: word)
+            }
+            // By scalars, not Characters: a combining mark after `--` must not vanish into
+            // a dash and leave a known name behind.
+            var name = String(word.unicodeScalars.dropFirst(2))
             var inline: String?
-            if let equals = name.firstIndex(of: "=") {
-                inline = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
+            if let equals = name.unicodeScalars.firstIndex(of: "=") {
+                inline = String(name.unicodeScalars[name.unicodeScalars.index(after: equals)...])
+                name = String(name.unicodeScalars[..<equals])
             }
             if allowedSwitches.contains(name) {
-                guard inline == nil else { throw .switchWithValue(name) }
-                guard switches.insert(name).inserted else { throw .repeatedOption(name) }
+                guard inline == nil else { throw UsageError(.switchWithValue, word: "--" + name) }
+                guard switches.insert(name).inserted else { throw UsageError(.repeatedOption, word: "--" + name) }
             } else if valued.contains(name) {
-                guard values[name] == nil else { throw .repeatedOption(name) }
-                guard let value = inline ?? iterator.next(), !value.isEmpty else { throw .missingValue(name) }
+                guard values[name] == nil else { throw UsageError(.repeatedOption, word: "--" + name) }
+                guard let value = inline ?? iterator.next(), !value.isEmpty else {
+                    throw UsageError(.missingValue, word: "--" + name)
+                }
                 values[name] = value
             } else {
-                throw .unknownOption("--" + name)
+                throw UsageError(.unknownOption, word: "--" + name)
             }
         }
     }
@@ -117,32 +123,27 @@ public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// A command the program does not have; `words` as they were typed (`keys frob`).
     public static func unknownCommand(_ words: String) -> UsageError {
-        UsageError(.unknownCommand, "unknown command '\(shown(words))'")
+        UsageError(.unknownCommand, word: words)
     }
 
-    static func unknownOption(_ word: String) -> UsageError {
-        UsageError(.unknownOption, "unknown option \(shown(word))")
-    }
-
-    static func repeatedOption(_ name: String) -> UsageError {
-        UsageError(.repeatedOption, "--\(shown(name)) given twice; give it once")
-    }
-
-    static func missingValue(_ name: String) -> UsageError {
-        UsageError(.missingValue, "--\(shown(name)) needs a value")
-    }
-
-    static func switchWithValue(_ name: String) -> UsageError {
-        UsageError(.switchWithValue, "--\(shown(name)) takes no value")
-    }
-
-    static func unexpectedArgument(_ word: String) -> UsageError {
-        UsageError(.unexpectedArgument, "unexpected argument '\(shown(word))'")
+    /// The parser's refusal of `word` (an option with its dashes, or a stray word), in the
+    /// words every program uses.
+    init(_ cause: Cause, word: String) {
+        let word = UsageError.shown(word)
+        switch cause {
+        case .unknownCommand: self.init(cause, "unknown command '\(word)'")
+        case .unknownOption: self.init(cause, "unknown option \(word)")
+        case .repeatedOption: self.init(cause, "\(word) given twice; give it once")
+        case .missingValue: self.init(cause, "\(word) needs a value")
+        case .switchWithValue: self.init(cause, "\(word) takes no value")
+        case .unexpectedArgument: self.init(cause, "unexpected argument '\(word)'")
+        case .invalid: self.init(cause, word)
+        }
     }
 
     /// A word as a message may repeat it: printable ASCII (a space stays, anything else
-    /// becomes `?`), at most 64 characters. The helper's usage line goes to the module, and a terminal should
-    /// not interpret what someone typed.
+    /// becomes `?`), at most 64 characters. The helper's usage line goes to the module, and
+    /// a terminal should not interpret what someone typed.
     static func shown(_ word: String) -> String {
         String(String(word.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "?" }).prefix(64))
     }

@@ -65,7 +65,9 @@ public struct SystemUserDatabase: UserDatabase, Sendable {
         return nil
     }
 
-    private typealias Call = (inout passwd, UnsafeMutablePointer<CChar>, Int, inout UnsafeMutablePointer<passwd>?) -> Int32
+    /// getpwnam_r or getpwuid_r with its entry, buffer, buffer size and result.
+    private typealias Call = (inout passwd, UnsafeMutablePointer<CChar>, Int,
+                              inout UnsafeMutablePointer<passwd>?) -> Int32
 
     private func lookup(_ call: Call) -> Lookup {
         var size = initialBufferBytes

@@ -70,6 +70,9 @@ final class CommandArgumentsTests: XCTestCase {
         XCTAssertEqual(refusal(["caf\u{e9}\n"])?.message, "unexpected argument 'caf??'")
         XCTAssertEqual(refusal(["--" + String(repeating: "x", count: 500)])?.message.count, "unknown option ".count + 64)
         XCTAssertEqual(UsageError.unknownCommand("keys fr\u{7}ob").message, "unknown command 'keys fr?ob'")
+        // A combining mark after the dashes is part of no known name.
+        XCTAssertEqual(refusal(["--\u{301}user", "alice"])?.cause, .unknownOption)
+        XCTAssertEqual(refusal(["--user=\u{301}x", "--user", "y"])?.cause, .repeatedOption)
     }
 
     func testHelpIsAskedAnywhereAndNeverParsed() {
