@@ -17,9 +17,9 @@ enum EnrollCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions.union(["finger", "store"]), flags: ["force", "no-register"])
+        let args = try CommandArguments(words, valued: Context.commonOptions.union(["finger", "store"]), switches: ["force", "no-register"])
         let fingerName = args["finger"] ?? Finger.rightIndex.rawValue
-        guard let finger = Finger(rawValue: fingerName) else { throw UsageError("unknown finger '\(fingerName)'") }
+        guard let finger = Finger(rawValue: fingerName) else { throw UsageError(message: "unknown finger '\(fingerName)'") }
         try Context.requireRoot("enroll")
         let register = !args.has("no-register")
         let context = try Context(args, requireURL: register)

@@ -18,7 +18,7 @@ enum ResetCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions, flags: [])
+        let args = try CommandArguments(words, valued: Context.commonOptions)
         try Context.requireRoot("reset")
         let context = try Context(args, requireURL: false)
         let paths = context.paths

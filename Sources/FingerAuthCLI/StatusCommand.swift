@@ -23,7 +23,7 @@ enum StatusCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions.union(["pam-dir"]), flags: ["json"])
+        let args = try CommandArguments(words, valued: Context.commonOptions.union(["pam-dir"]), switches: ["json"])
         let pamDirectory = args["pam-dir"] ?? PamServices.defaultDirectory
         if geteuid() != 0 { return try AgentStatus.run(args) }
         var checks: [StatusCheck] = []

@@ -91,7 +91,7 @@ public struct ParallelLoginFlow {
     static func summary(_ outcome: HelperOutcome) -> String {
         switch outcome {
         case .accepted: return "finger accepted"
-        case let .refused(_, _, _, why): return "authenticator refused: " + why
+        case let .refused(_, _, _, _, why): return "authenticator refused: " + why
         case let .authenticatorUnavailable(_, _, _, why): return "authenticator unavailable: " + why
         case let .unreachable(why): return "authenticator unreachable: " + why
         case let .keyUnusable(why): return "device key: " + why

@@ -1,3 +1,4 @@
+import FingerAuthCore
 import FingerAuthServer
 import FingerAuthStore
 import FingerAuthSystem

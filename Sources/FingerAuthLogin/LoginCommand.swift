@@ -143,13 +143,13 @@ enum RequestInput {
             var pfd = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pfd, 1, deadline.remaining)
             if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return .failure(UsageError("no request on standard input")) }
+            guard ready > 0 else { return .failure(UsageError(message: "no request on standard input")) }
             let n = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { return .failure(UsageError("cannot read the request")) }
+            guard n >= 0 else { return .failure(UsageError(message: "cannot read the request")) }
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])
-            guard bytes.count <= LoginJob.maxBytes else { return .failure(UsageError("request larger than \(LoginJob.maxBytes) bytes")) }
+            guard bytes.count <= LoginJob.maxBytes else { return .failure(UsageError(message: "request larger than \(LoginJob.maxBytes) bytes")) }
         }
         return .success(String(decoding: bytes, as: UTF8.self))
     }

@@ -1,6 +1,6 @@
 import FingerAuthCore
 
-/// Whether a user is enrolled, as the module sees it (DESIGN "Files"): the user directory
+/// Whether a user is enrolled, as the module sees it (`StatePaths`): the user directory
 /// is root-owned and closed to others, and holds at least one print and a device key. The
 /// module only looks; the login helper reads and checks the files themselves.
 public struct FileEnrollmentStore: EnrollmentStore {
