@@ -97,7 +97,7 @@ public final class FprintdDevice {
                 case .disconnected:
                     throw ReaderError(.removed, "reader removed (fprintd: verify-disconnected)")
                 case .failed:
-                    throw ReaderError(.deviceError, "fprintd: the reader failed (verify-unknown-error)")
+                    throw removedOr(ReaderError(.deviceError, "fprintd: the reader failed (verify-unknown-error)"))
                 case let .unknown(word):
                     throw ReaderError(.deviceError, "fprintd sent an unknown verify status \(word)")
                 }
@@ -182,6 +182,7 @@ public final class FprintdDevice {
                 throw ReaderError(.deviceError, "fprintd stopped during the scan (it left the bus)")
             }
             if signal.sender != client.owner { throw unexpected(signal) }
+            if isRemoval(signal) { throw ReaderError(.removed, "reader removed during the scan (fprintd)") }
             if signal.interface == "org.freedesktop.DBus.Properties" && signal.member == "PropertiesChanged"
                 && signal.path == client.devicePath {
                 continue
@@ -189,6 +190,28 @@ public final class FprintdDevice {
             guard signal.path == client.devicePath else { throw unexpected(signal) }
             return signal
         }
+    }
+
+    /// fprintd's object manager dropping the claimed reader: it was unplugged.
+    private func isRemoval(_ signal: BusSignal) -> Bool {
+        signal.interface == "org.freedesktop.DBus.ObjectManager" && signal.member == "InterfacesRemoved"
+            && signal.arguments.first?.text == client.devicePath
+    }
+
+    /// fprintd 1.94 reports an unplugged reader as `verify-unknown-error`, and drops the
+    /// reader's object once it is released: so release now and wait briefly for that.
+    private func removedOr(_ failure: ReaderError) -> ReaderError {
+        _ = call("VerifyStop", [], deadline: .after(seconds: 1))
+        release()
+        let deadline = Deadline.after(seconds: 0.5)
+        var removed = false
+        _ = client.bus.iterate(until: deadline) {
+            while let signal = inbox.take() {
+                if signal.sender == client.owner && isRemoval(signal) { removed = true }
+            }
+            return removed
+        }
+        return removed ? ReaderError(.removed, "reader removed during the scan (fprintd)") : failure
     }
 
     private func unexpected(_ signal: BusSignal) -> ReaderError {

@@ -5,8 +5,9 @@ fprintd's D-Bus API (fprintd-enroll), never with `fingerauth enroll`; FingerAuth
 the device key. Each test asserts the PAM code, what the user saw, the log line's reason,
 and that the helper released fprintd's reader (the calls seen on the bus)."""
 
-import os
+import json
 import subprocess
+import threading
 import time
 
 import pytest
@@ -94,7 +95,6 @@ def test_fprintd_stopped_mid_verify_fails_closed(world, bus):
         bus.stop("fprintd")
 
     started = time.monotonic()
-    import threading
     stopper = threading.Thread(target=stop_when_armed)
     stopper.start()
     login = world.login("alice", service=only(world))
@@ -228,3 +228,53 @@ reply = conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.fre
 print("owned" if reply.unpack()[0] == 1 else "not-owned", flush=True)
 GLib.MainLoop().run()
 """
+
+
+def test_fingerauth_enroll_goes_through_fprintd_and_still_registers_the_key(world, bus):
+    bus.reader.feed(["SCAN finger-A"] * 5)
+    enrolled = world.cli("enroll", "--user", "alice")
+    bus.reader.wait()
+    assert enrolled.returncode == 0, enrolled.stdout + enrolled.stderr
+    lines = enrolled.stdout.splitlines()
+    assert lines[0] == ("enrolling right-index-finger for alice through fprintd on Virtual device for debugging: place "
+                        "your finger on the reader, lift it, and repeat until every stage is done")
+    assert lines[1:6] == ["stage %d/5" % n for n in range(1, 6)], lines
+    assert lines[6] == "enrolled right-index-finger for alice in fprintd"
+    assert lines[7].startswith("created device key: kid ") and lines[8].startswith("registered key ")
+    listed = bus.fprintd_cli("fprintd-list", "alice")
+    assert " - #0: right-index-finger" in listed.stdout, listed.stdout
+    prints = world.paths("alice")[1]
+    assert not prints.exists() or list(prints.iterdir()) == []
+    again = world.cli("enroll", "--user", "alice")
+    assert again.returncode == 1
+    assert again.stderr == "fingerauth: right-index-finger is already enrolled for alice in fprintd (use --force to replace it)\n"
+    bus.reader.feed(["SCAN finger-A"])
+    login = world.login("alice", service=only(world))
+    bus.reader.wait()
+    assert login.name == "PAM_SUCCESS", login
+    assert_released(bus)
+
+
+def test_status_names_the_backend_and_the_fingers_fprintd_holds(world, bus):
+    bus.enroll("alice", "finger-A")
+    device_key(world, "alice")
+    done = world.cli("status", "--user", "alice", "--json", "--pam-dir", str(world.confdir))
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["backend"]["status"] == "pass", checks["backend"]
+    assert checks["backend"]["detail"] == ("fprintd (reader = fprintd): root holds net.reactivated.Fprint on %s; "
+                                           "fprintd's prints, FingerAuth's device key" % bus.socket)
+    assert checks["reader"]["detail"] == "Virtual device for debugging (through fprintd)"
+    assert checks["enrolled"] == {"name": "enrolled", "status": "pass", "detail": "right-index-finger (in fprintd)",
+                                  "fix": None}
+    world.write_conf(reader="auto")
+    checks = {c["name"]: c for c in json.loads(world.cli("status", "--user", "bob", "--json").stdout)["checks"]}
+    assert checks["backend"]["detail"] == ("libfprint (reader = auto: fprintd holds no prints for bob): FingerAuth's "
+                                           "prints, the reader opened by the login helper")
+    bus.stop("fprintd")
+    bus.wait_for_name_gone("net.reactivated.Fprint")
+    world.write_conf(reader="fprintd")
+    failed = world.cli("status", "--user", "alice", "--json")
+    checks = {c["name"]: c for c in json.loads(failed.stdout)["checks"]}
+    assert failed.returncode == 1
+    assert checks["backend"]["status"] == "fail"
+    assert checks["backend"]["detail"] == "fprintd (reader = fprintd): fprintd is not running and not installed on this system bus"
