@@ -1,0 +1,99 @@
+"""Real sudo on a laptop's terms, as a real test user through a PAM service of the test's own
+(module, then pam_unix):
+
+- `reader = fprintd`: Debian's fprintd on a private system bus (dbus-daemon, polkitd, the
+  virtual reader), the finger enrolled with `fprintd-enroll` for the real user, FingerAuth
+  holding only the device key;
+- the lid closed (a stand-in ACPI lid file): sudo's password prompt comes at once, without
+  "Place your finger", and the module's line says why and in how many milliseconds."""
+
+import re
+
+import pytest
+
+from machine import PamService, SudoersDropIn
+from support.fprintd import PrivateBus
+
+SUDO = ["sudo", "-k", "-S", "true"]
+PLACE = "Place your finger on the fingerprint reader\n"
+
+
+@pytest.fixture
+def sudo_service(install, user):
+    service = PamService("fa-e2e-lap-" + user.name.split("-")[-1], [
+        "#%PAM-1.0",
+        install.module_line(),
+        "auth     required  pam_unix.so",
+        "account  required  pam_unix.so",
+        "session  required  pam_permit.so",
+    ])
+    try:
+        dropin = SudoersDropIn(user, service.name)
+        try:
+            yield service
+        finally:
+            dropin.remove()
+    finally:
+        service.remove()
+
+
+def configure(install, **settings):
+    """Later lines of fingerauth.conf win: the test's own settings go last."""
+    with open(install.conf, "a") as conf:
+        conf.write("".join("%s = %s\n" % item for item in settings.items()))
+
+
+def password_prompt(user):
+    return "[sudo] password for %s: " % user.name
+
+
+def test_sudo_with_a_finger_enrolled_in_fprintd(install, user, sudo_service, observe):
+    """sudo with reader = fprintd: a finger enrolled with fprintd-enroll -> sudo runs, no password"""
+    bus = PrivateBus()
+    try:
+        bus.start()
+        bus.start_fprintd()
+        bus.enroll(user.name, "finger-right")
+        for args in (["key", "create", "--user", user.name], ["register", "--user", user.name]):
+            done = install.cli(*args)
+            assert done.returncode == 0, done.stdout + done.stderr
+        configure(install, reader="fprintd", system_bus=bus.socket)
+        bus.reader.feed(["SCAN finger-right"])
+        done = user.as_user(SUDO)  # nothing on stdin: a password prompt would fail it
+        bus.reader.wait()
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == PLACE and done.stderr == ""
+        [row] = install.login_rows(user)
+        assert row["outcome"] == "accept" and row["jti"] == install.last_jti()
+        released, still = bus.claims_released()
+        assert released, still
+
+        bus.reader.feed(["SCAN finger-wrong"] * 3)
+        wrong = user.as_user(SUDO, stdin_text=user.password + "\n")
+        bus.reader.wait()
+        assert wrong.returncode == 0, wrong.stderr  # by the password
+        assert wrong.stdout == PLACE + "No match, try again (2 left)\nNo match, try again (1 left)\n"
+        assert wrong.stderr.strip() == password_prompt(user).strip()
+        observe("finger: exit 0, no password prompt, fprintd released the reader; wrong finger x3: the password")
+    finally:
+        bus.close()
+
+
+def test_sudo_with_the_lid_closed_asks_for_the_password_at_once(install, user, sudo_service, observe):
+    """sudo with the lid closed: the password prompt at once, no finger asked, ms in the log line"""
+    install.enroll(user, "finger-right")
+    lid = install.tmp / "acpi-lid"
+    (lid / "LID0").mkdir(parents=True)
+    (lid / "LID0" / "state").write_text("state:      closed\n")
+    configure(install, acpi_lid_dir=str(lid), timeout="10")
+    done = user.as_user(SUDO, stdin_text=user.password + "\n")
+    assert done.returncode == 0, done.stderr.replace(user.password, "***")  # by the password
+    assert done.stdout == ""  # no "Place your finger"
+    assert done.stderr.strip() == password_prompt(user).strip()
+    line = install.log_lines()[-1]
+    assert "result=PAM_AUTHINFO_UNAVAIL" in line, line
+    assert 'reason="lid closed: lid closed (%s/LID0/state); no reader on an external port' % lid in line, line
+    ms = int(re.search(r" ms=(\d+)", line).group(1))
+    assert ms < 2000, line  # liveness: not the 10 s finger timeout
+    assert install.login_rows(user) == []
+    observe("exit 0 by the password; the module skipped in %d ms (lid closed)" % ms)
