@@ -8,7 +8,8 @@ enum EnrollCommand {
     static let usage = """
         usage: fingerauth enroll [--user U] [--finger NAME] [--store tpm|file|auto] [--force] [--no-register] [--config F] [--state-dir D]
           Reads the finger (one line per stage, `stage 3/5`, and the reader's hints), saves the
-          print (root 0600), creates the device key if there is none and registers it with the
+          print (root 0600) — or, where fprintd takes the prints (reader = fprintd, or auto with
+          fprintd installed), enrolls it through fprintd and saves none —, creates the device key if there is none and registers it with the
           authenticator unless --no-register (a TPM key with its attestation). --store as in key create.
           Refuses to replace an enrolled finger without --force.
           Default finger right-index-finger; default user $SUDO_USER under sudo, else you. Needs root.

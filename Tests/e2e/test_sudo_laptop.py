@@ -8,11 +8,13 @@
   "Place your finger", and the module's line says why and in how many milliseconds."""
 
 import re
+import time
 
 import pytest
 
 from machine import PamService, SudoersDropIn
 from support.fprintd import PrivateBus
+from terminal import Terminal
 
 SUDO = ["sudo", "-k", "-S", "true"]
 PLACE = "Place your finger on the fingerprint reader\n"
@@ -97,3 +99,50 @@ def test_sudo_with_the_lid_closed_asks_for_the_password_at_once(install, user, s
     assert ms < 2000, line  # liveness: not the 10 s finger timeout
     assert install.login_rows(user) == []
     observe("exit 0 by the password; the module skipped in %d ms (lid closed)" % ms)
+
+
+def test_sudo_parallel_password_while_fprintd_verifies_frees_the_reader(install, user, observe):
+    """parallel prompt with reader = fprintd: the password typed while fprintd verifies -> sudo runs; fprintd's reader is free for the next login at once"""
+    service = PamService("fa-e2e-lpp-" + user.name.split("-")[-1], [
+        "#%PAM-1.0",
+        install.module_line("prompt=parallel"),
+        "auth     required  pam_unix.so try_first_pass",
+        "account  required  pam_unix.so",
+        "session  required  pam_permit.so",
+    ])
+    bus = PrivateBus()
+    terms = []
+    try:
+        dropin = SudoersDropIn(user, service.name)
+        try:
+            bus.start()
+            bus.start_fprintd()
+            bus.enroll(user.name, "finger-right")
+            for args in (["key", "create", "--user", user.name], ["register", "--user", user.name]):
+                assert install.cli(*args).returncode == 0
+            configure(install, reader="fprintd", system_bus=bus.socket)
+            term = Terminal(user, ["sudo", "-k", "true"])
+            terms.append(term)
+            assert term.wait_for("Password or place your finger:"), term.screen
+            bus.reader.wait_for_new_socket(timeout=10)  # fprintd opened the reader for our claim
+            term.type(user.password + "\n")
+            assert term.finish(timeout=30) == 0, term.screen.replace(user.password, "***")
+            assert "password typed at the parallel prompt" in install.log_lines()[-1]
+            # The helper was stopped with the prompt; fprintd saw its client go and released.
+            bus.reader.feed(["SCAN finger-right"])
+            started = time.monotonic()
+            again = Terminal(user, ["sudo", "-k", "true"])
+            terms.append(again)
+            status = again.finish(timeout=30)
+            bus.reader.wait()
+            took = time.monotonic() - started
+            assert status == 0, again.screen
+            assert "result=PAM_SUCCESS" in install.log_lines()[-1], install.log_lines()[-1]
+            observe("password: exit 0; the next sudo by finger succeeded %.2f s later" % took)
+        finally:
+            dropin.remove()
+    finally:
+        for t in terms:
+            t.close()
+        bus.close()
+        service.remove()
