@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from support.fprintd import PrivateBus
+from support.fprintd import PrivateBus, device_key, fprintd_for
 from support.world import PASSWORDS
 
 PLACE_FINGER = "Place your finger on the fingerprint reader"
@@ -21,21 +21,26 @@ NOBODY = 65534
 
 @pytest.fixture
 def bus(world):
-    bus = PrivateBus()
-    try:
-        bus.start()
-        bus.start_fprintd()
-        world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
+    """fprintd on a private bus, reader = fprintd; nobody enrolled yet."""
+    with fprintd_for(world, identity=None) as bus:
         yield bus
+
+
+@pytest.fixture
+def alice(world, bus):
+    """alice's finger-A enrolled through fprintd, her device key registered."""
+    bus.enroll("alice", "finger-A")
+    device_key(world.cli, "alice")
+    return bus
+
+
+def finger_login(world, bus, *fingers, **kw):
+    """One login with these fingers put on fprintd's reader, one per try."""
+    bus.reader.feed(["SCAN %s" % finger for finger in fingers])
+    try:
+        return world.login("alice", **kw)
     finally:
-        bus.close()
-
-
-def device_key(world, user):
-    """The device key and its registration, without a finger: fprintd holds the prints."""
-    for args in (["key", "create", "--user", user], ["register", "--user", user]):
-        done = world.cli(*args)
-        assert done.returncode == 0, done.stdout + done.stderr
+        bus.reader.wait()
 
 
 def only(world, name="fa-only"):
@@ -52,14 +57,11 @@ def assert_released(bus):
     assert released, "claims not released: %r in %r" % (still, bus.calls())
 
 
-def test_a_print_enrolled_through_fprintd_logs_in_without_fingerauth_enroll(world, bus):
-    bus.enroll("alice", "finger-A")
-    device_key(world, "alice")
+def test_a_print_enrolled_through_fprintd_logs_in_without_fingerauth_enroll(world, alice):
+    bus = alice
     prints = world.paths("alice")[1]
     assert not prints.exists() or list(prints.iterdir()) == []  # no FingerAuth print at all
-    bus.reader.feed(["SCAN finger-A"])
-    login = world.login("alice", service=only(world))
-    bus.reader.wait()
+    login = finger_login(world, bus, "finger-A", service=only(world))
     assert login.name == "PAM_SUCCESS", login
     assert login.infos == [PLACE_FINGER] and login.errors == []
     line = world.log_lines()[-1]
@@ -70,12 +72,9 @@ def test_a_print_enrolled_through_fprintd_logs_in_without_fingerauth_enroll(worl
     assert ("Release" in [m for _, m in bus.calls()])
 
 
-def test_a_wrong_finger_is_no_match_each_try_and_the_password_follows(world, bus):
-    bus.enroll("alice", "finger-A")
-    device_key(world, "alice")
-    bus.reader.feed(["SCAN finger-B"] * 3)
-    login = world.login("alice", password=PASSWORDS["alice"])
-    bus.reader.wait()
+def test_a_wrong_finger_is_no_match_each_try_and_the_password_follows(world, alice):
+    bus = alice
+    login = finger_login(world, bus, *["finger-B"] * 3, password=PASSWORDS["alice"])
     assert login.name == "PAM_SUCCESS", login  # by the password
     assert login.infos == [PLACE_FINGER, "No match, try again (2 left)", "No match, try again (1 left)"]
     assert login.errors == ["Fingerprint not recognised; too many tries"]
@@ -84,9 +83,8 @@ def test_a_wrong_finger_is_no_match_each_try_and_the_password_follows(world, bus
     assert_released(bus)
 
 
-def test_fprintd_stopped_mid_verify_fails_closed(world, bus):
-    bus.enroll("alice", "finger-A")
-    device_key(world, "alice")
+def test_fprintd_stopped_mid_verify_fails_closed(world, alice):
+    bus = alice
     world.write_conf(timeout="10")
 
     def stop_when_armed():
@@ -109,7 +107,7 @@ def test_fprintd_stopped_mid_verify_fails_closed(world, bus):
 def test_a_bus_name_held_by_a_user_is_not_believed(world, bus):
     bus.stop("fprintd")
     bus.wait_for_name_gone("net.reactivated.Fprint")
-    device_key(world, "alice")
+    device_key(world.cli, "alice")
     # A user's program takes fprintd's name on the bus (the test bus lets anyone own it).
     # `nobody`: dbus-daemon wants a user it can look up, and the test users live in
     # nss_wrapper only.
@@ -128,9 +126,8 @@ def test_a_bus_name_held_by_a_user_is_not_believed(world, bus):
     assert [m for _, m in bus.calls()] == []  # not one call reached bob's program
 
 
-def test_no_finger_before_the_timeout_fails_closed_and_releases(world, bus):
-    bus.enroll("alice", "finger-A")
-    device_key(world, "alice")
+def test_no_finger_before_the_timeout_fails_closed_and_releases(world, alice):
+    bus = alice
     world.write_conf(timeout="2")
     started = time.monotonic()
     login = world.login("alice", service=only(world))
@@ -144,16 +141,15 @@ def test_no_finger_before_the_timeout_fails_closed_and_releases(world, bus):
 
 
 def test_a_user_without_fprintd_prints_is_told_the_command(world, bus):
-    device_key(world, "alice")
+    device_key(world.cli, "alice")
     login = world.login("alice", service=only(world))
     assert login.name == "PAM_AUTHINFO_UNAVAIL", login
     assert login.infos == [] and login.errors == ["Fingerprint login unavailable"]
     assert "alice has no finger enrolled in fprintd (fprintd-enroll -f right-index-finger alice)" in reason(world)
 
 
-def test_fprintd_busy_with_another_client_is_busy_at_once(world, bus):
-    bus.enroll("alice", "finger-A")
-    device_key(world, "alice")
+def test_fprintd_busy_with_another_client_is_busy_at_once(world, alice):
+    bus = alice
     holder = subprocess.Popen(["fprintd-verify", "alice"], env=bus._env(), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT)
     try:
@@ -181,13 +177,10 @@ def test_reader_libfprint_says_reader_in_use_by_fprintd_at_once(world, bus):
     assert time.monotonic() - started < 2  # at once, not after the 10 s timeout
 
 
-def test_auto_takes_fprintd_when_it_holds_the_users_prints(world, bus):
-    bus.enroll("alice", "finger-A")
-    device_key(world, "alice")
+def test_auto_takes_fprintd_when_it_holds_the_users_prints(world, alice):
+    bus = alice
     world.write_conf(reader="auto")
-    bus.reader.feed(["SCAN finger-A"])
-    login = world.login("alice", service=only(world))
-    bus.reader.wait()
+    login = finger_login(world, bus, "finger-A", service=only(world))
     assert login.name == "PAM_SUCCESS", login
     assert_released(bus)
 
@@ -209,10 +202,8 @@ def test_fprintd_started_by_the_bus_on_demand_logs_in(world):
         world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
         bus.wait_for_name_gone("net.reactivated.Fprint", timeout=1)
         bus.enroll("alice", "finger-A")  # fprintd-enroll starts it
-        device_key(world, "alice")
-        bus.reader.feed(["SCAN finger-A"])
-        login = world.login("alice", service=only(world))
-        bus.reader.wait()
+        device_key(world.cli, "alice")
+        login = finger_login(world, bus, "finger-A", service=only(world))
         assert login.name == "PAM_SUCCESS", login
     finally:
         bus.close()
@@ -248,16 +239,13 @@ def test_fingerauth_enroll_goes_through_fprintd_and_still_registers_the_key(worl
     again = world.cli("enroll", "--user", "alice")
     assert again.returncode == 1
     assert again.stderr == "fingerauth: right-index-finger is already enrolled for alice in fprintd (use --force to replace it)\n"
-    bus.reader.feed(["SCAN finger-A"])
-    login = world.login("alice", service=only(world))
-    bus.reader.wait()
+    login = finger_login(world, bus, "finger-A", service=only(world))
     assert login.name == "PAM_SUCCESS", login
     assert_released(bus)
 
 
-def test_status_names_the_backend_and_the_fingers_fprintd_holds(world, bus):
-    bus.enroll("alice", "finger-A")
-    device_key(world, "alice")
+def test_status_names_the_backend_and_the_fingers_fprintd_holds(world, alice):
+    bus = alice
     done = world.cli("status", "--user", "alice", "--json", "--pam-dir", str(world.confdir))
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
     assert checks["backend"]["status"] == "pass", checks["backend"]

@@ -4,13 +4,9 @@ through the agent, works without restarting anything (the helper is a fresh proc
 login, the agent forks one per client). fprintd's reader unplugged mid-verify fails over the
 same way. Real libpam, module, helper, agent, fprintd and fingerauthd."""
 
-import os
-import subprocess
-import tempfile
-
-from support.agent import Agent
-from support.fprintd import PrivateBus
-from support.world import PASSWORDS, USERS, World
+from support.fprintd import fprintd_for
+from support.world import PASSWORDS, USERS
+from test_agent import lw  # noqa: F401  (the agent's fixture)
 
 PLACE_FINGER = "Place your finger on the fingerprint reader"
 
@@ -32,45 +28,23 @@ def test_unplugged_mid_scan_fails_over_and_the_next_login_works(world):
     assert back.infos == [PLACE_FINGER]
 
 
-def test_unplugged_and_back_through_the_agent(ca):
-    tmp = tempfile.mkdtemp(prefix="fa-hotplug-test.")
-    os.chmod(tmp, 0o755)
-    w = World(tmp, ca)
-    agent = None
-    try:
-        w.start_authenticator()
-        os.chmod(w.tmp / "passdb", 0o644)
-        w.enroll("alice", "finger-A")
-        agent = Agent(w).start()
-        gone = w.login("alice", as_uid=USERS["alice"], commands=["UNPLUG"], service=only(w))
-        assert gone.name == "PAM_AUTHINFO_UNAVAIL", gone
-        assert gone.infos == [PLACE_FINGER] and gone.errors == ["Fingerprint login unavailable"]
-        assert "reader removed during the scan" in agent.wait_for_log("sent=reader-unavailable")
-        back = w.login("alice", as_uid=USERS["alice"], scans=["finger-A"], service=only(w))
-        assert back.name == "PAM_SUCCESS", back
-        assert agent.alive()  # the same agent process served both
-    finally:
-        if agent is not None:
-            agent.stop()
-        w.close()
-        subprocess.run(["rm", "-rf", tmp])
+def test_unplugged_and_back_through_the_agent(lw):
+    lw.enroll("alice", "finger-A")
+    gone = lw.login("alice", as_uid=USERS["alice"], commands=["UNPLUG"], service=only(lw))
+    assert gone.name == "PAM_AUTHINFO_UNAVAIL", gone
+    assert gone.infos == [PLACE_FINGER] and gone.errors == ["Fingerprint login unavailable"]
+    assert "reader removed during the scan" in lw.agent.wait_for_log("sent=reader-unavailable")
+    back = lw.login("alice", as_uid=USERS["alice"], scans=["finger-A"], service=only(lw))
+    assert back.name == "PAM_SUCCESS", back
+    assert lw.agent.alive()  # the same agent process served both
 
 
 def test_fprintds_reader_unplugged_mid_verify_fails_over(world):
-    bus = PrivateBus()
-    try:
-        bus.start()
-        bus.start_fprintd()
-        bus.enroll("alice", "finger-A")
-        for args in (["key", "create", "--user", "alice"], ["register", "--user", "alice"]):
-            assert world.cli(*args).returncode == 0
-        world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
+    with fprintd_for(world) as bus:
         bus.reader.feed(["UNPLUG"])
         login = world.login("alice", service=only(world))
         bus.reader.wait()
-        assert login.name == "PAM_AUTHINFO_UNAVAIL", login
-        assert login.infos == [PLACE_FINGER] and login.errors == ["Fingerprint login unavailable"]
-        line = world.log_lines()[-1]
-        assert 'reason="reader: removed: reader removed' in line, line + bus.log("monitor")[-3000:]
-    finally:
-        bus.close()
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert login.infos == [PLACE_FINGER] and login.errors == ["Fingerprint login unavailable"]
+    line = world.log_lines()[-1]
+    assert 'reason="reader: removed: reader removed during the scan (fprintd)"' in line, line

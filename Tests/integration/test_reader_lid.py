@@ -8,13 +8,12 @@ helper, virtual reader and fingerauthd."""
 import os
 import re
 import subprocess
-import tempfile
 
 import pytest
 
-from support.agent import Agent
-from support.fprintd import PrivateBus
-from support.world import PASSWORDS, USERS, World
+from support.fprintd import PrivateBus, fprintd_for
+from support.world import PASSWORDS, USERS
+from test_agent import lw  # noqa: F401  (the agent's fixture)
 
 PLACE_FINGER = "Place your finger on the fingerprint reader"
 
@@ -99,23 +98,15 @@ def test_a_wrong_lid_or_reader_value_is_a_configuration_error(world, key, value)
 
 
 def test_fprintds_reader_counts_as_built_in(world):
-    bus = PrivateBus()
-    try:
-        bus.start()
-        bus.start_fprintd()
-        bus.enroll("alice", "finger-A")
-        for args in (["key", "create", "--user", "alice"], ["register", "--user", "alice"]):
-            assert world.cli(*args).returncode == 0
-        world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
+    with fprintd_for(world) as bus:
         state = lid(world, "closed")
         before = len(bus.calls())
         login = world.login("alice", service=world.service("fa-only", fallback=False))
-        assert login.name == "PAM_AUTHINFO_UNAVAIL", login
-        assert login.infos == [] and login.errors == []
-        assert 'reason="lid closed: lid closed (%s); fprintd\'s reader counts as built in"' % state in world.log_lines()[-1]
-        assert bus.calls()[before:] == []  # fprintd's reader was never claimed
-    finally:
-        bus.close()
+        claimed = bus.calls()[before:]
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert login.infos == [] and login.errors == []
+    assert 'reason="lid closed: lid closed (%s); fprintd\'s reader counts as built in"' % state in world.log_lines()[-1]
+    assert claimed == []  # fprintd's reader was never claimed
 
 
 @pytest.mark.parametrize("owner,closed,skipped", [(0, True, True), (0, False, False), (65534, True, False)])
@@ -148,34 +139,21 @@ def test_logind_says_where_it_runs_and_only_root_is_believed(world, owner, close
         assert login.name == "PAM_SUCCESS", login
 
 
-def test_the_agent_skips_with_the_lid_closed_and_says_lid_closed(ca):
+def test_the_agent_skips_with_the_lid_closed_and_says_lid_closed(lw):
     """A screen locker (the module as the user) through fingerauth-agent: the same skip,
     and the client hears the one word `lid-closed`."""
-    tmp = tempfile.mkdtemp(prefix="fa-lid-test.")
-    os.chmod(tmp, 0o755)
-    w = World(tmp, ca)
-    agent = None
-    try:
-        w.start_authenticator()
-        os.chmod(w.tmp / "passdb", 0o644)
-        w.enroll("alice", "finger-A")
-        lid(w, "closed")
-        # The locker's module runs as alice: its debug file must be writable by her.
-        module_log = w.tmp / "locker-module.log"
-        module_log.write_text("")
-        os.chmod(module_log, 0o666)
-        w.write_conf(debug_file=str(module_log))
-        agent = Agent(w).start()
-        login = w.login("alice", as_uid=USERS["alice"], password=PASSWORDS["alice"])
-        assert login.name == "PAM_SUCCESS", login  # by the password
-        assert login.infos == [] and login.errors == []
-        assert [l for l in module_log.read_text().splitlines() if 'reason="agent: lid-closed"' in l]
-        assert "lid closed (" in agent.wait_for_log("sent=lid-closed")
-    finally:
-        if agent is not None:
-            agent.stop()
-        w.close()
-        subprocess.run(["rm", "-rf", tmp])
+    lw.enroll("alice", "finger-A")
+    lid(lw, "closed")
+    # The locker's module runs as alice: its debug file must be writable by her.
+    module_log = lw.tmp / "locker-module.log"
+    module_log.write_text("")
+    os.chmod(module_log, 0o666)
+    lw.write_conf(debug_file=str(module_log))
+    login = lw.login("alice", as_uid=USERS["alice"], password=PASSWORDS["alice"])
+    assert login.name == "PAM_SUCCESS", login  # by the password
+    assert login.infos == [] and login.errors == []
+    assert [l for l in module_log.read_text().splitlines() if 'reason="agent: lid-closed"' in l]
+    assert "lid closed (" in lw.agent.wait_for_log("sent=lid-closed")
 
 
 LOGIND = r"""

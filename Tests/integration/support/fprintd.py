@@ -19,9 +19,10 @@ import os
 import re
 import shutil
 import signal
-import tempfile
 import subprocess
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from support.vreader import VirtualReader
@@ -230,3 +231,29 @@ class PrivateBus:
             elif member == "Release" and open_claims.get(sender):
                 open_claims[sender] -= 1
         return all(count == 0 for count in open_claims.values()), open_claims
+
+
+def device_key(cli, user):
+    """The user's device key and its registration, without a finger (fprintd holds the
+    prints): `cli` runs the built `fingerauth` (World.cli, Installation.cli)."""
+    for args in (["key", "create", "--user", user], ["register", "--user", user]):
+        done = cli(*args)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+@contextmanager
+def fprintd_for(world, user="alice", identity="finger-A"):
+    """fprintd on a private bus, `user`'s finger `identity` enrolled through it (none when
+    `identity` is None) with the device key registered, and the world set to
+    `reader = fprintd` on that bus. Everything stopped afterwards."""
+    bus = PrivateBus()
+    try:
+        bus.start()
+        bus.start_fprintd()
+        if identity is not None:
+            bus.enroll(user, identity)
+            device_key(world.cli, user)
+        world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
+        yield bus
+    finally:
+        bus.close()
