@@ -10,7 +10,10 @@ import FingerAuthSystem
 /// - `reader = fprintd`: fprintd, which must be root's and hold prints for the user.
 /// - `reader = auto`: fprintd when it is installed and holds prints for the user, else
 ///   libfprint with FingerAuth's prints.
-/// - libfprint while fprintd was already running: "reader in use by fprintd", at once.
+/// - `reader = libfprint` while fprintd runs: "reader in use by fprintd", at once. Under
+///   `auto` fprintd may be running only because this helper just asked it (D-Bus activation
+///   starts it, and it stays ~30 s), and an idle fprintd holds no reader: so the reader is
+///   opened, and only a failure to open it while fprintd runs says "in use by fprintd".
 ///
 /// `open` then claims fprintd's reader or opens libfprint's, in parallel with the
 /// authenticator's warm-up.
@@ -25,6 +28,8 @@ struct ReaderPlan {
     let choice: Choice
     /// The system bus connection (kept open for fprintd's calls and signals).
     let bus: SystemBus?
+    /// Under `auto`: a reader that does not open while fprintd runs is fprintd's.
+    var fprintdMayHoldIt = false
 
     /// Bound of the bus work before the reader opens (connect, lid, fprintd's answers).
     static let busSeconds = 2.0
@@ -46,7 +51,7 @@ struct ReaderPlan {
             let lid = LidSensor.read(bus: bus, acpiDirectory: options.acpiLidDirectory, deadline: deadline)
             if lid.state == .closed { lidClosed = "lid closed (\(lid.source))" }
         }
-        var fprintdWasRunning = false
+        var fprintdRunning = false
         switch options.reader {
         case .fprintd:
             guard let bus else { throw ReaderError(.noReader, "fprintd not reachable: \(busProblem)") }
@@ -68,7 +73,6 @@ struct ReaderPlan {
                         if let lidClosed { throw ReaderError(.lidClosed, lidClosed + "; fprintd's reader counts as built in") }
                         return ReaderPlan(job: job, choice: .fprintd(client), bus: bus)
                     }
-                    fprintdWasRunning = client.wasRunning
                 case let .failure(unavailable):
                     // A bus name held by someone else than root, or an fprintd that answers
                     // nonsense, is not passed over in silence.
@@ -76,18 +80,24 @@ struct ReaderPlan {
                 }
             }
         case .libfprint:
-            if let bus { fprintdWasRunning = FprintdClient.isRunning(on: bus, deadline: deadline) }
+            if let bus { fprintdRunning = FprintdClient.isRunning(on: bus, deadline: deadline) }
         }
         let prints = try localPrints.get()
-        if fprintdWasRunning {
-            throw ReaderError(.busy, "reader in use by fprintd (running on the system bus); set reader = fprintd, or stop fprintd")
-        }
+        if fprintdRunning { throw inUseByFprintd }
         let placement = ReaderPlacementRule(externalOnly: lidClosed != nil, virtualRemovable: options.virtualReaderRemovable,
                                             reason: lidClosed ?? "")
+        var plan = ReaderPlan(job: job, choice: .libfprint(prints: prints, placement: placement, opened: nil), bus: bus)
+        plan.fprintdMayHoldIt = options.reader == .auto && bus != nil
         // With the lid closed the reader is chosen now, so that "none outside" is said at once.
-        let opened = lidClosed == nil ? nil : try openLibfprint(options, placement: placement, seconds: openSeconds)
-        return ReaderPlan(job: job, choice: .libfprint(prints: prints, placement: placement, opened: opened), bus: bus)
+        if lidClosed != nil {
+            plan = ReaderPlan(job: job, choice: .libfprint(prints: prints, placement: placement,
+                                                           opened: try plan.openLibfprint(placement: placement, seconds: openSeconds)),
+                              bus: bus, fprintdMayHoldIt: plan.fprintdMayHoldIt)
+        }
+        return plan
     }
+
+    static let inUseByFprintd = ReaderError(.busy, "reader in use by fprintd (running on the system bus); set reader = fprintd, or stop fprintd")
 
     /// Claims fprintd's reader for the user, or opens libfprint's.
     func open(seconds: Double) throws(ReaderError) -> FingerprintBackend {
@@ -96,13 +106,21 @@ struct ReaderPlan {
             return FprintdBackend(device: try client.claim(user: job.user, deadline: .after(seconds: seconds)))
         case let .libfprint(prints, placement, opened):
             if let opened { return LibfprintBackend(reader: opened, prints: prints) }
-            return LibfprintBackend(reader: try ReaderPlan.openLibfprint(job.options, placement: placement, seconds: seconds),
-                                    prints: prints)
+            return LibfprintBackend(reader: try openLibfprint(placement: placement, seconds: seconds), prints: prints)
         }
     }
 
-    static func openLibfprint(_ options: Options, placement: ReaderPlacementRule, seconds: Double) throws(ReaderError) -> FingerprintReader {
-        try FingerprintReader.open(virtualReader: options.virtualReader, virtualStorageReader: options.virtualStorageReader,
-                                   placement: placement, deadline: .after(seconds: seconds))
+    func openLibfprint(placement: ReaderPlacementRule, seconds: Double) throws(ReaderError) -> FingerprintReader {
+        do {
+            return try FingerprintReader.open(virtualReader: job.options.virtualReader,
+                                              virtualStorageReader: job.options.virtualStorageReader,
+                                              placement: placement, deadline: .after(seconds: seconds))
+        } catch {
+            if fprintdMayHoldIt, error.failure == .busy || error.failure == .deviceError, let bus,
+               FprintdClient.isRunning(on: bus, deadline: .after(seconds: 1)) {
+                throw ReaderPlan.inUseByFprintd
+            }
+            throw error
+        }
     }
 }

@@ -266,3 +266,193 @@ def test_status_names_the_backend_and_the_fingers_fprintd_holds(world, alice):
     assert failed.returncode == 1
     assert checks["backend"]["status"] == "fail"
     assert checks["backend"]["detail"] == "fprintd (reader = fprintd): fprintd is not running and not installed on this system bus"
+
+
+@pytest.mark.parametrize("case,reason", [
+    ("no bus", "fprintd not reachable: no system bus at /nonexistent/system_bus_socket"),
+    ("not installed", "fprintd is not running and not installed on this system bus"),
+    ("no reader", "fprintd has no fingerprint reader"),
+])
+def test_fprintd_that_cannot_serve_fails_closed_with_its_reason(world, bus, case, reason):
+    device_key(world.cli, "alice")
+    if case == "no bus":
+        world.write_conf(system_bus="/nonexistent/system_bus_socket")
+    else:
+        bus.stop("fprintd")
+        bus.wait_for_name_gone("net.reactivated.Fprint")
+        if case == "no reader":
+            bus.start_fprintd(reader=False)
+    login = world.login("alice", service=only(world))
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert login.infos == [] and login.errors == ["Fingerprint login unavailable"]
+    assert 'reason="reader: no-reader: %s"' % reason in reason_line(world), reason_line(world)
+
+
+def reason_line(world):
+    return [line for line in world.log_lines() if "result=" in line][-1]
+
+
+def test_auto_uses_fingerauths_prints_again_while_the_fprintd_it_started_idles(world):
+    """auto asks fprintd (D-Bus activation starts it), finds no prints for alice there and uses
+    libfprint; fprintd stays up idle (holding no reader) for a while: the next login must
+    not be told "reader in use by fprintd"."""
+    bus = PrivateBus(activation=True)
+    try:
+        bus.start()
+        bus.install_activation()
+        world.write_conf(system_bus=bus.socket, reader="libfprint")
+        world.enroll("alice", "finger-A")
+        world.write_conf(reader="auto")
+        first = world.login("alice", scans=["finger-A"], service=only(world))
+        assert first.name == "PAM_SUCCESS", first
+        assert bus.has_owner("net.reactivated.Fprint")  # started by the bus for our question
+        again = world.login("alice", scans=["finger-A"], service=only(world))
+        assert again.name == "PAM_SUCCESS", (again, reason_line(world))
+    finally:
+        bus.close()
+
+
+def test_a_strangers_forged_verify_status_is_not_heard(world, alice):
+    """Anyone on the bus may broadcast a signal that looks like fprintd's; the helper listens
+    to the holder of fprintd's name only. No finger: the login times out."""
+    bus = alice
+    world.write_conf(timeout="3")
+    forger = subprocess.Popen(
+        ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups", "--",
+         "/usr/bin/python3", "-c", FORGER, bus.socket], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        login = world.login("alice", service=only(world))
+    finally:
+        forger.kill()
+        output = forger.communicate()[0]
+    assert b"sent" in output, output  # the forged signals went out while the helper waited
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert 'reason="reader: timeout' in reason_line(world), reason_line(world)
+
+
+@pytest.mark.parametrize("mode,reason", [
+    ("enroll-status", "fprintd sent an unexpected signal net.reactivated.Fprint.Device.EnrollStatus"),
+    ("match-not-done", "fprintd sent an unexpected signal net.reactivated.Fprint.Device.VerifyStatus"),
+    ("unknown-word", "fprintd sent an unknown verify status verify-matched"),
+    ("other-reader", "fprintd sent an unexpected signal net.reactivated.Fprint.Device.VerifyStatus on "
+                     "/net/reactivated/Fprint/Device/1"),
+])
+def test_a_root_service_that_says_odd_things_is_never_a_match(world, bus, mode, reason):
+    """A root process in fprintd's place that answers every call and then sends a signal
+    fprintd would not (or a match that is not final, a word it does not know, a match for
+    another reader) before a proper verify-match: the login fails, it never succeeds."""
+    bus.stop("fprintd")
+    bus.wait_for_name_gone("net.reactivated.Fprint")
+    device_key(world.cli, "alice")
+    standin = subprocess.Popen(["/usr/bin/python3", "-c", STANDIN, bus.socket, mode], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+    try:
+        assert standin.stdout.readline().strip() == b"owned"
+        login = world.login("alice", service=only(world))
+    finally:
+        standin.kill()
+        standin.wait()
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert login.errors == ["Fingerprint login unavailable"]
+    assert reason in reason_line(world), reason_line(world)
+    assert [r for r in world.authd.audit_rows() if r.get("event") == "login"] == []
+
+
+FORGER = r"""
+import sys, time
+from gi.repository import Gio, GLib
+flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+conn = Gio.DBusConnection.new_for_address_sync("unix:path=" + sys.argv[1], flags, None, None)
+for _ in range(40):
+    conn.emit_signal(None, "/net/reactivated/Fprint/Device/0", "net.reactivated.Fprint.Device",
+                     "VerifyFingerSelected", GLib.Variant("(s)", ("right-index-finger",)))
+    conn.emit_signal(None, "/net/reactivated/Fprint/Device/0", "net.reactivated.Fprint.Device",
+                     "VerifyStatus", GLib.Variant("(sb)", ("verify-match", True)))
+    conn.flush_sync(None)
+    time.sleep(0.05)
+print("sent", flush=True)
+time.sleep(30)
+"""
+
+STANDIN = r"""
+import sys
+from gi.repository import Gio, GLib
+XML = '''<node>
+<interface name="net.reactivated.Fprint.Manager"><method name="GetDefaultDevice"><arg type="o" direction="out"/></method></interface>
+<interface name="net.reactivated.Fprint.Device">
+<method name="ListEnrolledFingers"><arg type="s" direction="in"/><arg type="as" direction="out"/></method>
+<method name="Claim"><arg type="s" direction="in"/></method><method name="Release"/>
+<method name="VerifyStart"><arg type="s" direction="in"/></method><method name="VerifyStop"/>
+<property name="name" type="s" access="read"/></interface></node>'''
+flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+conn = Gio.DBusConnection.new_for_address_sync("unix:path=" + sys.argv[1], flags, None, None)
+mode = sys.argv[2]
+node = Gio.DBusNodeInfo.new_for_xml(XML)
+DEV = "/net/reactivated/Fprint/Device/0"
+
+def signal(name, args, path=DEV):
+    conn.emit_signal(None, path, "net.reactivated.Fprint.Device", name, args)
+
+def after_verify_start():
+    if mode == "enroll-status":
+        signal("EnrollStatus", GLib.Variant("(sb)", ("enroll-completed", True)))
+    elif mode == "match-not-done":
+        signal("VerifyStatus", GLib.Variant("(sb)", ("verify-match", False)))
+    elif mode == "unknown-word":
+        signal("VerifyStatus", GLib.Variant("(sb)", ("verify-matched", True)))
+    elif mode == "other-reader":
+        signal("VerifyStatus", GLib.Variant("(sb)", ("verify-match", True)), "/net/reactivated/Fprint/Device/1")
+    signal("VerifyFingerSelected", GLib.Variant("(s)", ("right-index-finger",)))
+    signal("VerifyStatus", GLib.Variant("(sb)", ("verify-match", True)))
+    return False
+
+def call(connection, sender, path, interface, method, params, invocation):
+    if method == "GetDefaultDevice":
+        invocation.return_value(GLib.Variant("(o)", (DEV,)))
+    elif method == "ListEnrolledFingers":
+        invocation.return_value(GLib.Variant("(as)", (["right-index-finger"],)))
+    else:
+        invocation.return_value(None)
+        if method == "VerifyStart":
+            GLib.idle_add(after_verify_start)
+
+conn.register_object("/net/reactivated/Fprint/Manager", node.interfaces[0], call, None, None)
+conn.register_object(DEV, node.interfaces[1], call, lambda *a: GLib.Variant("s", "Stand-in reader"), None)
+reply = conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+                       GLib.Variant("(su)", ("net.reactivated.Fprint", 4)), None, Gio.DBusCallFlags.NONE, 5000, None)
+print("owned" if reply.unpack()[0] == 1 else "not-owned", flush=True)
+GLib.MainLoop().run()
+"""
+
+
+def test_enroll_through_fprintd_on_a_match_on_chip_reader_says_the_finger_is_taken(world):
+    """fprintd with libfprint's match-on-chip virtual reader: bob's finger is on the sensor;
+    `fingerauth enroll` for alice with that finger is refused with what to do."""
+    bus = PrivateBus()
+    try:
+        bus.start()
+        bus.start_fprintd(storage=True)
+        world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
+        # fprintd checks for duplicates with an identify first: one scan more.
+        bus.reader.feed(["SCAN bob-R"] * 6)
+        done = bus.fprintd_cli("fprintd-enroll", "-f", "right-index-finger", "bob")
+        bus.reader.wait()
+        assert "enroll-completed" in done.stdout, done.stdout + done.stderr
+        bus.reader.feed(["SCAN bob-R"])
+        refused = world.cli("enroll", "--user", "alice")
+        bus.reader.wait()
+    finally:
+        bus.close()
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert ("enrollment through fprintd failed: the sensor already holds this finger, for this or another user "
+            "(fprintd: enroll-duplicate): enroll another finger, or delete it where it was enrolled") in refused.stderr, \
+        refused.stderr
+
+
+def test_enroll_with_fprintd_unreachable_says_what_to_do(world):
+    world.write_conf(reader="fprintd", system_bus="/nonexistent/system_bus_socket")
+    done = world.cli("enroll", "--user", "alice")
+    assert done.returncode == 1
+    assert done.stderr == ("fingerauth: fprintd cannot be used (no system bus at /nonexistent/system_bus_socket); start it, "
+                           "or enroll with fprintd-enroll -f right-index-finger alice once it runs\n")
+    assert not world.paths("alice")[2].exists()  # no key made for a finger that was not enrolled

@@ -122,9 +122,13 @@ class PrivateBus:
         return self._env(**{variable: self.reader.path, "STATE_DIRECTORY": str(self.state),
                             "RUNTIME_DIRECTORY": str(run), "G_MESSAGES_DEBUG": "all"})
 
-    def start_fprintd(self, storage=False):
-        """Starts fprintd with the virtual reader; returns when it holds its name."""
-        self._spawn("fprintd", [FPRINTD, "-t"], self.fprintd_env(storage))
+    def start_fprintd(self, storage=False, reader=True):
+        """Starts fprintd with the virtual reader (none: `reader=False`); returns when it
+        holds its name."""
+        env = self.fprintd_env(storage)
+        if not reader:
+            env.pop("FP_VIRTUAL_DEVICE_STORAGE" if storage else "FP_VIRTUAL_DEVICE")
+        self._spawn("fprintd", [FPRINTD, "-t"], env)
         self.wait_for_name(FPRINT_NAME)
         return self.processes["fprintd"]
 
