@@ -33,6 +33,7 @@ enum RemoveCommand {
         } else {
             targets = enrolled
         }
+        SensorPrints.delete(context, fingers: targets)
         for finger in targets {
             do {
                 try SafeFile.remove(context.paths.printFile(finger: finger))

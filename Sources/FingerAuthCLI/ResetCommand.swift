@@ -43,6 +43,8 @@ enum ResetCommand {
 
         var removed = 0
         let prints = SafeFile.list(paths.printsDirectory)
+        SensorPrints.delete(context, fingers: prints.filter { $0.hasSuffix(StatePaths.printSuffix) }
+                                                   .map { String($0.dropLast(StatePaths.printSuffix.count)) })
         let files = prints.map { paths.printsDirectory + "/" + $0 }
             + [paths.deviceKey, paths.deviceKey + ".new", KeyRotation.oldPath(paths), paths.registration]
         for file in files where SafeFile.exists(file) {

@@ -99,7 +99,7 @@ struct TimedHelper: LoginHelper {
         }
         switch outcome {
         case .tooManyTries: Step.report(false, "scan", "no match in \(job.options.maxTries) tries", since: start)
-        case let .unreachable(why), let .keyUnusable(why), let .unavailable(why):
+        case let .unreachable(why), let .keyUnusable(why), let .unavailable(why), let .lidClosed(why):
             Step.report(false, phase, why, since: start)
         case .conversationFailed: Step.report(false, phase, "stopped", since: start)
         default: break

@@ -125,4 +125,7 @@ public enum HelperFailure: String, Sendable, CaseIterable {
     case unreachable
     /// The helper was called wrongly.
     case usage
+    /// The laptop's lid is closed and the only reader is built in (`lid = skip`): skipped at
+    /// once, before anyone is asked for a finger.
+    case lidClosed = "lid-closed"
 }

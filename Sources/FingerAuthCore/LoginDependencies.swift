@@ -24,6 +24,8 @@ public enum HelperOutcome: Equatable, Sendable {
     /// The device key could not be used.
     case keyUnusable(String)
     case tooManyTries
+    /// The lid is closed and the reader is under it (`lid = skip`): the reader was never armed.
+    case lidClosed(String)
     /// No reader, busy, helper crashed or timed out…: the reason is for the log.
     case unavailable(String)
     case conversationFailed

@@ -181,6 +181,11 @@ public struct LoginFlow {
             return say(LoginOutcome(.authInfoUnavailable, why), .authenticatorUnavailable, request, options)
         case let .keyUnusable(why):
             return say(LoginOutcome(.authInfoUnavailable, "device key: " + why), .readerUnavailable, request, options)
+        case let .lidClosed(why):
+            // No text: the password prompt that follows is the whole answer (`lid = skip`).
+            var skipped = LoginOutcome(.authInfoUnavailable, "lid closed: " + why)
+            skipped.shownCategory = .lidClosed
+            return skipped
         case .tooManyTries:
             return say(LoginOutcome(.maxTries, "no match after \(job.options.maxTries) tries"), .tooManyTries, request, options)
         case let .unavailable(why):

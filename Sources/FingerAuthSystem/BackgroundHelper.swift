@@ -72,6 +72,7 @@ final class RunningHelper: RunningLogin {
                     switch reason {
                     case .unreachable: last = .unreachable(text)
                     case .key: last = .keyUnusable(text)
+                    case .lidClosed: last = .lidClosed(text)
                     default: last = .unavailable("reader: \(reason.rawValue)" + (detail.isEmpty ? "" : ": " + detail))
                     }
                 }

@@ -88,6 +88,7 @@ public struct HelperProcess: LoginHelper {
                     switch reason {
                     case .unreachable: return .unreachable(text)
                     case .key: return .keyUnusable(text)
+                    case .lidClosed: return .lidClosed(text)
                     default: return .unavailable("reader: \(reason.rawValue)" + (detail.isEmpty ? "" : ": " + detail))
                     }
                 }
