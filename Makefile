@@ -7,11 +7,13 @@ SWIFT_BUILD := swift build -c release --disable-local-rpath
 # Build: libraries and tools. Test: real libpam harness, pam_wrapper's pam_matrix,
 # nss_wrapper, PyJWT/cryptography as the independent JWT implementation; systemd for
 # systemd-analyze and systemd-socket-activate (the agent's units and LISTEN_FDS, checked
-# without systemd running).
+# without systemd running); fprintd with polkitd, dbus-daemon, dbus-monitor, gdbus and
+# PyGObject for the fprintd backend on a private system bus.
 BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-dev \
   libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev gettext libtss2-dev
 TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
-  faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools python3-tpm2-pytss chromium chromium-driver python3-selenium
+  faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools python3-tpm2-pytss chromium chromium-driver python3-selenium \
+  fprintd polkitd dbus-daemon dbus-bin libglib2.0-bin python3-gi
 
 PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent
 

@@ -21,6 +21,11 @@ let moduleLinkerFlags: [String] = [
 /// Executables carry the Swift runtime so that they run where no toolchain is installed.
 let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
+/// Swift 6 language mode (strict concurrency checking): the host side (Core, the adapters,
+/// the module, the helper, the agent, the command line). The authenticator's targets
+/// (FingerAuthDomain, FingerAuthStore, FingerAuthTransport, FingerAuthConsole,
+/// FingerAuthDaemon) are still in Swift 5 mode.
+let v6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 let v5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
 let package = Package(
@@ -48,16 +53,16 @@ let package = Package(
         .target(name: "CSpawn"),
 
         // Plain Swift: config, JSON, JWT, claims, the login decision. No C, no Foundation.
-        .target(name: "FingerAuthCore", swiftSettings: v5),
+        .target(name: "FingerAuthCore", swiftSettings: v6),
         // Thin adapters over the system and the C libraries.
-        .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore", "CSystem", "CSpawn"], swiftSettings: v5),
-        .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"], swiftSettings: v5),
-        .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v5),
+        .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore", "CSystem", "CSpawn"], swiftSettings: v6),
+        .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"], swiftSettings: v6),
+        .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v6),
         // TPM-resident device keys and the host's half of key attestation (ESAPI). Linked by
         // the login helper and the command line only, never by the module or the server.
         .target(name: "FingerAuthTPM", dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CTSS2"],
-                swiftSettings: v5),
-        .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v5),
+                swiftSettings: v6),
+        .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v6),
         // fingerauthd, in layers. The domain: the registry's types, the storage ports, the
         // service and its steps, the token verifier, the limits, the policy — plain Swift over
         // FingerAuthCore, no C bridge; cryptography reaches it through Core's protocols.
@@ -82,28 +87,28 @@ let package = Package(
         .target(name: "PAMFingerAuth",
                 dependencies: ["FingerAuthCore", "FingerAuthSystem", "CPAM", "CSystem"],
                 exclude: ["exports.map"],
-                swiftSettings: v5,
+                swiftSettings: v6,
                 linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
         .executableTarget(name: "FingerAuthLogin",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthReader",
                                          "FingerAuthCrypto", "FingerAuthHTTP", "FingerAuthTPM", "CSystem"],
-                          swiftSettings: v5, linkerSettings: staticRuntime),
+                          swiftSettings: v6, linkerSettings: staticRuntime),
         // The root service for PAM hosts that run as the user (screen lockers): the same
         // login decision and helper as the module, for the caller's own user only.
         .executableTarget(name: "FingerAuthAgent",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "CSystem"],
-                          swiftSettings: v5, linkerSettings: staticRuntime),
+                          swiftSettings: v6, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthCLI",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto",
                                          "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM"],
-                          swiftSettings: v5, linkerSettings: staticRuntime),
+                          swiftSettings: v6, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthDaemon",
                           dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthDomain",
                                          "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
 
-        .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v5),
-        .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v5),
+        .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v6),
+        .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v6),
         .testTarget(name: "FingerAuthServerTests",
                     dependencies: ["FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
                                    "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthCore"],

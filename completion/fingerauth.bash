@@ -66,7 +66,16 @@ _fingerauth() {
             ;;
         help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
     esac
-    COMPREPLY=($(compgen -W "$options" -- "$cur"))
+    # Each option is given once (fingerauth refuses a repeated one): offer only those not
+    # on the line yet.
+    local given i offered=""
+    for given in $options; do
+        for ((i = 2; i < cword; i++)); do
+            [[ "${words[i]%%=*}" == "$given" ]] && continue 2
+        done
+        offered+=" $given"
+    done
+    COMPREPLY=($(compgen -W "$offered" -- "$cur"))
 }
 
 complete -F _fingerauth fingerauth

@@ -79,11 +79,12 @@ struct AgentSession {
             return exit ?? (outcome.code == .success ? Exit.success : Exit.other)
         }
         // The caller's own user only (as unix_chkpwd): uid -> name through NSS, byte for byte.
-        guard let caller = userName(of: uid) else {
+        let users = SystemUserDatabase()
+        guard let caller = users.name(of: uid) else {
             return refuse(user: user, clientService: clientService, silent: silent, log: log, why: "caller uid \(uid) has no user name")
         }
         guard Array(caller.utf8) == Array(user.utf8) else {
-            let shown = userExists(user) ? user : "an unknown name"
+            let shown = users.exists(user) ? user : "an unknown name"
             return refuse(user: user, clientService: clientService, silent: silent, log: log,
                           why: "uid \(uid) (\(caller)) asked for another user (\(shown)); reader not armed")
         }
@@ -91,13 +92,13 @@ struct AgentSession {
         do {
             options = try OptionsLoader.load(arguments: ["conf=" + configPath],
                                              unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
-                                             readFile: readConfigFile)
+                                             readFile: ConfigurationFile.read)
         } catch {
             return end(LoginOutcome(.serviceError, "configuration error: \(error)"))
         }
         let helper = HelperProcess()
         var flow = LoginFlow(helper: helper, store: FileEnrollmentStore(), conversation: talk, random: SystemRandom(),
-                             users: NSSUsers(), ledger: FileAttemptLedger(directory: options.attemptsDirectory),
+                             users: users, ledger: FileAttemptLedger(directory: options.attemptsDirectory),
                              hostName: currentHostName())
         flow.trace = { _ in }
         // The token's `service` is the agent's own name; the client's word is only its
@@ -165,14 +166,4 @@ final class ClientConversation: Conversation {
     func info(_ text: String) -> Bool { session.send(.info(text)) }
 
     func error(_ text: String) -> Bool { session.send(.error(text)) }
-}
-
-/// The configuration file, as the module reads it: root-owned, not writable by others.
-func readConfigFile(_ path: String) throws(ConfigError) -> String? {
-    do {
-        return String(decoding: try SafeFile.read(path, rule: .config), as: UTF8.self)
-    } catch {
-        if case .missing = error { return nil }
-        throw ConfigError(source: path, message: error.description)
-    }
 }

@@ -54,27 +54,3 @@ final class ReaderLock {
 
     deinit { close(fd) }
 }
-
-/// getpwuid_r / getpwnam_r with a bounded buffer.
-func userName(of uid: uid_t) -> String? {
-    var entry = passwd()
-    var result: UnsafeMutablePointer<passwd>?
-    var buffer = [CChar](repeating: 0, count: 16 * 1024)
-    guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else { return nil }
-    let length = fa_strnlen(name, 256)
-    return name.withMemoryRebound(to: UInt8.self, capacity: length) {
-        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-    }
-}
-
-func userExists(_ user: String) -> Bool {
-    var entry = passwd()
-    var result: UnsafeMutablePointer<passwd>?
-    var buffer = [CChar](repeating: 0, count: 16 * 1024)
-    return getpwnam_r(user, &entry, &buffer, buffer.count, &result) == 0 && result != nil
-}
-
-/// The system's user database for `LoginFlow`.
-struct NSSUsers: UserDatabase {
-    func exists(_ user: String) -> Bool { userExists(user) }
-}

@@ -15,36 +15,36 @@ let usage = """
       helper, as the PAM module does as root. --config names the configuration (default
       /etc/security/fingerauth.conf, read again for every request); --listen overrides its
       agent_socket; --stderr copies the log lines to standard error. Must run as root.
+      Each option once; a mistake in these words exits with status 2.
     """
 
 func fail(_ text: String) -> Never {
-    fputs("fingerauth-agent: \(text)\n", stderr)
+    printError("fingerauth-agent: \(text)")
     exit(1)
 }
 
-var configPath = Options.defaultConfigPath
-var listenPath: String?
-var copyToStderr = false
-var words = Array(CommandLine.arguments.dropFirst())
-while !words.isEmpty {
-    let word = words.removeFirst()
-    switch word {
-    case "--config", "--listen":
-        guard let value = words.first, value.hasPrefix("/") else { fail("\(word) needs an absolute path\n" + usage) }
-        words.removeFirst()
-        if word == "--config" { configPath = value } else { listenPath = value }
-    case "--stderr": copyToStderr = true
-    case "--version":
-        print("fingerauth-agent \(agentVersion) (protocol \(AgentProtocol.version))")
-        exit(0)
-    case "--help", "-h":
-        print(usage)
-        exit(0)
-    default:
-        fputs(usage + "\n", stderr)
-        exit(2)
-    }
+let words = Array(CommandLine.arguments.dropFirst())
+if CommandArguments.asksForHelp(words) {
+    print(usage)
+    exit(0)
 }
+let arguments: CommandArguments
+do throws(UsageError) {
+    arguments = try CommandArguments(words, valued: ["config", "listen"], switches: ["stderr", "version"])
+    for name in ["config", "listen"] where arguments[name].map({ !$0.hasPrefix("/") }) ?? false {
+        throw UsageError(message: "--\(name) needs an absolute path")
+    }
+} catch {
+    printError("fingerauth-agent: \(error.message)\n\(usage)")
+    exit(2)
+}
+if arguments.has("version") {
+    print("fingerauth-agent \(agentVersion) (protocol \(AgentProtocol.version))")
+    exit(0)
+}
+let configPath = arguments["config"] ?? Options.defaultConfigPath
+let listenPath = arguments["listen"]
+let copyToStderr = arguments.has("stderr")
 guard geteuid() == 0 else { fail("must run as root (it reads the root-only state and starts the login helper as root)") }
 signal(SIGPIPE, SIG_IGN)
 umask(0o077)
@@ -52,7 +52,7 @@ openlog("fingerauth-agent", LOG_PID | (copyToStderr ? fa_log_perror() : 0), LOG_
 
 let options: Options
 do {
-    options = try OptionsLoader.load(arguments: ["conf=" + configPath], requireURL: false, readFile: readConfigFile)
+    options = try OptionsLoader.load(arguments: ["conf=" + configPath], requireURL: false, readFile: ConfigurationFile.read)
 } catch {
     fail("configuration: \(error)")
 }

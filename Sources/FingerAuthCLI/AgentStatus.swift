@@ -9,7 +9,7 @@ import Glibc
 /// socket, answering STATUS, speaking protocol 1). The root-only checks (enrollment, key,
 /// reader) are the agent's to make; `sudo fingerauth status` shows them.
 enum AgentStatus {
-    static func run(_ args: Arguments) throws -> Int32 {
+    static func run(_ args: CommandArguments) throws -> Int32 {
         var checks: [StatusCheck] = []
         let user = Context.defaultUser(args) ?? "you"
         var socketPath = Options.defaultAgentSocket

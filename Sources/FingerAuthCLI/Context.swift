@@ -17,7 +17,7 @@ struct Context {
 
     /// `--config` (default /etc/security/fingerauth.conf), then `--state-dir`, then the user:
     /// `--user`, else `$SUDO_USER` when run through sudo, else the caller.
-    init(_ args: Arguments, requireURL: Bool) throws(CommandError) {
+    init(_ args: CommandArguments, requireURL: Bool) throws(CommandError) {
         configPath = args["config"] ?? Options.defaultConfigPath
         options = try Context.loadOptions(args, requireURL: requireURL)
         let name = args["user"] ?? Context.invokingUser()
@@ -25,21 +25,20 @@ struct Context {
             let why = name.flatMap(UserName.problem).map { ": \($0); FingerAuth takes \(UserName.rule)" } ?? ""
             throw CommandError("\(args["user"].map { "'\($0)'" } ?? "the calling user") is not a valid user name\(why)")
         }
-        guard Context.userExists(name) else { throw CommandError("no such user: \(name) (check the name, or create the account first)") }
+        guard SystemUserDatabase().exists(name) else { throw CommandError("no such user: \(name) (check the name, or create the account first)") }
         user = name
     }
 
     /// The options: defaults, then `--config` (default /etc/security/fingerauth.conf; a
     /// missing default file is fine, a missing named one is not), then `--state-dir`.
-    static func loadOptions(_ args: Arguments, requireURL: Bool) throws(CommandError) -> Options {
+    static func loadOptions(_ args: CommandArguments, requireURL: Bool) throws(CommandError) -> Options {
         let configPath = args["config"] ?? Options.defaultConfigPath
         var options: Options
         do {
             let named = args["config"] != nil
             options = try OptionsLoader.load(arguments: named ? ["conf=" + configPath] : [], requireURL: requireURL,
-                                             unprivilegedPortStart: KernelSettings.unprivilegedPortStart()) {
-                (path) throws(ConfigError) -> String? in try readConfig(path, mayBeMissing: !named)
-            }
+                                             unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
+                                             readFile: ConfigurationFile.read)
         } catch {
             let text = "\(error)"
             throw CommandError("configuration: " + (text.contains("fix:") ? text : text + " (fix it in \(configPath); see fingerauth(1))"))
@@ -51,7 +50,7 @@ struct Context {
     }
 
     /// `--user`, else `$SUDO_USER` under sudo, else the caller; nil when not a valid name.
-    static func defaultUser(_ args: Arguments) -> String? {
+    static func defaultUser(_ args: CommandArguments) -> String? {
         guard let name = args["user"] ?? invokingUser(), UserName.isValid(name) else { return nil }
         return name
     }
@@ -68,12 +67,7 @@ struct Context {
 
     private static func invokingUser() -> String? {
         if geteuid() == 0, let sudo = getenv("SUDO_USER"), sudo.pointee != 0 { return String(cString: sudo) }
-        guard let pw = getpwuid(getuid()), let name = pw.pointee.pw_name else { return nil }
-        return String(cString: name)
-    }
-
-    private static func userExists(_ name: String) -> Bool {
-        getpwnam(name) != nil
+        return SystemUserDatabase().name(of: UInt32(getuid()))
     }
 
     /// Creates `<state_dir>/users/<user>/prints` (user and prints directories root 0700).
@@ -99,32 +93,9 @@ struct Context {
     }
 }
 
-/// A root-owned configuration file that is not writable by others; nil when it is absent
-/// and `mayBeMissing`.
-func readConfig(_ path: String, mayBeMissing: Bool) throws(ConfigError) -> String? {
-    do {
-        return String(decoding: try SafeFile.read(path, rule: .config), as: UTF8.self)
-    } catch {
-        if case .missing = error, mayBeMissing { return nil }
-        var message = error.description
-        if message.hasPrefix(path + ": ") { message.removeFirst(path.count + 2) }
-        switch error {
-        case .insecureMode, .wrongOwner:
-            message += "; fix: chown root:root \(path) && chmod 644 \(path)"
-        default: break
-        }
-        throw ConfigError(source: path, message: message)
-    }
-}
-
-/// Writes a line to standard error.
-func printError(_ text: String) {
-    var line = Array((text + "\n").utf8)
-    _ = line.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
-}
-
-/// Writes a line to standard output and flushes it, so progress shows at once.
+/// Writes a line to standard output and flushes it, so progress shows at once
+/// (`fflush(nil)` flushes every stream: C's `stdout` is a global Swift 6 code may not read).
 func say(_ text: String) {
     print(text)
-    fflush(stdout)
+    fflush(nil)
 }

@@ -8,7 +8,8 @@ enum EnrollCommand {
     static let usage = """
         usage: fingerauth enroll [--user U] [--finger NAME] [--store tpm|file|auto] [--force] [--no-register] [--config F] [--state-dir D]
           Reads the finger (one line per stage, `stage 3/5`, and the reader's hints), saves the
-          print (root 0600), creates the device key if there is none and registers it with the
+          print (root 0600) — or, where fprintd takes the prints (reader = fprintd, or auto with
+          fprintd installed), enrolls it through fprintd and saves none —, creates the device key if there is none and registers it with the
           authenticator unless --no-register (a TPM key with its attestation). --store as in key create.
           Refuses to replace an enrolled finger without --force.
           Default finger right-index-finger; default user $SUDO_USER under sudo, else you. Needs root.
@@ -17,14 +18,21 @@ enum EnrollCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions.union(["finger", "store"]), flags: ["force", "no-register"])
+        let args = try CommandArguments(words, valued: Context.commonOptions.union(["finger", "store"]), switches: ["force", "no-register"])
         let fingerName = args["finger"] ?? Finger.rightIndex.rawValue
-        guard let finger = Finger(rawValue: fingerName) else { throw UsageError("unknown finger '\(fingerName)'") }
+        guard let finger = Finger(rawValue: fingerName) else { throw UsageError(message: "unknown finger '\(fingerName)'") }
         try Context.requireRoot("enroll")
         let register = !args.has("no-register")
         let context = try Context(args, requireURL: register)
         let store = try KeyStores.choose(args, options: context.options)
         let printPath = context.paths.printFile(finger: finger.rawValue)
+        let backend = ReaderBackendChoice.decide(context.options, user: context.user, forEnroll: true)
+        if backend.kind == .fprintd {
+            if register { try RegisterCommand.checkPolicy(context: context) }
+            try context.makeUserDirectories()
+            try FprintdEnrollment.enroll(backend, finger: finger, user: context.user, force: args.has("force"))
+            return try keyAndRegistration(context, store: store, register: register)
+        }
         if SafeFile.exists(printPath) && !args.has("force") {
             throw CommandError("\(finger.rawValue) is already enrolled for \(context.user) (use --force to replace it)")
         }
@@ -33,7 +41,8 @@ enum EnrollCommand {
 
         let reader: FingerprintReader
         do {
-            reader = try FingerprintReader.open(virtualReader: context.options.virtualReader)
+            reader = try FingerprintReader.open(virtualReader: context.options.virtualReader,
+                                                virtualStorageReader: context.options.virtualStorageReader)
         } catch {
             throw CommandError("\(error.message)")
         }
@@ -54,8 +63,12 @@ enum EnrollCommand {
         } catch {
             throw CommandError("cannot save the print: \(error)")
         }
-        say("enrolled \(finger.rawValue) for \(context.user)")
+        say("enrolled \(finger.rawValue) for \(context.user)" + (reader.hasStorage ? " (the print is stored on the sensor)" : ""))
+        return try keyAndRegistration(context, store: store, register: register)
+    }
 
+    /// The device key (made when there is none) and its registration, after the finger.
+    static func keyAndRegistration(_ context: Context, store: KeyStores.Store, register: Bool) throws -> Int32 {
         let key: DeviceKeyRef
         if SafeFile.exists(context.paths.deviceKey) {
             key = .init(try context.loadDeviceKey(), created: false)

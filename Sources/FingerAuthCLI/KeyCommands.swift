@@ -28,11 +28,11 @@ enum KeyCommands {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        guard let sub = words.first else { throw UsageError("key needs create, show, rotate or ek") }
+        guard let sub = words.first else { throw UsageError(message: "key needs create, show, rotate or ek") }
         let rest = Array(words.dropFirst())
         switch sub {
         case "create":
-            let args = try Arguments(rest, options: Context.commonOptions.union(["bits", "store"]), flags: ["force"])
+            let args = try CommandArguments(rest, valued: Context.commonOptions.union(["bits", "store"]), switches: ["force"])
             try Context.requireRoot("key create")
             let context = try Context(args, requireURL: false)
             let store = try KeyStores.choose(args, options: context.options)
@@ -42,7 +42,7 @@ enum KeyCommands {
             say("register it with: fingerauth register --user \(context.user)")
             return 0
         case "show":
-            let args = try Arguments(rest, options: Context.commonOptions, flags: ["json"])
+            let args = try CommandArguments(rest, valued: Context.commonOptions, switches: ["json"])
             try Context.requireRoot("key show")
             let context = try Context(args, requireURL: false)
             let key = try context.loadDeviceKey()
@@ -59,17 +59,17 @@ enum KeyCommands {
             }
             return 0
         case "ek":
-            let args = try Arguments(rest, options: ["config"], flags: ["json"])
+            let args = try CommandArguments(rest, valued: ["config"], switches: ["json"])
             try Context.requireRoot("key ek")
             return try endorsementKey(try Context.loadOptions(args, requireURL: false), json: args.has("json"))
         case "rotate":
-            let args = try Arguments(rest, options: Context.commonOptions.union(["bits", "store"]), flags: [])
+            let args = try CommandArguments(rest, valued: Context.commonOptions.union(["bits", "store"]))
             try Context.requireRoot("key rotate")
             let context = try Context(args, requireURL: true)
             let store = try KeyStores.choose(args, options: context.options)
             return try KeyRotation(context: context, store: store, bits: try KeyStores.bits(args, store: store)).run()
         default:
-            throw UsageError("unknown key command '\(sub)'")
+            throw UsageError(message: "unknown key command '\(sub)'")
         }
     }
 

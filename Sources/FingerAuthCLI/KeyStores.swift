@@ -14,10 +14,10 @@ enum KeyStores {
     /// the TPM when one answers at `tpm_tcti` (or /dev/tpmrm0) and holds an EK certificate
     /// (firmware TPMs often keep theirs online only: such a key could not be attested), else
     /// a file.
-    static func choose(_ args: Arguments, options: Options) throws(UsageError) -> Store {
+    static func choose(_ args: CommandArguments, options: Options) throws(UsageError) -> Store {
         let choice: KeyStoreChoice
         if let given = args["store"] {
-            guard let parsed = KeyStoreChoice(rawValue: given) else { throw UsageError("--store must be tpm, file or auto") }
+            guard let parsed = KeyStoreChoice(rawValue: given) else { throw UsageError(message: "--store must be tpm, file or auto") }
             choice = parsed
         } else {
             choice = options.keyStore
@@ -35,14 +35,14 @@ enum KeyStores {
 
     /// `--bits`: 3072 (default) or 2048 for a file key; a TPM key is RSA-2048, what every
     /// TPM 2.0 has.
-    static func bits(_ args: Arguments, store: Store) throws(UsageError) -> Int {
+    static func bits(_ args: CommandArguments, store: Store) throws(UsageError) -> Int {
         switch store {
         case .file:
             let bits = Int(args["bits"] ?? "3072") ?? 0
-            guard bits == 2048 || bits == 3072 else { throw UsageError("--bits must be 3072 or 2048") }
+            guard bits == 2048 || bits == 3072 else { throw UsageError(message: "--bits must be 3072 or 2048") }
             return bits
         case .tpm:
-            guard args["bits"] == nil || args["bits"] == "2048" else { throw UsageError("a TPM key is RSA-2048 (--bits 2048)") }
+            guard args["bits"] == nil || args["bits"] == "2048" else { throw UsageError(message: "a TPM key is RSA-2048 (--bits 2048)") }
             return 2048
         }
     }

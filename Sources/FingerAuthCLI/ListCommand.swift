@@ -11,7 +11,7 @@ enum ListCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions, flags: ["json"])
+        let args = try CommandArguments(words, valued: Context.commonOptions, switches: ["json"])
         try Context.requireRoot("list")
         let context = try Context(args, requireURL: false)
         let fingers = try enrolledFingers(context)

@@ -44,7 +44,8 @@ enum LocalChecks {
     static func reader(_ options: Options, fprintd: [Int32]) -> StatusCheck {
         let opened: (driver: String, name: String)
         do {
-            let reader = try FingerprintReader.open(virtualReader: options.virtualReader, deadline: .after(seconds: 5))
+            let reader = try FingerprintReader.open(virtualReader: options.virtualReader,
+                                                    virtualStorageReader: options.virtualStorageReader, deadline: .after(seconds: 5))
             opened = (reader.driver, reader.name)
         } catch {
             if error.failure == .busy {

@@ -14,9 +14,9 @@ enum PamLineCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["config", "state-dir", "pam-dir"], flags: ["json"], maxPositional: 1)
+        let args = try CommandArguments(words, valued: ["config", "state-dir", "pam-dir"], switches: ["json"], maxPositional: 1)
         let service = args.positional.first ?? "sudo"
-        guard PortableWord.isValid(service) else { throw UsageError("'\(service)' is not a PAM service name") }
+        guard PortableWord.isValid(service) else { throw UsageError(message: "'\(service)' is not a PAM service name") }
         let options = try Context.loadOptions(args, requireURL: true)
         var words = ["auth", "sufficient", "pam_fingerauth.so"]
         if let url = options.url { words.append("url=" + url.text) }

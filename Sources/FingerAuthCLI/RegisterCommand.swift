@@ -15,7 +15,7 @@ enum RegisterCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions, flags: [])
+        let args = try CommandArguments(words, valued: Context.commonOptions)
         try Context.requireRoot("register")
         let context = try Context(args, requireURL: true)
         let key = try context.loadDeviceKey()

@@ -12,14 +12,14 @@ enum RemoveCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions.union(["finger"]), flags: ["all"])
+        let args = try CommandArguments(words, valued: Context.commonOptions.union(["finger"]), switches: ["all"])
         let all = args.has("all")
         switch (args["finger"], all) {
-        case (nil, false): throw UsageError("say which print to remove: --finger NAME or --all")
-        case (.some, true): throw UsageError("--finger and --all cannot be used together")
+        case (nil, false): throw UsageError(message: "say which print to remove: --finger NAME or --all")
+        case (.some, true): throw UsageError(message: "--finger and --all cannot be used together")
         default: break
         }
-        if let name = args["finger"], Finger(rawValue: name) == nil { throw UsageError("unknown finger '\(name)'") }
+        if let name = args["finger"], Finger(rawValue: name) == nil { throw UsageError(message: "unknown finger '\(name)'") }
         try Context.requireRoot("remove")
         let context = try Context(args, requireURL: false)
         let enrolled = try ListCommand.enrolledFingers(context)
@@ -33,6 +33,7 @@ enum RemoveCommand {
         } else {
             targets = enrolled
         }
+        SensorPrints.delete(context, fingers: targets)
         for finger in targets {
             do {
                 try SafeFile.remove(context.paths.printFile(finger: finger))

@@ -18,7 +18,7 @@ enum ResetCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions, flags: [])
+        let args = try CommandArguments(words, valued: Context.commonOptions)
         try Context.requireRoot("reset")
         let context = try Context(args, requireURL: false)
         let paths = context.paths
@@ -43,6 +43,8 @@ enum ResetCommand {
 
         var removed = 0
         let prints = SafeFile.list(paths.printsDirectory)
+        SensorPrints.delete(context, fingers: prints.filter { $0.hasSuffix(StatePaths.printSuffix) }
+                                                   .map { String($0.dropLast(StatePaths.printSuffix.count)) })
         let files = prints.map { paths.printsDirectory + "/" + $0 }
             + [paths.deviceKey, paths.deviceKey + ".new", KeyRotation.oldPath(paths), paths.registration]
         for file in files where SafeFile.exists(file) {

@@ -15,7 +15,7 @@ enum RevokeCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions.union(["kid"]), flags: [])
+        let args = try CommandArguments(words, valued: Context.commonOptions.union(["kid"]))
         try Context.requireRoot("revoke")
         let context = try Context(args, requireURL: true)
         let kid = try args["kid"] ?? currentKid(context)

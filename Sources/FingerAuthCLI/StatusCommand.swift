@@ -8,8 +8,10 @@ import Glibc
 enum StatusCommand {
     static let usage = """
         usage: fingerauth status [--user U] [--json] [--pam-dir D] [--config F] [--state-dir D]
-          Checks, in order: config (readable, safe, url set), login-helper, reader (driver, name;
-          opened and closed again), fprintd (running, holding the reader), enrolled (fingers),
+          Checks, in order: config (readable, safe, url set), login-helper, backend (libfprint or
+          fprintd, and why: reader = …), reader (driver, name; opened and closed again, or
+          fprintd's), fprintd (running, holding the reader), lid (open, closed: lid = skip),
+          enrolled (fingers, FingerAuth's or fprintd's),
           key (present, root 0600, kid), registered (local record; the authenticator's view when
           it offers GET /v1/keys/<kid>), authenticator (GET /healthz, TLS), clock (skew against
           the authenticator's Date), pam (services in --pam-dir, default /etc/pam.d, using the module),
@@ -23,7 +25,7 @@ enum StatusCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions.union(["pam-dir"]), flags: ["json"])
+        let args = try CommandArguments(words, valued: Context.commonOptions.union(["pam-dir"]), switches: ["json"])
         let pamDirectory = args["pam-dir"] ?? PamServices.defaultDirectory
         if geteuid() != 0 { return try AgentStatus.run(args) }
         var checks: [StatusCheck] = []
@@ -41,7 +43,7 @@ enum StatusCommand {
             }
             user = fallback
             checks = [.fail("config", error.message, fix: "correct the configuration file and run fingerauth status again")]
-            for name in ["login-helper", "reader", "fprintd", "enrolled", "key", "registered", "authenticator", "clock", "policy"] {
+            for name in ["login-helper", "backend", "reader", "fprintd", "lid", "enrolled", "key", "registered", "authenticator", "clock", "policy"] {
                 checks.append(.skip(name, "the configuration could not be read"))
             }
             checks.append(LocalChecks.pam(directory: pamDirectory))
@@ -63,11 +65,7 @@ enum StatusCommand {
     static func runChecks(_ context: Context, pamDirectory: String) -> [StatusCheck] {
         let options = context.options
         var checks = [LocalChecks.config(context), LocalChecks.loginHelper(options)]
-        let fprintd = LocalChecks.fprintdProcesses()
-        let reader = LocalChecks.reader(options, fprintd: fprintd)
-        checks.append(reader)
-        checks.append(LocalChecks.fprintd(fprintd, readerOK: reader.result == .pass))
-        checks.append(LocalChecks.enrolled(context))
+        checks.append(contentsOf: ReaderChecks.run(context))
         let (keyCheck, key) = LocalChecks.key(context)
         checks.append(keyCheck)
         if options.url == nil {

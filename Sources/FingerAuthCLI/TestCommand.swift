@@ -20,9 +20,9 @@ enum TestCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: Context.commonOptions.union(["service"]), flags: [])
+        let args = try CommandArguments(words, valued: Context.commonOptions.union(["service"]))
         let service = args["service"] ?? "fingerauth-test"
-        guard PortableWord.isValid(service) else { throw UsageError("--service must be a PAM service name") }
+        guard PortableWord.isValid(service) else { throw UsageError(message: "--service must be a PAM service name") }
         try Context.requireRoot("test")
         let started = MonotonicInstant.now()
         let context: Context
@@ -38,7 +38,7 @@ enum TestCommand {
             return 1
         }
         let flow = LoginFlow(helper: TimedHelper(), store: TimedStore(), conversation: PrintingConversation(),
-                             random: SystemRandom(), users: PasswdUsers(),
+                             random: SystemRandom(), users: SystemUserDatabase(),
                              ledger: FileAttemptLedger(directory: context.options.attemptsDirectory), hostName: currentHostName())
         let outcome = flow.authenticate(LoginRequest(user: context.user, service: service), options: context.options)
         let accepted = outcome.code == .success
@@ -89,7 +89,9 @@ struct TimedHelper: LoginHelper {
                 phase = "authenticator"
             case let .accepted(_, kid):
                 Step.report(true, "authenticator", "POST \(url) accepted, kid \(kid)", since: start)
-            case let .refused(_, _, detail), let .unavailable(_, _, detail):
+            case let .refused(_, _, code, detail):
+                Step.report(false, "authenticator", "POST \(url): \(detail) [\(code.rawValue)]", since: start)
+            case let .unavailable(_, _, detail):
                 Step.report(false, "authenticator", "POST \(url): \(detail)", since: start)
             default: break
             }
@@ -97,7 +99,7 @@ struct TimedHelper: LoginHelper {
         }
         switch outcome {
         case .tooManyTries: Step.report(false, "scan", "no match in \(job.options.maxTries) tries", since: start)
-        case let .unreachable(why), let .keyUnusable(why), let .unavailable(why):
+        case let .unreachable(why), let .keyUnusable(why), let .unavailable(why), let .lidClosed(why):
             Step.report(false, phase, why, since: start)
         case .conversationFailed: Step.report(false, phase, "stopped", since: start)
         default: break
@@ -126,9 +128,4 @@ struct TimedStore: EnrollmentStore {
 struct PrintingConversation: Conversation {
     func info(_ text: String) -> Bool { say("     > \(text)"); return true }
     func error(_ text: String) -> Bool { say("     > \(text)"); return true }
-}
-
-/// The system's user database (getpwnam).
-struct PasswdUsers: UserDatabase {
-    func exists(_ user: String) -> Bool { getpwnam(user) != nil }
 }

@@ -1,3 +1,5 @@
+import FingerAuthCore
+import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,7 +58,7 @@ if command == "help" || command == "--help" || command == "-h" {
     print(rest.first.map(commandUsage) ?? usage)
     exit(0)
 }
-if rest.contains("--help") || rest.contains("-h") {
+if CommandArguments.asksForHelp(rest) {
     print(commandUsage(command))
     exit(0)
 }
@@ -73,7 +75,7 @@ do {
     case "test": status = try TestCommand.run(rest)
     case "status", "doctor": status = try StatusCommand.run(rest)
     case "pam-line": status = try PamLineCommand.run(rest)
-    default: throw UsageError("unknown command '\(command)'")
+    default: throw UsageError.unknownCommand(command)
     }
     exit(status)
 } catch let error as UsageError {

@@ -2,8 +2,9 @@
 public enum AuthenticatorVerdict: Equatable, Sendable {
     /// 2xx with `{"ok":true}` for this user and this token.
     case accepted
-    /// The authenticator said no (401/403/400, `ok` false, or yes for another user or token).
-    case rejected(String)
+    /// The authenticator said no (401/403/400, `ok` false, or yes for another user or
+    /// token): why, as a code (which chooses the person's text) and as a text for the log.
+    case rejected(RefusalCode, String)
     /// The authenticator could not answer properly (5xx, redirect, 429, unreadable body).
     case unavailable(String)
 
@@ -19,15 +20,15 @@ public enum AuthenticatorVerdict: Equatable, Sendable {
                   let ok = json["ok"]?.boolValue else {
                 return .unavailable("authenticator answered \(status) with an unreadable body")
             }
-            guard ok else { return .rejected("authenticator answered ok=false") }
+            guard ok else { return .rejected(.otherAnswer, "authenticator answered ok=false") }
             guard let sub = json["sub"]?.stringValue, sameBytes(sub, user) else {
-                return .rejected("authenticator accepted another user")
+                return .rejected(.otherAnswer, "authenticator accepted another user")
             }
             guard let answeredJTI = json["jti"]?.stringValue, sameBytes(answeredJTI, jti) else {
-                return .rejected("authenticator accepted another token")
+                return .rejected(.otherAnswer, "authenticator accepted another token")
             }
             guard let answeredKID = json["kid"]?.stringValue, sameBytes(answeredKID, kid) else {
-                return .rejected("authenticator accepted another key")
+                return .rejected(.otherAnswer, "authenticator accepted another key")
             }
             return .accepted
         case 400, 401, 403:
@@ -35,17 +36,13 @@ public enum AuthenticatorVerdict: Equatable, Sendable {
             let reason = json?["error"]?.stringValue
             // 403 policy_denied names the policy rule that refused: shown in the log line.
             let rule = status == 403 && reason == "policy_denied" ? json?["rule"]?.int64Value.map { ", rule \($0)" } : nil
-            return .rejected("authenticator refused (\(status)\(reason.map { ": " + printable($0) } ?? "")\(rule ?? ""))")
+            return .rejected(RefusalCode(status: status, error: reason),
+                             "authenticator refused (\(status)\(reason.map { ": " + printable($0) } ?? "")\(rule ?? ""))")
         case 300..<400:
             return .unavailable("authenticator redirected (\(status)); redirects are not followed")
         default:
             return .unavailable("authenticator answered \(status)")
         }
-    }
-
-    /// Whether a refusal's text is the authenticator's policy saying no (403 policy_denied).
-    public static func isPolicyRefusal(_ detail: String) -> Bool {
-        detail.hasPrefix("authenticator refused (403: policy_denied")
     }
 
     private static func printable(_ s: String) -> String {

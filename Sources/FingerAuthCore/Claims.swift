@@ -1,4 +1,7 @@
-/// The claims of a login token (DESIGN "Wire format"), in a fixed order.
+/// The claims of a login token, in this fixed order: `iss`, `sub`, `aud`, `iat`, `nbf` (the
+/// same as `iat`), `exp`, `jti`, `amr` (`fpt` and `hwk` or `swk`), `service`, then
+/// `client_service` and the configuration's `claim.*` lines. What the authenticator checks
+/// of them: fingerauthd(8), VERIFICATION.
 public struct LoginClaims: Equatable, Sendable {
     public var issuer: String
     public var subject: String

@@ -6,7 +6,8 @@
 ///     NOMATCH <tries left>             a finger that did not match; 0 left ends the login
 ///     MATCH <finger>                   an enrolled finger matched; the reader is closed
 ///     ACCEPTED <jti> <kid>             the authenticator accepted this token for this user
-///     REFUSED <jti> <kid> <why>        the authenticator said no (401/403, another user…)
+///     REFUSED <jti> <kid> <code> <why> the authenticator said no (401/403, another user…);
+///                                      <code> a `RefusalCode`, which alone chooses the person's text
 ///     UNAVAILABLE <jti> <kid> <why>    the authenticator could not answer properly (5xx, timeout…)
 ///     FAIL <reason> <text>             the login step could not be done (reasons: `HelperFailure`)
 ///
@@ -17,7 +18,7 @@ public enum HelperMessage: Equatable, Sendable {
     case noMatch(triesLeft: Int)
     case match(finger: String)
     case accepted(jti: String, kid: String)
-    case refused(jti: String, kid: String, detail: String)
+    case refused(jti: String, kid: String, code: RefusalCode, detail: String)
     case unavailable(jti: String, kid: String, detail: String)
     case fail(HelperFailure, detail: String)
 
@@ -34,8 +35,9 @@ public enum HelperMessage: Equatable, Sendable {
         case let .noMatch(left): text = "NOMATCH \(left)"
         case let .match(finger): text = "MATCH " + HelperMessage.clean(finger)
         case let .accepted(jti, kid): text = "ACCEPTED " + HelperMessage.word(jti) + " " + HelperMessage.word(kid)
-        case let .refused(jti, kid, detail):
-            text = "REFUSED " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " " + HelperMessage.clean(detail)
+        case let .refused(jti, kid, code, detail):
+            text = "REFUSED " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " " + code.rawValue + " "
+                + HelperMessage.clean(detail)
         case let .unavailable(jti, kid, detail):
             text = "UNAVAILABLE " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " " + HelperMessage.clean(detail)
         case let .fail(reason, detail): text = "FAIL \(reason.rawValue) " + HelperMessage.clean(detail)
@@ -70,12 +72,17 @@ public enum HelperMessage: Equatable, Sendable {
             let fields = rest.split(separator: " ", omittingEmptySubsequences: false)
             guard fields.count == 2, !fields[0].isEmpty, !fields[1].isEmpty else { return nil }
             self = .accepted(jti: String(fields[0]), kid: String(fields[1]))
-        case "REFUSED", "UNAVAILABLE":
+        case "REFUSED":
+            // The code is one of `RefusalCode`, exactly: a line without one is no verdict.
+            let fields = rest.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+            guard fields.count >= 3, !fields[0].isEmpty, !fields[1].isEmpty,
+                  let code = RefusalCode(rawValue: String(fields[2])) else { return nil }
+            self = .refused(jti: String(fields[0]), kid: String(fields[1]), code: code,
+                            detail: fields.count > 3 ? String(fields[3]) : "")
+        case "UNAVAILABLE":
             let fields = rest.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
             guard fields.count >= 2, !fields[0].isEmpty, !fields[1].isEmpty else { return nil }
-            let detail = fields.count > 2 ? String(fields[2]) : ""
-            self = word == "REFUSED" ? .refused(jti: String(fields[0]), kid: String(fields[1]), detail: detail)
-                                     : .unavailable(jti: String(fields[0]), kid: String(fields[1]), detail: detail)
+            self = .unavailable(jti: String(fields[0]), kid: String(fields[1]), detail: fields.count > 2 ? String(fields[2]) : "")
         case "FAIL":
             let reasonText = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
             guard let first = reasonText.first, let reason = HelperFailure(rawValue: String(first)) else { return nil }
@@ -118,4 +125,7 @@ public enum HelperFailure: String, Sendable, CaseIterable {
     case unreachable
     /// The helper was called wrongly.
     case usage
+    /// The laptop's lid is closed and the only reader is built in (`lid = skip`): skipped at
+    /// once, before anyone is asked for a finger.
+    case lidClosed = "lid-closed"
 }

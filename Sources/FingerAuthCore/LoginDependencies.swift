@@ -14,8 +14,9 @@ public protocol LoginHelper {
 public enum HelperOutcome: Equatable, Sendable {
     /// The finger matched and the authenticator accepted the token `jti` (helper exited 0).
     case accepted(jti: String, kid: String, finger: String)
-    /// The finger matched; the authenticator refused the token.
-    case refused(jti: String, kid: String, finger: String?, reason: String)
+    /// The finger matched; the authenticator refused the token: `code` chooses the text the
+    /// person sees, `reason` is for the log.
+    case refused(jti: String, kid: String, finger: String?, code: RefusalCode, reason: String)
     /// The finger matched; the authenticator did not answer properly (5xx, timeout…).
     case authenticatorUnavailable(jti: String, kid: String, finger: String?, reason: String)
     /// The authenticator could not be reached before the scan began: the reader was never armed.
@@ -23,6 +24,8 @@ public enum HelperOutcome: Equatable, Sendable {
     /// The device key could not be used.
     case keyUnusable(String)
     case tooManyTries
+    /// The lid is closed and the reader is under it (`lid = skip`): the reader was never armed.
+    case lidClosed(String)
     /// No reader, busy, helper crashed or timed out…: the reason is for the log.
     case unavailable(String)
     case conversationFailed

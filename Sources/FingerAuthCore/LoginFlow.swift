@@ -48,9 +48,9 @@ public struct LoginOutcome: Equatable, Sendable {
     public var category: OutcomeCategory { shownCategory ?? OutcomeCategory(code: code) }
 }
 
-/// The login decision (DESIGN steps 3–7) in plain Swift: deny by default, every path picks
-/// its own PAM code, and only a verdict of the helper that names the module's own `jti`
-/// and says "accepted" succeeds.
+/// The login decision in plain Swift (docs/ARCHITECTURE.md, "The login decision in plain
+/// Swift"): deny by default, every path picks its own PAM code, and only a verdict of the
+/// helper that names the module's own `jti` and says "accepted" succeeds.
 public struct LoginFlow {
     public let helper: LoginHelper
     public let store: EnrollmentStore
@@ -130,8 +130,9 @@ public struct LoginFlow {
         init(_ outcome: LoginOutcome) { self.outcome = outcome }
     }
 
-    /// Steps 3–4 and the request: disabled, the user name, the remote session, the
-    /// enrollment, a fresh `jti`. Shared by the sequential and the parallel prompt.
+    /// What is decided before the helper starts, and its request: disabled, the user name,
+    /// the remote session, the enrollment, a fresh `jti`. Shared by the sequential and the
+    /// parallel prompt.
     public func prepare(_ request: LoginRequest, options: Options) -> Result<LoginJob, Stop> {
         if options.disabled { return .failure(Stop(LoginOutcome(.ignore, "disabled"))) }
         if let problem = UserName.problem(request.user) {
@@ -160,7 +161,7 @@ public struct LoginFlow {
         return .success(job)
     }
 
-    /// Step 7: the helper's outcome as a PAM code (deny by default: only an acceptance of
+    /// After the helper: its outcome as a PAM code (deny by default: only an acceptance of
     /// the module's own `jti` succeeds), with the text the person sees unless silent.
     public func decide(_ outcome: HelperOutcome, job: LoginJob, request: LoginRequest) -> LoginOutcome {
         let options = job.options
@@ -171,9 +172,8 @@ public struct LoginFlow {
                                         finger: finger), .readerUnavailable, request, options)
             }
             return LoginOutcome(.success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger)
-        case let .refused(_, kid, finger, why):
-            let text: TextName = AuthenticatorVerdict.isPolicyRefusal(why) ? .policyDenied : .refused
-            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), text, request, options)
+        case let .refused(_, kid, finger, code, why):
+            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), code.text, request, options)
         case let .authenticatorUnavailable(_, kid, finger, why):
             return say(LoginOutcome(.authInfoUnavailable, why, kid: kid, jti: job.jti, finger: finger),
                        .authenticatorUnavailable, request, options)
@@ -181,6 +181,11 @@ public struct LoginFlow {
             return say(LoginOutcome(.authInfoUnavailable, why), .authenticatorUnavailable, request, options)
         case let .keyUnusable(why):
             return say(LoginOutcome(.authInfoUnavailable, "device key: " + why), .readerUnavailable, request, options)
+        case let .lidClosed(why):
+            // No text: the password prompt that follows is the whole answer (`lid = skip`).
+            var skipped = LoginOutcome(.authInfoUnavailable, "lid closed: " + why)
+            skipped.shownCategory = .lidClosed
+            return skipped
         case .tooManyTries:
             return say(LoginOutcome(.maxTries, "no match after \(job.options.maxTries) tries"), .tooManyTries, request, options)
         case let .unavailable(why):

@@ -32,7 +32,9 @@ public struct LoginJob: Equatable, Sendable {
 
     /// The option keys that travel to the helper; everything else stays with the module.
     static let optionKeys: Set<String> = ["url", "audience", "cafile", "pinned_pubkey", "timeout", "max_tries",
-                                          "ttl", "state_dir", "virtual_reader", "allow_http", "tpm_tcti"]
+                                          "ttl", "state_dir", "virtual_reader", "allow_http", "tpm_tcti",
+                                          "virtual_storage_reader", "virtual_reader_removable", "reader", "lid",
+                                          "system_bus", "acpi_lid_dir"]
 
     /// The request as `key=value` lines, one per setting.
     public var text: String {
@@ -50,6 +52,12 @@ public struct LoginJob: Equatable, Sendable {
         if let reader = o.virtualReader { lines.append("virtual_reader=" + reader) }
         lines.append("allow_http=" + (o.allowHTTP ? "yes" : "no"))
         if let tcti = o.tpmTCTI { lines.append("tpm_tcti=" + tcti) }
+        if let reader = o.virtualStorageReader { lines.append("virtual_storage_reader=" + reader) }
+        if o.virtualReaderRemovable { lines.append("virtual_reader_removable=yes") }
+        lines.append("reader=" + o.reader.rawValue)
+        lines.append("lid=" + o.lid.rawValue)
+        lines.append("system_bus=" + o.systemBus)
+        lines.append("acpi_lid_dir=" + o.acpiLidDirectory)
         for (name, value) in o.extraClaims { lines.append("claim." + name + "=" + value) }
         if let terminal {
             lines.append("terminal=" + terminal.path)

@@ -9,6 +9,8 @@ public struct Options: Equatable, Sendable {
     public static let defaultTokenFile = "/etc/security/fingerauth.token"
     public static let defaultAgentSocket = AgentProtocol.defaultSocket
     public static let defaultLocaleDirectory = "/usr/share/locale"
+    public static let defaultSystemBus = "/run/dbus/system_bus_socket"
+    public static let defaultACPILidDirectory = "/proc/acpi/button/lid"
 
     /// Where the module POSTs the token (`url`). Required.
     public var url: AuthenticatorURL?
@@ -37,6 +39,21 @@ public struct Options: Equatable, Sendable {
     public var attemptsDirectory = Options.defaultAttemptsDirectory
     /// libfprint virtual reader socket, for tests and demos (`virtual_reader`).
     public var virtualReader: String?
+    /// libfprint `virtual_device_storage` socket, a match-on-chip reader for tests
+    /// (`virtual_storage_reader`).
+    public var virtualStorageReader: String?
+    /// The virtual reader stands for one on an external USB port (`virtual_reader_removable`,
+    /// for tests of `lid`); by default it stands for a built-in one.
+    public var virtualReaderRemovable = false
+    /// `reader = libfprint | fprintd | auto` (`ReaderChoice`).
+    public var reader = ReaderChoice.auto
+    /// `lid = skip | ignore` (`LidPolicy`).
+    public var lid = LidPolicy.skip
+    /// The system bus's socket (`system_bus`), where fprintd and logind answer.
+    public var systemBus = Options.defaultSystemBus
+    /// Where the ACPI lid files are (`acpi_lid_dir`): `<dir>/*/state`, read when logind does
+    /// not answer.
+    public var acpiLidDirectory = Options.defaultACPILidDirectory
     /// Permit `http://` to a loopback authenticator (`allow_http`).
     public var allowHTTP = false
     /// Run for remote sessions too (`remote=allow`); by default they are skipped.
@@ -83,6 +100,9 @@ public struct Options: Equatable, Sendable {
             && a.disabled == b.disabled && a.tokenFile == b.tokenFile && a.agentSocket == b.agentSocket
             && a.prompt == b.prompt && a.texts == b.texts && a.localeDirectory == b.localeDirectory
             && a.keyStore == b.keyStore && a.tpmTCTI == b.tpmTCTI
+            && a.virtualStorageReader == b.virtualStorageReader && a.virtualReaderRemovable == b.virtualReaderRemovable
+            && a.reader == b.reader && a.lid == b.lid && a.systemBus == b.systemBus
+            && a.acpiLidDirectory == b.acpiLidDirectory
             && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
     }
 
@@ -137,6 +157,16 @@ public struct Options: Equatable, Sendable {
         case "session_dir": sessionDirectory = try path()
         case "attempts_dir": attemptsDirectory = try path()
         case "virtual_reader": virtualReader = try path()
+        case "virtual_storage_reader": virtualStorageReader = try path()
+        case "virtual_reader_removable": virtualReaderRemovable = try flag()
+        case "reader":
+            guard let choice = ReaderChoice(rawValue: value) else { throw error("must be libfprint, fprintd or auto") }
+            reader = choice
+        case "lid":
+            guard let policy = LidPolicy(rawValue: value) else { throw error("must be skip or ignore") }
+            lid = policy
+        case "system_bus": systemBus = try path()
+        case "acpi_lid_dir": acpiLidDirectory = try path()
         case "allow_http": allowHTTP = try flag()
         case "remote":
             switch value {

@@ -1,25 +1,5 @@
 /// Turns the pam.d arguments and the configuration file into `Options`.
 public enum OptionsLoader {
-    /// Splits a `key = value` file into entries; `#` starts a comment line.
-    public static func parseFile(_ text: String, name: String) throws(ConfigError) -> [(key: String, value: String, source: String)] {
-        var entries: [(key: String, value: String, source: String)] = []
-        var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            let line = trim(rawLine)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let source = "\(name):\(lineNumber)"
-            guard let eq = line.firstIndex(of: "=") else {
-                throw ConfigError(source: source, message: "expected key = value")
-            }
-            let key = trim(line[..<eq])
-            let value = trim(line[line.index(after: eq)...])
-            guard !key.isEmpty else { throw ConfigError(source: source, message: "expected key = value") }
-            entries.append((String(key), String(value), source))
-        }
-        return entries
-    }
-
     /// Splits pam.d arguments: `key=value`, or a bare word meaning `word=yes`.
     public static func parseArguments(_ arguments: [String]) -> [(key: String, value: String)] {
         arguments.map { arg in
@@ -50,7 +30,7 @@ public enum OptionsLoader {
         }
         var options = Options()
         if let text = try readFile(confPath) {
-            for entry in try parseFile(text, name: confPath) {
+            for entry in try ConfigLines.parse(text, name: confPath) {
                 guard entry.key != "conf" else {
                     throw ConfigError(source: entry.source, key: "conf", message: "only allowed on the pam.d line")
                 }
@@ -65,12 +45,5 @@ public enum OptionsLoader {
         guard requireURL || options.url != nil else { return options }
         return try options.validated(source: confNamed ? confPath : "configuration",
                                     unprivilegedPortStart: unprivilegedPortStart())
-    }
-
-    private static func trim(_ s: Substring) -> Substring {
-        var t = s
-        while let f = t.first, f == " " || f == "\t" || f == "\r" { t = t.dropFirst() }
-        while let l = t.last, l == " " || l == "\t" || l == "\r" { t = t.dropLast() }
-        return t
     }
 }

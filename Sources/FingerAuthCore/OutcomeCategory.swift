@@ -12,6 +12,7 @@ public enum OutcomeCategory: String, CaseIterable, Sendable {
     case authenticatorUnavailable = "authenticator-unavailable"
     case readerUnavailable = "reader-unavailable"
     case readerBusy = "reader-busy"
+    case lidClosed = "lid-closed"
     case otherUsersTurn = "other-users-turn"
     case tooManyAttempts = "too-many-attempts"
     case agentBusy = "agent-busy"

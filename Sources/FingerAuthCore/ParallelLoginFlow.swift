@@ -81,7 +81,7 @@ public struct ParallelLoginFlow {
     /// failed attempt; anything else (an empty answer, a wrong finger, a killed prompt) is.
     static func noFingerTried(_ verdict: HelperOutcome?, typedPassword: Bool) -> Bool {
         switch verdict {
-        case .unreachable?, .keyUnusable?: return true
+        case .unreachable?, .keyUnusable?, .lidClosed?: return true
         case nil, .unavailable?: return typedPassword
         case .accepted?, .refused?, .authenticatorUnavailable?, .tooManyTries?, .conversationFailed?: return false
         }
@@ -91,10 +91,11 @@ public struct ParallelLoginFlow {
     static func summary(_ outcome: HelperOutcome) -> String {
         switch outcome {
         case .accepted: return "finger accepted"
-        case let .refused(_, _, _, why): return "authenticator refused: " + why
+        case let .refused(_, _, _, _, why): return "authenticator refused: " + why
         case let .authenticatorUnavailable(_, _, _, why): return "authenticator unavailable: " + why
         case let .unreachable(why): return "authenticator unreachable: " + why
         case let .keyUnusable(why): return "device key: " + why
+        case let .lidClosed(why): return "lid closed: " + why
         case .tooManyTries: return "no match, too many tries"
         case let .unavailable(why): return why
         case .conversationFailed: return "conversation failed"

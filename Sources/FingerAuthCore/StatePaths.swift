@@ -1,4 +1,4 @@
-/// Where a user's state lives under `state_dir` (DESIGN "Files"). The user name must
+/// Where a user's state lives under `state_dir` (pam_fingerauth(8), FILES). The user name must
 /// already be valid (`UserName.isValid`): it becomes a path component.
 public struct StatePaths: Sendable {
     public let root: String

@@ -61,7 +61,7 @@ public final class DeviceKey: TokenSigner {
     }
 }
 
-/// Device key files (DESIGN "Files"): read and written the safe way. Used by the login
+/// Device key files (`StatePaths.deviceKey`): read and written the safe way. Used by the login
 /// helper and the command line; the module never touches a key.
 public struct DeviceKeyFile {
     public init() {}

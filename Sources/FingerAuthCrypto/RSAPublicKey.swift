@@ -3,6 +3,11 @@ import FingerAuthCore
 
 /// An RSA public key built from a JWK (EVP_PKEY_fromdata), owned by this object, with its
 /// verification contexts, set up once and used again by every thread that verifies.
+///
+/// `@unchecked Sendable`: both pointers are set in `init` and never replaced; OpenSSL 3
+/// lets threads use one EVP_PKEY at once for verification, and the pool of idle contexts
+/// is taken and given back under its own mutex (`fa_verify_pool`), so no context is used
+/// by two threads at a time.
 public final class RSAPublicKey: @unchecked Sendable {
     let pkey: OpaquePointer
     /// Idle verification contexts of this key (`fa_verify_pool`, behind its own mutex); nil

@@ -3,6 +3,10 @@ import FingerAuthCore
 
 /// A DER X.509 certificate (d2i_X509), owned by this object: the TPM endorsement key's
 /// certificate that a host sends when it registers a TPM key.
+///
+/// `@unchecked Sendable`: the certificate and its key are set in `init` and only read
+/// afterwards (verified against a store, an OAEP encryption to its key); OpenSSL 3 guards
+/// the caches it fills inside an X509 on a read with its own locks.
 public final class X509Certificate: @unchecked Sendable {
     let certificate: OpaquePointer
     let publicKey: OpaquePointer
@@ -70,6 +74,10 @@ public final class X509Certificate: @unchecked Sendable {
 
 /// Trusted CA certificates from a PEM bundle (`--tpm-ek-ca`): an X509_STORE that
 /// endorsement key certificates must chain to.
+///
+/// `@unchecked Sendable`: the store is filled in `init` and never changed afterwards; each
+/// check makes its own X509_STORE_CTX, and OpenSSL locks the store itself where a lookup
+/// touches it (X509_STORE_lock).
 public final class CertificateTrust: @unchecked Sendable {
     let store: OpaquePointer
     /// How many certificates the bundle held.

@@ -1,3 +1,4 @@
+import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthSystem

@@ -1,3 +1,4 @@
+import FingerAuthCore
 import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
@@ -24,48 +25,38 @@ enum ConfigFile {
     /// The settings of `--config PATH`, else of /etc/fingerauthd.conf when it exists, else none.
     static func load(_ explicit: String?, command: String) throws(UsageError) -> [String: String] {
         let path = explicit ?? defaultPath
-        if explicit == nil && !SafeFile.exists(path) { return [:] }
-        let bytes: [UInt8]
+        let text: String?
         do {
-            do {
-                bytes = try SafeFile.read(path, rule: FileRule(owner: 0, forbiddenBits: 0o022, maxBytes: 64 * 1024))
-            } catch .wrongOwner(_, _) where geteuid() != 0 {
-                bytes = try SafeFile.read(path, rule: FileRule(owner: UInt32(geteuid()), forbiddenBits: 0o022, maxBytes: 64 * 1024))
-            }
+            text = try ConfigurationFile.read(path, owner: .rootOrRunningUser)
         } catch {
             throw UsageError(message: "\(command): configuration \(error)")
         }
-        return try parse(String(decoding: bytes, as: UTF8.self), path: path)
+        guard let text else {
+            if explicit == nil { return [:] }
+            throw UsageError(message: "\(command): configuration \(path): does not exist")
+        }
+        return try parse(text, path: path)
     }
 
-    /// The `key = value` pairs of `text`.
+    /// The `key = value` pairs of `text` (`ConfigLines`), each a known key, once, with a value.
     static func parse(_ text: String, path: String) throws(UsageError) -> [String: String] {
+        let lines: [ConfigLine]
+        do {
+            lines = try ConfigLines.parse(text, name: path)
+        } catch {
+            throw UsageError(message: error.description)
+        }
         var values: [String: String] = [:]
-        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingSpaces
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let place = "\(path):\(number + 1)"
-            guard let eq = line.firstIndex(of: "=") else {
-                throw UsageError(message: "\(place): expected 'key = value'")
-            }
-            let key = String(line[..<eq].trimmingSpaces)
-            let value = String(line[line.index(after: eq)...].trimmingSpaces)
+        for line in lines {
+            let place = line.source
+            let key = line.key
             guard keys.contains(key) else {
                 throw UsageError(message: "\(place): unknown key '\(key)'; known keys: \(keys.sorted().joined(separator: ", "))")
             }
             guard values[key] == nil else { throw UsageError(message: "\(place): '\(key)' given twice") }
-            guard !value.isEmpty else { throw UsageError(message: "\(place): '\(key)' needs a value") }
-            values[key] = value
+            guard !line.value.isEmpty else { throw UsageError(message: "\(place): '\(key)' needs a value") }
+            values[key] = line.value
         }
         return values
-    }
-}
-
-extension Substring {
-    var trimmingSpaces: Substring {
-        var s = self
-        while let c = s.first, c == " " || c == "\t" || c == "\r" { s = s.dropFirst() }
-        while let c = s.last, c == " " || c == "\t" || c == "\r" { s = s.dropLast() }
-        return s
     }
 }

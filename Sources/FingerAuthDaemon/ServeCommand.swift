@@ -1,4 +1,5 @@
 import FingerAuthConsole
+import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthStore

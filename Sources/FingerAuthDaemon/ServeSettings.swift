@@ -1,3 +1,4 @@
+import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthTransport

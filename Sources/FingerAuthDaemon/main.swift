@@ -1,55 +1,82 @@
 // fingerauthd: the FingerAuth reference authenticator. This file only dispatches the
 // subcommand; each one lives in its own file.
+import FingerAuthCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Runs the command line and returns the exit status (0 ok, 1 failure, 2 usage).
+/// One subcommand: the words that name it and what runs it with the words after them.
+struct DaemonCommand {
+    let words: [String]
+    let run: (ArraySlice<String>) throws(UsageError) -> Int32
+}
+
+let commands: [DaemonCommand] = [
+    DaemonCommand(words: ["serve"], run: ServeCommand.run),
+    DaemonCommand(words: ["audit"], run: AuditCommand.run),
+    DaemonCommand(words: ["doctor"], run: DoctorCommand.run),
+    DaemonCommand(words: ["token", "create"], run: TokenCommands.create),
+    DaemonCommand(words: ["token", "list"], run: TokenCommands.list),
+    DaemonCommand(words: ["token", "revoke"], run: TokenCommands.revoke),
+    DaemonCommand(words: ["keys", "list"], run: KeyCommands.list),
+    DaemonCommand(words: ["keys", "approve"], run: KeyCommands.approve),
+    DaemonCommand(words: ["keys", "revoke"], run: KeyCommands.revoke),
+    DaemonCommand(words: ["policy", "list"], run: PolicyCommands.list),
+    DaemonCommand(words: ["policy", "add"], run: PolicyCommands.add),
+    DaemonCommand(words: ["policy", "remove"], run: PolicyCommands.remove),
+    DaemonCommand(words: ["policy", "move"], run: PolicyCommands.move),
+    DaemonCommand(words: ["policy", "test"], run: PolicyCommands.test),
+    DaemonCommand(words: ["hosts", "list"], run: PolicyCommands.hosts),
+    DaemonCommand(words: ["hosts", "label"], run: PolicyCommands.label),
+    DaemonCommand(words: ["hosts", "unlabel"], run: PolicyCommands.unlabel),
+    DaemonCommand(words: ["hosts", "add-ek"], run: EKCommands.add),
+    DaemonCommand(words: ["hosts", "reset-ek"], run: EKCommands.reset),
+    DaemonCommand(words: ["users", "list"], run: PolicyCommands.users),
+    DaemonCommand(words: ["users", "add"], run: PolicyCommands.addUsers),
+    DaemonCommand(words: ["users", "remove"], run: PolicyCommands.removeUsers),
+    DaemonCommand(words: ["admin", "create"], run: AdminCommands.create),
+    DaemonCommand(words: ["admin", "list"], run: AdminCommands.list),
+]
+
+/// Runs the command line and returns the exit status (0 ok, 1 failure, 2 usage). `--help`
+/// or `-h` anywhere after a command prints that command's usage (after a group's first
+/// word, the usage of the whole group); `help COMMAND` does the same.
 func runCommandLine(_ arguments: [String]) -> Int32 {
-    let args = arguments.dropFirst()
-    let rest = args.dropFirst(2)
-    do {
-        switch (args.first, args.dropFirst().first) {
-        case ("--help", _), ("-h", _), ("help", _):
-            print(Usage.text)
-            return 0
-        case ("serve", _):
-            return try ServeCommand.run(args.dropFirst())
-        case ("audit", _):
-            return try AuditCommand.run(args.dropFirst())
-        case ("token", "create"): return try TokenCommands.create(rest)
-        case ("token", "list"): return try TokenCommands.list(rest)
-        case ("token", "revoke"): return try TokenCommands.revoke(rest)
-        case ("keys", "list"): return try KeyCommands.list(rest)
-        case ("keys", "approve"): return try KeyCommands.approve(rest)
-        case ("keys", "revoke"): return try KeyCommands.revoke(rest)
-        case ("policy", "list"): return try PolicyCommands.list(rest)
-        case ("policy", "add"): return try PolicyCommands.add(rest)
-        case ("policy", "remove"): return try PolicyCommands.remove(rest)
-        case ("policy", "move"): return try PolicyCommands.move(rest)
-        case ("policy", "test"): return try PolicyCommands.test(rest)
-        case ("hosts", "list"): return try PolicyCommands.hosts(rest)
-        case ("hosts", "label"): return try PolicyCommands.label(rest)
-        case ("hosts", "unlabel"): return try PolicyCommands.unlabel(rest)
-        case ("hosts", "add-ek"): return try EKCommands.add(rest)
-        case ("hosts", "reset-ek"): return try EKCommands.reset(rest)
-        case ("users", "list"): return try PolicyCommands.users(rest)
-        case ("users", "add"): return try PolicyCommands.addUsers(rest)
-        case ("users", "remove"): return try PolicyCommands.removeUsers(rest)
-        case ("admin", "create"): return try AdminCommands.create(rest)
-        case ("admin", "list"): return try AdminCommands.list(rest)
-        case ("doctor", _): return try DoctorCommand.run(args.dropFirst())
-        case (nil, _):
-            throw UsageError(message: "a command is needed: serve, token, keys, policy, hosts, users, admin, audit or doctor; see 'fingerauthd --help'")
-        default:
-            let words = args.prefix(2).joined(separator: " ")
-            throw UsageError(message: "unknown command '\(words)'; see 'fingerauthd --help'")
-        }
-    } catch let error as UsageError {
-        fputs("fingerauthd: \(error.message)\n", stderr)
+    let args = Array(arguments.dropFirst())
+    guard let first = args.first else {
+        fputs("fingerauthd: a command is needed: serve, token, keys, policy, hosts, users, admin, audit or doctor; "
+              + "see 'fingerauthd --help'\n", stderr)
         return 2
+    }
+    if first == "--help" || first == "-h" || first == "help" {
+        let asked = Array(args.dropFirst().prefix(2))
+        print(asked.isEmpty ? Usage.text : Usage.of(asked) ?? Usage.text)
+        return 0
+    }
+    let group = commands.filter { $0.words[0] == first }
+    guard let command = group.first(where: { $0.words.count == 1 || args.dropFirst().first == $0.words[1] }) else {
+        if group.isEmpty {
+            fputs("fingerauthd: \(UsageError.unknownCommand(first).adding("see 'fingerauthd --help'"))\n", stderr)
+            return 2
+        }
+        if CommandArguments.asksForHelp(args.dropFirst()) {
+            print(Usage.of([first]) ?? Usage.text)
+            return 0
+        }
+        let subcommands = group.map { $0.words[1] }.joined(separator: ", ")
+        let given = args.dropFirst().first.map { UsageError.unknownCommand(first + " " + $0).message } ?? "\(first) needs a command"
+        fputs("fingerauthd: \(given) (\(first): \(subcommands)); see 'fingerauthd \(first) --help'\n", stderr)
+        return 2
+    }
+    let rest = args.dropFirst(command.words.count)
+    if CommandArguments.asksForHelp(rest) {
+        print(Usage.of(command.words) ?? Usage.text)
+        return 0
+    }
+    do {
+        return try command.run(rest)
     } catch {
-        fputs("fingerauthd: \(error)\n", stderr)
+        fputs("fingerauthd: \(error.message)\n", stderr)
         return 2
     }
 }

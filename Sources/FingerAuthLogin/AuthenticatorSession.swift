@@ -8,7 +8,12 @@ import FingerAuthTPM
 /// connection is opened (DNS, TCP, TLS) by a first request while the finger is awaited and
 /// reused for the login's POST, and the token, signed ahead with the device key and sent
 /// only after a match.
-final class AuthenticatorSession {
+///
+/// `@unchecked Sendable`: two threads use it in turn, never at once. `LoginCommand` hands
+/// it to its `BackgroundWork` (warm-up, then the signature made ahead) and touches it
+/// again only after that work said so through a pipe: `unreachable` once `warmed` fired
+/// (the work writes it before and never after), everything else once the work has ended.
+final class AuthenticatorSession: @unchecked Sendable {
     let job: LoginJob
     let key: DeviceKey
     let clock: Clock
@@ -96,7 +101,7 @@ final class AuthenticatorSession {
             switch AuthenticatorVerdict.interpret(status: response.status, body: response.body, user: job.user,
                                                   jti: jti, kid: kid) {
             case .accepted: return .accepted(jti: jti, kid: kid)
-            case let .rejected(why): return .refused(jti: jti, kid: kid, detail: why)
+            case let .rejected(code, why): return .refused(jti: jti, kid: kid, code: code, detail: why)
             case let .unavailable(why): return .unavailable(jti: jti, kid: kid, detail: why)
             }
         }

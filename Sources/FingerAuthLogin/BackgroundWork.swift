@@ -6,7 +6,11 @@ import FingerAuthSystem
 
 /// A one-shot event that one thread fires and another waits for with a deadline: a pipe,
 /// so that the wait is a `poll` and the fire is one `write`, both safe from any thread.
-final class OneShotSignal {
+///
+/// `@unchecked Sendable`: `fire` touches only the write end (one write(2)); `wait` and
+/// `seen` belong to the one thread that waits. The pipe orders what the firing thread did
+/// before `fire` before what the waiting thread does after `wait` returned true.
+final class OneShotSignal: @unchecked Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
     private var seen = false
@@ -52,7 +56,7 @@ final class BackgroundWork {
     private let done: OneShotSignal
 
     /// Starts `work`; nil when no thread or pipe could be had (the caller then runs it inline).
-    init?(_ work: @escaping () -> Void) {
+    init?(_ work: @escaping @Sendable () -> Void) {
         guard let done = OneShotSignal() else { return nil }
         self.done = done
         let box = Unmanaged.passRetained(WorkBox(work: work, done: done)).toOpaque()
@@ -77,10 +81,10 @@ final class BackgroundWork {
     }
 }
 
-private final class WorkBox {
-    let work: () -> Void
+private final class WorkBox: Sendable {
+    let work: @Sendable () -> Void
     let done: OneShotSignal
-    init(work: @escaping () -> Void, done: OneShotSignal) {
+    init(work: @escaping @Sendable () -> Void, done: OneShotSignal) {
         self.work = work
         self.done = done
     }

@@ -64,7 +64,11 @@ enum LoginCommand {
     static func login(_ job: LoginJob) throws(ReaderError) -> ExitCode {
         let started = MonotonicInstant.now()
         if job.terminal != nil { alarm(parallelLifetimeSeconds(job)) }
-        let prints = try PrintStore(stateDirectory: job.options.stateDirectory, user: job.user).load()
+        let prints = Result { () throws(ReaderError) in
+            try PrintStore(stateDirectory: job.options.stateDirectory, user: job.user).load()
+        }
+        // The lid and fprintd before the key: a closed lid or a reader fprintd holds ends here.
+        let plan = try ReaderPlan.make(job: job, localPrints: prints, openSeconds: openSeconds)
         let key: DeviceKey
         let keyPath = StatePaths(root: job.options.stateDirectory, user: job.user).deviceKey
         switch DeviceKeyLoader(tcti: job.options.tpmTCTI).load(keyPath) {
@@ -89,8 +93,7 @@ enum LoginCommand {
             }
         }
         if background == nil { session.prepare() }
-        let reader = try FingerprintReader.open(virtualReader: job.options.virtualReader,
-                                                deadline: .after(seconds: openSeconds))
+        let reader = try plan.open(seconds: openSeconds)
         if background != nil, let warmed, !warmed.wait(until: started.adding(milliseconds: warmUpWaitMilliseconds)) {
             reader.close()
             LineOutput.emit(.fail(.unreachable, detail: "authenticator did not answer within \(warmUpWaitMilliseconds) ms"))
@@ -101,12 +104,12 @@ enum LoginCommand {
             LineOutput.emit(.fail(.unreachable, detail: why))
             return .failed
         }
-        LineOutput.emit(.ready(reader: reader.name))
+        LineOutput.emit(.ready(reader: reader.readerName))
         let deadline = Deadline.after(seconds: Double(job.options.timeoutSeconds))
         if background == nil { session.signAhead() }
         var left = job.options.maxTries
         while left > 0 {
-            switch try reader.verify(prints: prints, deadline: deadline, events: LineOutput.emit) {
+            switch try reader.verify(deadline: deadline, events: LineOutput.emit) {
             case let .match(finger):
                 reader.close()
                 LineOutput.emit(.match(finger: finger))
@@ -143,13 +146,13 @@ enum RequestInput {
             var pfd = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pfd, 1, deadline.remaining)
             if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return .failure(UsageError("no request on standard input")) }
+            guard ready > 0 else { return .failure(UsageError(message: "no request on standard input")) }
             let n = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { return .failure(UsageError("cannot read the request")) }
+            guard n >= 0 else { return .failure(UsageError(message: "cannot read the request")) }
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])
-            guard bytes.count <= LoginJob.maxBytes else { return .failure(UsageError("request larger than \(LoginJob.maxBytes) bytes")) }
+            guard bytes.count <= LoginJob.maxBytes else { return .failure(UsageError(message: "request larger than \(LoginJob.maxBytes) bytes")) }
         }
         return .success(String(decoding: bytes, as: UTF8.self))
     }

@@ -28,63 +28,48 @@ struct ScanArguments: Equatable {
     static let maxPathBytes = 1024
 
     static func parse(_ arguments: [String]) -> Result<ScanArguments, UsageError> {
+        let given: CommandArguments
+        do {
+            given = try CommandArguments(arguments, valued: ["user", "state-dir", "max-tries", "timeout", "virtual-reader", "enroll"])
+        } catch {
+            return .failure(error.cause == .unknownOption || error.cause == .unexpectedArgument ? error.adding(usage) : error)
+        }
         var parsed = ScanArguments()
-        var seen: Set<String> = []
-        var timeoutGiven = false
-        var index = 0
-        while index < arguments.count {
-            let option = arguments[index]
-            guard ["--user", "--state-dir", "--max-tries", "--timeout", "--virtual-reader", "--enroll"]
-                .contains(option) else {
-                return .failure(UsageError("unknown argument \(printable(option)); \(usage)"))
-            }
-            guard seen.insert(option).inserted else {
-                return .failure(UsageError("\(option) given twice"))
-            }
-            guard index + 1 < arguments.count else {
-                return .failure(UsageError("\(option) needs a value"))
-            }
-            let value = arguments[index + 1]
-            index += 2
-            switch option {
-            case "--user":
-                guard UserName.isValid(value) else {
-                    return .failure(UsageError("--user must be a user name FingerAuth accepts (\(UserName.rule))"))
-                }
-                parsed.user = value
-            case "--state-dir":
-                guard isAbsolutePath(value, limit: maxPathBytes) else {
-                    return .failure(UsageError("--state-dir must be an absolute path"))
-                }
-                parsed.stateDirectory = value
-            case "--max-tries":
-                guard let n = Int(value), maxTriesRange.contains(n) else {
-                    return .failure(UsageError("--max-tries must be a number from 1 to 10"))
-                }
-                parsed.maxTries = n
-            case "--timeout":
-                guard let n = Int(value), timeoutRange.contains(n) else {
-                    return .failure(UsageError("--timeout must be a number of seconds from 1 to 120"))
-                }
-                parsed.timeoutSeconds = n
-                timeoutGiven = true
-            case "--virtual-reader":
-                guard isAbsolutePath(value, limit: maxSocketPathBytes) else {
-                    return .failure(UsageError("--virtual-reader must be an absolute socket path of at most 107 bytes"))
-                }
-                parsed.virtualReader = value
-            default: // "--enroll"
-                guard let finger = Finger(rawValue: value) else {
-                    return .failure(UsageError("--enroll needs a finger name such as right-index-finger"))
-                }
-                parsed.enrollFinger = finger
-            }
+        guard let user = given["user"] else { return .failure(UsageError(message: "--user is required; \(usage)")) }
+        guard UserName.isValid(user) else {
+            return .failure(UsageError(message: "--user must be a user name FingerAuth accepts (\(UserName.rule))"))
         }
-        guard !parsed.user.isEmpty else { return .failure(UsageError("--user is required; \(usage)")) }
-        guard !parsed.stateDirectory.isEmpty else {
-            return .failure(UsageError("--state-dir is required; \(usage)"))
+        parsed.user = user
+        guard let stateDirectory = given["state-dir"] else { return .failure(UsageError(message: "--state-dir is required; \(usage)")) }
+        guard isAbsolutePath(stateDirectory, limit: maxPathBytes) else {
+            return .failure(UsageError(message: "--state-dir must be an absolute path"))
         }
-        if parsed.enrollFinger != nil && !timeoutGiven { parsed.timeoutSeconds = enrollTimeout }
+        parsed.stateDirectory = stateDirectory
+        if let value = given["max-tries"] {
+            guard let n = Int(value), maxTriesRange.contains(n) else {
+                return .failure(UsageError(message: "--max-tries must be a number from 1 to 10"))
+            }
+            parsed.maxTries = n
+        }
+        if let value = given["timeout"] {
+            guard let n = Int(value), timeoutRange.contains(n) else {
+                return .failure(UsageError(message: "--timeout must be a number of seconds from 1 to 120"))
+            }
+            parsed.timeoutSeconds = n
+        }
+        if let value = given["virtual-reader"] {
+            guard isAbsolutePath(value, limit: maxSocketPathBytes) else {
+                return .failure(UsageError(message: "--virtual-reader must be an absolute socket path of at most 107 bytes"))
+            }
+            parsed.virtualReader = value
+        }
+        if let value = given["enroll"] {
+            guard let finger = Finger(rawValue: value) else {
+                return .failure(UsageError(message: "--enroll needs a finger name such as right-index-finger"))
+            }
+            parsed.enrollFinger = finger
+            if given["timeout"] == nil { parsed.timeoutSeconds = enrollTimeout }
+        }
         return .success(parsed)
     }
 
@@ -95,14 +80,4 @@ struct ScanArguments: Equatable {
               bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return false }
         return !path.split(separator: "/").contains("..")
     }
-
-    private static func printable(_ text: String) -> String {
-        String(String(text.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "?" }).prefix(40))
-    }
-}
-
-/// A command line the helper refuses (`FAIL usage <message>`, exit 2).
-struct UsageError: Error, Equatable {
-    let message: String
-    init(_ message: String) { self.message = message }
 }

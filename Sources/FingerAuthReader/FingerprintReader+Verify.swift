@@ -23,7 +23,8 @@ extension FingerprintReader {
             }
             owned.append(print)
         }
-        if owned.count > 1 && supportsIdentify {
+        // A match-on-chip reader identifies even one print: its answer names the print.
+        if (owned.count > 1 || hasStorage) && supportsIdentify {
             return try identify(owned, deadline: deadline, events: events)
         }
         // A reader without identify needs one scan per print; the user is asked for each
@@ -56,11 +57,14 @@ extension FingerprintReader {
                 var error: UnsafeMutablePointer<GError>? = nil
                 let ok = fp_device_verify_sync(device, print.pointer, cancellable, nil, nil,
                                                &matched, &scanned, &error)
-                if let scanned { g_object_unref(UnsafeMutableRawPointer(scanned)) }
+                defer { if let scanned { g_object_unref(UnsafeMutableRawPointer(scanned)) } }
                 guard ok == 0 else {
                     if let error { g_error_free(error) }
-                    return .decided(matched != 0)
+                    guard matched != 0 else { return .decided(false) }
+                    if let refused = matchOnChipIdentity(scanned, expected: print) { return refused }
+                    return .decided(true)
                 }
+                if chipDoesNotKnow(error) { return .decided(false) }
                 return Attempt(ReaderError.take(error, context: "Verification failed"))
             }
             switch outcome {
@@ -93,6 +97,7 @@ extension FingerprintReader {
                     if let error { g_error_free(error) }
                     return .decided(matchedFinger)
                 }
+                if chipDoesNotKnow(error) { return .decided(nil) }
                 return Attempt(ReaderError.take(error, context: "Identification failed"))
             }
             switch outcome {
@@ -105,7 +110,7 @@ extension FingerprintReader {
 }
 
 /// How one scan ended: a decision, a retry request, or an error.
-private enum Attempt<Decision> {
+enum Attempt<Decision> {
     case decided(Decision)
     case retry(String)
     case failed(ReaderError)

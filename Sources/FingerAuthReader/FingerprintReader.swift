@@ -39,24 +39,35 @@ public final class FingerprintReader {
     ///   set as `FP_VIRTUAL_DEVICE` before the context is made. The caller must take it from
     ///   root-owned configuration only: whoever writes to that socket chooses the finger.
     ///   The `virtualDeviceVariables` are removed from the environment first, always.
+    /// - Parameter virtualStorageReader: the same for `virtual_device_storage` (a
+    ///   match-on-chip reader), set as `FP_VIRTUAL_DEVICE_STORAGE`.
+    /// - Parameter placement: which reader may be taken (`ReaderPlacementRule`: any, or only
+    ///   one on an external port while the lid is closed).
     /// - Parameter deadline: how long opening may take.
-    public static func open(virtualReader: String?,
+    public static func open(virtualReader: String?, virtualStorageReader: String? = nil,
+                            placement: ReaderPlacementRule = .any,
                             deadline: Deadline = .after(seconds: 10)) throws(ReaderError) -> FingerprintReader {
         for variable in virtualDeviceVariables { unsetenv(variable) }
-        if let virtualReader {
-            guard !virtualReader.isEmpty, setenv("FP_VIRTUAL_DEVICE", virtualReader, 1) == 0 else {
+        for (variable, path) in [("FP_VIRTUAL_DEVICE", virtualReader), ("FP_VIRTUAL_DEVICE_STORAGE", virtualStorageReader)] {
+            guard let path else { continue }
+            guard !path.isEmpty, setenv(variable, path, 1) == 0 else {
                 throw ReaderError(.noReader, "The virtual reader path is not usable")
             }
         }
         guard let context = fp_context_new() else {
             throw ReaderError(.deviceError, "libfprint could not start")
         }
-        guard let devices = fp_context_get_devices(context), devices.pointee.len > 0,
-              let first = devices.pointee.pdata?[0] else {
+        guard let devices = fp_context_get_devices(context), devices.pointee.len > 0 else {
             g_object_unref(UnsafeMutableRawPointer(context))
             throw ReaderError.noReader
         }
-        let device = first.assumingMemoryBound(to: FpDevice.self)
+        let device: UnsafeMutablePointer<FpDevice>
+        do {
+            device = try placement.choose(devices)
+        } catch {
+            g_object_unref(UnsafeMutableRawPointer(context))
+            throw error
+        }
         g_object_ref(UnsafeMutableRawPointer(device))
         // From here the reader owns both references; its deinit releases them.
         let reader = FingerprintReader(context: context, device: device)

@@ -75,11 +75,11 @@ extension ReaderError {
         case FP_DEVICE_ERROR_BUSY.rawValue:
             return .failed(ReaderError(.busy, "The reader is busy (another program is using it)"))
         case FP_DEVICE_ERROR_REMOVED.rawValue:
-            return .failed(ReaderError(.removed, "The reader was removed"))
+            return .failed(ReaderError(.removed, "reader removed during the scan"))
         case FP_DEVICE_ERROR_DATA_INVALID.rawValue, FP_DEVICE_ERROR_DATA_NOT_FOUND.rawValue:
             return .failed(ReaderError(.badPrint, "The enrolled print does not fit this reader: " + text))
         case FP_DEVICE_ERROR_DATA_DUPLICATE.rawValue:
-            return .failed(ReaderError(.deviceError, "This finger is already enrolled on the reader"))
+            return .failed(ReaderError(.deviceError, "This finger is already enrolled on the reader: the sensor holds it, for another user or another system (libfprint: data duplicate); enroll another finger, or delete that print where it was enrolled (fingerauth remove, fprintd-delete)"))
         case FP_DEVICE_ERROR_TOO_HOT.rawValue:
             return .failed(ReaderError(.deviceError, "The reader is too hot, try again later"))
         default:

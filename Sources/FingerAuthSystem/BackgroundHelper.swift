@@ -63,8 +63,8 @@ final class RunningHelper: RunningLogin {
                         return .unavailable("login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
                     }
                     return .accepted(jti: jti, kid: kid, finger: finger)
-                case let .refused(jti, kid, detail):
-                    last = .refused(jti: jti, kid: kid, finger: finger, reason: detail)
+                case let .refused(jti, kid, code, detail):
+                    last = .refused(jti: jti, kid: kid, finger: finger, code: code, reason: detail)
                 case let .unavailable(jti, kid, detail):
                     last = .authenticatorUnavailable(jti: jti, kid: kid, finger: finger, reason: detail)
                 case let .fail(reason, detail):
@@ -72,6 +72,7 @@ final class RunningHelper: RunningLogin {
                     switch reason {
                     case .unreachable: last = .unreachable(text)
                     case .key: last = .keyUnusable(text)
+                    case .lidClosed: last = .lidClosed(text)
                     default: last = .unavailable("reader: \(reason.rawValue)" + (detail.isEmpty ? "" : ": " + detail))
                     }
                 }

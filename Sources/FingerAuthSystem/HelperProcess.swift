@@ -73,10 +73,10 @@ public struct HelperProcess: LoginHelper {
                         return .unavailable("login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
                     }
                     return .accepted(jti: jti, kid: kid, finger: finger)
-                case let .refused(jti, answeredKID, detail):
+                case let .refused(jti, answeredKID, code, detail):
                     _ = relay(message)
                     finish(child)
-                    return .refused(jti: jti, kid: answeredKID, finger: finger, reason: detail)
+                    return .refused(jti: jti, kid: answeredKID, finger: finger, code: code, reason: detail)
                 case let .unavailable(jti, answeredKID, detail):
                     _ = relay(message)
                     finish(child)
@@ -88,6 +88,7 @@ public struct HelperProcess: LoginHelper {
                     switch reason {
                     case .unreachable: return .unreachable(text)
                     case .key: return .keyUnusable(text)
+                    case .lidClosed: return .lidClosed(text)
                     default: return .unavailable("reader: \(reason.rawValue)" + (detail.isEmpty ? "" : ": " + detail))
                     }
                 }

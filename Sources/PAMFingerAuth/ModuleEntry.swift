@@ -34,7 +34,7 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
     let options: Options
     do {
         options = try OptionsLoader.load(arguments: arguments, unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
-                                         readFile: readConfigFile)
+                                         readFile: ConfigurationFile.read)
     } catch {
         handle.syslog(LOG_ERR, "configuration error, fingerprint login disabled: \(error)")
         return .serviceError
@@ -82,17 +82,6 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
     log.outcome(outcome, user: user, service: service,
                 milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
     return outcome.code
-}
-
-/// The configuration file: root-owned, not writable by group or others, size-capped.
-/// A missing file is nil (the caller decides whether that is fine).
-func readConfigFile(_ path: String) throws(ConfigError) -> String? {
-    do {
-        return String(decoding: try SafeFile.read(path, rule: .config), as: UTF8.self)
-    } catch {
-        if case .missing = error { return nil }
-        throw ConfigError(source: path, message: error.description)
-    }
 }
 
 let maxArguments = 64

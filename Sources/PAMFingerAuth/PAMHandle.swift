@@ -56,32 +56,3 @@ struct PAMConversation: Conversation {
     func info(_ text: String) -> Bool { fa_pam_message(handle.raw, PAM_TEXT_INFO, text) == PAM_SUCCESS }
     func error(_ text: String) -> Bool { fa_pam_message(handle.raw, PAM_ERROR_MSG, text) == PAM_SUCCESS }
 }
-
-/// getpwnam_r with a bounded buffer.
-struct SystemUserDatabase: UserDatabase {
-    func exists(_ user: String) -> Bool {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        let rc = getpwnam_r(user, &entry, &buffer, buffer.count, &result)
-        return rc == 0 && result != nil
-    }
-
-    /// The user's uid, or nil when NSS does not know the name.
-    func uid(of user: String) -> UInt32? {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        guard getpwnam_r(user, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
-        return entry.pw_uid
-    }
-
-    /// The name of `uid`, or nil when NSS does not know it.
-    func name(of uid: UInt32) -> String? {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else { return nil }
-        return String(String(cString: name).prefix(64))
-    }
-}

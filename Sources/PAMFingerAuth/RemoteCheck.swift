@@ -39,7 +39,7 @@ public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     let handle = PAMHandle(raw: pamh)
     guard let host = handle.stringItem(PAM_RHOST), !host.isEmpty else { return PAMCode.ignore.rawValue }
     guard let arguments = moduleArguments(argc, argv),
-          let options = try? OptionsLoader.load(arguments: arguments, requireURL: false, readFile: readConfigFile) else {
+          let options = try? OptionsLoader.load(arguments: arguments, requireURL: false, readFile: ConfigurationFile.read) else {
         handle.syslog(LOG_ERR, "session: configuration error; remote session not recorded")
         return PAMCode.ignore.rawValue
     }

@@ -57,7 +57,7 @@ final class LoginFlowTests: XCTestCase {
             ("no randomness", flow(random: FixedRandom(fails: true)), r, .systemError, []),
             ("unreachable", flow(helper: ScriptedHelper([], fixed: .unreachable("refused"))), r, .authInfoUnavailable,
              [LoginFlow.Text.authenticatorUnavailable]),
-            ("refused", flow(helper: ScriptedHelper(outcome: { .refused(jti: $0.jti, kid: "k", finger: "f", reason: "401") })), r,
+            ("refused", flow(helper: ScriptedHelper(outcome: { .refused(jti: $0.jti, kid: "k", finger: "f", code: .invalidToken, reason: "401") })), r,
              .authError, [LoginFlow.Text.refused]),
             ("5xx", flow(helper: ScriptedHelper(outcome: { .authenticatorUnavailable(jti: $0.jti, kid: "k", finger: "f", reason: "500") })), r,
              .authInfoUnavailable, [LoginFlow.Text.authenticatorUnavailable]),
@@ -67,6 +67,31 @@ final class LoginFlowTests: XCTestCase {
             let talk = f.conversation as? RecordingConversation
             XCTAssertEqual(f.authenticate(request, options: testOptions()).code, expected, name)
             XCTAssertEqual(talk?.errors, texts, name)
+        }
+    }
+
+    /// The text the person sees follows the refusal's code alone: a reason worded like a
+    /// policy refusal (as another authenticator might word anything) with another code is a
+    /// plain refusal, and a policy refusal is one whatever its reason says.
+    func testTheRefusalCodeChoosesTheText() {
+        let r = LoginRequest(user: "alice", service: "s")
+        let cases: [(RefusalCode, String, String, OutcomeCategory)] = [
+            (.policyDenied, "authenticator refused (403: policy_denied, rule 2)", LoginFlow.Text.policyDenied, .policyDenied),
+            (.policyDenied, "anything at all", LoginFlow.Text.policyDenied, .policyDenied),
+            (.invalidToken, "authenticator refused (403: policy_denied", LoginFlow.Text.refused, .refused),
+            (.refused, "authenticator refused (403: policy_denied_soon)", LoginFlow.Text.refused, .refused),
+            (.revoked, "authenticator refused (401: key_revoked)", LoginFlow.Text.refused, .refused),
+            (.hardwareKeyRequired, "authenticator refused (403: hardware_key_required)", LoginFlow.Text.refused, .refused),
+        ]
+        for (code, reason, text, category) in cases {
+            ledger = FakeLedger()  // each case its own first attempt
+            let talk = RecordingConversation()
+            let helper = ScriptedHelper(outcome: { .refused(jti: $0.jti, kid: "k", finger: "f", code: code, reason: reason) })
+            let outcome = flow(helper: helper, conversation: talk).authenticate(r, options: testOptions())
+            XCTAssertEqual(outcome.code, .authError, reason)
+            XCTAssertEqual(outcome.reason, reason)
+            XCTAssertEqual(talk.errors, [text], "\(code) \(reason)")
+            XCTAssertEqual(outcome.category, category, reason)
         }
     }
 

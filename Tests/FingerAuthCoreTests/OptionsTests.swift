@@ -93,3 +93,23 @@ final class OptionsTests: XCTestCase {
         for bad in ["", ".", "..", "-x", "a b", "a/b", String(repeating: "s", count: 33)] { XCTAssertFalse(PortableWord.isValid(bad), bad) }
     }
 }
+
+/// The `key = value` format every configuration file shares (the host's and fingerauthd's).
+final class ConfigLinesTests: XCTestCase {
+    func testEntriesWithTheirPlace() throws {
+        let text = "# comment\n\n  url = https://a.example/v1/login \r\n\tdebug=yes\nempty =\n"
+        XCTAssertEqual(try ConfigLines.parse(text, name: "/etc/f.conf"), [
+            ConfigLine(key: "url", value: "https://a.example/v1/login", source: "/etc/f.conf:3"),
+            ConfigLine(key: "debug", value: "yes", source: "/etc/f.conf:4"),
+            ConfigLine(key: "empty", value: "", source: "/etc/f.conf:5"),
+        ])
+    }
+
+    func testALineWithoutKeyOrEqualsNamesItsPlace() {
+        for (text, place) in [("debug\n", "f.conf:1"), ("a = 1\n = 2\n", "f.conf:2")] {
+            XCTAssertThrowsError(try ConfigLines.parse(text, name: "f.conf")) { error in
+                XCTAssertEqual("\(error)", "\(place): expected 'key = value'")
+            }
+        }
+    }
+}

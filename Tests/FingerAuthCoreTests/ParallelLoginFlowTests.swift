@@ -98,7 +98,7 @@ final class ParallelLoginFlowTests: XCTestCase {
 
     func testARefusalIsNeverASuccess() {
         let secret = ScriptedSecret("")
-        let (outcome, _, _) = run({ .refused(jti: $0.jti, kid: "k", finger: "f", reason: "401") }, answer: secret)
+        let (outcome, _, _) = run({ .refused(jti: $0.jti, kid: "k", finger: "f", code: .invalidToken, reason: "401") }, answer: secret)
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
     }
 

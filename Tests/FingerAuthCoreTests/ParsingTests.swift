@@ -116,7 +116,8 @@ final class HelperMessageTests: XCTestCase {
                                        .noMatch(triesLeft: 2), .match(finger: "right-index-finger"),
                                        .fail(.busy, detail: "in use"), .fail(.unreachable, detail: "refused"),
                                        .accepted(jti: "AQEBAQEBAQEBAQEBAQEBAQ", kid: "k-1"),
-                                       .refused(jti: "j", kid: "k", detail: "authenticator refused (401)"),
+                                       .refused(jti: "j", kid: "k", code: .invalidToken, detail: "authenticator refused (401)"),
+                                       .refused(jti: "j", kid: "k", code: .policyDenied, detail: ""),
                                        .unavailable(jti: "j", kid: "k", detail: "answered 500")]
         for m in messages { XCTAssertEqual(HelperMessage(line: m.line), m) }
     }
@@ -125,5 +126,72 @@ final class HelperMessageTests: XCTestCase {
         for line in ["", "MATCH", "NOMATCH -1", "NOMATCH x", "FAIL nonsense x", "HELLO", "ACCEPTED", "ACCEPTED j", "ACCEPTED j k extra", "REFUSED j", "READY \u{7f}", String(repeating: "R", count: 300)] {
             XCTAssertNil(HelperMessage(line: line), line)
         }
+    }
+
+    /// `REFUSED <jti> <kid> <code> <why>`: the code is one of `RefusalCode`, exactly; a line
+    /// in the old shape (a text where the code stands) or with a code in another spelling
+    /// is no verdict at all.
+    func testARefusalCarriesAKnownCode() {
+        XCTAssertEqual(HelperMessage(line: "REFUSED j k policy_denied authenticator refused (403: policy_denied, rule 4)"),
+                       .refused(jti: "j", kid: "k", code: .policyDenied, detail: "authenticator refused (403: policy_denied, rule 4)"))
+        XCTAssertEqual(HelperMessage(line: "REFUSED j k revoked"), .refused(jti: "j", kid: "k", code: .revoked, detail: ""))
+        for line in ["REFUSED j k", "REFUSED j k authenticator refused (401)", "REFUSED j k POLICY_DENIED why",
+                     "REFUSED j k policy-denied why", "REFUSED j k  policy_denied", "REFUSED  k policy_denied why",
+                     "REFUSED j k policy_denied\u{7f}"] {
+            XCTAssertNil(HelperMessage(line: line), line)
+        }
+        for code in RefusalCode.allCases {
+            let message = HelperMessage.refused(jti: "j", kid: "k", code: code, detail: "why")
+            XCTAssertEqual(message.line, "REFUSED j k \(code.rawValue) why")
+            XCTAssertEqual(HelperMessage(line: message.line), message)
+        }
+    }
+}
+
+final class AuthenticatorVerdictTests: XCTestCase {
+    private func verdict(_ status: Int, _ body: String) -> AuthenticatorVerdict {
+        AuthenticatorVerdict.interpret(status: status, body: Array(body.utf8), user: "alice", jti: "j1", kid: "k1")
+    }
+
+    /// The code comes from the status and the `error` code, never from any other text.
+    func testRefusalsCarryTheAuthenticatorsCode() {
+        XCTAssertEqual(verdict(403, #"{"error":"policy_denied","rule":7}"#),
+                       .rejected(.policyDenied, "authenticator refused (403: policy_denied, rule 7)"))
+        XCTAssertEqual(verdict(403, #"{"error":"hardware_key_required"}"#),
+                       .rejected(.hardwareKeyRequired, "authenticator refused (403: hardware_key_required)"))
+        let codes: [(Int, String, RefusalCode)] = [
+            (401, "key_revoked", .revoked), (401, "key_changed", .revoked), (401, "key_pending", .pending),
+            (401, "unknown_kid", .unknownKey), (401, "replayed", .replayed), (401, "expired", .tokenTime),
+            (401, "iat_in_future", .tokenTime), (401, "ttl_too_long", .tokenTime), (401, "invalid_token", .invalidToken),
+            (401, "wrong_sub", .invalidToken), (400, "invalid_request", .invalidRequest), (400, "invalid_json", .invalidRequest),
+            (403, "somebody_elses_code", .refused),
+            // policy_denied counts only where fingerauthd says it: a 403.
+            (401, "policy_denied", .invalidToken), (400, "policy_denied", .invalidRequest),
+        ]
+        for (status, error, code) in codes {
+            guard case let .rejected(got, _) = verdict(status, #"{"error":"\#(error)"}"#) else { return XCTFail(error) }
+            XCTAssertEqual(got, code, "\(status) \(error)")
+        }
+        guard case .rejected(.refused, _) = verdict(403, "not json") else { return XCTFail("403 without a body") }
+        guard case .rejected(.invalidToken, _) = verdict(401, "") else { return XCTFail("401 without a body") }
+    }
+
+    /// An `error` code that only starts like a policy refusal, or carries the policy's
+    /// words elsewhere, is no policy refusal: the code is compared whole.
+    func testATextThatLooksLikeAPolicyRefusalIsNotOne() {
+        for body in [#"{"error":"policy_denied_for_maintenance"}"#, #"{"error":"policy_denied, rule 1"}"#,
+                     #"{"error":"nope","error_description":"policy_denied"}"#] {
+            guard case let .rejected(code, why) = verdict(403, body) else { return XCTFail(body) }
+            XCTAssertEqual(code, .refused, body)
+            XCTAssertTrue(why.hasPrefix("authenticator refused (403: "), why)
+        }
+    }
+
+    func testAYesForAnotherLoginIsARefusal() {
+        XCTAssertEqual(verdict(200, #"{"ok":true,"sub":"alice","jti":"j1","kid":"k1"}"#), .accepted)
+        XCTAssertEqual(verdict(200, #"{"ok":false}"#), .rejected(.otherAnswer, "authenticator answered ok=false"))
+        XCTAssertEqual(verdict(200, #"{"ok":true,"sub":"bob","jti":"j1","kid":"k1"}"#),
+                       .rejected(.otherAnswer, "authenticator accepted another user"))
+        XCTAssertEqual(verdict(503, ""), .unavailable("authenticator answered 503"))
     }
 }

@@ -1,6 +1,6 @@
 // libFuzzer entry point for FingerAuthCore's parsers of outside input. One binary, the
 // target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message, login-request,
-// authenticator-response, jwt, agent-message, tpm-structures. Built by `make fuzz` with swiftc -sanitize=fuzzer,address
+// authenticator-response, jwt, agent-message, tpm-structures, command-line. Built by `make fuzz` with swiftc -sanitize=fuzzer,address
 // together with Sources/FingerAuthCore (see mk/fuzz.mk). A trap here is a finding.
 
 #if canImport(Glibc)
@@ -18,7 +18,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let text = String(decoding: bytes, as: UTF8.self)
     switch target {
     case "config":
-        if let entries = try? OptionsLoader.parseFile(text, name: "fuzz.conf") {
+        if let entries = try? ConfigLines.parse(text, name: "fuzz.conf") {
             var options = Options()
             for entry in entries { try? options.set(entry.key, entry.value, source: entry.source) }
             _ = try? options.validated(source: "fuzz")
@@ -32,6 +32,19 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
                 // What the helper prints must read back as the same message.
                 guard HelperMessage(line: message.line) == message else { abort() }
             }
+        }
+    case "command-line":
+        // The arguments every program parses (one word a line): what parses holds only
+        // the options it may, each once; a refusal's message is printable and short.
+        let words = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        do {
+            let given = try CommandArguments(words, valued: ["user", "state-dir", "config"], switches: ["json", "all"],
+                                             maxPositional: 1)
+            guard Set(given.values.keys).isSubset(of: ["user", "state-dir", "config"]),
+                  given.switches.isSubset(of: ["json", "all"]), given.positional.count <= 1,
+                  !given.values.values.contains("") else { abort() }
+        } catch {
+            guard error.message.utf8.count <= 128, error.message.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) else { abort() }
         }
     case "login-request":
         // The helper's request from the module: what parses must render and parse back the same.

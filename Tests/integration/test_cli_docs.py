@@ -37,6 +37,14 @@ def complete(*words):
     return set(done.stdout.split())
 
 
+def test_completion_offers_an_option_only_until_it_is_given():
+    """fingerauth refuses a repeated option: the completion does not offer one again."""
+    assert {"--user", "--json", "--config"} <= complete("fingerauth", "list", "--")
+    offered = complete("fingerauth", "list", "--user", "alice", "--json", "--")
+    assert "--user" not in offered and "--json" not in offered and "--config" in offered, offered
+    assert "--config" not in complete("fingerauth", "key", "show", "--config=/etc/f.conf", "--")
+
+
 def test_completion_offers_every_command():
     assert set(COMMANDS) <= complete("fingerauth", "")
     assert complete("fingerauth", "key", "") == {"create", "show", "rotate", "ek"}

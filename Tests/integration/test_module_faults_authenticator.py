@@ -4,10 +4,13 @@ redirect, the wrong certificate, plain http, proxies. Never PAM_SUCCESS."""
 import json
 import os
 
+import pytest
+
 from support.fakeauth import FakeAuthenticator, SilentServer, accept_as, answer, closed_port_url, issue_server_cert
 from support.tls import make_ca
 
 REFUSED = "Fingerprint login refused by the authenticator"
+NOT_HERE = "Fingerprint login not allowed here by the authenticator's policy"
 UNREACHABLE = "Fingerprint login unavailable: authenticator not reachable"
 
 
@@ -72,6 +75,22 @@ def test_yes_for_another_key_is_refused(world):
         login = login_against(world, fake.url)
     assert login.name == "PAM_AUTH_ERR" and login.errors == [REFUSED], login
     assert "accepted another key" in world.log_lines()[-1]
+
+
+@pytest.mark.parametrize("status,error,text", [
+    (403, "policy_denied", NOT_HERE),
+    # Worded like a policy refusal, but another code (or the policy's code with another
+    # status): the login helper sends the code, and the module shows what the code says.
+    (403, "policy_denied_for_maintenance", REFUSED),
+    (403, "policy_denied, rule 1", REFUSED),
+    (401, "policy_denied", REFUSED),
+    (401, "key_revoked", REFUSED),
+])
+def test_the_refusals_code_not_its_wording_chooses_the_text(world, status, error, text):
+    with FakeAuthenticator(world.ca.server_cert, world.ca.server_key, answer(status, {"error": error})) as fake:
+        login = login_against(world, fake.url)
+    assert login.name == "PAM_AUTH_ERR" and login.errors == [text], login
+    assert "authenticator refused (%d: %s)" % (status, error) in world.log_lines()[-1]
 
 
 def test_unparseable_answer(world):

@@ -1,6 +1,6 @@
 """Feeder for libfprint's `virtual_device` test reader (FP_VIRTUAL_DEVICE=<socket>).
 
-Protocol (see /work/shared/libfprint-virtual-device.md): a Unix stream socket, one command
+Protocol of libfprint's virtual_device driver: a Unix stream socket, one command
 per connection, no trailing newline; the device reads one chunk and closes the connection,
 so wait for EOF before the next one. Each open of the device re-creates the socket, so a
 feeder waits for a *new* socket (another inode or creation time than the one it fed

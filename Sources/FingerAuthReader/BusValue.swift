@@ -1,0 +1,78 @@
+import CFPrint
+
+/// A D-Bus value as Swift sees it, read out of a `GVariant` in one place. Only the types
+/// fprintd and logind use are taken apart; anything else stays `.other` with its type
+/// string, so that a reply of an unexpected shape is recognised as such and never read as
+/// something it is not.
+public indirect enum BusValue: Equatable, Sendable {
+    case string(String)
+    case objectPath(String)
+    case bool(Bool)
+    case uint32(UInt32)
+    case int32(Int32)
+    case array([BusValue])
+    case tuple([BusValue])
+    case variant(BusValue)
+    case other(type: String)
+
+    /// Reads `variant` (not consumed: the caller keeps its reference).
+    init(_ variant: OpaquePointer) {
+        let type = g_variant_get_type_string(variant).map { String(cString: $0) } ?? ""
+        switch type.first {
+        case "s"?, "o"?:
+            let text = g_variant_get_string(variant, nil).map { String(cString: $0) } ?? ""
+            self = type == "s" ? .string(text) : .objectPath(text)
+        case "b"?: self = .bool(g_variant_get_boolean(variant) != 0)
+        case "u"?: self = .uint32(g_variant_get_uint32(variant))
+        case "i"?: self = .int32(g_variant_get_int32(variant))
+        case "v"?:
+            guard let inner = g_variant_get_variant(variant) else { self = .other(type: type); return }
+            defer { g_variant_unref(inner) }
+            self = .variant(BusValue(inner))
+        case "a"?, "("?:
+            var items: [BusValue] = []
+            let count = min(Int(g_variant_n_children(variant)), BusValue.maxChildren)
+            for index in 0..<count {
+                guard let child = g_variant_get_child_value(variant, gsize(index)) else { continue }
+                items.append(BusValue(child))
+                g_variant_unref(child)
+            }
+            self = type.first == "a" ? .array(items) : .tuple(items)
+        default: self = .other(type: type)
+        }
+    }
+
+    /// More children than this are not read (fprintd lists at most ten fingers).
+    static let maxChildren = 64
+
+    /// The tuple's fields, or nil for anything else.
+    public var fields: [BusValue]? {
+        if case let .tuple(items) = self { return items }
+        return nil
+    }
+
+    /// A string or object path's text.
+    public var text: String? {
+        switch self {
+        case let .string(s), let .objectPath(s): return s
+        default: return nil
+        }
+    }
+
+    /// An array of strings, or nil when it is anything else.
+    public var strings: [String]? {
+        guard case let .array(items) = self else { return nil }
+        var out: [String] = []
+        for item in items {
+            guard case let .string(s) = item else { return nil }
+            out.append(s)
+        }
+        return out
+    }
+}
+
+/// Builds the (floating) `GVariant` tuple of string arguments that a call consumes.
+func busArguments(_ strings: [String]) -> OpaquePointer? {
+    var children: [OpaquePointer?] = strings.map { g_variant_new_string($0) }
+    return children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
+}
