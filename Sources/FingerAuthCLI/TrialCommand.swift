@@ -60,7 +60,7 @@ enum TrialCommand {
             }
             guard socket.utf8.count < 108 else { throw CommandError("\(socket) is too long for a socket path (state_dir)") }
             do {
-                try SafeFile.makeDirectory(options.stateDirectory, mode: 0o700)
+                if !SafeFile.exists(options.stateDirectory) { try SafeFile.makeDirectory(options.stateDirectory, mode: 0o700) }
                 try SafeFile.makeDirectory(options.stateDirectory + "/trial", mode: 0o700)
             } catch {
                 throw CommandError("cannot create the trial's directory: \(error)")
@@ -134,7 +134,10 @@ enum TrialCommand {
             let prints = SafeFile.list(paths.printsDirectory).filter { $0.hasSuffix(StatePaths.printSuffix) }
             let virtual = prints.filter { name in
                 guard let data = try? SafeFile.read(paths.printsDirectory + "/" + name, rule: .secret) else { return false }
-                return FingerprintReader.driver(ofPrint: data, finger: name) == FingerprintReader.virtualDriver
+                // Only a print that names the virtual driver is handed to libfprint (which aborts
+                // on some corrupt prints): a real reader's print is never read here.
+                return contains(data, Array(FingerprintReader.virtualDriver.utf8))
+                    && FingerprintReader.driver(ofPrint: data, finger: name) == FingerprintReader.virtualDriver
             }
             guard !virtual.isEmpty else { continue }
             if virtual.count == prints.count {
@@ -147,6 +150,9 @@ enum TrialCommand {
                 } catch let error as CommandError {
                     printError("fingerauth: \(user): \(error.message)")
                     status = 1
+                } catch {
+                    printError("fingerauth: \(user): \(error)")
+                    status = 1
                 }
             } else {
                 for name in virtual { try? SafeFile.remove(paths.printsDirectory + "/" + name) }
@@ -155,6 +161,11 @@ enum TrialCommand {
         }
         say("trial stopped" + (status == 0 ? "" : " (with the errors above)"))
         return status
+    }
+
+    private static func contains(_ bytes: [UInt8], _ part: [UInt8]) -> Bool {
+        guard !part.isEmpty, bytes.count >= part.count else { return false }
+        return (0...(bytes.count - part.count)).contains { bytes[$0..<($0 + part.count)].elementsEqual(part) }
     }
 
     private static func number(_ text: String?, name: String, default fallback: Int, range: ClosedRange<Int>) throws(UsageError) -> Int {

@@ -38,10 +38,13 @@ enum TrialConfig {
         }
     }
 
-    /// Writes the configuration back atomically, root 0644 (as the package ships it).
+    /// Writes the configuration back atomically, with the mode it had (root 0644, as the
+    /// package ships it, for a new file).
     static func write(_ path: String, _ text: String) throws(CommandError) {
+        var st = stat()
+        let mode = lstat(path, &st) == 0 ? UInt32(st.st_mode) & 0o7777 : 0o644
         do {
-            try SafeFile.writeAtomically(path, Array(text.utf8), mode: 0o644)
+            try SafeFile.writeAtomically(path, Array(text.utf8), mode: mode)
         } catch {
             throw CommandError("cannot write \(path): \(error)")
         }

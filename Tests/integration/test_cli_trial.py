@@ -121,12 +121,15 @@ def test_trial_start_refuses_a_virtual_reader_set_by_hand_and_runs_once(world):
     assert world.conf_path.read_text() == before
 
     original = trial_world(world)
+    os.chmod(world.conf_path, 0o600)  # the admin's mode stays
     assert run(world, "trial", "start").returncode == 0
     again = run(world, "trial", "start")
     assert again.returncode == 0 and "a trial is running already" in again.stdout
     assert world.conf_path.read_text().count(MARKER) == 1
+    assert stat.S_IMODE(os.stat(world.conf_path).st_mode) == 0o600
     assert run(world, "trial", "stop").returncode == 0
     assert world.conf_path.read_text() == original
+    assert stat.S_IMODE(os.stat(world.conf_path).st_mode) == 0o600
 
 
 def test_only_root_runs_the_trial(world):
