@@ -62,6 +62,7 @@ enum InitCommand {
             }
             report.append(try InitFiles.writeConfig(configPath, text: configText, settings: settings, existing: existing))
         } catch {
+            for line in report { print(line) }  // what was done before the failure
             fputs("fingerauthd: init: \(error.message)\n", stderr)
             return 1
         }
@@ -116,12 +117,12 @@ enum InitCommand {
         print("            without systemd: runuser -u \(request.user) -- fingerauthd serve --config \(configPath)")
         print("  a host's enrollment token: fingerauthd token create --host HOST\(config)")
         print("                             (on that host: /etc/security/fingerauth.token, root 0600)")
-        if let audience = settings["audience"], !audience.isEmpty {
-            let trusted = request.caCertificate ?? settings["tls-cert"] ?? defaultCertificate
-            print("  on each host, in /etc/security/fingerauth.conf:")
-            print("      url = \(audience)")
-            print("      cafile = \(trusted)   (a copy of that file on the host)")
-        }
+        guard let url = request.loginURL(listen: settings["listen"]) ?? settings["audience"] else { return }
+        let trusted = request.caCertificate ?? settings["tls-cert"] ?? defaultCertificate
+        print("  on each host, in /etc/security/fingerauth.conf:")
+        print("      url = \(url)")
+        if let audience = settings["audience"], audience != url { print("      audience = \(audience)") }
+        print("      cafile = \(trusted)   (a copy of that file on the host)")
     }
 }
 
@@ -177,6 +178,16 @@ extension InitCommand {
             }
         }
 
+        /// `https://NAME:PORT/v1/login`, the port from `listen`; nil without `--name`.
+        func loginURL(listen: String?) -> String? {
+            guard let subject else { return nil }
+            let port = (listen.flatMap(ListenAddress.init)?.port).map(String.init) ?? "8443"
+            switch subject {
+            case let .address(text) where text.contains(":"): return "https://[\(text)]:\(port)/v1/login"
+            case let .address(text), let .dns(text): return "https://\(text):\(port)/v1/login"
+            }
+        }
+
         /// The settings to write: a flag wins; else the file's value unless it is the shipped
         /// example; else what the name implies (`audience`) or the default.
         func settings(over existing: [String: String]) -> [String: String] {
@@ -187,12 +198,7 @@ extension InitCommand {
                 if let derived { out[key] = derived }
             }
             pick("listen", derived: existing["listen"] ?? "0.0.0.0:8443")
-            let port = (out["listen"].flatMap(ListenAddress.init)?.port).map(String.init) ?? "8443"
-            let host: String? = subject.map { subject in
-                if case let .address(text) = subject, text.contains(":") { return "[\(text)]" }
-                switch subject { case let .address(text), let .dns(text): return text }
-            }
-            pick("audience", derived: host.map { "https://\($0):\(port)/v1/login" } ?? existing["audience"])
+            pick("audience", derived: loginURL(listen: out["listen"]) ?? existing["audience"])
             pick("tls-cert", derived: InitCommand.defaultCertificate)
             pick("tls-key", derived: InitCommand.defaultKey)
             pick("db", derived: ServeSettings.defaultDatabase)

@@ -132,10 +132,12 @@ def test_init_makes_the_state_directory_config_and_a_self_signed_p256_certificat
 
 def test_init_signs_with_the_admins_ca_for_a_dns_name(place, tmp_path):
     ca = make_ca(tmp_path / "ca")
-    done = init(place, "--name", "localhost", "--ca-cert", ca.ca_cert, "--ca-key", ca.ca_key)
+    done = init(place, "--name", "localhost", "--ca-cert", ca.ca_cert, "--ca-key", ca.ca_key, "--audience", "fleet-a")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "signed by the CA %s, for the name localhost" % ca.ca_cert in done.stdout
-    assert "      cafile = %s   (a copy of that file on the host)" % ca.ca_cert in done.stdout.splitlines()
+    # What each host's configuration needs: the login URL, the audience (not the URL here), the CA.
+    assert done.stdout.splitlines()[-3:] == ["      url = https://localhost:8443/v1/login", "      audience = fleet-a",
+                                             "      cafile = %s   (a copy of that file on the host)" % ca.ca_cert]
     cert = x509.load_pem_x509_certificate((place / "tls" / "cert.pem").read_bytes())
     authority = x509.load_pem_x509_certificate(Path(ca.ca_cert).read_bytes())
     assert cert.issuer == authority.subject
@@ -147,7 +149,7 @@ def test_init_signs_with_the_admins_ca_for_a_dns_name(place, tmp_path):
     assert san.get_values_for_type(x509.DNSName) == ["localhost"]
     # The shipped config was absent: init wrote one; listen stays the default of all addresses.
     conf = (place / "fingerauthd.conf").read_text()
-    assert "listen = 0.0.0.0:8443\n" in conf and "audience = https://localhost:8443/v1/login\n" in conf
+    assert "listen = 0.0.0.0:8443\n" in conf and "audience = fleet-a\n" in conf
     served = Served(place / "fingerauthd.conf")
     try:
         assert served.healthz(ca.ca_cert, "localhost") == "HTTP/1.1 200 OK"
