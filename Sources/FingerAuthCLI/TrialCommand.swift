@@ -71,7 +71,7 @@ enum TrialCommand {
         }
         let user = args["user"] ?? "USER"
         let config = args["config"].map { " --config \($0)" } ?? ""
-        say("next, as root (USER: an account that may use sudo):")
+        say("next, as root" + (args["user"] == nil ? " (USER: an account that may use sudo):" : ":"))
         say("  fingerauth trial touch --times 5\(config) & fingerauth enroll --user \(user)\(config)")
         say("  fingerauth trial touch\(config) & fingerauth test --user \(user)\(config)")
         say("  pam-auth-update --enable fingerauth")

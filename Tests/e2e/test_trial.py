@@ -246,7 +246,7 @@ def check_step(command, out, user):
         assert "ECDSA P-256, self-signed, for the address 127.0.0.1" in out, out
     elif command.startswith("fingerauthd token create"):
         st = os.stat("/etc/security/fingerauth.token")
-        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o600)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o600) and st.st_size > 20, out
     elif "fingerauth enroll" in command:
         assert "stage 5/5" in out and "registered key" in out, out
     elif "fingerauth test" in command:
