@@ -14,8 +14,9 @@ enum TrialCommand {
     static let usage = """
         usage: fingerauth trial start | touch [--times N] [--wrong] [--wait S] | stop   [--config F] [--state-dir D]
           Try FingerAuth without a fingerprint reader: libfprint's virtual reader stands in for one.
-          start   adds `virtual_reader = STATE_DIR/trial/reader.sock` (between two marker comments)
-                  to the configuration and prints the next commands.
+          start   adds `virtual_reader = STATE_DIR/trial/reader.sock`, `reader = libfprint` and
+                  `lid = ignore` (between two marker comments) to the configuration and prints the
+                  next commands.
           touch   puts the trial's finger on the virtual reader once the reader is open (waiting up to
                   --wait seconds, default 30): N times (default 1; enrolling takes 5), or with --wrong a
                   finger that was never enrolled.

@@ -4,8 +4,11 @@ import Glibc
 #endif
 
 /// The lines `fingerauth trial start` adds to the configuration file and `trial stop` takes
-/// out again: `virtual_reader`, between two marker comments. Nothing else of the file is
-/// touched; a file without the markers has no trial.
+/// out again, between two marker comments: `virtual_reader`; `reader = libfprint` (the
+/// virtual reader is libfprint's: an fprintd installed on the machine must not take the
+/// trial's enrollment); `lid = ignore` (the virtual reader is no built-in reader that a
+/// closed lid covers). Later lines win, so these win over the admin's. Nothing else of the
+/// file is touched; a file without the markers has no trial.
 enum TrialConfig {
     static let begin = "# >>> fingerauth trial: libfprint's virtual reader plays the fingerprint reader;"
         + " `fingerauth trial stop` removes these lines"
@@ -15,7 +18,7 @@ enum TrialConfig {
     static func adding(socket: String, to text: String) -> String {
         var out = text
         if !out.isEmpty && !out.hasSuffix("\n") { out += "\n" }
-        return out + "\(begin)\nvirtual_reader = \(socket)\n\(end)\n"
+        return out + "\(begin)\nreader = libfprint\nlid = ignore\nvirtual_reader = \(socket)\n\(end)\n"
     }
 
     /// `text` without the trial's lines; nil when it has none.

@@ -38,9 +38,10 @@ def test_trial_start_enroll_test_and_stop_leave_the_configuration_as_it_was(worl
     started = run(world, "trial", "start", "--user", "alice")
     assert started.returncode == 0, started.stdout + started.stderr
     conf = world.conf_path.read_text()
-    assert conf.startswith(original)  # nothing of the file changed: three lines added at the end
+    assert conf.startswith(original)  # nothing of the file changed: five lines added at the end
     added = conf[len(original):].splitlines()
-    assert added[0].startswith(MARKER) and added[1:] == ["virtual_reader = " + socket, "# <<< fingerauth trial"]
+    assert added[0].startswith(MARKER)
+    assert added[1:] == ["reader = libfprint", "lid = ignore", "virtual_reader = " + socket, "# <<< fingerauth trial"]
     st = os.stat(world.state / "trial")
     assert (stat.S_IMODE(st.st_mode), st.st_uid) == (0o700, 0)  # only root can touch the reader
     assert "fingerauth trial touch --times 5" in started.stdout and "fingerauth enroll --user alice" in started.stdout
