@@ -16,13 +16,19 @@ TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python
   fprintd polkitd dbus-daemon dbus-bin libglib2.0-bin python3-gi
 
 PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent
+# `make demo` needs only these beside the build: pam_wrapper's pam_matrix for the password,
+# nss_wrapper for its user, openssl for its test CA.
+DEMO_PACKAGES := libpam-wrapper libnss-wrapper openssl
+
+# A bare `make` builds: without this, the first target of an included mk/*.mk would be the goal.
+.DEFAULT_GOAL := all
 
 # Stages of `make test`, in order. Files in mk/ add their own stages (lint, fuzz smoke,
 # end-to-end) and targets (install, deb, bench); each owns one concern.
 TEST_STAGES := unit integration
 include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all deps test-deps build unit integration test demo clean
+.PHONY: all deps test-deps demo-deps build unit integration test demo clean
 
 all: build
 
@@ -32,6 +38,9 @@ deps:
 
 test-deps: deps
 	@scripts/install-deps.sh $(TEST_PACKAGES)
+
+demo-deps: deps
+	@scripts/install-deps.sh $(DEMO_PACKAGES)
 
 # One release build of everything (products and tests); every later stage reuses it.
 build: deps
@@ -57,7 +66,7 @@ test: test-deps build
 	@for stage in $(filter-out $(TEST_STAGES_LAST),$(TEST_STAGES)) $(TEST_STAGES_LAST); do \
 	  echo "== make $$stage"; $(MAKE) --no-print-directory $$stage || exit 1; done
 
-demo: test-deps build
+demo: demo-deps build
 	$(PY) scripts/demo.py
 
 clean:

@@ -16,7 +16,7 @@ _fingerauth() {
         cword=$COMP_CWORD
     fi
 
-    local commands="enroll list remove key register revoke reset test status pam-line help"
+    local commands="enroll list remove key register revoke reset test status pam-line trial help"
     local fingers="left-thumb left-index-finger left-middle-finger left-ring-finger left-little-finger
         right-thumb right-index-finger right-middle-finger right-ring-finger right-little-finger"
     local common="--user --config --state-dir --help"
@@ -28,7 +28,7 @@ _fingerauth() {
         --state-dir|--pam-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --bits) COMPREPLY=($(compgen -W "3072 2048" -- "$cur")); return ;;
         --store) COMPREPLY=($(compgen -W "tpm file auto" -- "$cur")); return ;;
-        --kid|--service) return ;;
+        --kid|--service|--times|--wait) return ;;
     esac
 
     if [[ $cword -eq 1 ]]; then
@@ -63,6 +63,17 @@ _fingerauth() {
                 return
             fi
             options="--config --state-dir --json --help"
+            ;;
+        trial)
+            if [[ $cword -eq 2 ]]; then
+                COMPREPLY=($(compgen -W "start touch stop" -- "$cur"))
+                return
+            fi
+            case "${words[2]}" in
+                start) options="--config --state-dir --user --help" ;;
+                touch) options="--config --state-dir --times --wrong --wait --help" ;;
+                stop) options="--config --state-dir --help" ;;
+            esac
             ;;
         help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
     esac

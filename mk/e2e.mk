@@ -9,7 +9,8 @@ TEST_STAGES += e2e
 # mk/*.mk are read in name order, so a later file (fuzz.mk, lint.mk) would append its
 # stage after e2e; TEST_STAGES_LAST lets the Makefile's test loop run e2e at the end.
 TEST_STAGES_LAST += e2e
-E2E_PACKAGES := sudo openssh-server openssh-client sshpass i3lock xvfb xdotool locales tmux
+# lintian: test_package.py checks the package against Debian's policy.
+E2E_PACKAGES := sudo openssh-server openssh-client sshpass i3lock xvfb xdotool locales tmux lintian
 
 .PHONY: e2e e2e-deps
 

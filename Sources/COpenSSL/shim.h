@@ -14,6 +14,7 @@
 #include <openssl/hmac.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -125,5 +126,23 @@ static inline long fa_rsa_oaep_sha256_encrypt(EVP_PKEY *key, const unsigned char
     OPENSSL_free(owned);
     EVP_PKEY_CTX_free(ctx);
     return result;
+}
+/* One X.509 v3 extension from its text form ("IP:127.0.0.1", "critical,CA:FALSE",
+ * "keyid:always"…), added to `cert`; `issuer` is the signing certificate (the same one for
+ * a self-signed certificate). X509V3_set_ctx_nodb is a macro. 1 when added. */
+static inline int fa_x509_add_extension(X509 *cert, X509 *issuer, int nid, const char *value) {
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+    X509_EXTENSION *extension = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+    if (extension == NULL) return 0;
+    int ok = X509_add_ext(cert, extension, -1);
+    X509_EXTENSION_free(extension);
+    return ok == 1 ? 1 : 0;
+}
+
+/* A name entry of ASCII text (MBSTRING_ASC is a composite macro). 1 when added. */
+static inline int fa_x509_name_add_ascii(X509_NAME *name, const char *field, const char *value) {
+    return X509_NAME_add_entry_by_txt(name, field, MBSTRING_ASC, (const unsigned char *)value, -1, -1, 0);
 }
 #endif

@@ -142,11 +142,18 @@ enum LocalChecks {
         }
     }
 
+    /// Debian's tool for the profiles in /usr/share/pam-configs (libpam-runtime).
+    static let pamAuthUpdate = "/usr/sbin/pam-auth-update"
+
     static func pam(directory: String, prompt: PromptMode = .sequential) -> StatusCheck {
         let services = PamServices.using(directory: directory)
         guard !services.isEmpty else {
-            return .fail("pam", "no service in \(directory) uses \(PamServices.module)",
-                         fix: "add the line from `fingerauth pam-line sudo` to \(directory)/sudo (before @include common-auth)")
+            let byHand = "add the line from `fingerauth pam-line sudo` to \(directory)/sudo (before @include common-auth)"
+            // Debian's way first (every service that includes common-auth); the by-hand line for chosen services.
+            let fix = SafeFile.exists(pamAuthUpdate)
+                ? "once `fingerauth test --user USER` succeeds: pam-auth-update --enable fingerauth; or by hand, for chosen services: " + byHand
+                : byHand
+            return .fail("pam", "no service in \(directory) uses \(PamServices.module)", fix: fix)
         }
         let used = services.map { $0.how == "direct" ? $0.service : "\($0.service) (\($0.how))" }.joined(separator: ", ")
         let askingAgain = PamPasswordHandOn.askingAgain(directory: directory, configured: prompt)

@@ -22,6 +22,7 @@ let usage = """
       test        run the whole login as the PAM module does, one timed line per step
       status      checklist of everything fingerprint login needs, each with its fix
       pam-line    the line to add to /etc/pam.d/SERVICE
+      trial       try it without a fingerprint reader: start | touch | stop (a virtual reader)
 
     common options:
       --user U         the user (default: $SUDO_USER under sudo, else you)
@@ -47,6 +48,7 @@ func commandUsage(_ command: String) -> String {
     case "test": return TestCommand.usage
     case "status", "doctor": return StatusCommand.usage
     case "pam-line": return PamLineCommand.usage
+    case "trial": return TrialCommand.usage
     default: return usage
     }
 }
@@ -75,6 +77,7 @@ do {
     case "test": status = try TestCommand.run(rest)
     case "status", "doctor": status = try StatusCommand.run(rest)
     case "pam-line": status = try PamLineCommand.run(rest)
+    case "trial": status = try TrialCommand.run(rest)
     default: throw UsageError.unknownCommand(command)
     }
     exit(status)

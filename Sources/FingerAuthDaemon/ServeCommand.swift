@@ -22,6 +22,10 @@ enum ServeCommand {
         let options = flags.over(try ConfigFile.load(flags.optional("config"), command: name))
         let settings = try ServeSettings(options, command: name)
         let listen = settings.listen
+        if let problem = DatabaseDirectory.problem(database: settings.database, config: flags.optional("config")) {
+            fputs("fingerauthd: serve: \(problem)\n", stderr)
+            return 1
+        }
 
         let log = RequestLog()
         // Signals are taken by sigwait below; block them before any thread exists so that

@@ -6,7 +6,7 @@ enum Usage {
     static func of(_ words: [String]) -> String? {
         let matching = entries.filter { $0.words.starts(with: words) }
         guard !words.isEmpty, !matching.isEmpty else { return nil }
-        let adminNote = matching.contains { $0.words != ["serve"] } ? "\n" + adminOptions : ""
+        let adminNote = matching.contains { $0.words != ["serve"] && $0.words != ["init"] } ? "\n" + adminOptions : ""
         return "Usage:\n" + matching.map(\.text).joined(separator: "\n") + adminNote + "\n\n" + exitStatus
     }
 
@@ -36,6 +36,20 @@ enum Usage {
     }
 
     static let entries: [Entry] = [
+        Entry(words: ["init"], text: """
+              fingerauthd init [--name NAME [--self-signed | --ca-cert FILE --ca-key FILE] [--days N]]
+                               [--config FILE] [--listen ADDR:PORT] [--audience AUD] [--db PATH]
+                               [--tls-cert FILE] [--tls-key FILE] [--user USER] [--force]
+                  As root, once: the database's directory owned by USER (default fingerauthd), the
+                  configuration file (default /etc/fingerauthd.conf; what is missing or still the
+                  shipped example is filled in, a flag replaces a value; the audience from NAME:
+                  https://NAME:PORT/v1/login), and with --self-signed or --ca-cert/--ca-key a new
+                  ECDSA P-256 key (USER's, 0600) and certificate for NAME (a DNS name or an address),
+                  valid N days (default 365), at tls-cert and tls-key (default
+                  /etc/fingerauthd/cert.pem and key.pem; --force replaces them). Prints the next
+                  commands: start the service with systemd or without, a host's token, the host's url
+                  and cafile.
+            """),
         Entry(words: ["serve"], text: """
               fingerauthd serve [--config FILE] [--listen ADDR:PORT] [--db PATH] --audience AUD
                                 [--tls-cert FILE --tls-key FILE] [OPTION VALUE]...

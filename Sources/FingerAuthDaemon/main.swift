@@ -12,6 +12,7 @@ struct DaemonCommand {
 }
 
 let commands: [DaemonCommand] = [
+    DaemonCommand(words: ["init"], run: InitCommand.run),
     DaemonCommand(words: ["serve"], run: ServeCommand.run),
     DaemonCommand(words: ["audit"], run: AuditCommand.run),
     DaemonCommand(words: ["doctor"], run: DoctorCommand.run),
@@ -44,7 +45,7 @@ let commands: [DaemonCommand] = [
 func runCommandLine(_ arguments: [String]) -> Int32 {
     let args = Array(arguments.dropFirst())
     guard let first = args.first else {
-        fputs("fingerauthd: a command is needed: serve, token, keys, policy, hosts, users, admin, audit or doctor; "
+        fputs("fingerauthd: a command is needed: init, serve, token, keys, policy, hosts, users, admin, audit or doctor; "
               + "see 'fingerauthd --help'\n", stderr)
         return 2
     }

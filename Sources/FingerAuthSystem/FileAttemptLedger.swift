@@ -89,7 +89,11 @@ public struct FileAttemptLedger: AttemptLedger {
                     return .failure(AttemptLedgerError("cannot create \(walked): \(String(cString: strerror(e)))"))
                 }
                 next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                if made && next >= 0 { _ = fchmod(next, last ? 0o700 : 0o755) }
+                if made && next >= 0 {
+                    // Root's group too: inside sudo the effective group is the caller's.
+                    _ = fchown(next, 0, 0)
+                    _ = fchmod(next, last ? 0o700 : 0o755)
+                }
             }
             let e = errno
             close(fd)
@@ -175,7 +179,7 @@ public struct FileAttemptLedger: AttemptLedger {
             if e == EEXIST { return .success(nil) }
             return .failure(AttemptLedgerError("cannot create \(path): \(String(cString: strerror(e)))"))
         }
-        guard fchmod(fd, 0o600) == 0, write(fd, record, path) == nil else {
+        guard fchown(fd, 0, 0) == 0, fchmod(fd, 0o600) == 0, write(fd, record, path) == nil else {
             let e = errno
             close(fd)
             _ = unlinkat(dir, name, 0)

@@ -5,9 +5,10 @@ import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 
-/// The verification rules of DESIGN.md, one refusal at a time, with a fake clock: what is
-/// refused before the signature verified (unverified: the sender learns nothing) and what
-/// after (verified: the key holder hears the reason, and it counts against the user).
+/// The verification rules (README, "Running the authenticator"), one refusal at a time,
+/// with a fake clock: what is refused before the signature verified (unverified: the sender
+/// learns nothing) and what after (verified: the key holder hears the reason, and it counts
+/// against the user).
 final class TokenVerifierTests: XCTestCase {
     var clock = FakeClock()
     var keys = FakeKeys()

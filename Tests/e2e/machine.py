@@ -104,16 +104,18 @@ class PamService:
 
 
 class SudoersDropIn:
-    """/etc/sudoers.d/<user>: that user's sudo uses PAM service `service`, and may run
-    only /usr/bin/true as root. Checked with visudo -cf before it goes in place."""
+    """/etc/sudoers.d/<user>: that user's sudo uses PAM service `service` (None: sudo's own,
+    /etc/pam.d/sudo), and may run only /usr/bin/true as root. Checked with visudo -cf
+    before it goes in place."""
 
     def __init__(self, user, service):
         self.path = SUDOERS_DIR / user.name
         if self.path.exists():
             raise RuntimeError("%s already exists; not touching it" % self.path)
+        services = "" if service is None else "pam_service={s}, pam_login_service={s}, ".format(s=service)
         text = ("# FingerAuth e2e test: removed when the test ends\n"
-                "Defaults:{u} pam_service={s}, pam_login_service={s}, lecture=never, timestamp_timeout=0\n"
-                "{u} ALL=(root) /usr/bin/true, /bin/true\n").format(u=user.name, s=service)
+                "Defaults:{u} {p}lecture=never, timestamp_timeout=0\n"
+                "{u} ALL=(root) /usr/bin/true, /bin/true\n").format(u=user.name, p=services)
         fd, tmp = tempfile.mkstemp(prefix=".fae2e", dir=str(SUDOERS_DIR))  # dot names are ignored by sudo
         try:
             with os.fdopen(fd, "w") as f:

@@ -35,6 +35,10 @@ FILES = {  # path: mode
     "/usr/share/locale/de/LC_MESSAGES/fingerauth.mo": 0o644,
     "/usr/share/locale/fr/LC_MESSAGES/fingerauth.mo": 0o644,
     "/usr/share/locale/es/LC_MESSAGES/fingerauth.mo": 0o644,
+    # What Debian policy wants of every package (12.5, 12.7), and lintian's overrides.
+    "/usr/share/doc/fingerauth/copyright": 0o644,
+    "/usr/share/doc/fingerauth/changelog.Debian.gz": 0o644,
+    "/usr/share/lintian/overrides/fingerauth": 0o644,
 }
 REPO = Path(__file__).resolve().parents[2]
 for source, target in (("man/fingerauth.1", "/usr/share/man/man1/fingerauth.1.gz"),
@@ -169,7 +173,8 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     assert purged.returncode == 0, purged.stdout + purged.stderr
     assert package_state() == "absent"
     assert run(["dpkg", "-L", PACKAGE]).returncode != 0
-    left = [p for p in list(FILES) + ["/var/lib/fingerauth", "/usr/libexec/fingerauth"] if os.path.lexists(p)]
+    left = [p for p in list(FILES) + ["/var/lib/fingerauth", "/usr/libexec/fingerauth", "/usr/share/doc/fingerauth"]
+            if os.path.lexists(p)]
     assert left == []
     assert pam_config_digest() == pam_before
     seen.append("removed (rc: conffiles kept), purged: dpkg -L empty, no file left, common-* unchanged")
@@ -208,3 +213,35 @@ def test_pam_auth_update_profile_puts_the_module_before_pam_unix(tmp_path, obser
     assert (tmp_path / "removed").read_text() == original
     assert (Path("/etc/pam.d/common-auth")).read_text() == original  # the real one never changed
     observe("--package: not enabled; --enable: %s, then %s; --remove: common-auth as before" % (" ".join(enabled[0][1:]), " ".join(enabled[1][1:])))
+
+
+def test_lintian_finds_no_error_and_no_warning_but_those_the_package_overrides(deb, observe):
+    """package: lintian on the built .deb -> no error, no warning left; each override is named in the README"""
+    if shutil.which("lintian") is None:
+        pytest.skip("lintian is not installed (make e2e installs it)")
+    done = run(["lintian", "--fail-on", "error,warning", "--tag-display-limit", "0", deb])
+    assert done.returncode == 0 and not re.search(r"^[EW]: ", done.stdout, re.M), done.stdout + done.stderr
+    # Again with the overridden tags shown (lintian then exits 2 for them: not a failure).
+    shown = run(["lintian", "--tag-display-limit", "0", "--show-overrides", "--display-info", deb])
+    tags = [line for line in shown.stdout.splitlines() if re.match(r"^[EWIPXO]: ", line)]
+    assert not [line for line in tags if line[0] in "EW"], shown.stdout
+    overridden = sorted({line.split()[2] for line in tags if line.startswith("O: ")})
+    overrides = (REPO / "packaging" / "debian" / "lintian-overrides").read_text()
+    named = sorted({line.split()[1] for line in overrides.splitlines() if line.startswith("fingerauth: ")})
+    assert overridden == named, (overridden, named)  # every override is still needed
+    readme = (REPO / "README.md").read_text()
+    assert all("`%s`" % tag in readme for tag in named), named
+    observe("lintian: 0 errors, 0 warnings; overridden (README says why): %s; %d info tags"
+            % (", ".join(named), sum(1 for line in tags if line.startswith("I: "))))
+
+
+def test_readme_names_every_package_the_deb_depends_on(deb, observe):
+    """package: the Depends of the built .deb (computed from the binaries' NEEDED) -> the README's list, no more, no less"""
+    depends = run(["dpkg-deb", "--field", deb, "Depends"]).stdout
+    wanted = sorted({part.split()[0] for part in depends.split(",") if part.strip()})
+    readme = (REPO / "README.md").read_text()
+    found = re.search(r"^Depends \(what `make deb` computes\): (.*?)\.$", readme, re.M | re.S)
+    assert found, "README: no 'Depends (what `make deb` computes): ….' line"
+    listed = sorted(re.findall(r"`([a-z0-9][a-z0-9.+-]*)`", found.group(1)))
+    assert listed == wanted, (listed, wanted)
+    observe("README lists the %d packages of Depends" % len(wanted))

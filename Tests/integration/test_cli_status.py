@@ -138,7 +138,12 @@ def test_not_enrolled_and_no_pam_service(world):
     assert lines["enrolled"] == ("FAIL", "bob has no enrolled fingers")
     assert lines["key"][0] == "FAIL" and lines["key"][1].endswith("device.key does not exist")
     assert lines["registered"] == ("skip", "no usable device key")
-    assert lines["pam"][0] == "FAIL" and "fix: add the line from `fingerauth pam-line sudo`" in done.stdout
+    assert lines["pam"][0] == "FAIL"
+    # Debian's way first, the by-hand line for chosen services second.
+    fix = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("fix: once")]
+    assert fix == ["fix: once `fingerauth test --user USER` succeeds: pam-auth-update --enable fingerauth; or by hand, "
+                   "for chosen services: add the line from `fingerauth pam-line sudo` to %s/sudo (before @include common-auth)"
+                   % (world.tmp / "empty-pam.d")], done.stdout
     assert done.stdout.splitlines()[-1] == "fingerprint login for bob: blocked by enrolled, key, pam"
 
 

@@ -349,3 +349,16 @@ def test_concurrent_hosts_for_the_same_user_each_count(w):
         for host in hosts:
             host.kill()
             host.wait(5)
+
+
+def test_the_record_and_its_folder_belong_to_roots_group_whatever_the_hosts_group(w):
+    """Inside sudo or su the effective group is the caller's (the host is setuid, not
+    setgid), and a folder or file made there takes it. Before: the attempts folder and the
+    record were root:4242 when the host ran with group 4242; now they are root:root."""
+    login = w.login("alice", scans=["finger-B"], service=only(w),
+                    wrap=["setpriv", "--regid", "4242", "--clear-groups", "--"])
+    assert login.name == "PAM_MAXTRIES", login
+    folder, record = w.tmp / "attempts", w.tmp / "attempts" / "alice"
+    assert (folder.stat().st_uid, folder.stat().st_gid) == (0, 0)
+    assert (record.stat().st_uid, record.stat().st_gid) == (0, 0)
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600

@@ -1,7 +1,9 @@
 """Feeder for libfprint's `virtual_device` test reader (FP_VIRTUAL_DEVICE=<socket>).
 
-Protocol of libfprint's virtual_device driver: a Unix stream socket, one command
-per connection, no trailing newline; the device reads one chunk and closes the connection,
+Protocol (libfprint's `virtual_device` driver, as `fingerauth trial touch` speaks it too;
+README, "Try it without a reader"): a Unix stream socket, one command per connection, no
+trailing newline (`SCAN <id>` puts finger <id> on the reader, `SET_ENROLL_STAGES <n>`,
+`RETRY <n>`, `ERROR <n>`, `UNPLUG`); the device reads one chunk and closes the connection,
 so wait for EOF before the next one. Each open of the device re-creates the socket, so a
 feeder waits for a *new* socket (another inode or creation time than the one it fed
 last) before sending.

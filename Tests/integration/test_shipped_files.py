@@ -1,0 +1,59 @@
+"""What ships beside the code says what the code does: a bare `make` builds (and makes no
+benchmark venv), `make demo` installs only the demo's packages, and the shipped
+/etc/security/fingerauth.conf names every key of the module once and every text name."""
+
+import re
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PRODUCTS = {"pam_fingerauth.so", "fingerauth-login", "fingerauth", "fingerauthd", "fingerauth-agent", "fa-pamtest"}
+
+
+def make(*args, timeout=1800):
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_bare_make_builds_every_product_and_nothing_else(tmp_path):
+    goal = make("-pq")
+    assert re.search(r"^\.DEFAULT_GOAL := all$", goal.stdout, re.M), "the default goal is not `all`"
+    done = make("BUILD=%s" % tmp_path)  # the default goal; the build lands in tmp_path
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert PRODUCTS <= {p.name for p in tmp_path.iterdir()}
+    assert "swift build -c release" in done.stdout
+    assert "venv" not in done.stdout + done.stderr and "pip" not in done.stdout.split()
+
+
+def test_make_demo_installs_only_the_packages_the_demo_needs():
+    dry = make("-n", "demo")
+    assert dry.returncode == 0, dry.stderr
+    installs = [line.split()[1:] for line in dry.stdout.splitlines() if line.startswith("scripts/install-deps.sh")]
+    packages = {p for line in installs for p in line}
+    for heavy in ("chromium", "chromium-driver", "swtpm", "postgresql", "valgrind", "python3-selenium", "tpm2-tools"):
+        assert heavy not in packages, heavy
+    assert {"libpam-wrapper", "libnss-wrapper", "openssl"} <= packages
+    assert "scripts/demo.py" in dry.stdout
+
+
+def module_keys():
+    """The keys the module's configuration takes (the cases of Options' switch over the key,
+    at its indentation; the values of `remote` and the flags are deeper)."""
+    source = (REPO / "Sources" / "FingerAuthCore" / "Options.swift").read_text()
+    return set(re.findall(r'^ {8}case "([a-z_]+)":', source, re.M))
+
+
+def text_names():
+    source = (REPO / "Sources" / "FingerAuthCore" / "PromptTexts.swift").read_text()
+    cases = re.findall(r"^\s+case (\w+)(?: = \"(\w+)\")?$", source, re.M)
+    return {raw or name for name, raw in cases}
+
+
+def test_the_shipped_configuration_names_each_key_once_and_every_text():
+    text = (REPO / "packaging" / "fingerauth.conf").read_text()
+    keys = re.findall(r"^#([a-z_]+) = ", text, re.M)
+    assert sorted(k for k in keys if keys.count(k) > 1) == []
+    assert len(module_keys()) >= 24 and module_keys() == set(keys), module_keys() ^ set(keys)
+    names = text_names()
+    assert len(names) >= 9 and {"policy_denied", "too_many_attempts"} <= names
+    listed = re.search(r"Names: (.*?)\.\n", text, re.S).group(1)
+    assert set(re.findall(r"[a-z_]+", listed)) == names
