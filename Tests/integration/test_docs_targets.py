@@ -6,13 +6,15 @@ No build needed.
     /usr/bin/python3 -m pytest -q -p no:cacheprovider Tests/integration/test_docs_targets.py
 """
 
-import json
+import os
 import pathlib
 import re
-import shutil
-import subprocess
+import sys
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support.package_graph import package_targets  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -24,12 +26,7 @@ BRIDGE_LIKE = re.compile(r"`(C[A-Z][A-Za-z0-9]*)`")
 
 @pytest.fixture(scope="module")
 def targets():
-    swift = shutil.which("swift")
-    if swift is None:
-        pytest.skip("the Swift toolchain is not on PATH: swift package dump-package cannot run")
-    out = subprocess.run([swift, "package", "dump-package"], cwd=REPO, capture_output=True, text=True, timeout=120,
-                         check=True).stdout
-    return {target["name"]: target["type"] for target in json.loads(out)["targets"]}
+    return {name: target["type"] for name, target in package_targets().items()}
 
 
 def layout_section():

@@ -2,13 +2,15 @@
 layer reaches only what its job needs, every target declares what its sources import, and
 an audit row's words are spelled in one place only."""
 
-import json
+import os
 import pathlib
 import re
-import shutil
-import subprocess
+import sys
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support.package_graph import package_targets  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = REPO / "Sources"
@@ -23,19 +25,7 @@ HOST_PRODUCTS = ["PAMFingerAuth", "FingerAuthLogin", "FingerAuthAgent", "FingerA
 
 @pytest.fixture(scope="module")
 def targets():
-    swift = shutil.which("swift")
-    if swift is None:
-        pytest.skip("the Swift toolchain is not on PATH: swift package dump-package cannot run")
-    out = subprocess.run([swift, "package", "dump-package"], cwd=REPO, capture_output=True, text=True, timeout=120,
-                         check=True).stdout
-    found = {}
-    for target in json.loads(out)["targets"]:
-        names = []
-        for dependency in target["dependencies"]:
-            (kind, value), = dependency.items()
-            names.append(value[0])
-        found[target["name"]] = {"type": target["type"], "deps": names}
-    return found
+    return package_targets()
 
 
 def reach(targets, name):
