@@ -56,6 +56,9 @@ let package = Package(
         .target(name: "FingerAuthCore", swiftSettings: v6),
         // Thin adapters over the system and the C libraries.
         .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore", "CSystem", "CSpawn"], swiftSettings: v6),
+        // Threads of their own (pthread_create) for fingerauthd's writer, pruner and watchdogs:
+        // apart from FingerAuthSystem, so that the module, which links System, cannot reach it.
+        .target(name: "FingerAuthThreads", swiftSettings: v6),
         .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"], swiftSettings: v6),
         .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v6),
         // TPM-resident device keys and the host's half of key attestation (ESAPI). Linked by
@@ -70,13 +73,14 @@ let package = Package(
         // The storage ports over SQLite and PostgreSQL: schema and migrations, pruning, and the
         // group commit that the request path writes through.
         .target(name: "FingerAuthStore",
-                dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite",
-                               "CPostgres"],
+                dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCrypto",
+                               "CSQLite", "CPostgres"],
                 swiftSettings: v5),
         // The HTTP transport (libmicrohttpd, GnuTLS): requests, answers, steps, connection
         // limits and TLS; it knows the service and nothing of the stores.
         .target(name: "FingerAuthTransport",
-                dependencies: ["FingerAuthDomain", "FingerAuthSystem", "FingerAuthCrypto", "CMicroHTTPD", "CGnuTLS"],
+                dependencies: ["FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCrypto", "CMicroHTTPD",
+                               "CGnuTLS"],
                 swiftSettings: v5),
         // The admin console: pages, sessions, forms, sign-in.
         .target(name: "FingerAuthConsole", dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthCrypto"],
@@ -111,7 +115,7 @@ let package = Package(
         .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v6),
         .testTarget(name: "FingerAuthServerTests",
                     dependencies: ["FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
-                                   "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthCore"],
+                                   "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCore"],
                     swiftSettings: v5),
     ]
 )

@@ -1,5 +1,6 @@
 import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 
 /// Actions run `delay` seconds after they were queued, on a thread of its own: the HTTP
 /// layer resumes the parked connections of answers it holds back (`Step.answerAfterPause`).

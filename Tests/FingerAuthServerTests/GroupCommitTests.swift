@@ -4,6 +4,7 @@ import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 import FingerAuthSystem
+import FingerAuthThreads
 #if canImport(Glibc)
 import Glibc
 #endif
