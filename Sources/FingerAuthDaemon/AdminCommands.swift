@@ -15,7 +15,7 @@ import Glibc
 enum AdminCommands {
     static func create(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
         let command = "admin create"
-        let name = try adminName(arguments, command: command)
+        let name = try adminName(arguments, command: command, existing: false)
         let (options, db) = try Admin.options(arguments.dropFirst(), valued: ["console-url"], command: command)
         let base = try consoleURL(options, command: command)
         guard let link = SetupLink(base: base) else {
@@ -82,12 +82,20 @@ enum AdminCommands {
         }
     }
 
-    /// The NAME that follows the command, checked against the user-name rule.
-    private static func adminName(_ arguments: ArraySlice<String>, command: String) throws(UsageError) -> String {
+    /// The NAME that follows the command: a new account's by the user-name rule; an existing
+    /// one's (`existing`) by the looser rule sign-in looks names up by, so that an account
+    /// made before the rule (`fingerauthd doctor` lists them) can be reset or removed.
+    private static func adminName(_ arguments: ArraySlice<String>, command: String,
+                                  existing: Bool = true) throws(UsageError) -> String {
         guard let name = arguments.first, !name.hasPrefix("-") else {
             throw UsageError(message: "\(command): give the admin's name: fingerauthd \(command) NAME")
         }
-        if let problem = UserName.problem(name) {
+        if existing {
+            guard Names.isAdminLookup(name) else {
+                throw UsageError(message: "\(command): '\(LogText.clean(name, limit: 64))' is not an admin's name "
+                                 + "(letters, digits, '.', '_' and '-', at most 64 bytes)")
+            }
+        } else if let problem = UserName.problem(name) {
             throw UsageError(message: "\(command): '\(LogText.clean(name, limit: 64))' is not a name (\(problem)); "
                              + "an admin name follows the user-name rule: \(UserName.rule)")
         }

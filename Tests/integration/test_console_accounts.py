@@ -221,11 +221,19 @@ def test_unknown_or_malformed_names_are_refused_and_change_nothing(world):
         assert done.stderr == ("fingerauthd: admin %s: no admin named nobody; 'fingerauthd admin list' names them, "
                                "'fingerauthd admin create nobody' makes one\n" % command), done.stderr
         bad = admin_command(world.authd, command, "Ada Lovelace")
-        assert bad.returncode == 2 and "is not a name" in bad.stderr, bad
+        assert bad.returncode == 2 and "'Ada Lovelace' is not an admin's name" in bad.stderr, bad
         missing = world.authd.admin("admin", command)
         assert missing.returncode == 2 and "give the admin's name: fingerauthd admin %s NAME" % command in missing.stderr
     assert admin_rows(world.authd) == before
     signed_in(world.authd, "ada")
+    # An account named before the user-name rule (doctor lists it) can still be removed.
+    connection = sqlite3.connect(world.authd.db, timeout=5)
+    with connection:
+        connection.execute("INSERT INTO admins (name, created) VALUES ('Old.Admin', 0)")
+    connection.close()
+    assert admin_command(world.authd, "create", "Old.Admin").returncode == 2
+    old = admin_command(world.authd, "remove", "Old.Admin")
+    assert old.returncode == 0 and old.stdout == "removed admin Old.Admin; their console sessions ended\n", old
     exists = admin_command(world.authd, "create", "ada")
     assert exists.returncode == 1 and "'fingerauthd admin reset ada' gives it a new setup link" in exists.stderr
 
