@@ -14,14 +14,7 @@ import Glibc
 /// account on every request, so that `reset` and `remove` end the admin's sessions too.
 enum AdminCommands {
     static func create(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
-        let command = "admin create"
-        let name = try adminName(arguments, command: command, existing: false)
-        let (options, db) = try Admin.options(arguments.dropFirst(), valued: ["console-url"], command: command)
-        let base = try consoleURL(options, command: command)
-        guard let link = SetupLink(base: base) else {
-            fputs("fingerauthd: admin create: no random bytes\n", stderr)
-            return 1
-        }
+        guard let (name, db, link) = try linkCommand(arguments, command: "admin create", existing: false) else { return 1 }
         return Admin.withStore(db, mustExist: false) { store, now throws(StoreError) in
             guard try store.createAdmin(name: name, setupDigest: link.digest, expires: now + AdminConsole.setupLifetime, now: now) else {
                 fputs("fingerauthd: admin create: an admin named \(name) exists already; "
@@ -39,14 +32,7 @@ enum AdminCommands {
     /// Clears the admin's password, which ends their console sessions, and prints a new
     /// setup link; any older link of theirs stops working.
     static func reset(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
-        let command = "admin reset"
-        let name = try adminName(arguments, command: command)
-        let (options, db) = try Admin.options(arguments.dropFirst(), valued: ["console-url"], command: command)
-        let base = try consoleURL(options, command: command)
-        guard let link = SetupLink(base: base) else {
-            fputs("fingerauthd: admin reset: no random bytes\n", stderr)
-            return 1
-        }
+        guard let (name, db, link) = try linkCommand(arguments, command: "admin reset", existing: true) else { return 1 }
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             guard try store.resetAdmin(name: name, setupDigest: link.digest, expires: now + AdminConsole.setupLifetime) else {
                 fputs("fingerauthd: admin reset: \(noSuchAdmin(name))\n", stderr)
@@ -80,6 +66,19 @@ enum AdminCommands {
             }
             return 0
         }
+    }
+
+    /// What `create` and `reset` read before they open the store: the admin's name, the
+    /// database and a new setup link under the console's URL; nil (said why) without random bytes.
+    private static func linkCommand(_ arguments: ArraySlice<String>, command: String,
+                                    existing: Bool) throws(UsageError) -> (String, String, SetupLink)? {
+        let name = try adminName(arguments, command: command, existing: existing)
+        let (options, db) = try Admin.options(arguments.dropFirst(), valued: ["console-url"], command: command)
+        guard let link = SetupLink(base: try consoleURL(options, command: command)) else {
+            fputs("fingerauthd: \(command): no random bytes\n", stderr)
+            return nil
+        }
+        return (name, db, link)
     }
 
     /// The NAME that follows the command: a new account's by the user-name rule; an existing

@@ -13,26 +13,15 @@ import sqlite3
 import sys
 import urllib.parse
 
-import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from support.cli import server_keys  # noqa: E402
 from support.console import PASSWORD, ConsoleClient, create_admin  # noqa: E402
 from support.world import World  # noqa: E402
+from test_console import CONSOLE, world  # noqa: E402,F401  (fingerauthd with a console, approval manual)
 
-CONSOLE = ("--admin-listen", "0")
 NEW_PASSWORD = "another horse, another staple"
-
-
-@pytest.fixture
-def world(tmp_path, ca):
-    w = World(tmp_path, ca)
-    try:
-        w.start_authenticator(args=CONSOLE + ("--approval", "manual"))
-        yield w
-    finally:
-        w.close()
 
 
 def admin_command(authd, command, *args):
