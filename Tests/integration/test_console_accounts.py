@@ -20,6 +20,7 @@ from support.cli import server_keys  # noqa: E402
 from support.console import PASSWORD, ConsoleClient, create_admin  # noqa: E402
 from support.world import World  # noqa: E402
 from test_console import CONSOLE, world  # noqa: E402,F401  (fingerauthd with a console, approval manual)
+from test_policy import db, server  # noqa: E402,F401  (store fixtures: sqlite and postgresql)
 
 NEW_PASSWORD = "another horse, another staple"
 
@@ -252,3 +253,24 @@ def test_console_actions_are_audited_with_the_address_behind_a_trusted_proxy(tmp
             ("admin_approve", "198.51.100.7")], rows
     finally:
         w.close()
+
+
+def test_reset_remove_and_a_used_link_on_both_stores(tmp_path, ca, db):
+    """The same SQL on SQLite and PostgreSQL: a used link, a reset that ends the session, a
+    removal."""
+    from support.authd import Authd  # noqa: E402
+    from support.world import AUDIENCE  # noqa: E402
+    with Authd(str(tmp_path / "a"), audience=AUDIENCE, tls=ca, db=db, args=CONSOLE) as authd:
+        link = create_admin(authd, "ada")
+        session = signed_in(authd, "ada")
+        client = ConsoleClient(authd)
+        assert client.get(link[len(authd.console_url):]).status == 410
+        fresh = reset(authd, "ada")
+        assert session.get("/overview").status == 303
+        assert client.get(link[len(authd.console_url):]).status == 404
+        assert set_password(client, token_of(fresh), NEW_PASSWORD).status == 303
+        assert client.get(fresh[len(authd.console_url):]).status == 410
+        again = signed_in(authd, "ada", NEW_PASSWORD)
+        assert authd.admin("admin", "remove", "ada").returncode == 0
+        assert again.get("/overview").status == 303
+        assert authd.admin("admin", "list").stdout == ""
