@@ -184,8 +184,8 @@ enum Usage {
                                                        prints a new one-time setup link (24 h)
             """),
         Entry(words: ["admin", "remove"], text: """
-              fingerauthd admin remove NAME          deletes the account, ends its console sessions (the last
-                                                       one too: admin create makes a new one)
+              fingerauthd admin remove NAME            deletes the account, ends its console sessions (the
+                                                       last one too: admin create makes a new one)
             """),
         Entry(words: ["admin", "list"], text: """
               fingerauthd admin list                   console accounts, ready or setup pending
