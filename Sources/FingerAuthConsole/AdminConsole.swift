@@ -32,6 +32,8 @@ public final class AdminConsole: ConsoleSurface {
     static let sessionCookie = "fa_console"
     static let signInCookie = "fa_signin"
     static let minimumPassword = 12
+    /// How long a setup link lasts (`fingerauthd admin create`, `admin reset`), in seconds.
+    public static let setupLifetime: Int64 = 24 * 3600
 
     let store: any ConsoleRegistry
     let clock: any AuthClock
@@ -82,13 +84,14 @@ public final class AdminConsole: ConsoleSurface {
                               token: ConsoleForms.cookie(request.cookie, Self.signInCookie))
         case ("GET", "/favicon.ico"): return HTTPResponse(status: 204, body: [], contentType: "image/x-icon")
         case ("POST", "/signin"): return signIn(request, address: address, now: now)
-        case ("GET", "/setup"): return setupForm(token: ConsoleForms.query(request, "token") ?? "", error: nil)
+        case ("GET", "/setup"): return setupPage(token: ConsoleForms.query(request, "token") ?? "", now: now)
         case ("POST", "/setup"): return setup(request, address: address, now: now)
         default: break
         }
         let cookie = ConsoleForms.cookie(request.cookie, Self.sessionCookie)
         guard let session = sessions.find(cookie, now: now), let cookie else { return Self.redirect("/signin") }
         let signedIn = SignedIn(admin: session.admin, csrf: session.csrf, address: address, now: now)
+        if let ended = endIfAccountChanged(session, cookie: cookie, signedIn) { return ended }
         if request.method == "POST" {
             let fields = ConsoleForms.fields(request.body)
             guard let token = fields["csrf"], ConstantTime.equal(token, session.csrf) else {
@@ -126,6 +129,23 @@ public final class AdminConsole: ConsoleSurface {
             log.message("console: \(request.path): \(error)")
             return unavailable(signedIn, writing: false)
         }
+    }
+
+    /// Ends `session` when its account was reset or removed since sign-in (its password hash
+    /// in the registry is another, or none): 303 to the sign-in form, the cookie cleared.
+    /// 503 when the registry cannot be read; nil when the session stands.
+    private func endIfAccountChanged(_ session: ConsoleSessions.Session, cookie: String, _ who: SignedIn) -> HTTPResponse? {
+        let current: String?
+        do {
+            current = try store.adminPasswordHash(name: session.admin)
+        } catch {
+            log.message("console: cannot read the account of \(LogText.clean(session.admin)): \(error)")
+            return unavailable(who, writing: false)
+        }
+        if let current, ConstantTime.equal(current, session.passwordHash) { return nil }
+        sessions.close(cookie)
+        log.message("console: a session of \(LogText.clean(session.admin)) ended: the account was reset or removed")
+        return Self.redirect("/signin", cookies: ["\(Self.sessionCookie)=; Path=/; Max-Age=0\(cookieFlags)"])
     }
 
     /// Who is acting, for the pages and the audit rows.

@@ -5,10 +5,15 @@ import Synchronization
 
 /// Signed-in admins of one console listener, in this process's memory only: a session
 /// cookie works on the listener that made it and nowhere else, and ends with sign-out, its
-/// idle timeout, its absolute timeout, or the process.
+/// idle timeout, its absolute timeout, the process, or a change of the account in the
+/// registry (`admin reset`, `admin remove`: the console compares `passwordHash` with the
+/// account's on every request).
 final class ConsoleSessions: Sendable {
     struct Session: Sendable {
         let admin: String
+        /// The account's password hash at sign-in: another one (or none) in the registry
+        /// means the account was reset or removed since.
+        let passwordHash: String
         /// The token every form of this session carries (CSRF).
         let csrf: String
         let created: Int64
@@ -26,8 +31,8 @@ final class ConsoleSessions: Sendable {
         self.absoluteSeconds = absoluteSeconds
     }
 
-    /// A new session for `admin`: its cookie value.
-    func open(admin: String, now: Int64) -> String? {
+    /// A new session for `admin`, signed in with the password of `passwordHash`: its cookie value.
+    func open(admin: String, passwordHash: String, now: Int64) -> String? {
         guard let id = SecureRandom.bytes(32), let csrf = SecureRandom.bytes(24) else { return nil }
         let cookie = Base64URL.encode(id)
         sessions.withLock { sessions in
@@ -35,7 +40,8 @@ final class ConsoleSessions: Sendable {
             if sessions.count >= Self.capacity, let oldest = sessions.min(by: { $0.value.created < $1.value.created }) {
                 sessions[oldest.key] = nil
             }
-            sessions[cookie] = Session(admin: admin, csrf: Base64URL.encode(csrf), created: now, lastSeen: now)
+            sessions[cookie] = Session(admin: admin, passwordHash: passwordHash, csrf: Base64URL.encode(csrf),
+                                       created: now, lastSeen: now)
         }
         return cookie
     }

@@ -53,7 +53,7 @@ extension AdminConsole {
         }
         // A name without an account still costs one hash, so that timing does not say which names exist.
         let matched = PasswordHash.verify(password, against: stored ?? PasswordHash.decoy)
-        guard stored != nil, matched, let cookie = sessions.open(admin: name, now: now) else {
+        guard let stored, matched, let cookie = sessions.open(admin: name, passwordHash: stored, now: now) else {
             event.reason = .code(.badCredentials)
             auditQuietly(event, now: now)
             return signInForm(message: nil, error: "Wrong admin name or password.", status: 401)
@@ -80,6 +80,20 @@ extension AdminConsole {
         return html(status, ConsoleHTML.page(title: "Set up your admin account", admin: nil, csrf: nil, body: body))
     }
 
+    /// `GET /setup?token=…`: the form only for a link that is open now; a used, expired or
+    /// unknown link says so at once (`closedLink`), before anyone types a password. A read
+    /// and no hash, so neither the limiter nor the refusal count is involved.
+    func setupPage(token: String, now: Int64) -> HTTPResponse {
+        let state: AdminSetupState
+        do {
+            state = try setupState(token, now: now)
+        } catch {
+            return setupForm(token: "", error: "The registry cannot be read right now.", status: 503)
+        }
+        guard case .open = state else { return closedLink(state) }
+        return setupForm(token: token, error: nil)
+    }
+
     /// The setup link's form: the limiter, then the link looked up by its SHA-256 (a read),
     /// then the passwords, and only for a link open now the hash and the one write that
     /// consumes the link. A link that opens nothing counts as a failed attempt.
@@ -92,19 +106,17 @@ extension AdminConsole {
                            line: "setup from \(LogText.clean(address)) refused: too many failures")
             return setupForm(token: "", error: "Too many failed attempts; wait a few minutes.", status: 429)
         }
-        let digest = Self.setupDigest(token)
-        var open: String?
+        let state: AdminSetupState
         do {
-            if let digest { open = try store.openAdminSetup(setupDigest: digest, now: now) }
+            state = try setupState(token, now: now)
         } catch {
             limiter.succeeded(keys, now: now)
             return setupForm(token: token, error: "The registry cannot be read right now.", status: 503)
         }
-        guard open != nil, let digest else {
+        guard case .open = state, let digest = Self.setupDigest(token) else {
             refuseRepeated(address: address, reason: .setupRefused, now: now,
                            line: "setup from \(LogText.clean(address)) refused: a link that opens nothing")
-            return setupForm(token: "", error: "This setup link is not valid, was used already or has expired; "
-                                 + "ask for a new one (fingerauthd admin create).", status: 403)
+            return closedLink(state)
         }
         limiter.succeeded(keys, now: now)
         guard password.count >= Self.minimumPassword, password.utf8.count <= PasswordHash.maxPasswordBytes else {
@@ -116,13 +128,43 @@ extension AdminConsole {
         }
         do {
             guard let name = try store.completeAdminSetup(setupDigest: digest, passwordHash: hash, now: now) else {
-                return setupForm(token: "", error: "This setup link was used already or has expired; ask for a new one (fingerauthd admin create).", status: 403)
+                // Used, expired or replaced while the password was hashed.
+                return closedLink((try? setupState(token, now: now)) ?? .used)
             }
-            auditQuietly(AuditEvent(event: .adminSetup, outcome: .accept, peer: "console", admin: name), now: now)
+            auditQuietly(AuditEvent(event: .adminSetup, outcome: .accept, peer: LogText.clean(address), admin: name), now: now)
             return Self.redirect("/signin?done=1")
         } catch {
             return setupForm(token: token, error: "The registry cannot be written right now.", status: 503)
         }
+    }
+
+    /// Where the link of `token` stands; `unknown` without a read when it cannot be one.
+    private func setupState(_ token: String, now: Int64) throws(StoreError) -> AdminSetupState {
+        guard let digest = Self.setupDigest(token) else { return .unknown }
+        return try store.adminSetupState(setupDigest: digest, now: now)
+    }
+
+    /// The page of a link that sets no password, without a form: what happened to it and
+    /// what to do. 410 Gone for a link that was good once (used, expired), 404 for one no
+    /// account holds. Neither names the account nor repeats the link.
+    func closedLink(_ state: AdminSetupState) -> HTTPResponse {
+        let newLink = "ask an admin of this server to run 'fingerauthd admin reset NAME' with your admin name: "
+            + "it prints a new setup link"
+        let (status, message): (Int, String)
+        switch state {
+        case .used:
+            (status, message) = (410, "This setup link was used already: the account's password is set. "
+                                 + "Sign in with it; if it is lost, \(newLink).")
+        case .expired:
+            (status, message) = (410, "This setup link has expired: a link lasts \(Self.setupLifetime / 3600) hours. "
+                                 + "For a new one, \(newLink).")
+        case .open, .unknown:
+            (status, message) = (404, "This setup link is not valid: it was not copied whole, or a newer link "
+                                 + "replaced it. Check the link; for a new one, \(newLink).")
+        }
+        let body = "<p class=\"error\" id=\"setup-error\">\(ConsoleHTML.escape(message))</p>"
+            + "<p><a href=\"/signin\">Sign in</a></p>"
+        return html(status, ConsoleHTML.page(title: "Setup link closed", admin: nil, csrf: nil, body: body))
     }
 
     /// The SHA-256 of a setup link's secret (32 bytes, base64url), or nil for anything else.

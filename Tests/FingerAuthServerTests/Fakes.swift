@@ -158,9 +158,13 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
         try base.loginsPerHour(since: since)
     }
     func auditUsers() throws(StoreError) -> [(user: String, rows: Int64)] { try base.auditUsers() }
-    func openAdminSetup(setupDigest: [UInt8], now: Int64) throws(StoreError) -> String? {
-        try base.openAdminSetup(setupDigest: setupDigest, now: now)
+    func adminSetupState(setupDigest: [UInt8], now: Int64) throws(StoreError) -> AdminSetupState {
+        try base.adminSetupState(setupDigest: setupDigest, now: now)
     }
+    func resetAdmin(name: String, setupDigest: [UInt8], expires: Int64) throws(StoreError) -> Bool {
+        try base.resetAdmin(name: name, setupDigest: setupDigest, expires: expires)
+    }
+    func removeAdmin(name: String) throws(StoreError) -> Bool { try base.removeAdmin(name: name) }
     func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
         try base.topRefusals(since: since, limit: limit)
     }

@@ -134,13 +134,31 @@ public protocol AdminAccounts: Sendable {
     /// Consumes the setup secret whose SHA-256 is `setupDigest` (unexpired) and sets the
     /// admin's password hash; the admin's name, or nil when no such setup is open.
     func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String?
-    /// The admin whose setup secret has the SHA-256 `setupDigest` and is still open
-    /// (unexpired, unused); nil otherwise. A read: the console looks before it hashes.
-    func openAdminSetup(setupDigest: [UInt8], now: Int64) throws(StoreError) -> String?
+    /// Where the setup secret with the SHA-256 `setupDigest` stands: open (and whose),
+    /// used, expired, or unknown (never made, or replaced by `admin reset`). A read: the
+    /// console looks before it shows the form and before it hashes.
+    func adminSetupState(setupDigest: [UInt8], now: Int64) throws(StoreError) -> AdminSetupState
+    /// Clears admin `name`'s password and gives it a new setup secret (its SHA-256) valid
+    /// until `expires`, replacing any older one; false when there is no such admin.
+    func resetAdmin(name: String, setupDigest: [UInt8], expires: Int64) throws(StoreError) -> Bool
+    /// Deletes admin `name`; false when there is no such admin.
+    func removeAdmin(name: String) throws(StoreError) -> Bool
     /// The password hash of admin `name`; nil when there is no such admin or it has not set one.
     func adminPasswordHash(name: String) throws(StoreError) -> String?
     /// Admin names, with whether each has finished its setup.
     func listAdmins() throws(StoreError) -> [(name: String, ready: Bool)]
+}
+
+/// Where a setup link stands, as its secret's SHA-256 finds it.
+public enum AdminSetupState: Sendable, Equatable {
+    /// Unused and unexpired: it sets the password of this admin.
+    case open(admin: String)
+    /// Its password was set already.
+    case used
+    /// Not used within its lifetime.
+    case expired
+    /// No account has it: mistyped, made up, or replaced by a newer link (`admin reset`).
+    case unknown
 }
 
 /// Where the rate limits' failure counts live when every instance of a fleet shares them.

@@ -25,6 +25,10 @@ public enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
     case adminCreate
     case adminSetup
     case adminSignin
+    /// An admin's password and sessions ended, a new setup link made (`admin reset`).
+    case adminReset
+    /// An admin account deleted (`admin remove`).
+    case adminRemove
     case tokenCreate
     case tokenRevoke
     case policyChange
@@ -36,7 +40,7 @@ public enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
     /// Every event this release writes.
     public static let known: [AuditEventKind] = [
         .login, .oauthToken, .register, .revoke, .attestChallenge, .policyCheck, .refusals, .adminRevoke, .adminApprove,
-        .adminCreate, .adminSetup, .adminSignin, .tokenCreate, .tokenRevoke, .policyChange, .ekPin,
+        .adminCreate, .adminSetup, .adminSignin, .adminReset, .adminRemove, .tokenCreate, .tokenRevoke, .policyChange, .ekPin,
     ]
 
     /// The event as the `event` column holds it.
@@ -54,6 +58,8 @@ public enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
         case .adminCreate: return "admin_create"
         case .adminSetup: return "admin_setup"
         case .adminSignin: return "admin_signin"
+        case .adminReset: return "admin_reset"
+        case .adminRemove: return "admin_remove"
         case .tokenCreate: return "token_create"
         case .tokenRevoke: return "token_revoke"
         case .policyChange: return "policy_change"

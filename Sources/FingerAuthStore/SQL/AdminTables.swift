@@ -21,19 +21,43 @@ enum AdminTables {
         return rows.count == 1
     }
 
+    /// Sets the password and closes the link; the link's digest stays (with no expiry), so
+    /// that the console can tell a used link from one that never was.
     static func completeSetup(_ db: some SQLConnection, setupDigest: [UInt8], passwordHash: String,
                               now: Int64) throws(StoreError) -> String? {
         let rows = try db.textRows("""
-            UPDATE admins SET password_hash = ?2, setup_sha256 = NULL, setup_expires = NULL
+            UPDATE admins SET password_hash = ?2, setup_expires = NULL
              WHERE setup_sha256 = ?1 AND setup_expires > CAST(?3 AS BIGINT) RETURNING name
             """, [Base64URL.encode(setupDigest), passwordHash, String(now)])
         return rows.first?.first ?? nil
     }
 
-    static func openSetup(_ db: some SQLConnection, setupDigest: [UInt8], now: Int64) throws(StoreError) -> String? {
+    /// Open while `setup_expires` lies ahead; used when the digest stays without an expiry
+    /// (`completeSetup`); unknown when no account holds the digest.
+    static func setupState(_ db: some SQLConnection, setupDigest: [UInt8], now: Int64) throws(StoreError) -> AdminSetupState {
+        let rows = try db.textRows("""
+            SELECT name, CASE WHEN setup_expires IS NULL THEN 'used'
+                              WHEN setup_expires > CAST(?2 AS BIGINT) THEN 'open' ELSE 'expired' END
+              FROM admins WHERE setup_sha256 = ?1
+            """, [Base64URL.encode(setupDigest), String(now)])
+        guard let row = rows.first, row.count == 2, let name = row[0] else { return .unknown }
+        switch row[1] {
+        case "open": return .open(admin: name)
+        case "expired": return .expired
+        default: return .used
+        }
+    }
+
+    /// A new setup secret for `name` in place of its password and of any older link.
+    static func reset(_ db: some SQLConnection, name: String, setupDigest: [UInt8], expires: Int64) throws(StoreError) -> Bool {
         try db.textRows("""
-            SELECT name FROM admins WHERE setup_sha256 = ?1 AND setup_expires > CAST(?2 AS BIGINT)
-            """, [Base64URL.encode(setupDigest), String(now)]).first?.first ?? nil
+            UPDATE admins SET password_hash = NULL, setup_sha256 = ?2, setup_expires = CAST(?3 AS BIGINT)
+             WHERE name = ?1 RETURNING name
+            """, [name, Base64URL.encode(setupDigest), String(expires)]).count == 1
+    }
+
+    static func remove(_ db: some SQLConnection, name: String) throws(StoreError) -> Bool {
+        try db.textRows("DELETE FROM admins WHERE name = ?1 RETURNING name", [name]).count == 1
     }
 
     static func passwordHash(_ db: some SQLConnection, name: String) throws(StoreError) -> String? {

@@ -106,8 +106,18 @@ extension SQLRegistry {
         }
     }
 
-    public func openAdminSetup(setupDigest: [UInt8], now: Int64) throws(StoreError) -> String? {
-        try read { (db) throws(StoreError) -> String? in try AdminTables.openSetup(db, setupDigest: setupDigest, now: now) }
+    public func adminSetupState(setupDigest: [UInt8], now: Int64) throws(StoreError) -> AdminSetupState {
+        try read { (db) throws(StoreError) -> AdminSetupState in try AdminTables.setupState(db, setupDigest: setupDigest, now: now) }
+    }
+
+    public func resetAdmin(name: String, setupDigest: [UInt8], expires: Int64) throws(StoreError) -> Bool {
+        try write { (db) throws(StoreError) -> Bool in
+            try AdminTables.reset(db, name: name, setupDigest: setupDigest, expires: expires)
+        }
+    }
+
+    public func removeAdmin(name: String) throws(StoreError) -> Bool {
+        try write { (db) throws(StoreError) -> Bool in try AdminTables.remove(db, name: name) }
     }
 
     public func adminPasswordHash(name: String) throws(StoreError) -> String? {
