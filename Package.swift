@@ -23,7 +23,8 @@ let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
 /// Swift 6 language mode (strict concurrency checking): the host side (Core, the adapters,
 /// the module, the helper, the agent, the command line). The authenticator's targets
-/// (FingerAuthStore, FingerAuthServer, FingerAuthDaemon) are still in Swift 5 mode.
+/// (FingerAuthDomain, FingerAuthStore, FingerAuthTransport, FingerAuthConsole,
+/// FingerAuthDaemon) are still in Swift 5 mode.
 let v6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 let v5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
@@ -55,6 +56,9 @@ let package = Package(
         .target(name: "FingerAuthCore", swiftSettings: v6),
         // Thin adapters over the system and the C libraries.
         .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore", "CSystem", "CSpawn"], swiftSettings: v6),
+        // Threads of their own (pthread_create) for fingerauthd's writer, pruner and watchdogs:
+        // apart from FingerAuthSystem, so that the module, which links System, cannot reach it.
+        .target(name: "FingerAuthThreads", swiftSettings: v6),
         .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"], swiftSettings: v6),
         .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v6),
         // TPM-resident device keys and the host's half of key attestation (ESAPI). Linked by
@@ -62,16 +66,24 @@ let package = Package(
         .target(name: "FingerAuthTPM", dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CTSS2"],
                 swiftSettings: v6),
         .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v6),
-        // The authenticator's registry: SQLite and PostgreSQL stores, schema and migrations,
-        // pruning, and the group commit that the request path writes through.
+        // fingerauthd, in layers. The domain: the registry's types, the storage ports, the
+        // service and its steps, the token verifier, the limits, the policy — plain Swift over
+        // FingerAuthCore, no C bridge; cryptography reaches it through Core's protocols.
+        .target(name: "FingerAuthDomain", dependencies: ["FingerAuthCore"], swiftSettings: v5),
+        // The storage ports over SQLite and PostgreSQL: schema and migrations, pruning, and the
+        // group commit that the request path writes through.
         .target(name: "FingerAuthStore",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CSQLite", "CPostgres"],
+                dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCrypto",
+                               "CSQLite", "CPostgres"],
                 swiftSettings: v5),
-        // The authenticator's HTTP layer and service logic; it reaches the database only
-        // through FingerAuthStore.
-        .target(name: "FingerAuthServer",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthStore", "CMicroHTTPD",
+        // The HTTP transport (libmicrohttpd, GnuTLS): requests, answers, steps, connection
+        // limits and TLS; it knows the service and nothing of the stores.
+        .target(name: "FingerAuthTransport",
+                dependencies: ["FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCrypto", "CMicroHTTPD",
                                "CGnuTLS"],
+                swiftSettings: v5),
+        // The admin console: pages, sessions, forms, sign-in.
+        .target(name: "FingerAuthConsole", dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthCrypto"],
                 swiftSettings: v5),
 
         // Products. The module reaches libpam and libc only: everything that reads the
@@ -95,12 +107,15 @@ let package = Package(
                                          "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM"],
                           swiftSettings: v6, linkerSettings: staticRuntime),
         .executableTarget(name: "FingerAuthDaemon",
-                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthStore", "FingerAuthServer"],
+                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthDomain",
+                                         "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole"],
                           swiftSettings: v5, linkerSettings: staticRuntime),
 
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v6),
         .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v6),
-        .testTarget(name: "FingerAuthServerTests", dependencies: ["FingerAuthServer", "FingerAuthStore", "FingerAuthCrypto"],
+        .testTarget(name: "FingerAuthServerTests",
+                    dependencies: ["FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
+                                   "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCore"],
                     swiftSettings: v5),
     ]
 )

@@ -2,7 +2,7 @@
 /// parsed strictly from the big-endian wire form: every length checked against what is
 /// left, every algorithm and tag known, nothing left over. Pure Swift, no crypto, so that
 /// the fuzzer can drive it; the checks that need digests and signatures live in
-/// FingerAuthAttestation.
+/// FingerAuthCrypto (`TPMAttestation`).
 
 /// Why bytes did not parse as the structure asked for.
 public struct TPMParseError: Error, Equatable, CustomStringConvertible, Sendable {

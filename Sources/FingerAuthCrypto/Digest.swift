@@ -15,16 +15,7 @@ public enum Digest {
     }
 
     /// Lowercase hex of `bytes`.
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xf)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func hex(_ bytes: [UInt8]) -> String { Hex.lowercase(bytes) }
 
     /// RFC 7638 JWK thumbprint (SHA-256, base64url): the key id everywhere in FingerAuth.
     public static func thumbprint(of jwk: JWK) -> String? {

@@ -5,19 +5,7 @@ import FingerAuthCore
 /// refusal the registration answers with (and audits).
 public enum TPMAttestation {
     /// Why an attestation was refused: the `error` of the 4xx answer and the audit reason.
-    public enum Refusal: String, Sendable, Equatable {
-        /// The attestation key is not a restricted signing key that stays in its TPM.
-        case akInvalid = "ak_invalid"
-        /// The TPMS_ATTEST did not parse, is not a certification, or its signature is not the AK's.
-        case certifyInvalid = "certify_invalid"
-        /// The certification's qualifying data is not this challenge's nonce.
-        case nonceMismatch = "nonce_mismatch"
-        /// The certified Name is not the key sent, or that key is not the registered JWK.
-        case keyMismatch = "key_mismatch"
-        /// The device key could leave its TPM (no fixedTPM, fixedParent, sensitiveDataOrigin),
-        /// or is not an unrestricted signing-only key.
-        case keyAttributes = "key_attributes"
-    }
+    public typealias Refusal = AttestationRefusal
 
     /// The attributes an attestation key must have, and a device key too.
     static let bound: TPMObjectAttributes = [.fixedTPM, .fixedParent, .sensitiveDataOrigin]
@@ -60,10 +48,5 @@ public enum TPMAttestation {
     }
 
     /// Equal length and bytes, in time that depends on the length only.
-    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
-        return difference == 0
-    }
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool { ConstantTime.equal(a, b) }
 }

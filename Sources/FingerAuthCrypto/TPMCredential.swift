@@ -10,10 +10,7 @@ public enum TPMCredential {
     /// What the host's TPM needs to unwrap the secret: TPM2B_ID_OBJECT's contents
     /// (integrity HMAC, then the encrypted secret) and TPM2B_ENCRYPTED_SECRET's (the seed,
     /// RSA-OAEP encrypted to the endorsement key).
-    public struct Made: Sendable {
-        public let credentialBlob: [UInt8]
-        public let encryptedSecret: [UInt8]
-    }
+    public typealias Made = MadeCredential
 
     /// TPM2_MakeCredential for an RSA endorsement key of the TCG default template (name
     /// algorithm SHA-256, AES-128 CFB): a fresh 32-byte seed, encrypted with OAEP(SHA-256,

@@ -1,5 +1,5 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthSystem
 #if canImport(Glibc)
@@ -29,7 +29,7 @@ enum Admin {
             do {
                 let store = try location.open(connections: 1)
                 defer { store.close() }
-                return try body(store, WallClock().now())
+                return try body(store, SystemClock().now())
             } catch {
                 fputs("fingerauthd: \(error)\n", stderr)
                 return 1
@@ -47,7 +47,7 @@ enum Admin {
         do {
             let store: any AuthStorage = try SQLiteStore(path: path, readers: 1)
             defer { store.close() }
-            return try body(store, WallClock().now())
+            return try body(store, SystemClock().now())
         } catch {
             fputs("fingerauthd: \(error)\n", stderr)
             return 1
@@ -113,7 +113,7 @@ enum Admin {
     static func byAdmin(_ event: AuditEvent, _ admin: String) -> AuditEvent {
         var stamped = event
         stamped.peer = "local"
-        stamped.reason = "by " + admin
+        stamped.reason = .detail("by " + admin)
         return stamped
     }
 }

@@ -1,5 +1,5 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthSystem
 #if canImport(Glibc)
@@ -14,7 +14,7 @@ enum AuditCommand {
         let command = "audit"
         let (options, db) = try Admin.options(arguments, valued: ["user", "since", "limit"], switches: ["json"],
                                               command: command)
-        let now = WallClock().now()
+        let now = SystemClock().now()
         var since: Int64?
         if let text = options.optional("since") {
             guard let value = parseTime(text, now: now) else {
@@ -34,7 +34,7 @@ enum AuditCommand {
                     let e = r.event
                     // An unverified request's user is only claimed: shown as such, never as the user.
                     let user = e.user ?? e.claimedUser.map { "(claimed " + $0 + ")" } ?? ""
-                    return [Admin.utcTime(r.time), e.event, e.outcome, e.reason ?? "", user, e.host ?? "",
+                    return [Admin.utcTime(r.time), e.event.name, e.outcome.name, e.reason?.text ?? "", user, e.host ?? "",
                             e.kid ?? "", e.jti ?? "", e.peer ?? "", String(e.count)]
                 })
             }
@@ -45,9 +45,9 @@ enum AuditCommand {
     static func json(_ record: AuditRecord) -> JSONValue {
         let e = record.event
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
-        return .object([("id", .integer(record.id)), ("time", .integer(record.time)), ("event", .string(e.event)),
+        return .object([("id", .integer(record.id)), ("time", .integer(record.time)), ("event", .string(e.event.name)),
                         ("user", text(e.user)), ("host", text(e.host)), ("kid", text(e.kid)), ("jti", text(e.jti)),
-                        ("outcome", .string(e.outcome)), ("reason", text(e.reason)), ("peer", text(e.peer)),
+                        ("outcome", .string(e.outcome.name)), ("reason", text(e.reason?.text)), ("peer", text(e.peer)),
                         ("claimed_user", text(e.claimedUser)), ("verified", .bool(e.verified)), ("count", .integer(e.count)),
                         ("rule", e.rule.map(JSONValue.integer) ?? .null), ("service", text(e.service)),
                         ("client_service", text(e.clientService))])

@@ -1,5 +1,5 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
 import FingerAuthStore
 #if canImport(Glibc)
 import Glibc
@@ -45,7 +45,8 @@ enum DoctorCommand {
                     what is stored stays until you act: revoke such keys (fingerauthd keys revoke --kid KID) and
                     register the person under a valid name; remove such rules (policy remove --id ID) and list
                     members (users remove --list L --users U); audit rows go with their retention. A console
-                    account so named still signs in: make its admin a new one (fingerauthd admin create NAME).
+                    account so named still signs in: make its admin a new one (fingerauthd admin create NAME)
+                    and remove the old one (fingerauthd admin remove OLD).
                     """)
             }
             return findings.isEmpty ? 0 : 1

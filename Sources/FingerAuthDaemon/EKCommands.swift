@@ -1,6 +1,6 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
 import FingerAuthStore
 #if canImport(Glibc)
 import Glibc

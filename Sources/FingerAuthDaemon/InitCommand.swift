@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import FingerAuthSystem
 #if canImport(Glibc)

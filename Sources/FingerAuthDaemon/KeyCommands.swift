@@ -1,5 +1,5 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
 import FingerAuthStore
 #if canImport(Glibc)
 import Glibc
@@ -41,21 +41,21 @@ enum KeyCommands {
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let result = try store.approve(kid: kid)
             let key = try store.registeredKey(kid: kid)
-            var event = AuditEvent(event: "admin_approve", user: key?.user, host: key?.host,
-                                   kid: LogText.clean(kid), outcome: "accept", peer: "local")
+            var event = AuditEvent(event: .adminApprove, user: key?.user, host: key?.host,
+                                   kid: LogText.clean(kid), outcome: .accept, peer: "local")
             switch result {
             case .approved:
                 try store.audit(event, now: now)
                 print("approved \(kid)")
                 return 0
             case .alreadyActive:
-                event.reason = "already_active"
+                event.reason = .code(.alreadyActive)
                 try store.audit(event, now: now)
                 print("\(kid) was already active")
                 return 0
             case .revoked, .unknown:
-                event.outcome = "deny"
-                event.reason = result == .revoked ? "key_revoked" : "unknown_kid"
+                event.outcome = .deny
+                event.reason = .token(result == .revoked ? .keyRevoked : .unknownKid)
                 try store.audit(event, now: now)
                 let why = result == .revoked ? "is revoked and stays revoked" : "is not registered"
                 fputs("fingerauthd: keys approve: \(LogText.clean(kid)) \(why); see 'fingerauthd keys list'\n", stderr)
@@ -79,21 +79,21 @@ enum KeyCommands {
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let result = try store.revoke(kid: kid, now: now)
             let key = try store.registeredKey(kid: kid)
-            var event = AuditEvent(event: "admin_revoke", user: key?.user, host: key?.host,
-                                   kid: LogText.clean(kid), outcome: "accept", peer: "local")
+            var event = AuditEvent(event: .adminRevoke, user: key?.user, host: key?.host,
+                                   kid: LogText.clean(kid), outcome: .accept, peer: "local")
             switch result {
             case .revoked:
                 try store.audit(event, now: now)
                 print("revoked \(kid)")
                 return 0
             case .alreadyRevoked:
-                event.reason = "already_revoked"
+                event.reason = .code(.alreadyRevoked)
                 try store.audit(event, now: now)
                 print("\(kid) was already revoked")
                 return 0
             case .unknown:
-                event.outcome = "deny"
-                event.reason = "unknown_kid"
+                event.outcome = .deny
+                event.reason = .token(.unknownKid)
                 try store.audit(event, now: now)
                 fputs("fingerauthd: keys revoke: no key with kid \(LogText.clean(kid)); see 'fingerauthd keys list'\n", stderr)
                 return 1
@@ -105,8 +105,8 @@ enum KeyCommands {
         Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let keys = try store.revokeKeys(user: user, host: host, now: now)
             for key in keys {
-                try store.audit(AuditEvent(event: "admin_revoke", user: key.user, host: key.host, kid: key.kid,
-                                           outcome: "accept", reason: "bulk", peer: "local"), now: now)
+                try store.audit(AuditEvent(event: .adminRevoke, user: key.user, host: key.host, kid: key.kid,
+                                           outcome: .accept, reason: .code(.bulk), peer: "local"), now: now)
                 print("revoked \(key.kid) (\(key.user) on \(key.host))")
             }
             let which = [user.map { "user \(LogText.clean($0))" }, host.map { "host \(LogText.clean($0))" }]

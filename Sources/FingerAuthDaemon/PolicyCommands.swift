@@ -1,5 +1,5 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
 import FingerAuthStore
 #if canImport(Glibc)
 import Glibc
@@ -123,7 +123,7 @@ enum PolicyCommands {
             if provisioned { request.ek = snapshot.provisionedEK }
             let decision = snapshot.decide(request)
             if options.flag("json") {
-                print(JSONEncoding.encode(.object([("decision", .string(decision.allowed ? "allow" : "deny")),
+                print(JSONEncoding.encode(.object([("decision", .string((decision.allowed ? PolicyAction.allow : .deny).rawValue)),
                                                    ("rule", decision.rule.map { .integer($0.id) } ?? .null)])))
             } else {
                 print(decision.summary)
@@ -230,7 +230,7 @@ enum PolicyCommands {
     private static func change(_ db: String, _ change: PolicyChange, done: (PolicyChangeResult) -> Void) -> Int32 {
         let admin = Admin.operatorName()
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
-            let event = Admin.byAdmin(AuditEvent(event: "policy_change", outcome: "accept"), admin)
+            let event = Admin.byAdmin(AuditEvent(event: .policyChange, outcome: .accept), admin)
             let result = try store.changePolicy(change, audit: event, now: now)
             switch result {
             case .changed:

@@ -1,6 +1,9 @@
+import FingerAuthConsole
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthCrypto
+import FingerAuthDomain
 import FingerAuthStore
+import FingerAuthTransport
 import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
@@ -63,14 +66,19 @@ enum ServeCommand {
         let pruner = StorePruner(store: store, interval: settings.pruneInterval, policy: settings.prunePolicy,
                                  clock: clock, log: { [log] in log.message($0) })
         pruner.measureClock()
-        var console: ConsoleSettings?
+        // Refusals of addresses past their limit are counted in memory and written about
+        // once a second by the group commit, with the batch of the moment.
+        let refusals = RefusalCounter(window: settings.service.addressLimit.window)
+        let writer = GroupCommit(store: store, periodic: { refusals.drain() }, log: { [log] in log.message($0) })
+        var console: AdminConsole?
         if settings.adminListen != nil {
             var consoleSettings = ConsoleSettings()
             consoleSettings.secureCookies = tls != nil
-            console = consoleSettings
+            console = AdminConsole(store: store, clock: clock, log: log, settings: consoleSettings, refusals: refusals)
         }
-        let service = AuthenticatorService(store: store, policy: settings.policy, settings: settings.service,
-                                           clock: clock, log: log, console: console)
+        let service = AuthenticatorService(store: store, writer: writer, crypto: OpenSSLAuthenticatorCrypto(),
+                                           policy: settings.policy, settings: settings.service, clock: clock, log: log,
+                                           refusals: refusals, console: console)
         service.startWriter()
         let server: HTTPServer
         do {

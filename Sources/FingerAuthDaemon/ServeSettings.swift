@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import FingerAuthSystem
 #if canImport(Glibc)
@@ -86,9 +87,9 @@ struct ServeSettings {
             accessTokenTTL: try options.seconds("access-token-ttl", default: 300, range: 10...86_400, command: command),
             userLimit: RateLimit(failures: Int(userFailures), window: window),
             addressLimit: RateLimit(failures: Int(addressFailures), window: window),
-            clientAddress: ClientAddress(trustedProxies: proxies),
             metricsToken: try Self.metricsToken(options.optional("metrics-token-file"), command: command))
-        service.endorsementTrust = try Self.endorsementTrust(options.optional("tpm-ek-ca"), command: command)
+        service.attestation = try Self.endorsementTrust(options.optional("tpm-ek-ca"), command: command)
+            .map { TPMKeyAttestation(trust: $0) }
         switch options.optional("require-hardware-keys") ?? "no" {
         case "yes": service.requireHardwareKeys = true
         case "no": service.requireHardwareKeys = false
@@ -98,10 +99,11 @@ struct ServeSettings {
                                                              command: command))
         let hostRegistrations = try options.seconds("host-registrations", default: 30, range: 0...1_000_000, command: command)
         service.hostRegistrations = RateLimit(failures: Int(hostRegistrations), window: window)
-        if service.requireHardwareKeys && service.endorsementTrust == nil {
+        if service.requireHardwareKeys && service.attestation == nil {
             throw UsageError(message: "\(command): require-hardware-keys = yes needs tpm-ek-ca (no key could be registered)")
         }
         limits = ServerLimits()
+        limits.clientAddress = ClientAddress(trustedProxies: proxies)
         limits.threads = UInt32(try options.seconds("threads", default: 4, range: 1...64, command: command))
         limits.connectionTimeout = UInt32(try options.seconds("connection-timeout", default: 10, range: 1...300, command: command))
         limits.headTimeout = Double(try options.seconds("head-timeout", default: 10, range: 1...300, command: command))

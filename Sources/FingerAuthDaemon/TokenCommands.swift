@@ -1,5 +1,5 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
 import FingerAuthStore
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +17,7 @@ enum TokenCommands {
         }
         return Admin.withStore(db, mustExist: false) { store, now throws(StoreError) in
             let token = try store.createHostToken(host: host, now: now)
-            try store.audit(AuditEvent(event: "token_create", host: host, outcome: "accept", peer: "local"), now: now)
+            try store.audit(AuditEvent(event: .tokenCreate, host: host, outcome: .accept, peer: "local"), now: now)
             print(token)
             return 0
         }
@@ -54,8 +54,8 @@ enum TokenCommands {
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let revocation = try store.revokeHostTokens(id: id, host: host, now: now)
             guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty else {
-                try store.audit(AuditEvent(event: "token_revoke", host: host.map { LogText.clean($0) }, outcome: "deny",
-                                           reason: "unknown_token", peer: "local"), now: now)
+                try store.audit(AuditEvent(event: .tokenRevoke, host: host.map { LogText.clean($0) }, outcome: .deny,
+                                           reason: .code(.unknownToken), peer: "local"), now: now)
                 fputs("fingerauthd: token revoke: no active token matches; see 'fingerauthd token list'\n", stderr)
                 return 1
             }

@@ -178,6 +178,15 @@ enum Usage {
               fingerauthd admin create NAME [--console-url URL]
                                                        a console account; prints its one-time setup link (24 h)
             """),
+        Entry(words: ["admin", "reset"], text: """
+              fingerauthd admin reset NAME [--console-url URL]
+                                                       clears the account's password, ends its console sessions;
+                                                       prints a new one-time setup link (24 h)
+            """),
+        Entry(words: ["admin", "remove"], text: """
+              fingerauthd admin remove NAME            deletes the account, ends its console sessions (the
+                                                       last one too: admin create makes a new one)
+            """),
         Entry(words: ["admin", "list"], text: """
               fingerauthd admin list                   console accounts, ready or setup pending
             """),

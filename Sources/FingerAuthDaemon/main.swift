@@ -36,6 +36,8 @@ let commands: [DaemonCommand] = [
     DaemonCommand(words: ["users", "add"], run: PolicyCommands.addUsers),
     DaemonCommand(words: ["users", "remove"], run: PolicyCommands.removeUsers),
     DaemonCommand(words: ["admin", "create"], run: AdminCommands.create),
+    DaemonCommand(words: ["admin", "reset"], run: AdminCommands.reset),
+    DaemonCommand(words: ["admin", "remove"], run: AdminCommands.remove),
     DaemonCommand(words: ["admin", "list"], run: AdminCommands.list),
 ]
 

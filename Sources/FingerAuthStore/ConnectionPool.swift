@@ -1,3 +1,4 @@
+import FingerAuthDomain
 import FingerAuthSystem
 
 /// At most `capacity` connections of one kind, each lent to one thread at a time. They are

@@ -1,4 +1,6 @@
+import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +15,7 @@ import Glibc
 /// back — on a virtual machine each wake-up of another thread is an interrupt between
 /// cores. A batch that fails (disk full, database gone) fails every request in it: none is
 /// answered 2xx.
-public final class GroupCommit: @unchecked Sendable {
+public final class GroupCommit: Committer, @unchecked Sendable {
     /// One request's items and, once its batch committed, their outcomes. Its own condition
     /// variable wakes only this request (a shared one would wake every waiting request at
     /// every commit: a thundering herd that cost more CPU than the logins).
@@ -32,7 +34,7 @@ public final class GroupCommit: @unchecked Sendable {
         }
     }
 
-    let store: any AuthStorage
+    let store: any BatchStore
     let maxBatch: Int
     /// Longest a request waits for its batch, seconds; past it the request fails (503).
     let waitSeconds: Int
@@ -52,7 +54,7 @@ public final class GroupCommit: @unchecked Sendable {
     private var thread: WorkerThread?
     private var statistics = (batches: Int64(0), items: Int64(0), failed: Int64(0))
 
-    public init(store: any AuthStorage, maxBatch: Int = 512, waitSeconds: Int = 10,
+    public init(store: any BatchStore, maxBatch: Int = 512, waitSeconds: Int = 10,
                 periodic: @escaping @Sendable () -> [WriteItem] = { [] },
                 log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.store = store

@@ -1,3 +1,5 @@
+import FingerAuthDomain
+
 /// Where the registry lives, as `--db` or `db =` gives it: a `postgresql://` (or
 /// `postgres://`) URL for the shared PostgreSQL store, anything else a SQLite file path.
 public enum StoreLocation: Sendable, Equatable {

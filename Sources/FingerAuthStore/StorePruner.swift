@@ -1,4 +1,6 @@
+import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +12,7 @@ import Glibc
 /// measures the database's clock for `clock`. Every instance of a fleet may run one; on
 /// PostgreSQL they skip each other's rows. `stop()` wakes and joins the thread.
 public final class StorePruner: @unchecked Sendable {
-    let store: any AuthStorage
+    let store: any StoreUpkeep
     let interval: Int64
     let policy: PrunePolicy
     let clock: DatabaseClock?
@@ -26,7 +28,7 @@ public final class StorePruner: @unchecked Sendable {
     private var thread: WorkerThread?
     private var reportedOffset: Int64 = 0
 
-    public init(store: any AuthStorage, interval: Int64, policy: PrunePolicy, clock: DatabaseClock? = nil,
+    public init(store: any StoreUpkeep, interval: Int64, policy: PrunePolicy, clock: DatabaseClock? = nil,
                 log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.store = store
         self.interval = max(1, interval)
@@ -59,7 +61,7 @@ public final class StorePruner: @unchecked Sendable {
     public func measureClock() {
         guard let clock else { return }
         do throws(StoreError) {
-            let offset = try clock.measure(store)
+            let offset = try clock.measure { () throws(StoreError) -> Int64 in try store.databaseTime() }
             let notable = abs(offset) >= Self.clockWarning
             if notable && abs(offset - reportedOffset) >= Self.clockWarning {
                 log("this machine's clock is \(abs(offset)) s \(offset > 0 ? "behind" : "ahead of") the database's; "

@@ -28,7 +28,7 @@ public struct MonotonicInstant: Comparable, Sendable {
 }
 
 /// The wall clock (CLOCK_REALTIME), in seconds, for token times.
-public struct SystemClock: Clock {
+public struct SystemClock: Clock, Sendable {
     public init() {}
     public func now() -> Int64 {
         var ts = timespec()

@@ -1,4 +1,5 @@
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import XCTest
 
 /// New connections per address: the token bucket, who shares one, who is exempt, and the

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 #if canImport(Glibc)
@@ -24,7 +25,7 @@ final class EndpointTests: XCTestCase {
     func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, SQLiteStore, TokenMaker) {
         let store = try SQLiteStore(path: temp.path)
         let log = RequestLog(fd: open("/dev/null", O_WRONLY | O_CLOEXEC))
-        let service = AuthenticatorService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
+        let service = wiredService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
                                            clock: clock, log: log)
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
         let hostToken = try store.createHostToken(host: "host1", now: clock.now())
@@ -58,8 +59,8 @@ final class EndpointTests: XCTestCase {
         let again = service.handle(request)
         XCTAssertEqual(again.status, 400)
         XCTAssertEqual(text(again), "{\"error\":\"invalid_grant\",\"error_description\":\"replayed\"}")
-        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.event), ["oauth_token", "oauth_token"])
-        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.outcome), ["accept", "deny"])
+        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.event.name), ["oauth_token", "oauth_token"])
+        XCTAssertEqual(try store.auditEvents().suffix(2).map(\.outcome.name), ["accept", "deny"])
     }
 
     func testMalformedGrantRequests() throws {
@@ -150,7 +151,7 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(try store.registeredKey(kid: maker.kid)?.status, .revoked)
         XCTAssertEqual(try store.approve(kid: maker.kid), .revoked)
         let last = try XCTUnwrap(try store.auditEvents().last)
-        XCTAssertEqual([last.event, last.outcome, last.reason], ["revoke", "accept", "key_holder"])
+        XCTAssertEqual([last.event.name, last.outcome.name, last.reason?.text], ["revoke", "accept", "key_holder"])
         // The revocation token used once is no login either, and cannot be used again.
         XCTAssertEqual(text(delete(own)), "{\"error\":\"key_revoked\"}")
     }

@@ -1,13 +1,15 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
+import FingerAuthSystem
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A clock the test sets by hand (tests run on one thread).
-final class FakeClock: AuthClock, @unchecked Sendable {
+final class FakeClock: Clock, @unchecked Sendable {
     var current: Int64
 
     init(_ start: Int64 = 1_800_000_000) { current = start }
@@ -156,12 +158,26 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
         try base.loginsPerHour(since: since)
     }
     func auditUsers() throws(StoreError) -> [(user: String, rows: Int64)] { try base.auditUsers() }
-    func openAdminSetup(setupDigest: [UInt8], now: Int64) throws(StoreError) -> String? {
-        try base.openAdminSetup(setupDigest: setupDigest, now: now)
+    func adminSetupState(setupDigest: [UInt8], now: Int64) throws(StoreError) -> AdminSetupState {
+        try base.adminSetupState(setupDigest: setupDigest, now: now)
     }
+    func resetAdmin(name: String, setupDigest: [UInt8], expires: Int64) throws(StoreError) -> Bool {
+        try base.resetAdmin(name: name, setupDigest: setupDigest, expires: expires)
+    }
+    func removeAdmin(name: String) throws(StoreError) -> Bool { try base.removeAdmin(name: name) }
     func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
         try base.topRefusals(since: since, limit: limit)
     }
     var sharesFailureCounts: Bool { false }
     func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
+}
+
+/// A service over `store` wired as the daemon wires it: a group commit (not started) that
+/// drains the service's refusal counter, OpenSSL for the cryptography.
+func wiredService(store: any AuthStorage, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
+                 clock: any AuthClock = SystemClock(), log: any ServiceLog = RequestLog(fd: -1)) -> AuthenticatorService {
+    let refusals = RefusalCounter(window: settings.addressLimit.window)
+    let writer = GroupCommit(store: store, periodic: { refusals.drain() }, log: { [log] in log.message($0) })
+    return AuthenticatorService(store: store, writer: writer, crypto: OpenSSLAuthenticatorCrypto(), policy: policy,
+                                settings: settings, clock: clock, log: log, refusals: refusals)
 }

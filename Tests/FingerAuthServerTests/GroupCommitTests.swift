@@ -1,7 +1,10 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
+import FingerAuthSystem
+import FingerAuthThreads
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,7 +59,7 @@ final class GroupCommitTests: XCTestCase {
         var threads: [WorkerThread] = []
         for i in 0..<count {
             let started = WorkerThread.start {
-                let event = AuditEvent(event: "login", outcome: "deny", reason: "r\(i)", verified: false)
+                let event = AuditEvent(event: .login, outcome: .deny, reason: .detail("r\(i)"), verified: false)
                 do throws(StoreError) {
                     results.set(i, .success(try writer.write([.audit(event, time: Int64(i))])))
                 } catch {
@@ -102,7 +105,7 @@ final class GroupCommitTests: XCTestCase {
     func testWithoutItsThreadEachWriteCommitsOnTheCallersThread() throws {
         let base = try SQLiteStore(path: temp.path)
         let writer = GroupCommit(store: base)
-        XCTAssertEqual(try writer.write([.audit(AuditEvent(event: "x", outcome: "accept"), time: 1)]), [.written])
+        XCTAssertEqual(try writer.write([.audit(AuditEvent(event: .other("x"), outcome: .accept), time: 1)]), [.written])
         XCTAssertEqual(try base.auditEvents().count, 1)
     }
 
@@ -110,18 +113,18 @@ final class GroupCommitTests: XCTestCase {
         let base = try SQLiteStore(path: temp.path)
         let store = CountingStoreAdapter(CountingStore(base))
         let writer = GroupCommit(store: store)
-        XCTAssertNil(writer.commitAlone([.audit(AuditEvent(event: "x", outcome: "accept"), time: 1)]),
+        XCTAssertNil(writer.commitAlone([.audit(AuditEvent(event: .other("x"), outcome: .accept), time: 1)]),
                      "without its thread the writer takes nothing alone")
         XCTAssertTrue(writer.start())
-        let result = writer.commitAlone([.audit(AuditEvent(event: "login", outcome: "accept"), time: 2)])
+        let result = writer.commitAlone([.audit(AuditEvent(event: .login, outcome: .accept), time: 2)])
         XCTAssertEqual(try result?.get(), [.written])
         // Durable on return: another connection reads it before the writer stops.
-        XCTAssertEqual(try SQLiteStore(path: temp.path).auditEvents().map(\.event), ["login"])
+        XCTAssertEqual(try SQLiteStore(path: temp.path).auditEvents().map(\.event.name), ["login"])
         XCTAssertEqual(store.inner.threads.count, 1)
         XCTAssertTrue(store.inner.threads.allSatisfy { pthread_equal($0, pthread_self()) != 0 },
                       "committed on the caller's thread")
         writer.stop()
-        XCTAssertNil(writer.commitAlone([.audit(AuditEvent(event: "y", outcome: "accept"), time: 3)]),
+        XCTAssertNil(writer.commitAlone([.audit(AuditEvent(event: .other("y"), outcome: .accept), time: 3)]),
                      "a stopped writer takes nothing alone")
         XCTAssertEqual(writer.counts.batches, 1)
     }
@@ -133,19 +136,19 @@ final class GroupCommitTests: XCTestCase {
         let writer = GroupCommit(store: store)
         XCTAssertTrue(writer.start())
         let done = ResultBox(count: 1)
-        writer.submit([.audit(AuditEvent(event: "first", outcome: "accept"), time: 1)]) { done.set(0, $0) }
+        writer.submit([.audit(AuditEvent(event: .other("first"), outcome: .accept), time: 1)]) { done.set(0, $0) }
         // The writer is committing the first batch (300 ms): the lone path must say no.
         var refused = false
         for _ in 0..<100 where !refused {
             usleep(2_000)
-            refused = writer.commitAlone([.audit(AuditEvent(event: "lone", outcome: "accept"), time: 2)]) == nil
+            refused = writer.commitAlone([.audit(AuditEvent(event: .other("lone"), outcome: .accept), time: 2)]) == nil
         }
         XCTAssertTrue(refused, "commitAlone while a batch commits")
         // Requests that queue meanwhile, and lone ones afterwards, all commit, one at a time.
         let results = concurrentWrites(writer, count: 16)
         var lone: Result<[WriteOutcome], StoreError>?
         for _ in 0..<200 where lone == nil {
-            lone = writer.commitAlone([.audit(AuditEvent(event: "after", outcome: "accept"), time: 3)])
+            lone = writer.commitAlone([.audit(AuditEvent(event: .other("after"), outcome: .accept), time: 3)])
             if lone == nil { usleep(5_000) }
         }
         writer.stop()
@@ -153,7 +156,7 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(results.filter { (try? $0.get()) == [.written] }.count, 16)
         XCTAssertEqual(try lone?.get(), [.written])
         XCTAssertEqual(store.inner.mostAtOnce, 1, "two commits ran at once")
-        XCTAssertEqual(try base.auditEvents(limit: 100).filter { $0.event != "lone" }.count, 18)
+        XCTAssertEqual(try base.auditEvents(limit: 100).filter { $0.event != .other("lone") }.count, 18)
     }
 
     func testAFailedLoneCommitIsAFailureNotAnAccept() throws {
@@ -162,7 +165,7 @@ final class GroupCommitTests: XCTestCase {
         store.inner.failing = true
         let writer = GroupCommit(store: store)
         XCTAssertTrue(writer.start())
-        let result = writer.commitAlone([.audit(AuditEvent(event: "login", outcome: "accept"), time: 1)])
+        let result = writer.commitAlone([.audit(AuditEvent(event: .login, outcome: .accept), time: 1)])
         writer.stop()
         guard case let .failure(error)? = result else { return XCTFail("expected a failure, got \(String(describing: result))") }
         XCTAssertEqual(error.message, "database or disk is full")
@@ -174,7 +177,7 @@ final class GroupCommitTests: XCTestCase {
         let base = try SQLiteStore(path: temp.path)
         let counter = RefusalCounter(window: 300)
         let writer = GroupCommit(store: base, periodic: { counter.drain() })
-        for _ in 0..<500 { counter.add(peer: "10.0.0.7", reason: "rate_limited", now: 1000) }
+        for _ in 0..<500 { counter.add(peer: "10.0.0.7", reason: .rateLimited, now: 1000) }
         XCTAssertTrue(writer.start())
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline, try base.auditEvents().isEmpty { usleep(50_000) }

@@ -1,3 +1,4 @@
+import FingerAuthDomain
 import XCTest
 import FingerAuthStore
 

@@ -1,7 +1,10 @@
+import FingerAuthDomain
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthStore
 import XCTest
+import FingerAuthSystem
+import FingerAuthThreads
 
 /// RS256 verification on a key's pooled contexts: a context is used again only after a
 /// valid signature, so a forged signature can never leave one in a state that changes the

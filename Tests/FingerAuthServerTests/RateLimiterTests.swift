@@ -1,4 +1,5 @@
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 
@@ -62,10 +63,10 @@ final class RateLimiterTests: XCTestCase {
 
     func testRefusalsAreCountedPerAddressAndWindow() throws {
         let counter = RefusalCounter(window: 300)
-        XCTAssertTrue(counter.add(peer: "10.0.0.1", reason: "rate_limited", now: 1000))
-        XCTAssertFalse(counter.add(peer: "10.0.0.1", reason: "rate_limited", now: 1100))
-        XCTAssertTrue(counter.add(peer: "10.0.0.1", reason: "rate_limited", now: 1200))
-        XCTAssertTrue(counter.add(peer: "10.0.0.2", reason: "rate_limited", now: 1200))
+        XCTAssertTrue(counter.add(peer: "10.0.0.1", reason: .rateLimited, now: 1000))
+        XCTAssertFalse(counter.add(peer: "10.0.0.1", reason: .rateLimited, now: 1100))
+        XCTAssertTrue(counter.add(peer: "10.0.0.1", reason: .rateLimited, now: 1200))
+        XCTAssertTrue(counter.add(peer: "10.0.0.2", reason: .rateLimited, now: 1200))
         let rows = counter.drain().compactMap { item -> String? in
             guard case let .refusals(peer, window, count, _) = item else { return nil }
             return "\(peer) \(window) \(count)"

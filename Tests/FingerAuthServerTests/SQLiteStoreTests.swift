@@ -1,8 +1,10 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
+import FingerAuthSystem
 
 /// The SQLite registry on a real file: keys, host tokens, the write path's claims, audit.
 final class SQLiteStoreTests: XCTestCase {
@@ -17,13 +19,13 @@ final class SQLiteStoreTests: XCTestCase {
     }
 
     func register(_ store: SQLiteStore, _ key: RegisteredKey, jti: String) throws -> RegistrationResult {
-        try store.register(key, proofJTI: jti, keepUntil: 1000, audit: AuditEvent(event: "register", outcome: "deny"), now: 10)
+        try store.register(key, proofJTI: jti, keepUntil: 1000, audit: AuditEvent(event: .register, outcome: .deny), now: 10)
     }
 
     func claim(_ kid: String, jti: String, user: String = "alice", allowed: [KeyStatus] = [.active],
                effect: ClaimEffect = .none) -> WriteItem {
         .claim(TokenClaim(kid: kid, user: user, host: "host1", jti: jti, keepUntil: 500, allowed: allowed, effect: effect,
-                          audit: AuditEvent(event: "login", outcome: "deny", peer: "10.0.0.1"), time: 100))
+                          audit: AuditEvent(event: .login, outcome: .deny, peer: "10.0.0.1"), time: 100))
     }
 
     func testRegistrationOutcomesAndTheirAuditRows() throws {
@@ -40,7 +42,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try register(store, key("k1"), jti: "p5"), .revoked)
         XCTAssertEqual(try store.registeredKey(kid: "k1")?.status, .revoked)
         // The same key again writes nothing: no audit row, and its proof's jti is not kept.
-        XCTAssertEqual(try store.auditEvents().map { $0.outcome + ":" + ($0.reason ?? "-") },
+        XCTAssertEqual(try store.auditEvents().map { $0.outcome.name + ":" + ($0.reason?.text ?? "-") },
                        ["accept:-", "deny:kid_conflict", "deny:kid_conflict", "deny:proof_replayed", "deny:key_revoked"])
     }
 
@@ -58,7 +60,7 @@ final class SQLiteStoreTests: XCTestCase {
         let store = try SQLiteStore(path: temp.path)
         func add(_ kid: String, user: String = "alice", host: String = "host1") throws -> RegistrationResult {
             try store.register(key(kid, user: user, host: host), proofJTI: "j-" + kid, keepUntil: 1000,
-                               audit: AuditEvent(event: "register", outcome: "deny"), keyLimit: 2, now: 10)
+                               audit: AuditEvent(event: .register, outcome: .deny), keyLimit: 2, now: 10)
         }
         XCTAssertEqual(try add("k1"), .created)
         XCTAssertEqual(try add("k2"), .created)
@@ -69,7 +71,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try add("k6"), .created)
         XCTAssertNil(try store.registeredKey(kid: "k3"))
         XCTAssertEqual(try store.auditEvents().last?.reason, nil)
-        XCTAssertEqual(try store.auditEvents().filter { $0.reason == "too_many_keys" }.count, 1)
+        XCTAssertEqual(try store.auditEvents().filter { $0.reason?.text == "too_many_keys" }.count, 1)
     }
 
     func testTheFirstAttestedKeyPinsItsHostsEKAndAnotherEKIsRefused() throws {
@@ -88,7 +90,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try add("k3", ek: first), .created)
         XCTAssertEqual(try add("k4", ek: second, host: "host2"), .created)
         XCTAssertEqual(try store.registeredKey(kid: "k3")?.ek, first)
-        let rows = try store.auditEvents().map { "\($0.event):\($0.outcome):\($0.reason ?? "-")" }
+        let rows = try store.auditEvents().map { "\($0.event):\($0.outcome):\($0.reason?.text ?? "-")" }
         XCTAssertEqual(rows, ["ek_pin:accept:tofu: (none) -> tofu \(first)", "register:accept:-",
                               "register:deny:ek_mismatch", "register:accept:-",
                               "ek_pin:accept:tofu: (none) -> tofu \(second)", "register:accept:-"])
@@ -113,7 +115,7 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(gone.map(\.kid), ["k5"])
         XCTAssertNil(try store.ekPin(host: "host1"))
         XCTAssertEqual(try store.changeEKPin(.reset(host: "host1"), admin: "root", peer: "local", now: 34), .nothingPinned)
-        let pins = try store.auditEvents().filter { $0.event == "ek_pin" }.map { $0.outcome + ":" + ($0.reason ?? "-") }
+        let pins = try store.auditEvents().filter { $0.event == .ekPin }.map { $0.outcome.name + ":" + ($0.reason?.text ?? "-") }
         XCTAssertEqual(pins.suffix(5), ["accept:by root: tofu \(first) -> admin \(second)",
                                         "deny:by root: provisioned_other: admin \(second)",
                                         "accept:by root: unchanged: admin \(second)",
@@ -132,13 +134,13 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(try register(store, key("k2", status: .pending), jti: "p2"), .created)
         let outcomes = try store.commit([
             claim("k1", jti: "a"), claim("k1", jti: "a"), claim("k1", jti: "b", user: "bob"), claim("k2", jti: "c"),
-            claim("nope", jti: "d"), .audit(AuditEvent(event: "login", claimedUser: "alice", outcome: "deny",
-                                                        reason: "bad_signature", verified: false), time: 100),
+            claim("nope", jti: "d"), .audit(AuditEvent(event: .login, claimedUser: "alice", outcome: .deny,
+                                                        reason: AuditReason(text: "bad_signature"), verified: false), time: 100),
         ])
         XCTAssertEqual(outcomes, [.accepted, .refused(.replayed), .refused(.keyChanged), .refused(.keyPending),
                                   .refused(.keyChanged), .written])
         let rows = try store.auditEvents().suffix(6)
-        XCTAssertEqual(rows.map { $0.outcome + ":" + ($0.reason ?? "-") },
+        XCTAssertEqual(rows.map { $0.outcome.name + ":" + ($0.reason?.text ?? "-") },
                        ["accept:-", "deny:replayed", "deny:key_changed", "deny:key_pending", "deny:key_changed", "deny:bad_signature"])
         XCTAssertEqual(rows.map(\.verified), [true, true, true, true, true, false])
         XCTAssertEqual(rows.last?.user, nil)
@@ -168,10 +170,10 @@ final class SQLiteStoreTests: XCTestCase {
     func testRefusalsOfOneAddressAndWindowAddUpInOneRow() throws {
         let store = try SQLiteStore(path: temp.path)
         for _ in 0..<3 {
-            _ = try store.commit([.refusals(peer: "10.0.0.9", window: 300, count: 1000, reason: "rate_limited"),
-                                  .refusals(peer: "10.0.0.8", window: 300, count: 1, reason: "rate_limited")])
+            _ = try store.commit([.refusals(peer: "10.0.0.9", window: 300, count: 1000, reason: .rateLimited),
+                                  .refusals(peer: "10.0.0.8", window: 300, count: 1, reason: .rateLimited)])
         }
-        _ = try store.commit([.refusals(peer: "10.0.0.9", window: 600, count: 5, reason: "rate_limited")])
+        _ = try store.commit([.refusals(peer: "10.0.0.9", window: 600, count: 5, reason: .rateLimited)])
         let rows = try store.auditRecords(AuditFilter(limit: 100))
         XCTAssertEqual(rows.map { "\($0.time) \($0.event.peer ?? "-") \($0.event.count)" },
                        ["300 10.0.0.9 3000", "300 10.0.0.8 3", "600 10.0.0.9 5"])
@@ -218,12 +220,12 @@ final class SQLiteStoreTests: XCTestCase {
 
     func testAuditRowsKeepEveryFieldAndFilter() throws {
         let store = try SQLiteStore(path: temp.path)
-        let event = AuditEvent(event: "login", user: "alice", host: "h", kid: "k", jti: "j",
-                               outcome: "deny", reason: "expired", peer: "127.0.0.1")
+        let event = AuditEvent(event: .login, user: "alice", host: "h", kid: "k", jti: "j",
+                               outcome: .deny, reason: AuditReason(text: "expired"), peer: "127.0.0.1")
         try store.audit(event, now: 7)
         XCTAssertEqual(try store.auditEvents(), [event])
         for (t, user) in [(10, "alice"), (20, "bob"), (30, "alice")] as [(Int64, String)] {
-            try store.audit(AuditEvent(event: "login", user: user, outcome: "accept"), now: t)
+            try store.audit(AuditEvent(event: .login, user: user, outcome: .accept), now: t)
         }
         XCTAssertEqual(try store.auditRecords(AuditFilter(user: "alice", limit: 10)).map(\.time), [7, 10, 30])
         XCTAssertEqual(try store.auditRecords(AuditFilter(since: 20, limit: 10)).map(\.time), [20, 30])
@@ -239,13 +241,13 @@ final class SQLiteStoreTests: XCTestCase {
         let store = try SQLiteStore(path: temp.path)
         _ = try register(store, key("k1"), jti: "p-old")  // keepUntil 1000: long past
         let now = try store.databaseTime()
-        XCTAssertLessThan(abs(now - WallClock().now()), 2)
+        XCTAssertLessThan(abs(now - SystemClock().now()), 2)
         let fresh = TokenClaim(kid: "k1", user: "alice", host: "host1", jti: "fresh", keepUntil: now + 100, allowed: [.active],
-                               audit: AuditEvent(event: "login", outcome: "deny"), time: now)
+                               audit: AuditEvent(event: .login, outcome: .deny), time: now)
         XCTAssertEqual(try store.commit([.claim(fresh)]), [.accepted])
-        try store.audit(AuditEvent(event: "login", outcome: "accept"), now: now - 10 * 86_400)
-        try store.audit(AuditEvent(event: "login", outcome: "deny", verified: false), now: now - 10 * 86_400)
-        try store.audit(AuditEvent(event: "login", outcome: "deny", verified: false), now: now - 86_400)
+        try store.audit(AuditEvent(event: .login, outcome: .accept), now: now - 10 * 86_400)
+        try store.audit(AuditEvent(event: .login, outcome: .deny, verified: false), now: now - 10 * 86_400)
+        try store.audit(AuditEvent(event: .login, outcome: .deny, verified: false), now: now - 86_400)
         let result = try store.prune(PrunePolicy(auditRetention: 30 * 86_400, unverifiedAuditRetention: 7 * 86_400))
         XCTAssertEqual(result, PruneResult(replay: 1, accessTokens: 0, audit: 1, unverifiedAudit: 1))
         XCTAssertEqual(try store.commit([.claim(fresh)]), [.refused(.replayed)])

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 #if canImport(Glibc)
@@ -29,7 +30,7 @@ final class ServiceTests: XCTestCase {
 
     func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, SQLiteStore) {
         let store = try SQLiteStore(path: temp.path)
-        let service = AuthenticatorService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
+        let service = wiredService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
                                            clock: clock, log: RequestLog(fd: logPipe[1]))
         return (service, store)
     }
@@ -75,7 +76,7 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(good("g3", "10.0.0.2"), 200)
         let forgedRows = try store.auditEvents(limit: 100).filter { $0.peer == "10.6.6.6" }
         XCTAssertEqual(forgedRows.count, 10)
-        XCTAssertTrue(forgedRows.allSatisfy { $0.user == nil && $0.claimedUser == "alice" && !$0.verified && $0.reason == "bad_signature" })
+        XCTAssertTrue(forgedRows.allSatisfy { $0.user == nil && $0.claimedUser == "alice" && !$0.verified && $0.reason?.text == "bad_signature" })
         XCTAssertTrue(logText().contains("reason=bad_signature sub=- claimed=alice"))
     }
 
@@ -95,7 +96,7 @@ final class ServiceTests: XCTestCase {
         }
         XCTAssertEqual(fresh("n1", "10.0.0.9"), 429)
         XCTAssertEqual(fresh("n2", "10.0.0.8"), 200)
-        let limited = try XCTUnwrap(try store.auditEvents().filter { $0.reason == "rate_limited" }.last)
+        let limited = try XCTUnwrap(try store.auditEvents().filter { $0.reason?.text == "rate_limited" }.last)
         XCTAssertEqual([limited.user, limited.peer], ["alice", "10.0.0.9"])
         XCTAssertTrue(limited.verified)
     }
@@ -109,7 +110,7 @@ final class ServiceTests: XCTestCase {
         }
         service.stopWriter()
         let rows = try store.auditEvents(limit: 10_000).filter { $0.peer == "10.6.6.6" }
-        XCTAssertEqual(rows.map { $0.event + ":" + ($0.reason ?? "-") + ":\($0.count)" },
+        XCTAssertEqual(rows.map { $0.event.name + ":" + ($0.reason?.text ?? "-") + ":\($0.count)" },
                        ["login:bad_signature:1", "login:bad_signature:1", "login:bad_signature:1", "refusals:rate_limited:997"])
         let log = logText()
         XCTAssertEqual(log.components(separatedBy: "status=429").count - 1, 1, "one 429 line, then counted quietly")
@@ -146,8 +147,8 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(String(decoding: ok.body, as: UTF8.self),
                        "{\"ok\":true,\"sub\":\"alice\",\"kid\":\"\(maker.kid)\",\"jti\":\"login1\"}")
         let last = try XCTUnwrap(try store.auditEvents().last)
-        var expected = AuditEvent(event: "login", user: "alice", host: "host1", kid: maker.kid, jti: "login1",
-                                  outcome: "accept", peer: "127.0.0.1")
+        var expected = AuditEvent(event: .login, user: "alice", host: "host1", kid: maker.kid, jti: "login1",
+                                  outcome: .accept, peer: "127.0.0.1")
         expected.service = "sudo"
         XCTAssertEqual(last, expected)
 
@@ -177,28 +178,28 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(service.handle(HTTPRequest(method: "PUT", path: "/v1/keys/x")).status, 405)
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/elsewhere")).status, 404)
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/healthz")).status, 200)
-        XCTAssertEqual(try store.auditEvents().map(\.reason), ["invalid_json", "invalid_request", "body_too_large",
+        XCTAssertEqual(try store.auditEvents().map(\.reason?.text), ["invalid_json", "invalid_request", "body_too_large",
                                                                "unsupported_media_type"])
     }
 
     func testALogLineNamesEveryFieldOnce() {
-        var summary = RequestSummary(method: "POST", path: "/v1/login", status: 401, outcome: "deny", reason: "replayed",
+        var summary = RequestSummary(method: "POST", path: "/v1/login", status: 401, outcome: .deny, reason: AuditReason(text: "replayed"),
                                      sub: "alice", kid: "k\"1", jti: "j 1", peer: "10.0.0.9")
         summary.milliseconds = 3
-        XCTAssertEqual(RequestLog.line(summary), "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
+        XCTAssertEqual(summary.line, "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
                        + "reason=replayed sub=alice kid=k?1 jti=j?1 peer=10.0.0.9 ms=3\n")
         summary.claimed = "b\u{e9}b"
         summary.sub = nil
         summary.milliseconds = nil
         summary.jti = String(repeating: "j", count: 70)
-        XCTAssertEqual(RequestLog.line(summary), "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
+        XCTAssertEqual(summary.line, "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
                        + "reason=replayed sub=- claimed=b??b kid=k?1 jti=" + String(repeating: "j", count: 64)
                        + "... peer=10.0.0.9 ms=-\n")
     }
 
     func testPathsInLogLinesAreCutShortAndCleaned() {
         let long = "/" + String(repeating: "eyJhbGciOiJSUzI1NiJ9", count: 10) + "\n\"x"
-        let line = RequestLog.line(RequestSummary(method: "GET", path: long, status: 404))
+        let line = RequestSummary(method: "GET", path: long, status: 404).line
         XCTAssertTrue(line.hasSuffix("\n"))
         XCTAssertEqual(line.filter { $0 == "\n" }.count, 1)
         XCTAssertFalse(line.contains(String(repeating: "eyJhbGciOiJSUzI1NiJ9", count: 3)))

@@ -1,5 +1,6 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 
@@ -56,14 +57,14 @@ final class SharedLimitTests: XCTestCase {
         _ = try store.register(RegisteredKey(kid: maker.kid, user: "alice", host: "host1", jwk: maker.jwk,
                                              status: .active, created: clock.now()),
                                proofJTI: "proof", keepUntil: clock.now() + 600,
-                               audit: AuditEvent(event: "register", outcome: "deny"), now: clock.now())
+                               audit: AuditEvent(event: .register, outcome: .deny), now: clock.now())
         var settings = ServiceSettings()
         settings.userLimit = RateLimit(failures: 3, window: 60)
         settings.addressLimit = .off
         let policy = VerifierPolicy(audience: "aud")
-        let a = AuthenticatorService(store: store, policy: policy, settings: settings, clock: clock,
+        let a = wiredService(store: store, policy: policy, settings: settings, clock: clock,
                                      log: RequestLog(fd: -1))
-        let b = AuthenticatorService(store: store, policy: policy, settings: settings, clock: clock,
+        let b = wiredService(store: store, policy: policy, settings: settings, clock: clock,
                                      log: RequestLog(fd: -1))
         return (store, a, b, maker)
     }

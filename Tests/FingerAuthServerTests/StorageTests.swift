@@ -1,5 +1,6 @@
 import FingerAuthCore
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 
@@ -150,7 +151,7 @@ final class StorageTests: XCTestCase {
         defer { store.close() }
         XCTAssertEqual(try store.policyRules().map { "\($0.id) \($0.action.rawValue)" }, ["1 require-hardware-key", "2 deny"])
         let rule = PolicyRule(stage: .registration, users: ["*"], hosts: ["*"], action: .requireProvisionedEK)
-        let added = try store.changePolicy(.addRule(rule, position: nil), audit: AuditEvent(event: "policy_change", outcome: "accept"),
+        let added = try store.changePolicy(.addRule(rule, position: nil), audit: AuditEvent(event: .policyChange, outcome: .accept),
                                            now: 2)
         guard case let .changed(made?, _, _) = added else { return XCTFail("\(added)") }
         XCTAssertEqual(made.id, 6)
@@ -171,11 +172,11 @@ final class StorageTests: XCTestCase {
     func registerKey(_ store: SQLiteStore) throws {
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
         _ = try store.register(RegisteredKey(kid: "k", user: "alice", host: "h", jwk: maker.jwk, status: .active, created: 1),
-                               proofJTI: "proof", keepUntil: 1, audit: AuditEvent(event: "register", outcome: "deny"), now: 1)
+                               proofJTI: "proof", keepUntil: 1, audit: AuditEvent(event: .register, outcome: .deny), now: 1)
     }
 
     func claim(_ jti: String, keepUntil: Int64) -> TokenClaim {
         TokenClaim(kid: "k", user: "alice", host: "h", jti: jti, keepUntil: keepUntil, allowed: [.active],
-                   audit: AuditEvent(event: "login", outcome: "deny"), time: 1)
+                   audit: AuditEvent(event: .login, outcome: .deny), time: 1)
     }
 }

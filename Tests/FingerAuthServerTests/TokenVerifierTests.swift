@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthServer
+import FingerAuthDomain
+import FingerAuthTransport
 import FingerAuthStore
 import XCTest
 
@@ -24,7 +25,7 @@ final class TokenVerifierTests: XCTestCase {
     }
 
     var verifier: TokenVerifier {
-        TokenVerifier(policy: VerifierPolicy(audience: "aud", maxTTL: 300, skew: 30), clock: clock, keys: keys)
+        TokenVerifier(policy: VerifierPolicy(audience: "aud", maxTTL: 300, skew: 30), clock: clock, keys: keys, crypto: OpenSSLAuthenticatorCrypto())
     }
 
     var now: Int64 { clock.current }

@@ -18,7 +18,7 @@ DAEMON_COMMANDS = [["serve"], ["audit"], ["doctor"], ["token", "create"], ["toke
                    ["keys", "list"], ["keys", "approve"], ["keys", "revoke"], ["policy", "list"], ["policy", "add"],
                    ["policy", "remove"], ["policy", "move"], ["policy", "test"], ["hosts", "list"], ["hosts", "label"],
                    ["hosts", "unlabel"], ["hosts", "add-ek"], ["hosts", "reset-ek"], ["users", "list"], ["users", "add"],
-                   ["users", "remove"], ["admin", "create"], ["admin", "list"]]
+                   ["users", "remove"], ["admin", "create"], ["admin", "reset"], ["admin", "remove"], ["admin", "list"]]
 
 
 def run(program, *args):

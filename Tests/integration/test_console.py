@@ -9,6 +9,7 @@ names the API let through, the console's paths on the login port and back."""
 import base64
 import concurrent.futures
 import csv
+import hashlib
 import http.client
 import io
 import json
@@ -68,7 +69,7 @@ def test_setup_link_sign_in_and_the_session_cookie(world):
     done = client.post("/setup", {"token": token, "password": PASSWORD, "again": PASSWORD})
     assert done.status == 303
     again = client.post("/setup", {"token": token, "password": PASSWORD + "x", "again": PASSWORD + "x"})
-    assert again.status == 403 and "used already or has expired" in again.element_text("setup-error")
+    assert again.status == 410 and "This setup link was used already" in again.element_text("setup-error")
     assert world.authd.admin("admin", "list").stdout == "ada\tready\n"
 
     signed = client.sign_in("ada")
@@ -84,9 +85,12 @@ def test_setup_link_sign_in_and_the_session_cookie(world):
     rows = [r for r in world.authd.audit_rows() if r["event"].startswith("admin_")]
     assert [(r["event"], r["outcome"], r["admin"]) for r in rows] == [
         ("admin_create", "accept", "ada"), ("admin_setup", "accept", "ada"), ("admin_signin", "accept", "ada")]
-    # The setup secret is never stored, only its digest; the password only as scrypt.
-    stored = world.authd.sql("SELECT password_hash, setup_sha256 FROM admins")
-    assert stored[0]["password_hash"].startswith("scrypt$15$8$1$") and stored[0]["setup_sha256"] is None
+    # The setup secret is never stored, only its digest (kept without an expiry once used,
+    # so that the link can say it was used); the password only as scrypt.
+    stored = world.authd.sql("SELECT password_hash, setup_sha256, setup_expires FROM admins")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(base64.urlsafe_b64decode(token + "=")).digest()).rstrip(b"=").decode()
+    assert stored[0]["password_hash"].startswith("scrypt$15$8$1$") and stored[0]["setup_sha256"] == digest
+    assert stored[0]["setup_expires"] is None
     assert token not in world.authd.log_text() and PASSWORD not in world.authd.log_text()
 
 
@@ -184,7 +188,7 @@ def test_a_setup_link_that_opens_nothing_costs_no_hash_and_is_limited(world):
         connection.close()
     # Under the sign-in limiter: five refusals, then 429 without looking further.
     print("100 bogus setups: %.0f ms of fingerauthd's CPU" % (spent * 1000))
-    assert statuses == [403] * 5 + [429] * 95
+    assert statuses == [404] * 5 + [429] * 95
     assert spent < 0.100, "100 bogus setups cost %.0f ms of fingerauthd's CPU (not under 1 ms each)" % (spent * 1000)
     # One unverified row for the window, however many came; one log line.
     rows = world.authd.wait_for_rows(lambda rows: sum(r["count"] for r in rows if r["event"] == "refusals") == 100)

@@ -4,7 +4,8 @@ filters), approve a pending key and see the module's next login succeed, revoke 
 the next login fall through to the password; add a policy rule and see the module's next
 login refused by it, test a case, remove the rule. The pages must raise no console error (a CSP violation would);
 screenshots of each page land in build/artefacts/browser/. And the keys page paged through
-by its links (issue 32)."""
+by its links (issue 32). And an admin's account reset and removed on the command line while
+signed in (issue 37)."""
 
 import os
 import subprocess
@@ -174,3 +175,72 @@ def test_an_admin_pages_through_the_keys(world, browser):
     assert browser.path() == "/keys?page=1"
     assert [r.text.split()[0] for r in browser.find_all("#keys tbody tr")] == first
     assert browser.console_errors() == []
+
+
+def sign_in(browser, base, name, password):
+    browser.get(base + "/signin")
+    browser.fill('input[name="name"]', name)
+    browser.fill('input[name="password"]', password)
+    browser.click('#signin button[type="submit"]')
+
+
+def set_password(browser, link, password):
+    browser.get(link)
+    browser.fill('#setup input[name="password"]', password)
+    browser.fill('#setup input[name="again"]', password)
+    browser.click('#setup button[type="submit"]')
+
+
+def test_an_admin_reset_and_removed_as_the_browser_sees_it(world, browser):
+    """Issue 37: `fingerauthd admin reset` signs the admin out and makes the old password
+    useless; its link works once and then says at once that it was used; `admin remove`
+    ends the session and the sign-in. The console's rows carry the browser's address."""
+    base = world.authd.console_url
+    first = create_admin(world.authd, "ada", password=None)
+    set_password(browser, first, PASSWORD)
+    assert browser.path() == "/signin?done=1"
+    sign_in(browser, base, "ada", PASSWORD)
+    assert browser.path() == "/overview"
+    assert browser.console_errors() == []
+
+    done = subprocess.run([world.authd.binary, "admin", "reset", "ada", "--db", world.authd.db,
+                           "--console-url", base], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    link = done.stdout.splitlines()[-1]
+    assert link.startswith(base + "/setup?token=") and link != first
+
+    browser.get(base + "/keys")
+    assert browser.path() == "/signin", "the session of before the reset still opens pages"
+    sign_in(browser, base, "ada", PASSWORD)
+    assert browser.path() == "/signin" and browser.text("#signin-error") == "Wrong admin name or password."
+    browser.screenshot("13-reset-old-password")
+
+    # The link of before the reset opens no form; the new one does, once.
+    browser.get(first)
+    assert "This setup link is not valid" in browser.text("#setup-error") and not browser.find_all("#setup")
+    set_password(browser, link, "a brand new passphrase")
+    assert browser.path() == "/signin?done=1"
+    sign_in(browser, base, "ada", "a brand new passphrase")
+    assert browser.path() == "/overview"
+    browser.get(link)
+    assert not browser.find_all("#setup"), "a used link shows the password form"
+    assert browser.text("#setup-error").startswith("This setup link was used already")
+    assert "fingerauthd admin reset NAME" in browser.text("#setup-error")
+    browser.screenshot("14-setup-link-used")
+
+    browser.get(base + "/overview")
+    assert browser.path() == "/overview"
+    removed = world.authd.admin("admin", "remove", "ada")
+    assert removed.returncode == 0, removed.stderr
+    browser.get(base + "/overview")
+    assert browser.path() == "/signin", "the removed admin's session still opens pages"
+    sign_in(browser, base, "ada", "a brand new passphrase")
+    assert browser.text("#signin-error") == "Wrong admin name or password."
+
+    rows = [r for r in world.authd.audit_rows() if r["event"].startswith("admin_")]
+    assert [(r["event"], r["outcome"], r["peer"]) for r in rows] == [
+        ("admin_create", "accept", "local"), ("admin_setup", "accept", "127.0.0.1"),
+        ("admin_signin", "accept", "127.0.0.1"), ("admin_reset", "accept", "local"),
+        ("admin_signin", "deny", "127.0.0.1"), ("admin_setup", "accept", "127.0.0.1"),
+        ("admin_signin", "accept", "127.0.0.1"), ("admin_remove", "accept", "local"),
+        ("admin_signin", "deny", "127.0.0.1")], rows

@@ -1,0 +1,36 @@
+import FingerAuthCore
+
+/// `POST /v1/login` and its TouchIDAuth-compatible alias `POST /login`: `{"jwt": "…"}`, a
+/// login token (`typ` JWT) only. 200 `{"ok":true,"sub","kid","jti"}` once the jti is
+/// durable; 401 `{"error":"invalid_token"}` for every token that did not verify with a
+/// registered key; 401 with the precise reason for a verified one (expired, replayed,
+/// key_revoked, …); 429 past a limit; 503 when the registry cannot answer.
+extension AuthenticatorService {
+    func login(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
+        var event = AuditEvent(event: .login, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
+        switch Self.jsonBody(request) {
+        case let .failure(failure):
+            event.reason = failure.code
+            return finish(event, failure.response, exchange)
+        case let .success(body):
+            guard body.objectValue != nil, let jwt = body["jwt"]?.stringValue else {
+                event.reason = .code(.invalidRequest)
+                return finish(event, .error(400, "invalid_request"), exchange)
+            }
+            return useToken(jwt, event: event, exchange) { [self] use in
+                switch use {
+                case let .answered(row, answer, written):
+                    return finish(row, answer, exchange, written: written)
+                case let .accepted(token, row):
+                    let answer = HTTPResponse(status: 200, json: .object([
+                        ("ok", .bool(true)),
+                        ("sub", .string(token.identity.user)),
+                        ("kid", .string(token.identity.kid)),
+                        ("jti", .string(token.jti)),
+                    ]))
+                    return finish(row, answer, exchange, written: true)
+                }
+            }
+        }
+    }
+}

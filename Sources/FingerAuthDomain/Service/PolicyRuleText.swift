@@ -1,0 +1,50 @@
+import FingerAuthCore
+
+/// A policy rule from what an admin typed — `fingerauthd policy add`'s options or the
+/// console's form — checked the same way for both: comma-separated patterns, a known stage,
+/// action and key kind, user names that can exist, no services on a registration rule.
+public enum PolicyRuleText {
+    /// Why the text is not a rule, phrased with the caller's names for the fields
+    /// (`--users` on the command line, `users` in the console).
+    public struct Problem: Error, Sendable, Equatable {
+        public var message: String
+    }
+
+    /// The rule, or the first problem. `field` turns a field's name (`stage`, `users`,
+    /// `hosts`, `services`, `key`, `action`) into the caller's; `services` and `key` nil or
+    /// empty mean `*`.
+    public static func rule(stage: String, users: String, hosts: String, services: String?, key: String?,
+                            action: String, field: (String) -> String) throws(Problem) -> PolicyRule {
+        guard let stageValue = PolicyStage(rawValue: stage) else {
+            throw Problem(message: "\(field("stage")) is login or registration")
+        }
+        guard let actionValue = PolicyAction(rawValue: action) else {
+            throw Problem(message: "\(field("action")) is allow, deny, require-hardware-key or require-provisioned-ek")
+        }
+        let userPatterns = try patterns(users, field: field("users"))
+        let hostPatterns = try patterns(hosts, field: field("hosts"))
+        let servicePatterns = try patterns(services.flatMap { $0.isEmpty ? nil : $0 } ?? "*", field: field("services"))
+        if stageValue == .registration && servicePatterns != ["*"] {
+            throw Problem(message: "a registration rule has no services; leave \(field("services")) out")
+        }
+        for user in userPatterns where !user.hasPrefix("list:") && user != "*" {
+            if let problem = UserName.problem(user) {
+                throw Problem(message: "\(field("users")): '\(LogText.clean(user, limit: 64))' is not a user name (\(problem); \(UserName.rule))")
+            }
+        }
+        var kind: KeyKind?
+        if let key, !key.isEmpty, key != "*" {
+            guard let value = KeyKind(rawValue: key) else { throw Problem(message: "\(field("key")) is software, hardware or *") }
+            kind = value
+        }
+        return PolicyRule(stage: stageValue, users: userPatterns, hosts: hostPatterns, services: servicePatterns,
+                          keyKind: kind, action: actionValue)
+    }
+
+    /// `text` split at commas into patterns `PolicyRule.problem(in:field:)` accepts.
+    public static func patterns(_ text: String, field: String) throws(Problem) -> [String] {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        if let problem = PolicyRule.problem(in: parts, field: field) { throw Problem(message: problem) }
+        return parts
+    }
+}

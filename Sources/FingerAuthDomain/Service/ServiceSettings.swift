@@ -1,0 +1,47 @@
+import FingerAuthCore
+
+/// How new keys become usable.
+public enum Approval: String, Sendable {
+    /// A key registered with a valid host token and proof is active at once.
+    case automatic
+    /// New keys stay `pending` until `fingerauthd keys approve --kid KID`.
+    case manual
+}
+
+/// Everything the service decides besides token verification (`VerifierPolicy`).
+public struct ServiceSettings: Sendable {
+    public var approval: Approval
+    /// Lifetime of an access token issued by /oauth2/token, seconds.
+    public var accessTokenTTL: Int64
+    /// Refused requests per verified user and client address before 429 (a token whose
+    /// signature verified with the user's key, refused for a reason such as a replay).
+    public var userLimit: RateLimit
+    /// Refused requests per client address before 429.
+    public var addressLimit: RateLimit
+    /// When set, `GET /metrics` needs `Authorization: Bearer <this>`. Secret: never logged.
+    public var metricsToken: String?
+    /// TPM key attestation against the CAs that endorsement-key certificates must chain to
+    /// (`tpm-ek-ca`: `TPMKeyAttestation`); without it TPM key attestation is refused
+    /// (`attestation_not_configured`).
+    public var attestation: (any KeyAttestation)?
+    /// `require-hardware-keys`: registration and login of keys that are not attested TPM
+    /// keys are refused (403 `hardware_key_required`) — a floor the policy cannot lower.
+    public var requireHardwareKeys: Bool = false
+    /// `max-keys-per-user-host`: active or pending keys one user may hold on one host; a
+    /// registration past it is refused (409 `too_many_keys`). 0: no limit.
+    public var maxKeysPerUserHost: Int = 10
+    /// `host-registrations`: successful registrations (new keys, and the same key again) per
+    /// host and window before 429; `failures` 0 turns it off.
+    public var hostRegistrations = RateLimit(failures: 30, window: 300)
+
+    public init(approval: Approval = .automatic, accessTokenTTL: Int64 = 300,
+                userLimit: RateLimit = RateLimit(failures: 10, window: 300),
+                addressLimit: RateLimit = RateLimit(failures: 50, window: 300),
+                metricsToken: String? = nil) {
+        self.approval = approval
+        self.accessTokenTTL = accessTokenTTL
+        self.userLimit = userLimit
+        self.addressLimit = addressLimit
+        self.metricsToken = metricsToken
+    }
+}

@@ -1,0 +1,110 @@
+import FingerAuthCore
+
+extension AuthenticatorService {
+    /// How a token ended at its endpoint.
+    enum TokenUse {
+        /// Accepted and its jti used up (the audit row is written).
+        case accepted(VerifiedToken, AuditEvent)
+        /// Refused: the row to write (unless `written`) and the answer, already in the
+        /// endpoint's own vocabulary (`invalid` for unverified ones).
+        case answered(AuditEvent, HTTPResponse, written: Bool)
+    }
+
+    /// The path every signed token takes (`/v1/login`, `/oauth2/token`, a key holder's
+    /// `DELETE /v1/keys/<kid>`): verify it as a token of `purpose`, then — for a login —
+    /// the user's limit (a verified identity only), then the claim in the write transaction
+    /// (`allowed` key states, `effect`, `acceptReason` on the audit row); `then` turns how it
+    /// ended into the endpoint's answer. `invalid` is the endpoint's one answer for every
+    /// unverified token; `refusal` turns a verified refusal into the endpoint's answer.
+    func useToken(_ token: String, as purpose: TokenPurpose = .login, event start: AuditEvent, _ exchange: Exchange,
+                  allowed: [KeyStatus] = [.active], effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
+                  invalid: HTTPResponse = .error(401, "invalid_token"),
+                  refusal: @escaping (Refusal) -> HTTPResponse = { .error(401, $0.rawValue) },
+                  unavailable: HTTPResponse = .error(503, "unavailable"),
+                  then: @escaping (TokenUse) -> Step) -> Step {
+        var event = start
+        let check = verifier.check(token, for: purpose)
+        let facts = check.facts
+        event.kid = event.kid ?? facts.kid
+        event.jti = facts.jti
+        let limitsUser = purpose == .login
+        switch check {
+        case .unavailable:
+            event.claimedUser = facts.sub
+            event.outcome = .error
+            event.reason = .token(.unavailable)
+            return then(.answered(event, unavailable, written: false))
+        case let .unverified(reason, _):
+            event.claimedUser = facts.sub
+            event.reason = .token(reason)
+            metrics.unverified()
+            if reason == .invalidUserName {
+                return then(.answered(event, Names.invalidUser(facts.sub ?? "", field: "sub"), written: false))
+            }
+            return then(.answered(event, invalid, written: false))
+        case let .refused(reason, identity, _):
+            event.verified = true
+            event.user = identity.user
+            event.host = identity.host
+            event.kid = identity.kid
+            if limitsUser, let limited = userLimited(identity.user, exchange.address, &event) { return then(limited) }
+            event.reason = .token(reason)
+            return then(.answered(event, refusal(reason), written: false))
+        case let .valid(verified, _):
+            event.verified = true
+            event.user = verified.identity.user
+            event.host = verified.identity.host
+            event.kid = verified.identity.kid
+            event.jti = verified.jti
+            event.service = verified.service
+            event.clientService = verified.clientService
+            if limitsUser, let limited = userLimited(verified.identity.user, exchange.address, &event) {
+                return then(limited)
+            }
+            if purpose == .login {
+                let request = PolicyRequest(stage: .login, user: verified.identity.user, host: verified.identity.host,
+                                            service: verified.service, keyKind: verified.identity.kind.policyKind,
+                                            ek: verified.identity.ek)
+                if let denied = policyRefusal(request, &event) { return then(.answered(event, denied, written: false)) }
+                if settings.requireHardwareKeys && verified.identity.kind != .attestedTPM {
+                    event.reason = .code(.hardwareKeyRequired)
+                    return then(.answered(event, .error(403, "hardware_key_required"), written: false))
+                }
+            }
+            let claimed = event
+            return claim(verified, event: claimed, effect: effect, acceptReason: acceptReason, allowed: allowed) { outcome in
+                var row = claimed
+                switch outcome {
+                case nil:
+                    row.outcome = .error
+                    row.reason = .token(.unavailable)
+                    return then(.answered(row, unavailable, written: false))
+                case .accepted?, .written?:
+                    row.outcome = .accept
+                    row.reason = acceptReason
+                    return then(.accepted(verified, row))
+                case let .refused(claimRefusal)?:
+                    let reason = Refusal(claimRefusal)
+                    row.reason = .token(reason)
+                    return then(.answered(row, refusal(reason), written: true))
+                }
+            }
+        }
+    }
+
+    /// 429 for a verified user past their limit at this address (the row keeps its user).
+    private func userLimited(_ user: String, _ address: String, _ event: inout AuditEvent) -> TokenUse? {
+        let wait: Int64?
+        do { wait = try userRetryAfter(user, at: address) } catch {
+            log.message("rate limit counter unavailable: \(error)")
+            event.outcome = .error
+            event.reason = .token(.unavailable)
+            return .answered(event, .error(503, "unavailable"), written: false)
+        }
+        guard let wait else { return nil }
+        event.outcome = .deny
+        event.reason = .code(.rateLimited)
+        metrics.rateLimited(scope: "user")
+        return .answered(event, Self.tooMany(wait), written: false)
+    }
+}

@@ -1,0 +1,156 @@
+import FingerAuthDomain
+
+/// Every storage port written once over the shared SQL (`SQLConnection`): a backend
+/// (`SQLiteStore`, `PostgresStore`) gives its connections and transactions, its commit
+/// pipeline (`BatchStore`), its durability line and `close`; the rest comes from here.
+protocol SQLRegistry: AuthStorage {
+    associatedtype Connection: SQLConnection
+
+    var dialect: SQLDialect { get }
+
+    /// Runs `body` on a connection that reads.
+    func read<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T
+
+    /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
+    func write<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T
+
+    /// Runs `body`, one statement that writes, in a transaction of its own: pruning's batches.
+    func autocommit<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T
+}
+
+// MARK: - Keys
+
+extension SQLRegistry {
+    public func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? {
+        try read { (db) throws(StoreError) -> RegisteredKey? in try KeyTables.key(db, kid: kid) }
+    }
+
+    public func listKeys() throws(StoreError) -> [RegisteredKey] {
+        try read { (db) throws(StoreError) -> [RegisteredKey] in try KeyTables.all(db) }
+    }
+
+    public func keysPage(_ page: Paging) throws(StoreError) -> [RegisteredKey] {
+        try read { (db) throws(StoreError) -> [RegisteredKey] in try KeyTables.page(db, page) }
+    }
+
+    /// Registrations of the same user on the same host wait for each other, so that two
+    /// instances cannot both pass `keyLimit`.
+    public func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
+                         now: Int64) throws(StoreError) -> RegistrationResult {
+        try write { (db) throws(StoreError) -> RegistrationResult in
+            try db.serialize(.registration(user: key.user, host: key.host))
+            return try RegistrationTransaction.run(db, key, proofJTI: proofJTI, keepUntil: keepUntil, audit: audit,
+                                                   keyLimit: keyLimit, now: now)
+        }
+    }
+
+    public func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult {
+        try write { (db) throws(StoreError) -> RevocationResult in try KeyTables.revoke(db, kid: kid, now: now) }
+    }
+
+    public func revokeKeys(user: String?, host: String?, now: Int64) throws(StoreError) -> [RegisteredKey] {
+        guard user != nil || host != nil else { return [] }
+        return try write { (db) throws(StoreError) -> [RegisteredKey] in
+            try KeyTables.revoke(db, user: user, host: host, now: now)
+        }
+    }
+
+    public func approve(kid: String) throws(StoreError) -> ApprovalResult {
+        try write { (db) throws(StoreError) -> ApprovalResult in try KeyTables.approve(db, kid: kid) }
+    }
+
+    public func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)] {
+        try read { (db) throws(StoreError) -> [(KeyStatus, Int64)] in try KeyTables.counts(db) }
+    }
+}
+
+// MARK: - Host and access tokens
+
+extension SQLRegistry {
+    public func createHostToken(host: String, now: Int64) throws(StoreError) -> String {
+        guard let token = HostToken.generate(), let digest = HostToken.hash(token) else {
+            throw StoreError("no random bytes for a token")
+        }
+        try write { (db) throws(StoreError) in try TokenTables.create(db, digest: digest, host: host, now: now) }
+        return token
+    }
+
+    public func host(forToken token: String) throws(StoreError) -> String? {
+        guard let digest = HostToken.hash(token) else { return nil }
+        return try read { (db) throws(StoreError) -> String? in try TokenTables.host(db, digest: digest) }
+    }
+
+    public func listHostTokens() throws(StoreError) -> [HostTokenRecord] {
+        try read { (db) throws(StoreError) -> [HostTokenRecord] in try TokenTables.all(db) }
+    }
+
+    /// With `host`, the host's keys and its access tokens go in the same transaction as its
+    /// enrollment tokens: no login of that host is accepted after it.
+    public func revokeHostTokens(id: String?, host: String?, now: Int64) throws(StoreError) -> HostRevocation {
+        if let id, !HostToken.isTokenID(id) { return HostRevocation() }
+        return try write { (db) throws(StoreError) -> HostRevocation in
+            var revocation = HostRevocation(hosts: try TokenTables.revoke(db, id: id, host: host, now: now))
+            if let host {
+                revocation.keys = try KeyTables.revoke(db, user: nil, host: host, now: now)
+                revocation.accessTokens = try TokenTables.deleteAccessTokens(db, host: host)
+            }
+            return revocation
+        }
+    }
+
+    public func accessToken(sha256: String) throws(StoreError) -> AccessTokenState? {
+        try read { (db) throws(StoreError) -> AccessTokenState? in try TokenTables.accessToken(db, sha256: sha256) }
+    }
+}
+
+// MARK: - Audit and upkeep
+
+extension SQLRegistry {
+    public func audit(_ event: AuditEvent, now: Int64) throws(StoreError) {
+        try write { (db) throws(StoreError) in try AuditTables.insert(db, event, time: now) }
+    }
+
+    public func auditRecords(_ filter: AuditFilter) throws(StoreError) -> [AuditRecord] {
+        try read { (db) throws(StoreError) -> [AuditRecord] in try AuditTables.records(db, filter) }
+    }
+
+    /// Available when a read connection answers `SELECT 1`.
+    public func health() -> StoreHealth {
+        do throws(StoreError) {
+            try read { (db) throws(StoreError) in try db.execute("SELECT 1") }
+            return .available
+        } catch {
+            return .unavailable(error.message)
+        }
+    }
+
+    public func databaseTime() throws(StoreError) -> Int64 {
+        try read { (db) throws(StoreError) -> Int64 in
+            guard let now = try db.first("SELECT \(db.dialect.clockTime)", [], { (row: Connection.Row) in row.int64(0) }) ?? nil else {
+                throw StoreError("no time from the database")
+            }
+            return now
+        }
+    }
+
+    /// Each statement deletes at most `AuditTables.pruneBatch` rows in a transaction of its
+    /// own and runs again while it found a full batch: a login waits for one batch at most.
+    public func prune(_ policy: PrunePolicy) throws(StoreError) -> PruneResult {
+        var result = PruneResult()
+        for (field, statement) in AuditTables.pruning(dialect, policy) {
+            while true {
+                let deleted = try autocommit { (db) throws(StoreError) -> Int in try db.run(statement) }
+                result[keyPath: field] += deleted
+                if deleted < AuditTables.pruneBatch { break }
+            }
+        }
+        return result
+    }
+
+    public var sharesFailureCounts: Bool { dialect.sharesFailureCounts }
+
+    public func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? {
+        guard dialect.sharesFailureCounts else { return nil }
+        return try read { (db) throws(StoreError) -> FailureWindow? in try AuditTables.failureWindow(db, key: key, now: now) }
+    }
+}

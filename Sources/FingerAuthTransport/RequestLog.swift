@@ -1,0 +1,35 @@
+import FingerAuthDomain
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The service's lines on standard error (`ServiceLog`), each written with a single
+/// write(2) so that lines from worker threads never interleave.
+public final class RequestLog: ServiceLog {
+    private let fd: Int32
+
+    /// A log on file descriptor `fd` (standard error by default); the fd is not owned.
+    public init(fd: Int32 = 2) { self.fd = fd }
+
+    /// Writes the line for `summary`.
+    public func record(_ summary: RequestSummary) {
+        write(summary.lineBytes)
+    }
+
+    /// Writes a free-form line (start, stop, errors). Callers never pass secrets.
+    public func message(_ text: String) {
+        write(Array(("fingerauthd: " + LogText.printable(text) + "\n").utf8))
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+}

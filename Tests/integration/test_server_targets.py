@@ -1,0 +1,110 @@
+"""fingerauthd's targets as Package.swift declares them (`swift package dump-package`): each
+layer reaches only what its job needs, every target declares what its sources import, and
+an audit row's words are spelled in one place only."""
+
+import os
+import pathlib
+import re
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support.package_graph import package_targets  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SOURCES = REPO / "Sources"
+
+# fingerauthd's libraries and its executable.
+SERVER = ["FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole", "FingerAuthDaemon"]
+# What only fingerauthd may link: its layers and the C libraries of its stores and transport.
+SERVER_ONLY = {"FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole", "CSQLite",
+               "CPostgres", "CMicroHTTPD", "CGnuTLS"}
+HOST_PRODUCTS = ["PAMFingerAuth", "FingerAuthLogin", "FingerAuthAgent", "FingerAuthCLI"]
+
+
+@pytest.fixture(scope="module")
+def targets():
+    return package_targets()
+
+
+def reach(targets, name):
+    """Every target `name` depends on, directly or not."""
+    seen, todo = set(), list(targets[name]["deps"])
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(targets[current]["deps"])
+    return seen
+
+
+def c_bridges(targets):
+    return {name for name, target in targets.items() if target["type"] == "system" or name.startswith("C")}
+
+
+def test_the_domain_is_plain_swift_over_core(targets):
+    """The service, the verifier, the limits and the ports: no C bridge, not even through
+    another target; cryptography reaches them through Core's protocols."""
+    assert reach(targets, "FingerAuthDomain") == {"FingerAuthCore"}
+    assert not reach(targets, "FingerAuthCore") & c_bridges(targets)
+
+
+def test_the_transport_knows_the_service_and_nothing_of_the_stores(targets):
+    reached = reach(targets, "FingerAuthTransport")
+    assert "FingerAuthDomain" in reached
+    assert not reached & {"FingerAuthStore", "CSQLite", "CPostgres", "FingerAuthConsole"}, reached
+
+
+def test_the_store_and_the_console_reach_neither_http_nor_each_other(targets):
+    store, console = reach(targets, "FingerAuthStore"), reach(targets, "FingerAuthConsole")
+    assert not store & {"FingerAuthTransport", "FingerAuthConsole", "CMicroHTTPD", "CGnuTLS"}, store
+    assert not console & {"FingerAuthStore", "FingerAuthTransport", "CSQLite", "CPostgres", "CMicroHTTPD", "CGnuTLS"}, console
+
+
+def test_only_fingerauthd_links_the_authenticator(targets):
+    """The module, the login helper, the agent and the command line reach none of
+    fingerauthd's layers, nor SQLite, libpq, libmicrohttpd or GnuTLS."""
+    for product in HOST_PRODUCTS:
+        assert not reach(targets, product) & SERVER_ONLY, product
+    assert set(targets["FingerAuthDaemon"]["deps"]) >= {"FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport",
+                                                        "FingerAuthConsole"}
+
+
+def imports(target):
+    """The modules the Swift files of Sources/<target> import (the system's and the standard
+    library's left out)."""
+    found = set()
+    for path in (SOURCES / target).rglob("*.swift"):
+        found |= set(re.findall(r"^import (\w+)$", path.read_text(), flags=re.M))
+    return found - {"Glibc", "Synchronization"}
+
+
+@pytest.mark.parametrize("target", SERVER)
+def test_each_server_target_declares_what_it_imports_and_nothing_more(targets, target):
+    """A module found only through another target's dependency would hide a layer crossing;
+    a dependency nothing imports links what is not used."""
+    assert imports(target) == set(targets[target]["deps"]), target
+
+
+# An audit outcome as Swift or SQL spells it: "accept", 'deny', or `outcome = "error"`.
+OUTCOME_LITERAL = re.compile(r"""["'](?:accept|deny)["']|outcome\s*(?:[:=]|==|!=)\s*["']""")
+# Where the words may stand: their enum, and the schemas' partial indexes (migrations are
+# never edited once released).
+OUTCOME_HOME = {"FingerAuthDomain/Registry/AuditVocabulary.swift", "FingerAuthStore/SQLite/SQLiteSchema.swift",
+                "FingerAuthStore/Postgres/PostgresSchema.swift"}
+
+
+def test_no_audit_outcome_is_spelled_outside_its_enum():
+    """Code decides by `AuditOutcome`; the text exists only where the enum turns it into the
+    database's, the log line's and the admin tools' words."""
+    hits = []
+    for target in SERVER:
+        for path in sorted((SOURCES / target).rglob("*.swift")):
+            relative = str(path.relative_to(SOURCES))
+            if relative in OUTCOME_HOME:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if not line.lstrip().startswith("//") and OUTCOME_LITERAL.search(line):
+                    hits.append("%s:%d: %s" % (relative, number, line.strip()))
+    assert not hits, "\n".join(hits)
