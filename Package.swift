@@ -113,6 +113,15 @@ let package = Package(
 
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v6),
         .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v6),
+        // One test target per library where its tests need nothing else; FingerAuthServerTests
+        // drives the service wired over the real SQLite store (stores, group commit, endpoints).
+        .testTarget(name: "FingerAuthCryptoTests",
+                    dependencies: ["FingerAuthCrypto", "FingerAuthDomain", "FingerAuthCore", "FingerAuthSystem",
+                                   "FingerAuthThreads"],
+                    swiftSettings: v5),
+        .testTarget(name: "FingerAuthDomainTests", dependencies: ["FingerAuthDomain", "FingerAuthCore"], swiftSettings: v5),
+        .testTarget(name: "FingerAuthTransportTests", dependencies: ["FingerAuthTransport", "FingerAuthDomain"],
+                    swiftSettings: v5),
         .testTarget(name: "FingerAuthServerTests",
                     dependencies: ["FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
                                    "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCore"],

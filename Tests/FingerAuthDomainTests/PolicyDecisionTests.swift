@@ -1,6 +1,5 @@
 import FingerAuthDomain
 import XCTest
-import FingerAuthStore
 
 /// The policy's decision logic alone: first match wins, lists, labels, wildcards, key kinds,
 /// the default. The same rules through the real /v1/login are in the integration tests.

@@ -1,7 +1,6 @@
 import FingerAuthDomain
 import FingerAuthCore
 import FingerAuthCrypto
-import FingerAuthStore
 import XCTest
 import FingerAuthSystem
 import FingerAuthThreads
