@@ -21,12 +21,10 @@ let moduleLinkerFlags: [String] = [
 /// Executables carry the Swift runtime so that they run where no toolchain is installed.
 let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
-/// Swift 6 language mode (strict concurrency checking): the host side (Core, the adapters,
-/// the module, the helper, the agent, the command line). The authenticator's targets
-/// (FingerAuthDomain, FingerAuthStore, FingerAuthTransport, FingerAuthConsole,
-/// FingerAuthDaemon) are still in Swift 5 mode.
+/// Swift 6 language mode (strict concurrency checking) for every target. Each remaining
+/// `@unchecked Sendable` carries a `Sendable:` comment saying why it is safe
+/// (`scripts/lint-sendable.sh` checks that).
 let v6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
-let v5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
 let package = Package(
     name: "FingerAuth",
@@ -59,72 +57,104 @@ let package = Package(
         // Threads of their own (pthread_create) for fingerauthd's writer, pruner and watchdogs:
         // apart from FingerAuthSystem, so that the module, which links System, cannot reach it.
         .target(name: "FingerAuthThreads", swiftSettings: v6),
-        .target(name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"], swiftSettings: v6),
+        .target(
+            name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"],
+            swiftSettings: v6),
         .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v6),
         // TPM-resident device keys and the host's half of key attestation (ESAPI). Linked by
         // the login helper and the command line only, never by the module or the server.
-        .target(name: "FingerAuthTPM", dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CTSS2"],
-                swiftSettings: v6),
-        .target(name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v6),
+        .target(
+            name: "FingerAuthTPM", dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CTSS2"],
+            swiftSettings: v6),
+        .target(
+            name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v6
+        ),
         // fingerauthd, in layers. The domain: the registry's types, the storage ports, the
         // service and its steps, the token verifier, the limits, the policy — plain Swift over
         // FingerAuthCore, no C bridge; cryptography reaches it through Core's protocols.
-        .target(name: "FingerAuthDomain", dependencies: ["FingerAuthCore"], swiftSettings: v5),
+        .target(name: "FingerAuthDomain", dependencies: ["FingerAuthCore"], swiftSettings: v6),
         // The storage ports over SQLite and PostgreSQL: schema and migrations, pruning, and the
         // group commit that the request path writes through.
-        .target(name: "FingerAuthStore",
-                dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCrypto",
-                               "CSQLite", "CPostgres"],
-                swiftSettings: v5),
+        .target(
+            name: "FingerAuthStore",
+            dependencies: [
+                "FingerAuthCore", "FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCrypto",
+                "CSQLite", "CPostgres",
+            ],
+            swiftSettings: v6),
         // The HTTP transport (libmicrohttpd, GnuTLS): requests, answers, steps, connection
         // limits and TLS; it knows the service and nothing of the stores.
-        .target(name: "FingerAuthTransport",
-                dependencies: ["FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCrypto", "CMicroHTTPD",
-                               "CGnuTLS"],
-                swiftSettings: v5),
+        .target(
+            name: "FingerAuthTransport",
+            dependencies: [
+                "FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCrypto", "CMicroHTTPD",
+                "CGnuTLS",
+            ],
+            swiftSettings: v6),
         // The admin console: pages, sessions, forms, sign-in.
-        .target(name: "FingerAuthConsole", dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthCrypto"],
-                swiftSettings: v5),
+        .target(
+            name: "FingerAuthConsole", dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthCrypto"],
+            swiftSettings: v6),
 
         // Products. The module reaches libpam and libc only: everything that reads the
         // environment, the network, the reader or the key runs in the login helper.
-        .target(name: "PAMFingerAuth",
-                dependencies: ["FingerAuthCore", "FingerAuthSystem", "CPAM", "CSystem"],
-                exclude: ["exports.map"],
-                swiftSettings: v6,
-                linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
-        .executableTarget(name: "FingerAuthLogin",
-                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthReader",
-                                         "FingerAuthCrypto", "FingerAuthHTTP", "FingerAuthTPM", "CSystem"],
-                          swiftSettings: v6, linkerSettings: staticRuntime),
+        .target(
+            name: "PAMFingerAuth",
+            dependencies: ["FingerAuthCore", "FingerAuthSystem", "CPAM", "CSystem"],
+            exclude: ["exports.map"],
+            swiftSettings: v6,
+            linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
+        .executableTarget(
+            name: "FingerAuthLogin",
+            dependencies: [
+                "FingerAuthCore", "FingerAuthSystem", "FingerAuthReader",
+                "FingerAuthCrypto", "FingerAuthHTTP", "FingerAuthTPM", "CSystem",
+            ],
+            swiftSettings: v6, linkerSettings: staticRuntime),
         // The root service for PAM hosts that run as the user (screen lockers): the same
         // login decision and helper as the module, for the caller's own user only.
-        .executableTarget(name: "FingerAuthAgent",
-                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "CSystem"],
-                          swiftSettings: v6, linkerSettings: staticRuntime),
-        .executableTarget(name: "FingerAuthCLI",
-                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto",
-                                         "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM"],
-                          swiftSettings: v6, linkerSettings: staticRuntime),
-        .executableTarget(name: "FingerAuthDaemon",
-                          dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthDomain",
-                                         "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole"],
-                          swiftSettings: v5, linkerSettings: staticRuntime),
+        .executableTarget(
+            name: "FingerAuthAgent",
+            dependencies: ["FingerAuthCore", "FingerAuthSystem", "CSystem"],
+            swiftSettings: v6, linkerSettings: staticRuntime),
+        .executableTarget(
+            name: "FingerAuthCLI",
+            dependencies: [
+                "FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto",
+                "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM",
+            ],
+            swiftSettings: v6, linkerSettings: staticRuntime),
+        .executableTarget(
+            name: "FingerAuthDaemon",
+            dependencies: [
+                "FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthDomain",
+                "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
+            ],
+            swiftSettings: v6, linkerSettings: staticRuntime),
 
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v6),
         .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v6),
         // One test target per library where its tests need nothing else; FingerAuthServerTests
         // drives the service wired over the real SQLite store (stores, group commit, endpoints).
-        .testTarget(name: "FingerAuthCryptoTests",
-                    dependencies: ["FingerAuthCrypto", "FingerAuthDomain", "FingerAuthCore", "FingerAuthSystem",
-                                   "FingerAuthThreads"],
-                    swiftSettings: v5),
-        .testTarget(name: "FingerAuthDomainTests", dependencies: ["FingerAuthDomain", "FingerAuthCore"], swiftSettings: v5),
-        .testTarget(name: "FingerAuthTransportTests", dependencies: ["FingerAuthTransport", "FingerAuthDomain"],
-                    swiftSettings: v5),
-        .testTarget(name: "FingerAuthServerTests",
-                    dependencies: ["FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
-                                   "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCore"],
-                    swiftSettings: v5),
+        .testTarget(
+            name: "FingerAuthCryptoTests",
+            dependencies: [
+                "FingerAuthCrypto", "FingerAuthDomain", "FingerAuthCore", "FingerAuthSystem",
+                "FingerAuthThreads",
+            ],
+            swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthDomainTests", dependencies: ["FingerAuthDomain", "FingerAuthCore"], swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthTransportTests",
+            dependencies: ["FingerAuthTransport", "FingerAuthDomain", "FingerAuthSystem"],
+            swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthServerTests",
+            dependencies: [
+                "FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
+                "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCore",
+            ],
+            swiftSettings: v6),
     ]
 )

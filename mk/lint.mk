@@ -1,6 +1,13 @@
-# `make lint`: house rule 2 (no traps in Sources/), run first in `make test`.
+# `make lint`, run first in `make test`: house rule 2 (no traps in Sources/), a reason on
+# every `@unchecked Sendable`, and .swift-format on the Swift files this checkout changes.
+# `make format` rewrites those changed files to the format.
 TEST_STAGES := lint $(TEST_STAGES)
 
-.PHONY: lint
+.PHONY: lint format
 lint:
 	@scripts/lint.sh
+	@scripts/lint-sendable.sh
+	@scripts/lint-format.sh
+
+format:
+	@scripts/lint-format.sh --fix

@@ -3,6 +3,8 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthStore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,15 +16,22 @@ import Glibc
 /// account on every request, so that `reset` and `remove` end the admin's sessions too.
 enum AdminCommands {
     static func create(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
-        guard let (name, db, link) = try linkCommand(arguments, command: "admin create", existing: false) else { return 1 }
+        guard let (name, db, link) = try linkCommand(arguments, command: "admin create", existing: false) else {
+            return 1
+        }
         return Admin.withStore(db, mustExist: false) { store, now throws(StoreError) in
-            guard try store.createAdmin(name: name, setupDigest: link.digest, expires: now + AdminConsole.setupLifetime, now: now) else {
-                fputs("fingerauthd: admin create: an admin named \(name) exists already; "
-                      + "'fingerauthd admin reset \(name)' gives it a new setup link\n", stderr)
+            guard
+                try store.createAdmin(
+                    name: name, setupDigest: link.digest, expires: now + AdminConsole.setupLifetime, now: now)
+            else {
+                printError(
+                    "fingerauthd: admin create: an admin named \(name) exists already; "
+                        + "'fingerauthd admin reset \(name)' gives it a new setup link")
                 return 1
             }
-            try store.audit(Admin.byAdmin(AuditEvent(event: .adminCreate, outcome: .accept, admin: name), Admin.operatorName()),
-                            now: now)
+            try store.audit(
+                Admin.byAdmin(AuditEvent(event: .adminCreate, outcome: .accept, admin: name), Admin.operatorName()),
+                now: now)
             print("created admin \(name); the one-time setup link (valid 24 hours, shown only now):")
             print(link.url)
             return 0
@@ -32,16 +41,21 @@ enum AdminCommands {
     /// Clears the admin's password, which ends their console sessions, and prints a new
     /// setup link; any older link of theirs stops working.
     static func reset(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
-        guard let (name, db, link) = try linkCommand(arguments, command: "admin reset", existing: true) else { return 1 }
+        guard let (name, db, link) = try linkCommand(arguments, command: "admin reset", existing: true) else {
+            return 1
+        }
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
-            guard try store.resetAdmin(name: name, setupDigest: link.digest, expires: now + AdminConsole.setupLifetime) else {
-                fputs("fingerauthd: admin reset: \(noSuchAdmin(name))\n", stderr)
+            guard try store.resetAdmin(name: name, setupDigest: link.digest, expires: now + AdminConsole.setupLifetime)
+            else {
+                printError("fingerauthd: admin reset: \(noSuchAdmin(name))")
                 return 1
             }
-            try store.audit(Admin.byAdmin(AuditEvent(event: .adminReset, outcome: .accept, admin: name), Admin.operatorName()),
-                            now: now)
-            print("reset admin \(name): password cleared, console sessions ended; "
-                  + "the one-time setup link (valid 24 hours, shown only now):")
+            try store.audit(
+                Admin.byAdmin(AuditEvent(event: .adminReset, outcome: .accept, admin: name), Admin.operatorName()),
+                now: now)
+            print(
+                "reset admin \(name): password cleared, console sessions ended; "
+                    + "the one-time setup link (valid 24 hours, shown only now):")
             print(link.url)
             return 0
         }
@@ -55,14 +69,16 @@ enum AdminCommands {
         let (_, db) = try Admin.options(arguments.dropFirst(), valued: [], command: command)
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             guard try store.removeAdmin(name: name) else {
-                fputs("fingerauthd: admin remove: \(noSuchAdmin(name))\n", stderr)
+                printError("fingerauthd: admin remove: \(noSuchAdmin(name))")
                 return 1
             }
-            try store.audit(Admin.byAdmin(AuditEvent(event: .adminRemove, outcome: .accept, admin: name), Admin.operatorName()),
-                            now: now)
+            try store.audit(
+                Admin.byAdmin(AuditEvent(event: .adminRemove, outcome: .accept, admin: name), Admin.operatorName()),
+                now: now)
             print("removed admin \(name); their console sessions ended")
             if try store.listAdmins().isEmpty {
-                fputs("fingerauthd: admin remove: no console admin is left; 'fingerauthd admin create NAME' makes one\n", stderr)
+                printError(
+                    "fingerauthd: admin remove: no console admin is left; 'fingerauthd admin create NAME' makes one")
             }
             return 0
         }
@@ -70,12 +86,14 @@ enum AdminCommands {
 
     /// What `create` and `reset` read before they open the store: the admin's name, the
     /// database and a new setup link under the console's URL; nil (said why) without random bytes.
-    private static func linkCommand(_ arguments: ArraySlice<String>, command: String,
-                                    existing: Bool) throws(UsageError) -> (String, String, SetupLink)? {
+    private static func linkCommand(
+        _ arguments: ArraySlice<String>, command: String,
+        existing: Bool
+    ) throws(UsageError) -> (String, String, SetupLink)? {
         let name = try adminName(arguments, command: command, existing: existing)
         let (options, db) = try Admin.options(arguments.dropFirst(), valued: ["console-url"], command: command)
         guard let link = SetupLink(base: try consoleURL(options, command: command)) else {
-            fputs("fingerauthd: \(command): no random bytes\n", stderr)
+            printError("fingerauthd: \(command): no random bytes")
             return nil
         }
         return (name, db, link)
@@ -84,19 +102,23 @@ enum AdminCommands {
     /// The NAME that follows the command: a new account's by the user-name rule; an existing
     /// one's (`existing`) by the looser rule sign-in looks names up by, so that an account
     /// made before the rule (`fingerauthd doctor` lists them) can be reset or removed.
-    private static func adminName(_ arguments: ArraySlice<String>, command: String,
-                                  existing: Bool = true) throws(UsageError) -> String {
+    private static func adminName(
+        _ arguments: ArraySlice<String>, command: String,
+        existing: Bool = true
+    ) throws(UsageError) -> String {
         guard let name = arguments.first, !name.hasPrefix("-") else {
             throw UsageError(message: "\(command): give the admin's name: fingerauthd \(command) NAME")
         }
         if existing {
             guard Names.isAdminLookup(name) else {
-                throw UsageError(message: "\(command): '\(LogText.clean(name, limit: 64))' is not an admin's name "
-                                 + "(letters, digits, '.', '_' and '-', at most 64 bytes)")
+                throw UsageError(
+                    message: "\(command): '\(LogText.clean(name, limit: 64))' is not an admin's name "
+                        + "(letters, digits, '.', '_' and '-', at most 64 bytes)")
             }
         } else if let problem = UserName.problem(name) {
-            throw UsageError(message: "\(command): '\(LogText.clean(name, limit: 64))' is not a name (\(problem)); "
-                             + "an admin name follows the user-name rule: \(UserName.rule)")
+            throw UsageError(
+                message: "\(command): '\(LogText.clean(name, limit: 64))' is not a name (\(problem)); "
+                    + "an admin name follows the user-name rule: \(UserName.rule)")
         }
         return name
     }

@@ -2,6 +2,7 @@ import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,9 +11,12 @@ import Glibc
 /// configuration file, else the default), opening the store, times, tables.
 enum Admin {
     /// Parses `arguments` for `command` with its own `valued` options plus `db` and `config`.
-    static func options(_ arguments: ArraySlice<String>, valued: Set<String>, switches: Set<String> = [],
-                        command: String) throws(UsageError) -> (Options, String) {
-        let options = try Options(arguments, valued: valued.union(["db", "config"]), switches: switches, command: command)
+    static func options(
+        _ arguments: ArraySlice<String>, valued: Set<String>, switches: Set<String> = [],
+        command: String
+    ) throws(UsageError) -> (Options, String) {
+        let options = try Options(
+            arguments, valued: valued.union(["db", "config"]), switches: switches, command: command)
         if let db = options.optional("db") { return (options, db) }
         let file = try ConfigFile.load(options.optional("config"), command: command)
         return (options, file["db"] ?? ServeSettings.defaultDatabase)
@@ -22,8 +26,10 @@ enum Admin {
     /// Run as root on a database (or, before it exists, a directory) owned by another user
     /// (the service's), the command first takes that user's identity, so that the files
     /// SQLite creates (`-wal`, `-shm`, the database itself) stay the service's.
-    static func withStore(_ path: String, mustExist: Bool,
-                          _ body: (any AuthStorage, Int64) throws(StoreError) -> Int32) -> Int32 {
+    static func withStore(
+        _ path: String, mustExist: Bool,
+        _ body: (any AuthStorage, Int64) throws(StoreError) -> Int32
+    ) -> Int32 {
         let location = StoreLocation(path)
         if case .postgres = location {
             do {
@@ -31,17 +37,17 @@ enum Admin {
                 defer { store.close() }
                 return try body(store, SystemClock().now())
             } catch {
-                fputs("fingerauthd: \(error)\n", stderr)
+                printError("fingerauthd: \(error)")
                 return 1
             }
         }
         if mustExist && !SafeFile.exists(path) {
-            fputs("fingerauthd: \(path): no such database; check --db\n", stderr)
+            printError("fingerauthd: \(path): no such database; check --db")
             return 1
         }
         umask(0o077)
         if let problem = actAsOwner(of: path) {
-            fputs("fingerauthd: \(problem)\n", stderr)
+            printError("fingerauthd: \(problem)")
             return 1
         }
         do {
@@ -49,7 +55,7 @@ enum Admin {
             defer { store.close() }
             return try body(store, SystemClock().now())
         } catch {
-            fputs("fingerauthd: \(error)\n", stderr)
+            printError("fingerauthd: \(error)")
             return 1
         }
     }
@@ -86,7 +92,9 @@ enum Admin {
     static func printTable(_ header: [String], _ rows: [[String]]) {
         let all = [header] + rows.map { $0.map { $0.isEmpty ? "-" : $0 } }
         var widths = [Int](repeating: 0, count: header.count)
-        for row in all { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        for row in all {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
         for row in all {
             let cells = row.enumerated().map { i, cell in
                 i == row.count - 1 ? cell : cell + String(repeating: " ", count: max(0, widths[i] - cell.count))

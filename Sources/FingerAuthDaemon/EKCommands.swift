@@ -2,6 +2,8 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthStore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,15 +18,18 @@ enum EKCommands {
         let command = "hosts add-ek"
         let positional = Array(arguments.prefix { !$0.hasPrefix("-") })
         guard positional.count == 2 else {
-            throw UsageError(message: "\(command): give the host and its EK: fingerauthd hosts add-ek HOST HASH "
-                             + "(HASH: what 'fingerauth key ek' prints on the host)")
+            throw UsageError(
+                message: "\(command): give the host and its EK: fingerauthd hosts add-ek HOST HASH "
+                    + "(HASH: what 'fingerauth key ek' prints on the host)")
         }
         let host = try hostName(positional[0], command: command)
         guard let ek = EndorsementKeyID.normalized(positional[1]) else {
-            throw UsageError(message: "\(command): '\(LogText.clean(positional[1]))' is not an EK hash: 64 hex digits, "
-                             + "as 'fingerauth key ek' prints them")
+            throw UsageError(
+                message: "\(command): '\(LogText.clean(positional[1]))' is not an EK hash: 64 hex digits, "
+                    + "as 'fingerauth key ek' prints them")
         }
-        let (options, db) = try Admin.options(arguments.dropFirst(2), valued: [], switches: ["replace"], command: command)
+        let (options, db) = try Admin.options(
+            arguments.dropFirst(2), valued: [], switches: ["replace"], command: command)
         return change(db, .provision(host: host, ek: ek, replace: options.flag("replace")))
     }
 
@@ -61,11 +66,12 @@ enum EKCommands {
                 print("EK of \(change.host) was already provisioned: \(pin.ek)")
                 return 0
             case let .provisionedOther(pin):
-                fputs("fingerauthd: \(change.host) has another EK provisioned by an admin (\(pin.ek)); "
-                      + "add --replace to replace it (keys attested by it are then revoked)\n", stderr)
+                printError(
+                    "fingerauthd: \(change.host) has another EK provisioned by an admin (\(pin.ek)); "
+                        + "add --replace to replace it (keys attested by it are then revoked)")
                 return 1
             case .nothingPinned:
-                fputs("fingerauthd: \(change.host) has no EK pinned; see 'fingerauthd hosts list'\n", stderr)
+                printError("fingerauthd: \(change.host) has no EK pinned; see 'fingerauthd hosts list'")
                 return 1
             }
         }
@@ -74,7 +80,9 @@ enum EKCommands {
     /// A pin as `hosts list --json` shows it; null for none.
     static func json(_ pin: EKPin?) -> JSONValue {
         guard let pin else { return .null }
-        return .object([("sha256", .string(pin.ek)), ("source", .string(pin.source.rawValue)),
-                        ("pinned", .integer(pin.pinned)), ("by", pin.by.map(JSONValue.string) ?? .null)])
+        return .object([
+            ("sha256", .string(pin.ek)), ("source", .string(pin.source.rawValue)),
+            ("pinned", .integer(pin.pinned)), ("by", pin.by.map(JSONValue.string) ?? .null),
+        ])
     }
 }

@@ -1,9 +1,10 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
-import FingerAuthTransport
 import FingerAuthStore
 import FingerAuthSystem
+import FingerAuthTransport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,18 +24,25 @@ enum InitCommand {
     static let defaultKey = "/etc/fingerauthd/key.pem"
 
     static func run(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
-        let flags = try Options(arguments, valued: ["config", "name", "listen", "db", "audience", "tls-cert", "tls-key",
-                                                    "user", "ca-cert", "ca-key", "days"],
-                                switches: ["self-signed", "force"], command: name)
+        let flags = try Options(
+            arguments,
+            valued: [
+                "config", "name", "listen", "db", "audience", "tls-cert", "tls-key",
+                "user", "ca-cert", "ca-key", "days",
+            ],
+            switches: ["self-signed", "force"], command: name)
         let request = try Request(flags)
         guard geteuid() == 0 else {
-            fputs("fingerauthd: init must run as root: it gives the state directory and the TLS key to the service's user (try: sudo fingerauthd init …)\n", stderr)
+            printError(
+                "fingerauthd: init must run as root: it gives the state directory and the TLS key to the service's user (try: sudo fingerauthd init …)"
+            )
             return 1
         }
         guard let account = getpwnam(request.user) else {
-            fputs("fingerauthd: init: no user '\(request.user)' to run the authenticator as. The package makes it "
-                  + "(systemd-sysusers fingerauthd.conf); without the package: useradd --system --home-dir /var/lib/fingerauthd "
-                  + "--shell /usr/sbin/nologin \(request.user)\n", stderr)
+            printError(
+                "fingerauthd: init: no user '\(request.user)' to run the authenticator as. The package makes it "
+                    + "(systemd-sysusers fingerauthd.conf); without the package: useradd --system --home-dir /var/lib/fingerauthd "
+                    + "--shell /usr/sbin/nologin \(request.user)")
             return 1
         }
         let owner = (uid: account.pointee.pw_uid, gid: account.pointee.pw_gid)
@@ -43,28 +51,34 @@ enum InitCommand {
         do {
             configText = try InitFiles.readConfig(configPath)
         } catch {
-            fputs("fingerauthd: init: \(error.message)\n", stderr)
+            printError("fingerauthd: init: \(error.message)")
             return 1
         }
-        let existing = try configText.map { text throws(UsageError) in try ConfigFile.parse(text, path: configPath) } ?? [:]
+        let existing =
+            try configText.map { text throws(UsageError) in try ConfigFile.parse(text, path: configPath) } ?? [:]
         let settings = request.settings(over: existing)
         var report: [String] = []
         do {
             if case let .sqlite(path) = StoreLocation(settings["db"] ?? ServeSettings.defaultDatabase) {
                 report += try InitFiles.prepareStateDirectory(of: path, owner: owner, user: request.user)
             } else {
-                report.append("database: PostgreSQL (\(StoreLocation(settings["db"] ?? "").redacted)): no state directory to make")
+                report.append(
+                    "database: PostgreSQL (\(StoreLocation(settings["db"] ?? "").redacted)): no state directory to make"
+                )
             }
             if let subject = request.subject, request.wantsCertificate {
                 report += try makeCertificate(request, subject: subject, settings: settings, owner: owner)
             } else if let certificate = settings["tls-cert"], !SafeFile.exists(certificate) {
-                report.append("no certificate at \(certificate) yet: run init again with --name NAME and --self-signed "
-                              + "(or --ca-cert F --ca-key F), or put yours there (its key owned by \(request.user), mode 0600)")
+                report.append(
+                    "no certificate at \(certificate) yet: run init again with --name NAME and --self-signed "
+                        + "(or --ca-cert F --ca-key F), or put yours there (its key owned by \(request.user), mode 0600)"
+                )
             }
-            report.append(try InitFiles.writeConfig(configPath, text: configText, settings: settings, existing: existing))
+            report.append(
+                try InitFiles.writeConfig(configPath, text: configText, settings: settings, existing: existing))
         } catch {
-            for line in report { print(line) }  // what was done before the failure
-            fputs("fingerauthd: init: \(error.message)\n", stderr)
+            for line in report { print(line) } // what was done before the failure
+            printError("fingerauthd: init: \(error.message)")
             return 1
         }
         for line in report { print(line) }
@@ -74,8 +88,10 @@ enum InitCommand {
 
     /// The key and certificate, written where `tls-cert` and `tls-key` say: the certificate
     /// root 0644, the key the service user's 0600.
-    private static func makeCertificate(_ request: Request, subject: ServerCertificate.Subject, settings: [String: String],
-                                        owner: (uid: uid_t, gid: gid_t)) throws(InitError) -> [String] {
+    private static func makeCertificate(
+        _ request: Request, subject: ServerCertificate.Subject, settings: [String: String],
+        owner: (uid: uid_t, gid: gid_t)
+    ) throws(InitError) -> [String] {
         let certificatePath = settings["tls-cert"] ?? defaultCertificate
         let keyPath = settings["tls-key"] ?? defaultKey
         for path in [certificatePath, keyPath] where SafeFile.exists(path) && !request.force {
@@ -84,8 +100,10 @@ enum InitCommand {
         var issuer: CertificateIssuer?
         if let caCertificate = request.caCertificate, let caKey = request.caKey {
             do {
-                let certificatePEM = try SafeFile.read(caCertificate, rule: FileRule(owner: nil, forbiddenBits: 0o022, maxBytes: 256 * 1024))
-                let keyPEM = try SafeFile.read(caKey, rule: FileRule(owner: 0, forbiddenBits: 0o077, maxBytes: 64 * 1024))
+                let certificatePEM = try SafeFile.read(
+                    caCertificate, rule: FileRule(owner: nil, forbiddenBits: 0o022, maxBytes: 256 * 1024))
+                let keyPEM = try SafeFile.read(
+                    caKey, rule: FileRule(owner: 0, forbiddenBits: 0o077, maxBytes: 64 * 1024))
                 issuer = try CertificateIssuer(certificatePEM: certificatePEM, keyPEM: keyPEM)
             } catch {
                 throw InitError("CA \(caCertificate), \(caKey): \(error)")
@@ -100,8 +118,10 @@ enum InitCommand {
         try InitFiles.write(certificatePath, made.certificatePEM, mode: 0o644, owner: (0, 0))
         try InitFiles.write(keyPath, made.keyPEM, mode: 0o600, owner: owner)
         let signer = request.caCertificate.map { "signed by the CA \($0)" } ?? "self-signed"
-        return ["certificate \(certificatePath): ECDSA P-256, \(signer), for \(subjectText(subject)), valid \(request.days) days",
-                "key \(keyPath): \(request.user), mode 0600"]
+        return [
+            "certificate \(certificatePath): ECDSA P-256, \(signer), for \(subjectText(subject)), valid \(request.days) days",
+            "key \(keyPath): \(request.user), mode 0600",
+        ]
     }
 
     private static func subjectText(_ subject: ServerCertificate.Subject) -> String {
@@ -154,7 +174,10 @@ extension InitCommand {
             user = flags.optional("user") ?? InitCommand.defaultUser
             if let name = flags.optional("name") {
                 guard let subject = ServerCertificate.Subject(name) else {
-                    throw UsageError(message: "init: --name must be a DNS name or a numeric IP address, as the hosts will reach the authenticator")
+                    throw UsageError(
+                        message:
+                            "init: --name must be a DNS name or a numeric IP address, as the hosts will reach the authenticator"
+                    )
                 }
                 self.subject = subject
             } else {
@@ -175,7 +198,8 @@ extension InitCommand {
                 throw UsageError(message: "init: a certificate needs --name (the DNS name or address the hosts use)")
             }
             if let listen = flags.optional("listen"), ListenAddress(listen) == nil {
-                throw UsageError(message: "init: listen takes a numeric address and port, such as 127.0.0.1:8443 or [::1]:8443")
+                throw UsageError(
+                    message: "init: listen takes a numeric address and port, such as 127.0.0.1:8443 or [::1]:8443")
             }
         }
 
@@ -194,8 +218,14 @@ extension InitCommand {
         func settings(over existing: [String: String]) -> [String: String] {
             var out: [String: String] = [:]
             func pick(_ key: String, derived: String?) {
-                if let flag = flags.optional(key) { out[key] = flag; return }
-                if let value = existing[key], InitCommand.shippedExamples[key] != value { out[key] = value; return }
+                if let flag = flags.optional(key) {
+                    out[key] = flag
+                    return
+                }
+                if let value = existing[key], InitCommand.shippedExamples[key] != value {
+                    out[key] = value
+                    return
+                }
                 if let derived { out[key] = derived }
             }
             pick("listen", derived: existing["listen"] ?? "0.0.0.0:8443")

@@ -1,6 +1,8 @@
 import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthStore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +11,8 @@ import Glibc
 /// (`admin_approve`, `admin_revoke`, peer `local`).
 enum KeyCommands {
     static func list(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
-        let (options, db) = try Admin.options(arguments, valued: ["status", "user"], switches: ["json"], command: "keys list")
+        let (options, db) = try Admin.options(
+            arguments, valued: ["status", "user"], switches: ["json"], command: "keys list")
         let status = options.optional("status")
         if let status, KeyStatus(rawValue: status) == nil {
             throw UsageError(message: "keys list: --status must be active, pending or revoked")
@@ -20,15 +23,25 @@ enum KeyCommands {
                 (status == nil || $0.status.rawValue == status) && (user == nil || $0.user == user)
             }
             if options.flag("json") {
-                print(JSONEncoding.encode(.array(keys.map { key in
-                    .object([("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
-                             ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
-                             ("kind", .string(key.kind.rawValue)), ("ek", key.ek.map(JSONValue.string) ?? .null)])
-                })))
+                print(
+                    JSONEncoding.encode(
+                        .array(
+                            keys.map { key in
+                                .object([
+                                    ("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
+                                    ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
+                                    ("kind", .string(key.kind.rawValue)), ("ek", key.ek.map(JSONValue.string) ?? .null),
+                                ])
+                            })))
             } else {
-                Admin.printTable(["KID", "USER", "HOST", "STATUS", "CREATED", "KIND", "EK"], keys.map {
-                    [$0.kid, $0.user, $0.host, $0.status.rawValue, Admin.utcTime($0.created), $0.kind.rawValue, $0.ek ?? ""]
-                })
+                Admin.printTable(
+                    ["KID", "USER", "HOST", "STATUS", "CREATED", "KIND", "EK"],
+                    keys.map {
+                        [
+                            $0.kid, $0.user, $0.host, $0.status.rawValue, Admin.utcTime($0.created), $0.kind.rawValue,
+                            $0.ek ?? "",
+                        ]
+                    })
             }
             return 0
         }
@@ -41,8 +54,9 @@ enum KeyCommands {
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let result = try store.approve(kid: kid)
             let key = try store.registeredKey(kid: kid)
-            var event = AuditEvent(event: .adminApprove, user: key?.user, host: key?.host,
-                                   kid: LogText.clean(kid), outcome: .accept, peer: "local")
+            var event = AuditEvent(
+                event: .adminApprove, user: key?.user, host: key?.host,
+                kid: LogText.clean(kid), outcome: .accept, peer: "local")
             switch result {
             case .approved:
                 try store.audit(event, now: now)
@@ -58,7 +72,7 @@ enum KeyCommands {
                 event.reason = .token(result == .revoked ? .keyRevoked : .unknownKid)
                 try store.audit(event, now: now)
                 let why = result == .revoked ? "is revoked and stays revoked" : "is not registered"
-                fputs("fingerauthd: keys approve: \(LogText.clean(kid)) \(why); see 'fingerauthd keys list'\n", stderr)
+                printError("fingerauthd: keys approve: \(LogText.clean(kid)) \(why); see 'fingerauthd keys list'")
                 return 1
             }
         }
@@ -73,14 +87,16 @@ enum KeyCommands {
         let user = options.optional("user")
         let host = options.optional("host")
         guard (kid != nil) != (user != nil || host != nil) else {
-            throw UsageError(message: "keys revoke: give --kid KID, or --user USER and/or --host HOST to revoke in bulk")
+            throw UsageError(
+                message: "keys revoke: give --kid KID, or --user USER and/or --host HOST to revoke in bulk")
         }
         guard let kid else { return revokeBulk(db, user: user, host: host) }
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let result = try store.revoke(kid: kid, now: now)
             let key = try store.registeredKey(kid: kid)
-            var event = AuditEvent(event: .adminRevoke, user: key?.user, host: key?.host,
-                                   kid: LogText.clean(kid), outcome: .accept, peer: "local")
+            var event = AuditEvent(
+                event: .adminRevoke, user: key?.user, host: key?.host,
+                kid: LogText.clean(kid), outcome: .accept, peer: "local")
             switch result {
             case .revoked:
                 try store.audit(event, now: now)
@@ -95,7 +111,8 @@ enum KeyCommands {
                 event.outcome = .deny
                 event.reason = .token(.unknownKid)
                 try store.audit(event, now: now)
-                fputs("fingerauthd: keys revoke: no key with kid \(LogText.clean(kid)); see 'fingerauthd keys list'\n", stderr)
+                printError(
+                    "fingerauthd: keys revoke: no key with kid \(LogText.clean(kid)); see 'fingerauthd keys list'")
                 return 1
             }
         }
@@ -105,8 +122,10 @@ enum KeyCommands {
         Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let keys = try store.revokeKeys(user: user, host: host, now: now)
             for key in keys {
-                try store.audit(AuditEvent(event: .adminRevoke, user: key.user, host: key.host, kid: key.kid,
-                                           outcome: .accept, reason: .code(.bulk), peer: "local"), now: now)
+                try store.audit(
+                    AuditEvent(
+                        event: .adminRevoke, user: key.user, host: key.host, kid: key.kid,
+                        outcome: .accept, reason: .code(.bulk), peer: "local"), now: now)
                 print("revoked \(key.kid) (\(key.user) on \(key.host))")
             }
             let which = [user.map { "user \(LogText.clean($0))" }, host.map { "host \(LogText.clean($0))" }]

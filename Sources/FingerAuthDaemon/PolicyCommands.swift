@@ -1,6 +1,8 @@
 import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthStore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,12 +21,19 @@ enum PolicyCommands {
             if options.flag("json") {
                 print(JSONEncoding.encode(.array(rules.map(json))))
             } else {
-                Admin.printTable(["POS", "ID", "STAGE", "USERS", "HOSTS", "SERVICES", "KEY", "ACTION"], rules.map {
-                    [String($0.position), String($0.id), $0.stage.rawValue, $0.users.joined(separator: ","),
-                     $0.hosts.joined(separator: ","), $0.services.joined(separator: ","), $0.keyKind?.rawValue ?? "*",
-                     $0.action.rawValue]
-                })
-                print("no rule matches: allow (add a last rule with --users '*' --hosts '*' --action deny to refuse instead)")
+                Admin.printTable(
+                    ["POS", "ID", "STAGE", "USERS", "HOSTS", "SERVICES", "KEY", "ACTION"],
+                    rules.map {
+                        [
+                            String($0.position), String($0.id), $0.stage.rawValue, $0.users.joined(separator: ","),
+                            $0.hosts.joined(separator: ","), $0.services.joined(separator: ","),
+                            $0.keyKind?.rawValue ?? "*",
+                            $0.action.rawValue,
+                        ]
+                    })
+                print(
+                    "no rule matches: allow (add a last rule with --users '*' --hosts '*' --action deny to refuse instead)"
+                )
             }
             return 0
         }
@@ -32,19 +41,26 @@ enum PolicyCommands {
 
     static func add(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
         let command = "policy add"
-        let (options, db) = try Admin.options(arguments, valued: ["stage", "users", "hosts", "services", "key", "action", "position"],
-                                              command: command)
+        let (options, db) = try Admin.options(
+            arguments, valued: ["stage", "users", "hosts", "services", "key", "action", "position"],
+            command: command)
         var position: Int?
         if let text = options.optional("position") {
-            guard let value = Int(text), value >= 1 else { throw UsageError(message: "policy add: --position is 1 or more") }
+            guard let value = Int(text), value >= 1 else {
+                throw UsageError(message: "policy add: --position is 1 or more")
+            }
             position = value
         }
-        let stage = try options.required("stage", command: command), action = try options.required("action", command: command)
-        let users = try options.required("users", command: command), hosts = try options.required("hosts", command: command)
+        let stage = try options.required("stage", command: command)
+        let action = try options.required("action", command: command)
+        let users = try options.required("users", command: command)
+        let hosts = try options.required("hosts", command: command)
         let rule: PolicyRule
         do {
-            rule = try PolicyRuleText.rule(stage: stage, users: users, hosts: hosts, services: options.optional("services"),
-                                           key: options.optional("key"), action: action) { "--" + $0 }
+            rule = try PolicyRuleText.rule(
+                stage: stage, users: users, hosts: hosts, services: options.optional("services"),
+                key: options.optional("key"), action: action
+            ) { "--" + $0 }
         } catch {
             throw UsageError(message: "policy add: " + error.message)
         }
@@ -66,13 +82,15 @@ enum PolicyCommands {
             let labels = Set(try store.hostSummaries().flatMap(\.labels))
             for user in rule.users where user.hasPrefix("list:") && !lists.contains(String(user.dropFirst(5))) {
                 let name = user.dropFirst(5)
-                fputs("fingerauthd: warning: there is no user list '\(name)' yet: the rule matches nobody through it "
-                      + "until 'fingerauthd users add --list \(name) --users …'\n", stderr)
+                printError(
+                    "fingerauthd: warning: there is no user list '\(name)' yet: the rule matches nobody through it "
+                        + "until 'fingerauthd users add --list \(name) --users …'")
             }
             for host in rule.hosts where host.hasPrefix("label:") && !labels.contains(String(host.dropFirst(6))) {
                 let name = host.dropFirst(6)
-                fputs("fingerauthd: warning: no host has the label '\(name)' yet: the rule matches no host through it "
-                      + "until 'fingerauthd hosts label --host HOST --labels \(name)'\n", stderr)
+                printError(
+                    "fingerauthd: warning: no host has the label '\(name)' yet: the rule matches no host through it "
+                        + "until 'fingerauthd hosts label --host HOST --labels \(name)'")
             }
             return 0
         }
@@ -101,12 +119,14 @@ enum PolicyCommands {
     /// a TPM key attested by the EK an admin provisioned for the host (when it has one).
     static func test(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
         let command = "policy test"
-        let (options, db) = try Admin.options(arguments, valued: ["user", "host", "service", "stage"],
-                                              switches: ["hardware", "provisioned-ek", "json"], command: command)
+        let (options, db) = try Admin.options(
+            arguments, valued: ["user", "host", "service", "stage"],
+            switches: ["hardware", "provisioned-ek", "json"], command: command)
         let user = try options.required("user", command: command)
         if let problem = UserName.problem(user) {
-            throw UsageError(message: "policy test: '\(LogText.clean(user, limit: 64))' is not a user name (\(problem)); "
-                             + "the server refuses it at registration and login before any rule")
+            throw UsageError(
+                message: "policy test: '\(LogText.clean(user, limit: 64))' is not a user name (\(problem)); "
+                    + "the server refuses it at registration and login before any rule")
         }
         let host = try options.required("host", command: command)
         let stage = PolicyStage(rawValue: options.optional("stage") ?? "login")
@@ -116,15 +136,20 @@ enum PolicyCommands {
             throw UsageError(message: "policy test: a login needs --service (the PAM service, e.g. sudo)")
         }
         let provisioned = options.flag("provisioned-ek")
-        var request = PolicyRequest(stage: stage, user: user, host: host, service: stage == .login ? service : nil,
-                                    keyKind: options.flag("hardware") || provisioned ? .hardware : .software)
+        var request = PolicyRequest(
+            stage: stage, user: user, host: host, service: stage == .login ? service : nil,
+            keyKind: options.flag("hardware") || provisioned ? .hardware : .software)
         return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
             let snapshot = try store.policySnapshot(user: user, host: host)
             if provisioned { request.ek = snapshot.provisionedEK }
             let decision = snapshot.decide(request)
             if options.flag("json") {
-                print(JSONEncoding.encode(.object([("decision", .string((decision.allowed ? PolicyAction.allow : .deny).rawValue)),
-                                                   ("rule", decision.rule.map { .integer($0.id) } ?? .null)])))
+                print(
+                    JSONEncoding.encode(
+                        .object([
+                            ("decision", .string((decision.allowed ? PolicyAction.allow : .deny).rawValue)),
+                            ("rule", decision.rule.map { .integer($0.id) } ?? .null),
+                        ])))
             } else {
                 print(decision.summary)
             }
@@ -139,16 +164,28 @@ enum PolicyCommands {
         return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
             let hosts = try store.hostSummaries()
             if options.flag("json") {
-                print(JSONEncoding.encode(.array(hosts.map { h in
-                    .object([("host", .string(h.host)), ("labels", .array(h.labels.map(JSONValue.string))),
-                             ("tokens", .integer(Int64(h.tokens))), ("active_tokens", .integer(Int64(h.activeTokens))),
-                             ("keys", .integer(Int64(h.keys))), ("ek", EKCommands.json(h.ek))])
-                })))
+                print(
+                    JSONEncoding.encode(
+                        .array(
+                            hosts.map { h in
+                                .object([
+                                    ("host", .string(h.host)), ("labels", .array(h.labels.map(JSONValue.string))),
+                                    ("tokens", .integer(Int64(h.tokens))),
+                                    ("active_tokens", .integer(Int64(h.activeTokens))),
+                                    ("keys", .integer(Int64(h.keys))), ("ek", EKCommands.json(h.ek)),
+                                ])
+                            })))
             } else {
-                Admin.printTable(["HOST", "LABELS", "TOKENS", "KEYS", "EK"], hosts.map {
-                    [$0.host, $0.labels.joined(separator: ","), "\($0.activeTokens) of \($0.tokens) active", String($0.keys),
-                     $0.ek.map { "\($0.ek) (\($0.source == .admin ? "admin" : "tofu: first attestation"))" } ?? ""]
-                })
+                Admin.printTable(
+                    ["HOST", "LABELS", "TOKENS", "KEYS", "EK"],
+                    hosts.map {
+                        [
+                            $0.host, $0.labels.joined(separator: ","), "\($0.activeTokens) of \($0.tokens) active",
+                            String($0.keys),
+                            $0.ek.map { "\($0.ek) (\($0.source == .admin ? "admin" : "tofu: first attestation"))" }
+                                ?? "",
+                        ]
+                    })
             }
             return 0
         }
@@ -166,9 +203,12 @@ enum PolicyCommands {
 
     static func unlabel(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
         let command = "hosts unlabel"
-        let (options, db) = try Admin.options(arguments, valued: ["host", "labels"], switches: ["all"], command: command)
+        let (options, db) = try Admin.options(
+            arguments, valued: ["host", "labels"], switches: ["all"], command: command)
         let host = try options.required("host", command: command)
-        let labels = try options.optional("labels").map { (text) throws(UsageError) in try names(text, field: "--labels") }
+        let labels = try options.optional("labels").map { (text) throws(UsageError) in
+            try names(text, field: "--labels")
+        }
         guard (labels == nil) == options.flag("all") else {
             throw UsageError(message: "hosts unlabel: give --labels L1,L2 or --all")
         }
@@ -184,9 +224,12 @@ enum PolicyCommands {
         return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
             let lists = try store.userLists()
             if options.flag("json") {
-                print(JSONEncoding.encode(.array(lists.map {
-                    .object([("list", .string($0.list)), ("users", .array($0.users.map(JSONValue.string)))])
-                })))
+                print(
+                    JSONEncoding.encode(
+                        .array(
+                            lists.map {
+                                .object([("list", .string($0.list)), ("users", .array($0.users.map(JSONValue.string)))])
+                            })))
             } else {
                 Admin.printTable(["LIST", "USERS"], lists.map { [$0.list, $0.users.joined(separator: ",")] })
             }
@@ -202,7 +245,10 @@ enum PolicyCommands {
         guard list.count == 1 else { throw UsageError(message: "users add: --list names one list") }
         for user in users {
             if let problem = UserName.problem(user) {
-                throw UsageError(message: "users add: '\(LogText.clean(user, limit: 64))' is not a user name (\(problem); \(UserName.rule))")
+                throw UsageError(
+                    message:
+                        "users add: '\(LogText.clean(user, limit: 64))' is not a user name (\(problem); \(UserName.rule))"
+                )
             }
         }
         return change(db, .addUsers(list: list[0], users: users)) { result in
@@ -212,7 +258,8 @@ enum PolicyCommands {
 
     static func removeUsers(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
         let command = "users remove"
-        let (options, db) = try Admin.options(arguments, valued: ["list", "users"], switches: ["all"], command: command)
+        let (options, db) = try Admin.options(
+            arguments, valued: ["list", "users"], switches: ["all"], command: command)
         let list = try names(options.required("list", command: command), field: "--list")
         guard list.count == 1 else { throw UsageError(message: "users remove: --list names one list") }
         let users = try options.optional("users").map { (text) throws(UsageError) in try names(text, field: "--users") }
@@ -237,11 +284,13 @@ enum PolicyCommands {
                 done(result)
                 return 0
             case .unknownRule:
-                fputs("fingerauthd: no such rule; see 'fingerauthd policy list'\n", stderr)
+                printError("fingerauthd: no such rule; see 'fingerauthd policy list'")
             case .unknownHost:
-                fputs("fingerauthd: that host has no enrollment token ('fingerauthd token create --host HOST'); see 'fingerauthd hosts list'\n", stderr)
+                printError(
+                    "fingerauthd: that host has no enrollment token ('fingerauthd token create --host HOST'); see 'fingerauthd hosts list'"
+                )
             case .nothingToRemove:
-                fputs("fingerauthd: nothing to remove\n", stderr)
+                printError("fingerauthd: nothing to remove")
             }
             return 1
         }
@@ -268,9 +317,12 @@ enum PolicyCommands {
     }
 
     static func json(_ rule: PolicyRule) -> JSONValue {
-        .object([("id", .integer(rule.id)), ("position", .integer(Int64(rule.position))), ("stage", .string(rule.stage.rawValue)),
-                 ("users", .array(rule.users.map(JSONValue.string))), ("hosts", .array(rule.hosts.map(JSONValue.string))),
-                 ("services", .array(rule.services.map(JSONValue.string))), ("key", .string(rule.keyKind?.rawValue ?? "*")),
-                 ("action", .string(rule.action.rawValue))])
+        .object([
+            ("id", .integer(rule.id)), ("position", .integer(Int64(rule.position))),
+            ("stage", .string(rule.stage.rawValue)),
+            ("users", .array(rule.users.map(JSONValue.string))), ("hosts", .array(rule.hosts.map(JSONValue.string))),
+            ("services", .array(rule.services.map(JSONValue.string))), ("key", .string(rule.keyKind?.rawValue ?? "*")),
+            ("action", .string(rule.action.rawValue)),
+        ])
     }
 }

@@ -3,8 +3,9 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthStore
-import FingerAuthTransport
 import FingerAuthSystem
+import FingerAuthTransport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +24,7 @@ enum ServeCommand {
         let settings = try ServeSettings(options, command: name)
         let listen = settings.listen
         if let problem = DatabaseDirectory.problem(database: settings.database, config: flags.optional("config")) {
-            fputs("fingerauthd: serve: \(problem)\n", stderr)
+            printError("fingerauthd: serve: \(problem)")
             return 1
         }
 
@@ -54,8 +55,9 @@ enum ServeCommand {
         let durability: String
         do {
             // One connection per HTTP worker, one for the group-commit writer, one for the pruner.
-            store = try location.open(connections: Int(settings.limits.threads) + 2,
-                                      statementTimeout: settings.statementTimeout)
+            store = try location.open(
+                connections: Int(settings.limits.threads) + 2,
+                statementTimeout: settings.statementTimeout)
             durability = try store.durability()
         } catch {
             log.message("\(error)")
@@ -63,8 +65,9 @@ enum ServeCommand {
         }
         // Token times are judged by the database's clock (PostgreSQL: one clock for the fleet).
         let clock = DatabaseClock()
-        let pruner = StorePruner(store: store, interval: settings.pruneInterval, policy: settings.prunePolicy,
-                                 clock: clock, log: { [log] in log.message($0) })
+        let pruner = StorePruner(
+            store: store, interval: settings.pruneInterval, policy: settings.prunePolicy,
+            clock: clock, log: { [log] in log.message($0) })
         pruner.measureClock()
         // Refusals of addresses past their limit are counted in memory and written about
         // once a second by the group commit, with the batch of the moment.
@@ -76,9 +79,10 @@ enum ServeCommand {
             consoleSettings.secureCookies = tls != nil
             console = AdminConsole(store: store, clock: clock, log: log, settings: consoleSettings, refusals: refusals)
         }
-        let service = AuthenticatorService(store: store, writer: writer, crypto: OpenSSLAuthenticatorCrypto(),
-                                           policy: settings.policy, settings: settings.service, clock: clock, log: log,
-                                           refusals: refusals, console: console)
+        let service = AuthenticatorService(
+            store: store, writer: writer, crypto: OpenSSLAuthenticatorCrypto(),
+            policy: settings.policy, settings: settings.service, clock: clock, log: log,
+            refusals: refusals, console: console)
         service.startWriter()
         let server: HTTPServer
         do {
@@ -92,8 +96,9 @@ enum ServeCommand {
         var consoleServer: HTTPServer?
         if let adminListen = settings.adminListen {
             do {
-                consoleServer = try HTTPServer(service: service, listen: adminListen, tls: tls, limits: settings.limits,
-                                               surface: .console)
+                consoleServer = try HTTPServer(
+                    service: service, listen: adminListen, tls: tls, limits: settings.limits,
+                    surface: .console)
             } catch {
                 log.message("admin console: \(error)")
                 _ = server.stop()
@@ -107,9 +112,11 @@ enum ServeCommand {
         if let consoleServer, let adminListen = settings.adminListen {
             print("console on \(consoleServer.scheme)://\(adminListen.urlHost):\(consoleServer.port)")
         }
-        fflush(stdout)
-        log.message("serving on \(listen.urlHost):\(server.port) audience=\(settings.policy.audience) " +
-                    "db=\(location.redacted) max-ttl=\(settings.policy.maxTTL) skew=\(settings.policy.skew) approval=\(settings.service.approval.rawValue)")
+        fflush(nil)
+        log.message(
+            "serving on \(listen.urlHost):\(server.port) audience=\(settings.policy.audience) "
+                + "db=\(location.redacted) max-ttl=\(settings.policy.maxTTL) skew=\(settings.policy.skew) approval=\(settings.service.approval.rawValue)"
+        )
         log.message("commits: \(durability); one commit per batch of concurrent requests (group commit)")
         if let tls { log.message("TLS certificate: \(tls.summary)") }
         tls = nil
@@ -124,7 +131,8 @@ enum ServeCommand {
                 if let consoleServer { reloadCertificate(settings, server: consoleServer, log: log) }
             }
         }
-        log.message("signal \(received): stopping; finishing requests in flight (up to \(Int(settings.shutdownGrace)) s)")
+        log.message(
+            "signal \(received): stopping; finishing requests in flight (up to \(Int(settings.shutdownGrace)) s)")
         _ = consoleServer?.stop()
         let unfinished = server.stop(grace: settings.shutdownGrace)
         if unfinished > 0 { log.message("\(unfinished) requests still unfinished at the deadline were cut off") }
@@ -173,12 +181,14 @@ enum ServeCommand {
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { current = raised }
         }
         if current.rlim_cur < needed {
-            log.message("open-file limit \(current.rlim_cur) is below the \(needed) that max-connections " +
-                        "\(limits.maxConnections) needs; raise LimitNOFILE or lower max-connections")
+            log.message(
+                "open-file limit \(current.rlim_cur) is below the \(needed) that max-connections "
+                    + "\(limits.maxConnections) needs; raise LimitNOFILE or lower max-connections")
         }
         if limits.maxConnections < 4 * limits.maxConnectionsPerAddress {
-            log.message("max-connections \(limits.maxConnections) is below 4 x max-connections-per-address " +
-                        "\(limits.maxConnectionsPerAddress): a few client addresses can hold every connection")
+            log.message(
+                "max-connections \(limits.maxConnections) is below 4 x max-connections-per-address "
+                    + "\(limits.maxConnectionsPerAddress): a few client addresses can hold every connection")
         }
     }
 }

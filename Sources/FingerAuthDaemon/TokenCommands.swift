@@ -1,6 +1,8 @@
 import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthStore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +15,8 @@ enum TokenCommands {
         let (options, db) = try Admin.options(arguments, valued: ["host"], command: command)
         let host = try options.required("host", command: command)
         guard Names.isValidHost(host) else {
-            throw UsageError(message: "token create: --host must be 1 to 253 of A-Z a-z 0-9 . _ - (not starting with . or -)")
+            throw UsageError(
+                message: "token create: --host must be 1 to 253 of A-Z a-z 0-9 . _ - (not starting with . or -)")
         }
         return Admin.withStore(db, mustExist: false) { store, now throws(StoreError) in
             let token = try store.createHostToken(host: host, now: now)
@@ -28,16 +31,27 @@ enum TokenCommands {
         return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
             let tokens = try store.listHostTokens()
             if options.flag("json") {
-                print(JSONEncoding.encode(.array(tokens.map { t in
-                    .object([("id", .string(t.id)), ("host", .string(t.host)), ("created", .integer(t.created)),
-                             ("status", .string(t.revoked == nil ? "active" : "revoked"))]
-                            + (t.revoked.map { [("revoked", JSONValue.integer($0))] } ?? []))
-                })))
+                print(
+                    JSONEncoding.encode(
+                        .array(
+                            tokens.map { t in
+                                .object(
+                                    [
+                                        ("id", .string(t.id)), ("host", .string(t.host)),
+                                        ("created", .integer(t.created)),
+                                        ("status", .string(t.revoked == nil ? "active" : "revoked")),
+                                    ]
+                                        + (t.revoked.map { [("revoked", JSONValue.integer($0))] } ?? []))
+                            })))
             } else {
-                Admin.printTable(["ID", "HOST", "STATUS", "CREATED", "REVOKED"], tokens.map {
-                    [$0.id, $0.host, $0.revoked == nil ? "active" : "revoked", Admin.utcTime($0.created),
-                     $0.revoked.map(Admin.utcTime) ?? ""]
-                })
+                Admin.printTable(
+                    ["ID", "HOST", "STATUS", "CREATED", "REVOKED"],
+                    tokens.map {
+                        [
+                            $0.id, $0.host, $0.revoked == nil ? "active" : "revoked", Admin.utcTime($0.created),
+                            $0.revoked.map(Admin.utcTime) ?? "",
+                        ]
+                    })
             }
             return 0
         }
@@ -54,9 +68,11 @@ enum TokenCommands {
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let revocation = try store.revokeHostTokens(id: id, host: host, now: now)
             guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty else {
-                try store.audit(AuditEvent(event: .tokenRevoke, host: host.map { LogText.clean($0) }, outcome: .deny,
-                                           reason: .code(.unknownToken), peer: "local"), now: now)
-                fputs("fingerauthd: token revoke: no active token matches; see 'fingerauthd token list'\n", stderr)
+                try store.audit(
+                    AuditEvent(
+                        event: .tokenRevoke, host: host.map { LogText.clean($0) }, outcome: .deny,
+                        reason: .code(.unknownToken), peer: "local"), now: now)
+                printError("fingerauthd: token revoke: no active token matches; see 'fingerauthd token list'")
                 return 1
             }
             for event in revocation.auditEvents(peer: "local", admin: nil) { try store.audit(event, now: now) }
@@ -64,8 +80,10 @@ enum TokenCommands {
             print("revoked \(count) token\(count == 1 ? "" : "s")")
             if let host {
                 let keys = revocation.keys.count
-                print("revoked \(keys) key\(keys == 1 ? "" : "s") of \(LogText.clean(host)) and withdrew "
-                      + "\(revocation.accessTokens) access token\(revocation.accessTokens == 1 ? "" : "s") issued to them")
+                print(
+                    "revoked \(keys) key\(keys == 1 ? "" : "s") of \(LogText.clean(host)) and withdrew "
+                        + "\(revocation.accessTokens) access token\(revocation.accessTokens == 1 ? "" : "s") issued to them"
+                )
             }
             return 0
         }

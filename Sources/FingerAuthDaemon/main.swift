@@ -1,6 +1,8 @@
 // fingerauthd: the FingerAuth reference authenticator. This file only dispatches the
 // subcommand; each one lives in its own file.
 import FingerAuthCore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,11 +46,12 @@ let commands: [DaemonCommand] = [
 /// Runs the command line and returns the exit status (0 ok, 1 failure, 2 usage). `--help`
 /// or `-h` anywhere after a command prints that command's usage (after a group's first
 /// word, the usage of the whole group); `help COMMAND` does the same.
-func runCommandLine(_ arguments: [String]) -> Int32 {
+func runCommandLine(_ arguments: [String], commands: [DaemonCommand]) -> Int32 {
     let args = Array(arguments.dropFirst())
     guard let first = args.first else {
-        fputs("fingerauthd: a command is needed: init, serve, token, keys, policy, hosts, users, admin, audit or doctor; "
-              + "see 'fingerauthd --help'\n", stderr)
+        printError(
+            "fingerauthd: a command is needed: init, serve, token, keys, policy, hosts, users, admin, audit or doctor; "
+                + "see 'fingerauthd --help'")
         return 2
     }
     if first == "--help" || first == "-h" || first == "help" {
@@ -59,7 +62,7 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
     let group = commands.filter { $0.words[0] == first }
     guard let command = group.first(where: { $0.words.count == 1 || args.dropFirst().first == $0.words[1] }) else {
         if group.isEmpty {
-            fputs("fingerauthd: \(UsageError.unknownCommand(first).adding("see 'fingerauthd --help'"))\n", stderr)
+            printError("fingerauthd: \(UsageError.unknownCommand(first).adding("see 'fingerauthd --help'"))")
             return 2
         }
         if CommandArguments.asksForHelp(args.dropFirst()) {
@@ -67,8 +70,10 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
             return 0
         }
         let subcommands = group.map { $0.words[1] }.joined(separator: ", ")
-        let given = args.dropFirst().first.map { UsageError.unknownCommand(first + " " + $0).message } ?? "\(first) needs a command"
-        fputs("fingerauthd: \(given) (\(first): \(subcommands)); see 'fingerauthd \(first) --help'\n", stderr)
+        let given =
+            args.dropFirst().first.map { UsageError.unknownCommand(first + " " + $0).message }
+            ?? "\(first) needs a command"
+        printError("fingerauthd: \(given) (\(first): \(subcommands)); see 'fingerauthd \(first) --help'")
         return 2
     }
     let rest = args.dropFirst(command.words.count)
@@ -79,9 +84,9 @@ func runCommandLine(_ arguments: [String]) -> Int32 {
     do {
         return try command.run(rest)
     } catch {
-        fputs("fingerauthd: \(error.message)\n", stderr)
+        printError("fingerauthd: \(error.message)")
         return 2
     }
 }
 
-exit(runCommandLine(CommandLine.arguments))
+exit(runCommandLine(CommandLine.arguments, commands: commands))

@@ -6,6 +6,10 @@ import FingerAuthSystem
 /// went away) is closed when it comes back, so the next borrower opens a fresh one. A
 /// borrower waits at most `waitSeconds` for a free connection, then gets an error (the
 /// request answers 503).
+///
+/// `@unchecked Sendable`: `idle`, `count` and `closed` change only under `lock`; a connection
+/// lent out belongs to its borrower alone until it comes back; `open` and `usable` are
+/// set in `init` and called on one connection at a time.
 final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     let capacity: Int
     let waitSeconds: Int
@@ -19,8 +23,10 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     private var count = 0
     private var closed = false
 
-    init(name: String, capacity: Int, waitSeconds: Int = 5, open: @escaping () throws(StoreError) -> Connection,
-         usable: @escaping (Connection) -> Bool = { _ in true }) {
+    init(
+        name: String, capacity: Int, waitSeconds: Int = 5, open: @escaping () throws(StoreError) -> Connection,
+        usable: @escaping (Connection) -> Bool = { _ in true }
+    ) {
         self.name = name
         self.capacity = max(1, capacity)
         self.waitSeconds = waitSeconds

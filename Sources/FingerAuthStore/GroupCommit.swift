@@ -1,6 +1,7 @@
 import FingerAuthDomain
 import FingerAuthSystem
 import FingerAuthThreads
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,6 +16,10 @@ import Glibc
 /// back — on a virtual machine each wake-up of another thread is an interrupt between
 /// cores. A batch that fails (disk full, database gone) fails every request in it: none is
 /// answered 2xx.
+///
+/// `@unchecked Sendable`: request threads and the writer share it. The queue, every ticket's
+/// fields, `committing`, `writerWaits`, `stopping`, `thread` and `statistics` change only
+/// under `lock`; the store and closures are Sendable and set in `init`.
 public final class GroupCommit: Committer, @unchecked Sendable {
     /// One request's items and, once its batch committed, their outcomes. Its own condition
     /// variable wakes only this request (a shared one would wake every waiting request at
@@ -54,9 +59,11 @@ public final class GroupCommit: Committer, @unchecked Sendable {
     private var thread: WorkerThread?
     private var statistics = (batches: Int64(0), items: Int64(0), failed: Int64(0))
 
-    public init(store: any BatchStore, maxBatch: Int = 512, waitSeconds: Int = 10,
-                periodic: @escaping @Sendable () -> [WriteItem] = { [] },
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(
+        store: any BatchStore, maxBatch: Int = 512, waitSeconds: Int = 10,
+        periodic: @escaping @Sendable () -> [WriteItem] = { [] },
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.store = store
         self.maxBatch = max(1, maxBatch)
         self.waitSeconds = max(1, waitSeconds)
@@ -125,7 +132,9 @@ public final class GroupCommit: Committer, @unchecked Sendable {
     /// or failed — on the writer's thread, which it must not keep (the HTTP layer only
     /// resumes a parked request there). Without the writer thread the items are committed
     /// here and `completion` is called before this returns.
-    public func submit(_ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void) {
+    public func submit(
+        _ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void
+    ) {
         guard !items.isEmpty else { return completion(.success([])) }
         lock.lock()
         guard thread != nil, !stopping else {
@@ -234,7 +243,11 @@ public final class GroupCommit: Committer, @unchecked Sendable {
         lock.unlock()
         for ticket in tickets {
             guard let completion = ticket.completion else { continue }
-            if let failure = ticket.failure { completion(.failure(failure)) } else { completion(.success(ticket.outcomes)) }
+            if let failure = ticket.failure {
+                completion(.failure(failure))
+            } else {
+                completion(.success(ticket.outcomes))
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import FingerAuthDomain
 import FingerAuthSystem
 import FingerAuthThreads
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,10 @@ import Glibc
 /// in the store's small batches, so logins go on meanwhile; and every few seconds it
 /// measures the database's clock for `clock`. Every instance of a fleet may run one; on
 /// PostgreSQL they skip each other's rows. `stop()` wakes and joins the thread.
+///
+/// `@unchecked Sendable`: the daemon's thread starts, stops and may measure; the pruning
+/// thread prunes and measures. `stopping`, `thread` and `reportedOffset` change only under
+/// `lock`; the store, clock and log are Sendable and set in `init`.
 public final class StorePruner: @unchecked Sendable {
     let store: any StoreUpkeep
     let interval: Int64
@@ -28,8 +33,10 @@ public final class StorePruner: @unchecked Sendable {
     private var thread: WorkerThread?
     private var reportedOffset: Int64 = 0
 
-    public init(store: any StoreUpkeep, interval: Int64, policy: PrunePolicy, clock: DatabaseClock? = nil,
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(
+        store: any StoreUpkeep, interval: Int64, policy: PrunePolicy, clock: DatabaseClock? = nil,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.store = store
         self.interval = max(1, interval)
         self.policy = policy
@@ -45,9 +52,10 @@ public final class StorePruner: @unchecked Sendable {
         do throws(StoreError) {
             let result = try store.prune(policy)
             if result.total > 0 {
-                log("pruned \(result.replay) jti, \(result.accessTokens) access tokens, \(result.audit) audit rows, "
-                    + "\(result.unverifiedAudit) unverified audit rows"
-                    + (result.rateCounters > 0 ? ", \(result.rateCounters) rate-limit windows" : ""))
+                log(
+                    "pruned \(result.replay) jti, \(result.accessTokens) access tokens, \(result.audit) audit rows, "
+                        + "\(result.unverifiedAudit) unverified audit rows"
+                        + (result.rateCounters > 0 ? ", \(result.rateCounters) rate-limit windows" : ""))
             }
             return result
         } catch {
@@ -63,13 +71,24 @@ public final class StorePruner: @unchecked Sendable {
         do throws(StoreError) {
             let offset = try clock.measure { () throws(StoreError) -> Int64 in try store.databaseTime() }
             let notable = abs(offset) >= Self.clockWarning
-            if notable && abs(offset - reportedOffset) >= Self.clockWarning {
-                log("this machine's clock is \(abs(offset)) s \(offset > 0 ? "behind" : "ahead of") the database's; "
-                    + "token times are judged by the database's clock")
-                reportedOffset = offset
-            } else if !notable && reportedOffset != 0 {
+            // The offset to report, if it changed notably since the last report.
+            let change = lock.withLock { () -> Int64? in
+                if notable && abs(offset - reportedOffset) >= Self.clockWarning {
+                    reportedOffset = offset
+                    return offset
+                }
+                if !notable && reportedOffset != 0 {
+                    reportedOffset = 0
+                    return 0
+                }
+                return nil
+            }
+            if let change, change != 0 {
+                log(
+                    "this machine's clock is \(abs(change)) s \(change > 0 ? "behind" : "ahead of") the database's; "
+                        + "token times are judged by the database's clock")
+            } else if change == 0 {
                 log("this machine's clock agrees with the database's again")
-                reportedOffset = 0
             }
         } catch {
             log("cannot read the database's clock: \(error)")
@@ -81,7 +100,7 @@ public final class StorePruner: @unchecked Sendable {
     public func start() -> Bool {
         switch WorkerThread.start({ [self] in loop() }) {
         case let .success(started):
-            thread = started
+            lock.withLock { thread = started }
             return true
         case let .failure(error):
             log("cannot start the pruning thread: \(error)")
@@ -91,12 +110,13 @@ public final class StorePruner: @unchecked Sendable {
 
     /// Wakes the thread and waits for it to finish its batch and exit.
     public func stop() {
-        lock.withLock {
+        let running = lock.withLock { () -> WorkerThread? in
             stopping = true
             wake.broadcast()
+            defer { thread = nil }
+            return thread
         }
-        thread?.join()
-        thread = nil
+        running?.join()
     }
 
     private func loop() {

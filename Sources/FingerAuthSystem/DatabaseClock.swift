@@ -5,6 +5,8 @@ import FingerAuthCore
 /// fleet then judges `exp`, `nbf` and `iat` by one clock — the one pruning uses — so an
 /// instance whose own clock is off neither refuses good tokens nor outlives the fleet's
 /// replay window. SQLite lives on this machine: its offset stays 0.
+///
+/// `@unchecked Sendable`: `offset` is read and written only under `lock`.
 public final class DatabaseClock: Clock, @unchecked Sendable {
     private let lock = Lock()
     private var offset: Int64 = 0

@@ -4,6 +4,9 @@ import Glibc
 
 /// A pthread mutex owned by this object (pthread_mutex_init/destroy): the writer
 /// connection, the group commit's queue, pools and counters take turns behind one.
+///
+/// `@unchecked Sendable`: the mutex is what makes other types safe to share; pthread
+/// mutexes are made for it.
 public final class Lock: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
@@ -38,6 +41,9 @@ public final class Lock: @unchecked Sendable {
 /// A condition variable on CLOCK_MONOTONIC (pthread_cond_init with pthread_condattr_setclock),
 /// owned by this object and used with a `Lock`: waits that a change of the wall clock
 /// cannot stretch or cut short.
+///
+/// `@unchecked Sendable`: a pthread condition variable, shared by design and always used
+/// with its `Lock` held.
 public final class Condition: @unchecked Sendable {
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 

@@ -4,6 +4,9 @@ import Glibc
 
 /// A thread of its own (pthread_create) running one closure, joined with `join()`: the
 /// group commit's writer, the pruner, the request-head watchdog.
+///
+/// `@unchecked Sendable`: holds one pthread_t, set in `init`; the thread that started it
+/// joins it, once.
 public final class WorkerThread: @unchecked Sendable {
     /// The closure, handed to the new thread through pthread_create's one pointer.
     private final class Box {
@@ -19,11 +22,13 @@ public final class WorkerThread: @unchecked Sendable {
     public static func start(_ body: @escaping @Sendable () -> Void) -> Result<WorkerThread, ThreadStartError> {
         var created = pthread_t()
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
-        let rc = pthread_create(&created, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &created, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
+                return nil
+            }, context)
         guard rc == 0 else {
             Unmanaged<Box>.fromOpaque(context).release()
             return .failure(ThreadStartError(message: String(cString: strerror(rc))))

@@ -1,6 +1,7 @@
-import FingerAuthDomain
 import CMicroHTTPD
+import FingerAuthDomain
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,6 +18,9 @@ import Glibc
 /// accepts on several worker threads at once can all find room, and the ones past the cap
 /// are then shut down before their TLS handshake. A refused address is logged at most once
 /// a minute; /metrics counts every refusal.
+///
+/// `@unchecked Sendable`: libmicrohttpd's threads ask it at accept and close. `open` and
+/// `logged` change only under `lock`; the rest is set in `init`.
 public final class ConnectionCap: @unchecked Sendable {
     public let limit: Int
     private let exempt: [Network]
@@ -28,7 +32,10 @@ public final class ConnectionCap: @unchecked Sendable {
     private var logged = -Double.infinity
 
     /// `limit` connections per address at once; 0: no cap.
-    public init(limit: Int, exempt: [Network] = [], metrics: Metrics? = nil, log: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(
+        limit: Int, exempt: [Network] = [], metrics: Metrics? = nil,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.limit = max(0, limit)
         self.exempt = exempt
         self.metrics = metrics
@@ -84,14 +91,18 @@ public final class ConnectionCap: @unchecked Sendable {
             return true
         }
         if due {
-            log("refusing connections from \(ClientAddress.text(key)): it holds \(limit) already "
-                + "(max-connections-per-address; IPv6 counted by /64); counted in /metrics, logged again in a minute at most")
+            log(
+                "refusing connections from \(ClientAddress.text(key)): it holds \(limit) already "
+                    + "(max-connections-per-address; IPv6 counted by /64); counted in /metrics, logged again in a minute at most"
+            )
         }
     }
 }
 
 /// What libmicrohttpd's accept policy asks (MHD_AcceptPolicyCallback's closure): the
 /// simultaneous cap, then the rate of new connections.
+///
+/// `@unchecked Sendable`: two `let`s set in `init`, both thread-safe limits.
 final class Admission: @unchecked Sendable {
     let cap: ConnectionCap
     let rate: ConnectionRateLimit

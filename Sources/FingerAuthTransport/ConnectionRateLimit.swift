@@ -1,6 +1,7 @@
-import FingerAuthDomain
 import CMicroHTTPD
+import FingerAuthDomain
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,6 +24,9 @@ import Glibc
 /// are dropped when it is full (a sweep at most once a second); when it is full of active
 /// addresses, new ones are let through (the limit is against one address, not a crowd). A refused address is logged at most
 /// once a minute (`logInterval`), however it floods; /metrics counts every refusal.
+///
+/// `@unchecked Sendable`: libmicrohttpd's threads ask it at every accept. `buckets` and
+/// `lastSweep` change only under `lock`; the rest is set in `init`.
 public final class ConnectionRateLimit: @unchecked Sendable {
     /// New connections a second per address, and how many may come at once. A rate of 0
     /// turns the limit off.
@@ -57,8 +61,10 @@ public final class ConnectionRateLimit: @unchecked Sendable {
     /// a crowd of new addresses cannot make every accept walk the whole table.
     private var lastSweep = -Double.infinity
 
-    public init(_ limit: Limit, exempt: [Network] = [], capacity: Int = 16_384, metrics: Metrics? = nil,
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(
+        _ limit: Limit, exempt: [Network] = [], capacity: Int = 16_384, metrics: Metrics? = nil,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.limit = limit
         self.capacity = max(1, capacity)
         self.exempt = exempt
@@ -97,8 +103,10 @@ public final class ConnectionRateLimit: @unchecked Sendable {
         }
         if !admitted { metrics?.connectionRefused() }
         if logIt {
-            log("refusing new connections from \(ClientAddress.text(key)): more than \(Self.number(limit.rate)) a second "
-                + "(connection-rate; burst \(Self.number(limit.burst))); counted in /metrics, logged again in a minute at most")
+            log(
+                "refusing new connections from \(ClientAddress.text(key)): more than \(Self.number(limit.rate)) a second "
+                    + "(connection-rate; burst \(Self.number(limit.burst))); counted in /metrics, logged again in a minute at most"
+            )
         }
         return admitted
     }

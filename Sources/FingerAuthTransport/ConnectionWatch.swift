@@ -1,7 +1,8 @@
+import CMicroHTTPD
 import FingerAuthDomain
 import FingerAuthSystem
 import FingerAuthThreads
-import CMicroHTTPD
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,6 +57,10 @@ final class ConnectionRecord {
 /// path of new_connection_process_), and that callback takes the lock the watchdog holds
 /// while it calls shutdown. libmicrohttpd wakes its own connections the same way when it
 /// stops (daemon.c, close_all_connections: shutdown(SHUT_RDWR) from another thread).
+///
+/// `@unchecked Sendable`: libmicrohttpd's threads, the watchdog and the daemon's thread all
+/// call it. `records`, `report` and every record's fields change only under `lock`;
+/// `stopping` and `thread` only under `sleeping`; the rest is set in `init`.
 final class ConnectionWatch: @unchecked Sendable {
     /// How often the watchdog looks, seconds: the precision of the cut.
     static let tick = 0.1
@@ -95,8 +100,9 @@ final class ConnectionWatch: @unchecked Sendable {
         let record = ConnectionRecord(watch: self, fd: fa_mhd_connection_fd(connection), peer: peerText, since: now)
         var overCap = false
         if let cap, let address = fa_mhd_peer_sockaddr(connection),
-           let bytes = socketAddressBytes(address, length: socklen_t(MemoryLayout<sockaddr_in6>.size)),
-           let key = cap.key(bytes) {
+            let bytes = socketAddressBytes(address, length: socklen_t(MemoryLayout<sockaddr_in6>.size)),
+            let key = cap.key(bytes)
+        {
             record.capKey = key
             overCap = !cap.open(key, now: now)
         }
@@ -149,8 +155,10 @@ final class ConnectionWatch: @unchecked Sendable {
 
     /// Runs `body` under the watch's lock with the connection's record, found through the
     /// socket context that `started` filled.
-    private static func withRecord<T>(_ connection: OpaquePointer,
-                                      _ body: (ConnectionWatch, ConnectionRecord) -> T) -> T? {
+    private static func withRecord<T>(
+        _ connection: OpaquePointer,
+        _ body: (ConnectionWatch, ConnectionRecord) -> T
+    ) -> T? {
         guard let raw = fa_mhd_socket_context(connection) else { return nil }
         let record = Unmanaged<ConnectionRecord>.fromOpaque(raw).takeUnretainedValue()
         let watch = record.watch
@@ -164,7 +172,7 @@ final class ConnectionWatch: @unchecked Sendable {
     func start() -> Bool {
         switch WorkerThread.start({ [self] in loop() }) {
         case let .success(started):
-            thread = started
+            sleeping.withLock { thread = started }
             return true
         case let .failure(error):
             log.message("cannot start the request-head watchdog: \(error)")
@@ -174,12 +182,13 @@ final class ConnectionWatch: @unchecked Sendable {
 
     /// Wakes the watchdog and joins it (at most one tick).
     func stop() {
-        sleeping.withLock {
+        let running = sleeping.withLock { () -> WorkerThread? in
             stopping = true
             wake.broadcast()
+            defer { thread = nil }
+            return thread
         }
-        thread?.join()
-        thread = nil
+        running?.join()
         flushReport(force: true)
     }
 

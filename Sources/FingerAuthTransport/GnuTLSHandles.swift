@@ -17,8 +17,9 @@ public struct TLSCredentialError: Error, CustomStringConvertible, Sendable {
 /// valid inside `body`; GnuTLS does not keep it past the call).
 func withDatum<T>(_ bytes: [UInt8], _ body: (inout gnutls_datum_t) -> T) -> T {
     bytes.withUnsafeBufferPointer { buffer in
-        var datum = gnutls_datum_t(data: UnsafeMutablePointer(mutating: buffer.baseAddress),
-                                   size: UInt32(clamping: buffer.count))
+        var datum = gnutls_datum_t(
+            data: UnsafeMutablePointer(mutating: buffer.baseAddress),
+            size: UInt32(clamping: buffer.count))
         return body(&datum)
     }
 }
@@ -26,6 +27,9 @@ func withDatum<T>(_ bytes: [UInt8], _ body: (inout gnutls_datum_t) -> T) -> T {
 /// A server certificate chain as GnuTLS hands it to a handshake: a `gnutls_pcert_st` array
 /// (gnutls_pcert_list_import_x509_raw), leaf first, owned here and freed in deinit
 /// (gnutls_pcert_deinit for each).
+///
+/// `@unchecked Sendable`: the array is filled in `init`, freed in `deinit` and only read
+/// between: GnuTLS reads it in every handshake and never writes it.
 final class CertificateChainHandle: @unchecked Sendable {
     /// Certificates accepted in one chain file.
     static let capacity = 8
@@ -45,8 +49,9 @@ final class CertificateChainHandle: @unchecked Sendable {
             if rc == GNUTLS_E_SHORT_MEMORY_BUFFER {
                 throw TLSCredentialError("certificate file: more than \(Self.capacity) certificates")
             }
-            throw rc < 0 ? TLSCredentialError("certificate file", code: rc)
-                         : TLSCredentialError("certificate file: no certificate")
+            throw rc < 0
+                ? TLSCredentialError("certificate file", code: rc)
+                : TLSCredentialError("certificate file: no certificate")
         }
         certificates = list
         self.count = count
@@ -66,6 +71,10 @@ final class CertificateChainHandle: @unchecked Sendable {
 
 /// A private key (gnutls_privkey_t, gnutls_privkey_import_x509_raw), owned here and freed
 /// in deinit (gnutls_privkey_deinit, which clears the key material).
+///
+/// `@unchecked Sendable`: the key is imported in `init` and freed in `deinit`; handshakes on
+/// several threads sign with it at once, as GnuTLS's own credentials share one key among
+/// sessions (gnutls_certificate_set_key).
 final class PrivateKeyHandle: @unchecked Sendable {
     let key: gnutls_privkey_t
 

@@ -1,7 +1,8 @@
-import FingerAuthDomain
 import CGnuTLS
 import CMicroHTTPD
+import FingerAuthDomain
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,19 +72,28 @@ public final class HTTPServer {
 
     /// Binds `listen` and starts serving `service` on `threads` worker threads, over TLS
     /// with `tls` when given.
-    public init(service: AuthenticatorService, listen: ListenAddress, tls: TLSCredentials?,
-                limits: ServerLimits = ServerLimits(), surface: ListenerSurface = .login) throws(ServerError) {
-        dispatcher = RequestDispatcher(service: service, requestTimeout: limits.requestTimeout,
-                                       clientAddress: limits.clientAddress, surface: surface)
+    public init(
+        service: AuthenticatorService, listen: ListenAddress, tls: TLSCredentials?,
+        limits: ServerLimits = ServerLimits(), surface: ListenerSurface = .login
+    ) throws(ServerError) {
+        dispatcher = RequestDispatcher(
+            service: service, requestTimeout: limits.requestTimeout,
+            clientAddress: limits.clientAddress, surface: surface)
         let proxies = limits.clientAddress.trustedProxies
-        let cap = ConnectionCap(limit: Int(limits.maxConnectionsPerAddress), exempt: proxies, metrics: service.metrics,
-                                log: { [log = service.log] in log.message($0) })
-        watch = ConnectionWatch(headTimeout: limits.headTimeout, certificates: tls.map { CertificateSlot($0) },
-                                cap: cap, log: service.log)
-        admission = Admission(cap: cap, rate: ConnectionRateLimit(limits.connectionRate, exempt: proxies, metrics: service.metrics,
-                                                                  log: { [log = service.log] in log.message($0) }))
-        let storage = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<sockaddr_storage>.size,
-                                                       alignment: MemoryLayout<sockaddr_storage>.alignment)
+        let cap = ConnectionCap(
+            limit: Int(limits.maxConnectionsPerAddress), exempt: proxies, metrics: service.metrics,
+            log: { [log = service.log] in log.message($0) })
+        watch = ConnectionWatch(
+            headTimeout: limits.headTimeout, certificates: tls.map { CertificateSlot($0) },
+            cap: cap, log: service.log)
+        admission = Admission(
+            cap: cap,
+            rate: ConnectionRateLimit(
+                limits.connectionRate, exempt: proxies, metrics: service.metrics,
+                log: { [log = service.log] in log.message($0) }))
+        let storage = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<sockaddr_storage>.size,
+            alignment: MemoryLayout<sockaddr_storage>.alignment)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<sockaddr_storage>.size)
         address = storage
         let copied: Void? = listen.withSocketAddress { pointer, length in
@@ -96,8 +106,9 @@ public final class HTTPServer {
         // (test_authenticator_http.py, stalled handshakes). Its poll loop does not.
         // TURBO: reads and writes tried before poll says a socket is ready, no TLS
         // close_notify on close — measured: 10-20% more logins per second under load.
-        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_POLL.rawValue | MHD_USE_ERROR_LOG.rawValue |
-            MHD_USE_ITC.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_TURBO.rawValue
+        var flags =
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_POLL.rawValue | MHD_USE_ERROR_LOG.rawValue
+            | MHD_USE_ITC.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_TURBO.rawValue
         if listen.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
         if tls != nil { flags |= MHD_USE_TLS.rawValue }
         guard copied != nil else {
@@ -128,7 +139,8 @@ public final class HTTPServer {
         }
         guard let started else {
             port = 0
-            throw ServerError(message: "cannot listen on \(listen.urlHost):\(listen.port) (see the libmicrohttpd message above)")
+            throw ServerError(
+                message: "cannot listen on \(listen.urlHost):\(listen.port) (see the libmicrohttpd message above)")
         }
         daemon = started
         port = fa_mhd_bound_port(started)
@@ -168,7 +180,8 @@ public final class HTTPServer {
         // timeouts bound them), however long the grace.
         dispatcher.tarpit.stop()
         guard dispatcher.waitForParked(seconds: 60) else {
-            dispatcher.service.log.message("requests still waiting for their commit after 60 s: the HTTP daemon is left running")
+            dispatcher.service.log.message(
+                "requests still waiting for their commit after 60 s: the HTTP daemon is left running")
             return left
         }
         MHD_stop_daemon(daemon)
@@ -186,6 +199,10 @@ public final class HTTPServer {
 /// The per-request body being received, owned by MHD through `con_cls`
 /// (Unmanaged.passRetained) and released in `requestCompleted`; and, while the request is
 /// parked for a write, what comes next and the write's outcome.
+///
+/// `@unchecked Sendable`: libmicrohttpd calls for one request on one thread at a time; the
+/// only field another thread writes is `outcome`, on the writer's thread, under the
+/// dispatcher's lock, read after the connection was resumed under the same lock.
 final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
     var received = 0
@@ -202,6 +219,9 @@ final class RequestState: @unchecked Sendable {
 
 /// What the C callbacks reach through their closure pointer; the server keeps it alive
 /// until MHD_stop_daemon has returned.
+///
+/// `@unchecked Sendable`: libmicrohttpd's threads and the writer's call it. `active`,
+/// `draining` and `parked` change only under `lock`; the rest is set in `init` and Sendable.
 final class RequestDispatcher: @unchecked Sendable {
     let service: AuthenticatorService
     let requestTimeout: Double
@@ -218,7 +238,8 @@ final class RequestDispatcher: @unchecked Sendable {
     /// The query parameters the console reads (none for the login API).
     let queryNames: [String]
 
-    init(service: AuthenticatorService, requestTimeout: Double, clientAddress: ClientAddress, surface: ListenerSurface) {
+    init(service: AuthenticatorService, requestTimeout: Double, clientAddress: ClientAddress, surface: ListenerSurface)
+    {
         self.service = service
         self.requestTimeout = requestTimeout
         self.clientAddress = clientAddress
@@ -291,9 +312,11 @@ final class RequestDispatcher: @unchecked Sendable {
     /// Parks the connection (MHD_suspend_connection) and hands `wait` the function that,
     /// called from any thread with an outcome, stores it and resumes the connection; the
     /// access handler, called again, goes on with `then`.
-    private func park(_ connection: OpaquePointer, _ state: RequestState,
-                      then: @escaping (Result<[WriteOutcome], StoreError>) -> Step,
-                      wait: (@escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void) -> Void) -> MHD_Result {
+    private func park(
+        _ connection: OpaquePointer, _ state: RequestState,
+        then: @escaping (Result<[WriteOutcome], StoreError>) -> Step,
+        wait: (@escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void) -> Void
+    ) -> MHD_Result {
         state.next = then
         lock.withLock { parked += 1 }
         MHD_suspend_connection(connection)
@@ -308,15 +331,19 @@ final class RequestDispatcher: @unchecked Sendable {
         return .YES
     }
 
-    private func makeRequest(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> HTTPRequest {
+    private func makeRequest(_ connection: OpaquePointer, method: String, url: String, state: RequestState)
+        -> HTTPRequest
+    {
         var peer = [CChar](repeating: 0, count: 64)
         let peerText = fa_mhd_peer_address(connection, &peer, peer.count) == 0 ? String(cString: peer) : "-"
-        let client = clientAddress.resolve(peer: peerText,
-                                           forwardedFor: trustsProxies ? headerList(connection, "X-Forwarded-For") : nil)
-        var request = HTTPRequest(method: method, path: url,
-                                  authorization: header(connection, "Authorization"),
-                                  contentType: header(connection, "Content-Type"),
-                                  body: state.body, bodyTooLarge: state.tooLarge, peer: client)
+        let client = clientAddress.resolve(
+            peer: peerText,
+            forwardedFor: trustsProxies ? headerList(connection, "X-Forwarded-For") : nil)
+        var request = HTTPRequest(
+            method: method, path: url,
+            authorization: header(connection, "Authorization"),
+            contentType: header(connection, "Content-Type"),
+            body: state.body, bodyTooLarge: state.tooLarge, peer: client)
         if surface == .console {
             request.cookie = header(connection, "Cookie")
             request.origin = header(connection, "Origin")
@@ -338,7 +365,9 @@ final class RequestDispatcher: @unchecked Sendable {
     /// Builds the request, asks the service and waits for its writes on this thread, queues
     /// the answer (MHD_queue_response). Only for the rare answer given before the body.
     func respond(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
-        queue(service.handle(makeRequest(connection, method: method, url: url, state: state), surface: surface), connection)
+        queue(
+            service.handle(makeRequest(connection, method: method, url: url, state: state), surface: surface),
+            connection)
     }
 
     /// Queues `answer` on `connection` (MHD_queue_response).
@@ -375,12 +404,14 @@ final class RequestDispatcher: @unchecked Sendable {
     func headerList(_ connection: OpaquePointer, _ name: String) -> String? {
         let lines = HeaderLines(name: name)
         _ = withExtendedLifetime(lines) {
-            MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
-                guard let cls, let key, let value else { return .YES }
-                let lines = Unmanaged<HeaderLines>.fromOpaque(cls).takeUnretainedValue()
-                if strcasecmp(key, lines.name) == 0 { lines.values.append(String(cString: value)) }
-                return .YES
-            }, Unmanaged.passUnretained(lines).toOpaque())
+            MHD_get_connection_values(
+                connection, .HEADER_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key, let value else { return .YES }
+                    let lines = Unmanaged<HeaderLines>.fromOpaque(cls).takeUnretainedValue()
+                    if strcasecmp(key, lines.name) == 0 { lines.values.append(String(cString: value)) }
+                    return .YES
+                }, Unmanaged.passUnretained(lines).toOpaque())
         }
         return lines.values.isEmpty ? nil : lines.values.joined(separator: ", ")
     }
@@ -396,11 +427,13 @@ private final class HeaderLines {
 /// MHD_AccessHandlerCallback: called once after the headers, once per body chunk, and
 /// once more when the request is complete. Bodies past the service's cap are counted but
 /// not kept.
-private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
-                           url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
-                           version: UnsafePointer<CChar>?, uploadData: UnsafePointer<CChar>?,
-                           uploadDataSize: UnsafeMutablePointer<Int>?,
-                           conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+private func accessHandler(
+    cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
+    url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+    version: UnsafePointer<CChar>?, uploadData: UnsafePointer<CChar>?,
+    uploadDataSize: UnsafeMutablePointer<Int>?,
+    conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
     guard let cls, let connection, let url, let method, let uploadDataSize, let conCls else { return .NO }
     let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
     let methodText = String(cString: method)
@@ -413,7 +446,8 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
         // A body announced beyond what we are willing to drain: answer now; MHD discards
         // the rest and closes the connection after the answer.
         if let length = dispatcher.header(connection, "Content-Length").flatMap({ Int($0) }),
-           length > HTTPServer.drainLimit {
+            length > HTTPServer.drainLimit
+        {
             state.tooLarge = true
             return dispatcher.respond(connection, method: methodText, url: urlText, state: state)
         }
@@ -423,7 +457,9 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
     let size = uploadDataSize.pointee
     if monotonicSeconds() - state.started > dispatcher.requestTimeout {
         // A body trickled in just under the idle timeout: drop the connection.
-        dispatcher.service.log.message("\(methodText) from a slow client: body not complete after \(dispatcher.requestTimeout) s; connection closed")
+        dispatcher.service.log.message(
+            "\(methodText) from a slow client: body not complete after \(dispatcher.requestTimeout) s; connection closed"
+        )
         return .NO
     }
     if size > 0 {
@@ -451,6 +487,9 @@ private func accessHandler(cls: UnsafeMutableRawPointer?, connection: OpaquePoin
 
 /// A parked connection's handle, handed to the writer's thread to resume it. MHD keeps a
 /// suspended connection alive until it is resumed (and the server's stop waits for that).
+///
+/// `@unchecked Sendable`: an MHD_Connection pointer, handed to the writer's thread to call
+/// MHD_resume_connection, which libmicrohttpd allows from any thread.
 struct ParkedConnection: @unchecked Sendable {
     let connection: OpaquePointer
 
@@ -459,9 +498,11 @@ struct ParkedConnection: @unchecked Sendable {
 
 /// MHD_RequestCompletedCallback: starts the connection's next head phase, releases the
 /// request's `RequestState` and counts the request finished.
-private func requestCompleted(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
-                              conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                              toe: MHD_RequestTerminationCode) {
+private func requestCompleted(
+    cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
+    conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    toe: MHD_RequestTerminationCode
+) {
     if let connection { ConnectionWatch.requestFinished(connection) }
     guard let conCls, let raw = conCls.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(raw).release()
@@ -470,9 +511,11 @@ private func requestCompleted(cls: UnsafeMutableRawPointer?, connection: OpaqueP
 }
 
 /// MHD_NotifyConnectionCallback: tells the watch of each connection's start and close.
-private func connectionNotified(cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
-                                socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                                code: MHD_ConnectionNotificationCode) {
+private func connectionNotified(
+    cls: UnsafeMutableRawPointer?, connection: OpaquePointer?,
+    socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    code: MHD_ConnectionNotificationCode
+) {
     guard let cls, let connection, let socketContext else { return }
     let watch = Unmanaged<ConnectionWatch>.fromOpaque(cls).takeUnretainedValue()
     switch code {

@@ -1,5 +1,6 @@
 import CGnuTLS
 import FingerAuthCrypto
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,12 +18,18 @@ import Glibc
 /// Only what TLS 1.2 and 1.3 ask of an RSA certificate is offered: RSASSA-PKCS1-v1_5 (over a
 /// DigestInfo of SHA-256/384/512) and RSASSA-PSS with an rsaEncryption key (`rsa_pss_rsae_*`,
 /// salt as long as the hash). Keys of other kinds keep GnuTLS's own signing.
+///
+/// `@unchecked Sendable`: handshakes on libmicrohttpd's threads sign with it at once. Both
+/// keys are set in `init` and never replaced; GnuTLS calls the sign callback with no state
+/// of its own, and every OpenSSL signature takes an EVP_MD_CTX of its own.
 final class HandshakeSigner: @unchecked Sendable {
     let key: gnutls_privkey_t
     private let signer: Signer
 
     /// Holds the OpenSSL key; the userdata of GnuTLS's callbacks (unretained: the
     /// `HandshakeSigner` owns both and frees the GnuTLS key first).
+    ///
+    /// `@unchecked Sendable`: the key is set in `init` and only read (see the class).
     final class Signer: @unchecked Sendable {
         let rsa: RSAPrivateKey
         init(_ rsa: RSAPrivateKey) { self.rsa = rsa }
@@ -40,8 +47,9 @@ final class HandshakeSigner: @unchecked Sendable {
         var created: gnutls_privkey_t?
         let rc = gnutls_privkey_init(&created)
         guard rc == GNUTLS_E_SUCCESS, let created else { throw TLSCredentialError("key file", code: rc) }
-        let imported = gnutls_privkey_import_ext4(created, Unmanaged.passUnretained(signer).toOpaque(), nil,
-                                                  handshakeSignHash, nil, nil, handshakeKeyInfo, 0)
+        let imported = gnutls_privkey_import_ext4(
+            created, Unmanaged.passUnretained(signer).toOpaque(), nil,
+            handshakeSignHash, nil, nil, handshakeKeyInfo, 0)
         guard imported == GNUTLS_E_SUCCESS else {
             gnutls_privkey_deinit(created)
             throw TLSCredentialError("key file (external signer)", code: imported)
@@ -71,7 +79,7 @@ final class HandshakeSigner: @unchecked Sendable {
         static func offers(_ algorithm: gnutls_sign_algorithm_t) -> Bool {
             switch algorithm {
             case GNUTLS_SIGN_RSA_SHA256, GNUTLS_SIGN_RSA_SHA384, GNUTLS_SIGN_RSA_SHA512, GNUTLS_SIGN_RSA_RAW,
-                 GNUTLS_SIGN_RSA_PSS_RSAE_SHA256, GNUTLS_SIGN_RSA_PSS_RSAE_SHA384, GNUTLS_SIGN_RSA_PSS_RSAE_SHA512:
+                GNUTLS_SIGN_RSA_PSS_RSAE_SHA256, GNUTLS_SIGN_RSA_PSS_RSAE_SHA384, GNUTLS_SIGN_RSA_PSS_RSAE_SHA512:
                 return true
             default:
                 return false
@@ -81,7 +89,8 @@ final class HandshakeSigner: @unchecked Sendable {
 }
 
 /// gnutls_privkey_info_func: the key is RSA, of its size, and offers the algorithms above.
-private func handshakeKeyInfo(_ key: gnutls_privkey_t?, _ flags: UInt32, _ userdata: UnsafeMutableRawPointer?) -> Int32 {
+private func handshakeKeyInfo(_ key: gnutls_privkey_t?, _ flags: UInt32, _ userdata: UnsafeMutableRawPointer?) -> Int32
+{
     guard let userdata else { return GNUTLS_E_INVALID_REQUEST }
     let signer = Unmanaged<HandshakeSigner.Signer>.fromOpaque(userdata).takeUnretainedValue()
     if flags & fa_gnutls_info_have_sign_algo() != 0 {
@@ -95,10 +104,12 @@ private func handshakeKeyInfo(_ key: gnutls_privkey_t?, _ flags: UInt32, _ userd
 
 /// gnutls_privkey_sign_hash_func: signs what GnuTLS prepared (a DigestInfo for PKCS#1 v1.5,
 /// the digest for PSS) with OpenSSL; the signature goes into memory from gnutls_malloc.
-private func handshakeSignHash(_ key: gnutls_privkey_t?, _ algorithm: gnutls_sign_algorithm_t,
-                               _ userdata: UnsafeMutableRawPointer?, _ flags: UInt32,
-                               _ input: UnsafePointer<gnutls_datum_t>?,
-                               _ signature: UnsafeMutablePointer<gnutls_datum_t>?) -> Int32 {
+private func handshakeSignHash(
+    _ key: gnutls_privkey_t?, _ algorithm: gnutls_sign_algorithm_t,
+    _ userdata: UnsafeMutableRawPointer?, _ flags: UInt32,
+    _ input: UnsafePointer<gnutls_datum_t>?,
+    _ signature: UnsafeMutablePointer<gnutls_datum_t>?
+) -> Int32 {
     guard let userdata, let input, let signature, let operation = HandshakeSigner.Operation(algorithm) else {
         return GNUTLS_E_INVALID_REQUEST
     }

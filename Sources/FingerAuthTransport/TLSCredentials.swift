@@ -1,5 +1,6 @@
 import CGnuTLS
 import FingerAuthDomain
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,6 +10,9 @@ import Glibc
 /// `TLSMaterial` (whose key bytes are cleared when it goes). Each GnuTLS handle has one
 /// owner here and is freed when the last holder lets go: the `CertificateSlot`, or a
 /// connection whose handshake was given this set.
+///
+/// `@unchecked Sendable`: every property is a `let` set in `init`; the handles it holds are
+/// read-only after their own `init` (see each).
 public final class TLSCredentials: @unchecked Sendable {
     let chain: CertificateChainHandle
     let key: PrivateKeyHandle
@@ -36,7 +40,8 @@ public final class TLSCredentials: @unchecked Sendable {
         guard keyID == certificateID else {
             throw TLSCredentialError("the key does not belong to the certificate (subject \(subject))")
         }
-        signer = gnutls_privkey_get_pk_algorithm(key.key, nil) == Int32(bitPattern: GNUTLS_PK_RSA.rawValue)
+        signer =
+            gnutls_privkey_get_pk_algorithm(key.key, nil) == Int32(bitPattern: GNUTLS_PK_RSA.rawValue)
             ? try? HandshakeSigner(pem: material.keyPEM) : nil
         serial = Self.serial(of: leaf)
         notAfter = Self.utc(gnutls_x509_crt_get_expiration_time(leaf.certificate))
@@ -61,7 +66,8 @@ public final class TLSCredentials: @unchecked Sendable {
     private static func serial(of leaf: X509CertificateHandle) -> String {
         var bytes = [UInt8](repeating: 0, count: 40)
         var size = bytes.count
-        guard gnutls_x509_crt_get_serial(leaf.certificate, &bytes, &size) == GNUTLS_E_SUCCESS, size <= bytes.count else {
+        guard gnutls_x509_crt_get_serial(leaf.certificate, &bytes, &size) == GNUTLS_E_SUCCESS, size <= bytes.count
+        else {
             return "-"
         }
         // DER puts a 00 before a serial whose top bit is set; openssl does not print it.
@@ -76,7 +82,7 @@ public final class TLSCredentials: @unchecked Sendable {
         var parts = tm()
         guard time >= 0, gmtime_r(&seconds, &parts) != nil else { return "-" }
         func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) " +
-            "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
     }
 }

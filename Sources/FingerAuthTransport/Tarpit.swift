@@ -6,6 +6,9 @@ import FingerAuthThreads
 /// layer resumes the parked connections of answers it holds back (`Step.answerAfterPause`).
 /// One delay for all, so the queue is in due order as it is. `stop()` runs what is left at
 /// once.
+///
+/// `@unchecked Sendable`: request threads queue, its thread runs. `queue`, `head`, `stopping`
+/// and `thread` change only under `lock`; actions are `@Sendable`.
 final class Tarpit: @unchecked Sendable {
     let delay: Double
     private let lock = Lock()

@@ -1,15 +1,18 @@
-import FingerAuthDomain
 import FingerAuthCore
 import FingerAuthCrypto
-import XCTest
+import FingerAuthDomain
 import FingerAuthSystem
 import FingerAuthThreads
+import XCTest
 
 /// RS256 verification on a key's pooled contexts: a context is used again only after a
 /// valid signature, so a forged signature can never leave one in a state that changes the
 /// next answer, and threads verifying at once each get a context of their own.
 final class RSAVerificationTests: XCTestCase {
-    static let signer = Result { try RSAPrivateKey.generate(bits: 2048) }
+    /// Generated once for the class (2048-bit generation is slow). `nonisolated(unsafe)`:
+    /// only the test methods read it, one at a time on XCTest's thread; the verifying threads
+    /// get the public key and the signature, never the private key.
+    nonisolated(unsafe) static let signer = Result { try RSAPrivateKey.generate(bits: 2048) }
     let data = Array("header.payload".utf8)
 
     /// The public key and its valid signature of `data`.
@@ -57,6 +60,8 @@ final class RSAVerificationTests: XCTestCase {
 }
 
 /// A counter several threads add to.
+///
+/// `@unchecked Sendable`: `count` only under `lock`.
 final class ResultCount: @unchecked Sendable {
     private let lock = Lock()
     private var count = 0

@@ -1,14 +1,17 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
-import FingerAuthTransport
 import FingerAuthStore
 import FingerAuthSystem
+import FingerAuthTransport
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A clock the test sets by hand (tests run on one thread).
+///
+/// `@unchecked Sendable`: the test sets it between calls, on the test's own thread.
 final class FakeClock: Clock, @unchecked Sendable {
     var current: Int64
 
@@ -18,6 +21,8 @@ final class FakeClock: Clock, @unchecked Sendable {
 }
 
 /// Keys in a dictionary; `failing` makes every lookup throw like a broken database.
+///
+/// `@unchecked Sendable`: filled by the test before the service reads it, on one thread.
 final class FakeKeys: KeyDirectory, @unchecked Sendable {
     var keys: [String: RegisteredKey] = [:]
     var failing = false
@@ -28,10 +33,12 @@ final class FakeKeys: KeyDirectory, @unchecked Sendable {
     }
 }
 
-/// Shared RSA keys: generating them is the slow part of these tests.
+/// Shared RSA keys: generating them is the slow part of these tests. `nonisolated(unsafe)`:
+/// set once (Swift's lazy globals run the initializer once) and never changed; signing makes
+/// an EVP_MD_CTX of its own per call, which OpenSSL 3 allows on one key from many threads.
 enum TestKeys {
-    static let alice: RSAPrivateKey? = try? RSAPrivateKey.generate(bits: 2048)
-    static let other: RSAPrivateKey? = try? RSAPrivateKey.generate(bits: 2048)
+    nonisolated(unsafe) static let alice: RSAPrivateKey? = try? RSAPrivateKey.generate(bits: 2048)
+    nonisolated(unsafe) static let other: RSAPrivateKey? = try? RSAPrivateKey.generate(bits: 2048)
 }
 
 /// Builds compact JWTs by hand, signed with FingerAuthCrypto.
@@ -47,22 +54,32 @@ struct TokenMaker {
         self.kid = kid
     }
 
-    static func claims(now: Int64, sub: String = "alice", iss: String = "host1", aud: JSONValue = .string("aud"),
-                       ttl: Int64 = 30, jti: String = "jti-1") -> [(String, JSONValue)] {
-        [("iss", .string(iss)), ("sub", .string(sub)), ("aud", aud), ("iat", .integer(now)),
-         ("nbf", .integer(now)), ("exp", .integer(now + ttl)), ("jti", .string(jti)), ("service", .string("sudo"))]
+    static func claims(
+        now: Int64, sub: String = "alice", iss: String = "host1", aud: JSONValue = .string("aud"),
+        ttl: Int64 = 30, jti: String = "jti-1"
+    ) -> [(String, JSONValue)] {
+        [
+            ("iss", .string(iss)), ("sub", .string(sub)), ("aud", aud), ("iat", .integer(now)),
+            ("nbf", .integer(now)), ("exp", .integer(now + ttl)), ("jti", .string(jti)), ("service", .string("sudo")),
+        ]
     }
 
-    func header(alg: String = "RS256", kid: String? = nil, typ: String = TokenType.login,
-                extra: [(String, JSONValue)] = []) -> JSONValue {
+    func header(
+        alg: String = "RS256", kid: String? = nil, typ: String = TokenType.login,
+        extra: [(String, JSONValue)] = []
+    ) -> JSONValue {
         .object([("alg", .string(alg)), ("typ", .string(typ)), ("kid", .string(kid ?? self.kid))] + extra)
     }
 
     /// A registration proof (typ fingerauth-proof+jwt).
-    func proof(_ claims: [(String, JSONValue)]) -> String { token(claims, header: header(typ: TokenType.registrationProof)) }
+    func proof(_ claims: [(String, JSONValue)]) -> String {
+        token(claims, header: header(typ: TokenType.registrationProof))
+    }
 
     /// A key holder's revocation token (typ fingerauth-revoke+jwt).
-    func revocation(_ claims: [(String, JSONValue)]) -> String { token(claims, header: header(typ: TokenType.keyRevocation)) }
+    func revocation(_ claims: [(String, JSONValue)]) -> String {
+        token(claims, header: header(typ: TokenType.keyRevocation))
+    }
 
     /// Signs `claims` under `header` (RS256 signature whatever the header says).
     func token(_ claims: [(String, JSONValue)], header: JSONValue? = nil) -> String {
@@ -93,6 +110,9 @@ struct TempDatabase {
 
 /// An `AuthStorage` that hands every call to an SQLite store; tests subclass it to change
 /// one behaviour (how commits are batched, where failure counts live).
+///
+/// `@unchecked Sendable`: forwards to a thread-safe SQLite store; subclasses say for their
+/// own fields.
 class ForwardingStore: AuthStorage, @unchecked Sendable {
     let base: SQLiteStore
 
@@ -106,8 +126,10 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] { try base.commit(items) }
     func listKeys() throws(StoreError) -> [RegisteredKey] { try base.listKeys() }
     func keysPage(_ page: Paging) throws(StoreError) -> [RegisteredKey] { try base.keysPage(page) }
-    func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
-                  now: Int64) throws(StoreError) -> RegistrationResult {
+    func register(
+        _ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
+        now: Int64
+    ) throws(StoreError) -> RegistrationResult {
         try base.register(key, proofJTI: proofJTI, keepUntil: keepUntil, audit: audit, keyLimit: keyLimit, now: now)
     }
     func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult { try base.revoke(kid: kid, now: now) }
@@ -116,7 +138,9 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     }
     func approve(kid: String) throws(StoreError) -> ApprovalResult { try base.approve(kid: kid) }
     func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)] { try base.keyCounts() }
-    func createHostToken(host: String, now: Int64) throws(StoreError) -> String { try base.createHostToken(host: host, now: now) }
+    func createHostToken(host: String, now: Int64) throws(StoreError) -> String {
+        try base.createHostToken(host: host, now: now)
+    }
     func host(forToken token: String) throws(StoreError) -> String? { try base.host(forToken: token) }
     func listHostTokens() throws(StoreError) -> [HostTokenRecord] { try base.listHostTokens() }
     func revokeHostTokens(id: String?, host: String?, now: Int64) throws(StoreError) -> HostRevocation {
@@ -135,10 +159,14 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     }
     func hostSummaries(page: Paging?) throws(StoreError) -> [HostSummary] { try base.hostSummaries(page: page) }
     func userLists() throws(StoreError) -> [(list: String, users: [String])] { try base.userLists() }
-    func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int, now: Int64) throws(StoreError) -> ChallengeAdmission {
+    func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int, now: Int64) throws(StoreError)
+        -> ChallengeAdmission
+    {
         try base.addChallenge(challenge, perHost: perHost, capacity: capacity, now: now)
     }
-    func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? { try base.takeChallenge(id: id, now: now) }
+    func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
+        try base.takeChallenge(id: id, now: now)
+    }
     func createAdmin(name: String, setupDigest: [UInt8], expires: Int64, now: Int64) throws(StoreError) -> Bool {
         try base.createAdmin(name: name, setupDigest: setupDigest, expires: expires, now: now)
     }
@@ -174,10 +202,13 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
 
 /// A service over `store` wired as the daemon wires it: a group commit (not started) that
 /// drains the service's refusal counter, OpenSSL for the cryptography.
-func wiredService(store: any AuthStorage, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
-                 clock: any AuthClock = SystemClock(), log: any ServiceLog = RequestLog(fd: -1)) -> AuthenticatorService {
+func wiredService(
+    store: any AuthStorage, policy: VerifierPolicy, settings: ServiceSettings = ServiceSettings(),
+    clock: any AuthClock = SystemClock(), log: any ServiceLog = RequestLog(fd: -1)
+) -> AuthenticatorService {
     let refusals = RefusalCounter(window: settings.addressLimit.window)
     let writer = GroupCommit(store: store, periodic: { refusals.drain() }, log: { [log] in log.message($0) })
-    return AuthenticatorService(store: store, writer: writer, crypto: OpenSSLAuthenticatorCrypto(), policy: policy,
-                                settings: settings, clock: clock, log: log, refusals: refusals)
+    return AuthenticatorService(
+        store: store, writer: writer, crypto: OpenSSLAuthenticatorCrypto(), policy: policy,
+        settings: settings, clock: clock, log: log, refusals: refusals)
 }

@@ -1,15 +1,19 @@
 import FingerAuthCore
 import FingerAuthDomain
-import FingerAuthTransport
 import FingerAuthStore
-import XCTest
 import FingerAuthSystem
 import FingerAuthThreads
+import FingerAuthTransport
+import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A store that records how its commits were batched, and can be told to fail.
+///
+/// `@unchecked Sendable`: its counters change only under `lock`; the SQLite store is
+/// thread-safe.
 final class CountingStore: @unchecked Sendable {
     let base: SQLiteStore
     private let lock = Lock()
@@ -105,7 +109,8 @@ final class GroupCommitTests: XCTestCase {
     func testWithoutItsThreadEachWriteCommitsOnTheCallersThread() throws {
         let base = try SQLiteStore(path: temp.path)
         let writer = GroupCommit(store: base)
-        XCTAssertEqual(try writer.write([.audit(AuditEvent(event: .other("x"), outcome: .accept), time: 1)]), [.written])
+        XCTAssertEqual(
+            try writer.write([.audit(AuditEvent(event: .other("x"), outcome: .accept), time: 1)]), [.written])
         XCTAssertEqual(try base.auditEvents().count, 1)
     }
 
@@ -113,19 +118,22 @@ final class GroupCommitTests: XCTestCase {
         let base = try SQLiteStore(path: temp.path)
         let store = CountingStoreAdapter(CountingStore(base))
         let writer = GroupCommit(store: store)
-        XCTAssertNil(writer.commitAlone([.audit(AuditEvent(event: .other("x"), outcome: .accept), time: 1)]),
-                     "without its thread the writer takes nothing alone")
+        XCTAssertNil(
+            writer.commitAlone([.audit(AuditEvent(event: .other("x"), outcome: .accept), time: 1)]),
+            "without its thread the writer takes nothing alone")
         XCTAssertTrue(writer.start())
         let result = writer.commitAlone([.audit(AuditEvent(event: .login, outcome: .accept), time: 2)])
         XCTAssertEqual(try result?.get(), [.written])
         // Durable on return: another connection reads it before the writer stops.
         XCTAssertEqual(try SQLiteStore(path: temp.path).auditEvents().map(\.event.name), ["login"])
         XCTAssertEqual(store.inner.threads.count, 1)
-        XCTAssertTrue(store.inner.threads.allSatisfy { pthread_equal($0, pthread_self()) != 0 },
-                      "committed on the caller's thread")
+        XCTAssertTrue(
+            store.inner.threads.allSatisfy { pthread_equal($0, pthread_self()) != 0 },
+            "committed on the caller's thread")
         writer.stop()
-        XCTAssertNil(writer.commitAlone([.audit(AuditEvent(event: .other("y"), outcome: .accept), time: 3)]),
-                     "a stopped writer takes nothing alone")
+        XCTAssertNil(
+            writer.commitAlone([.audit(AuditEvent(event: .other("y"), outcome: .accept), time: 3)]),
+            "a stopped writer takes nothing alone")
         XCTAssertEqual(writer.counts.batches, 1)
     }
 
@@ -167,7 +175,9 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertTrue(writer.start())
         let result = writer.commitAlone([.audit(AuditEvent(event: .login, outcome: .accept), time: 1)])
         writer.stop()
-        guard case let .failure(error)? = result else { return XCTFail("expected a failure, got \(String(describing: result))") }
+        guard case let .failure(error)? = result else {
+            return XCTFail("expected a failure, got \(String(describing: result))")
+        }
         XCTAssertEqual(error.message, "database or disk is full")
         XCTAssertEqual(try base.auditEvents().count, 0)
         XCTAssertEqual(writer.counts.failed, 1)
@@ -183,12 +193,15 @@ final class GroupCommitTests: XCTestCase {
         while Date() < deadline, try base.auditEvents().isEmpty { usleep(50_000) }
         writer.stop()
         let rows = try base.auditRecords(AuditFilter(limit: 10))
-        XCTAssertEqual(rows.map { "\($0.time) \($0.event.event) \($0.event.peer ?? "-") \($0.event.count)" },
-                       ["900 refusals 10.0.0.7 500"])
+        XCTAssertEqual(
+            rows.map { "\($0.time) \($0.event.event) \($0.event.peer ?? "-") \($0.event.count)" },
+            ["900 refusals 10.0.0.7 500"])
     }
 }
 
 /// Results written by concurrent threads.
+///
+/// `@unchecked Sendable`: `values` only under `lock`.
 final class ResultBox: @unchecked Sendable {
     private let lock = Lock()
     private var values: [Result<[WriteOutcome], StoreError>?]
@@ -203,6 +216,8 @@ final class ResultBox: @unchecked Sendable {
 }
 
 /// `CountingStore` as an `AuthStorage`: every call but `commit` goes to the SQLite store.
+///
+/// `@unchecked Sendable`: adds one `let` to `ForwardingStore`.
 final class CountingStoreAdapter: ForwardingStore, @unchecked Sendable {
     let inner: CountingStore
 

@@ -1,12 +1,15 @@
 import FingerAuthCore
 import FingerAuthDomain
-import FingerAuthTransport
 import FingerAuthStore
+import FingerAuthTransport
 import XCTest
 
 /// An SQLite store that, like PostgresStore, keeps the rate-limit counts itself (in a
 /// dictionary here, written through `commit`'s failure items); `failing` makes the counter
 /// throw like an unreachable database.
+///
+/// `@unchecked Sendable`: `windows` and `failing` are used by one test thread at a time
+/// (these tests run the service synchronously).
 final class SharedCountsStore: ForwardingStore, @unchecked Sendable {
     var windows: [String: FailureWindow] = [:]
     var failing = false
@@ -47,25 +50,31 @@ final class SharedLimitTests: XCTestCase {
 
     func login(_ service: AuthenticatorService, _ maker: TokenMaker, aud: String, jti: String) -> HTTPResponse {
         let jwt = maker.token(TokenMaker.claims(now: clock.now(), aud: .string(aud), jti: jti))
-        return service.handle(HTTPRequest(method: "POST", path: "/v1/login", contentType: "application/json",
-                                          body: Array("{\"jwt\":\"\(jwt)\"}".utf8), peer: "127.0.0.1"))
+        return service.handle(
+            HTTPRequest(
+                method: "POST", path: "/v1/login", contentType: "application/json",
+                body: Array("{\"jwt\":\"\(jwt)\"}".utf8), peer: "127.0.0.1"))
     }
 
     func makeServices() throws -> (SharedCountsStore, AuthenticatorService, AuthenticatorService, TokenMaker) {
         let store = SharedCountsStore(try SQLiteStore(path: temp.path))
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
-        _ = try store.register(RegisteredKey(kid: maker.kid, user: "alice", host: "host1", jwk: maker.jwk,
-                                             status: .active, created: clock.now()),
-                               proofJTI: "proof", keepUntil: clock.now() + 600,
-                               audit: AuditEvent(event: .register, outcome: .deny), now: clock.now())
+        _ = try store.register(
+            RegisteredKey(
+                kid: maker.kid, user: "alice", host: "host1", jwk: maker.jwk,
+                status: .active, created: clock.now()),
+            proofJTI: "proof", keepUntil: clock.now() + 600,
+            audit: AuditEvent(event: .register, outcome: .deny), now: clock.now())
         var settings = ServiceSettings()
         settings.userLimit = RateLimit(failures: 3, window: 60)
         settings.addressLimit = .off
         let policy = VerifierPolicy(audience: "aud")
-        let a = wiredService(store: store, policy: policy, settings: settings, clock: clock,
-                                     log: RequestLog(fd: -1))
-        let b = wiredService(store: store, policy: policy, settings: settings, clock: clock,
-                                     log: RequestLog(fd: -1))
+        let a = wiredService(
+            store: store, policy: policy, settings: settings, clock: clock,
+            log: RequestLog(fd: -1))
+        let b = wiredService(
+            store: store, policy: policy, settings: settings, clock: clock,
+            log: RequestLog(fd: -1))
         return (store, a, b, maker)
     }
 
@@ -90,6 +99,7 @@ final class SharedLimitTests: XCTestCase {
         XCTAssertEqual(login(a, maker, aud: "aud", jti: "valid").status, 503)
         XCTAssertEqual(login(a, maker, aud: "wrong", jti: "bad").status, 503)
         store.failing = false
-        XCTAssertEqual(login(a, maker, aud: "aud", jti: "valid").status, 200, "the refused attempt did not use up its jti")
+        XCTAssertEqual(
+            login(a, maker, aud: "aud", jti: "valid").status, 200, "the refused attempt did not use up its jti")
     }
 }

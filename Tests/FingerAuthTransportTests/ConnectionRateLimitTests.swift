@@ -1,4 +1,5 @@
 import FingerAuthDomain
+import FingerAuthSystem
 import FingerAuthTransport
 import XCTest
 
@@ -15,7 +16,8 @@ final class ConnectionRateLimitTests: XCTestCase {
         XCTAssertFalse(limit.admit(a, now: 10.4), "0.8 of a token is not a connection")
         XCTAssertTrue(limit.admit(a, now: 10.5))
         XCTAssertFalse(limit.admit(a, now: 10.5))
-        XCTAssertEqual((0..<4).map { _ in limit.admit(a, now: 100) }, [true, true, true, false], "refills up to the burst only")
+        XCTAssertEqual(
+            (0..<4).map { _ in limit.admit(a, now: 100) }, [true, true, true, false], "refills up to the burst only")
     }
 
     func testAClockThatGoesBackGivesNothing() {
@@ -111,13 +113,18 @@ final class ConnectionCapTests: XCTestCase {
         XCTAssertTrue(logging.open(key, now: 0))
         for t in stride(from: 0.0, to: 130, by: 0.5) { _ = logging.hasRoom(net + [9, 9, 9, 9, 9, 9, 9, 9], now: t) }
         XCTAssertEqual(lines.count, 3, "logged at most once a minute")
-        XCTAssertTrue(lines.lines[0].hasPrefix("refusing connections from 2001:db8:0:1::: it holds 1 already"), lines.lines[0])
+        XCTAssertTrue(
+            lines.lines[0].hasPrefix("refusing connections from 2001:db8:0:1::: it holds 1 already"), lines.lines[0])
     }
 }
 
 /// The lines a limiter logged (its log closure runs on the caller's thread here).
+///
+/// `@unchecked Sendable`: `lines` only under `lock`.
 final class LockedLines: @unchecked Sendable {
-    private(set) var lines: [String] = []
-    func append(_ line: String) { lines.append(line) }
+    private let lock = Lock()
+    private var logged: [String] = []
+    func append(_ line: String) { lock.withLock { logged.append(line) } }
+    var lines: [String] { lock.withLock { logged } }
     var count: Int { lines.count }
 }

@@ -13,6 +13,9 @@ public enum Step {
 
 /// One request on its way through the service: what its log line and /metrics will say.
 /// Its steps run one after another, never at once, so it needs no lock.
+///
+/// `@unchecked Sendable`: a request's steps may run on different threads (a libmicrohttpd
+/// thread, then the writer's), but one after another, each handed over through a lock.
 public final class Exchange: @unchecked Sendable {
     var summary: RequestSummary
     let started: SuspendingClock.Instant

@@ -8,6 +8,9 @@ import FingerAuthDomain
 /// durable commit for all the logins in it; the jti claim is one atomic statement, so two
 /// instances can never both accept one token. Every failure throws; the service answers
 /// 503 then, never 2xx. The queries are the shared SQL layer's (`SQLRegistry`).
+///
+/// `@unchecked Sendable`: every connection is lent to one thread at a time by `pool`, which
+/// holds its own lock; nothing else changes after `init`.
 public final class PostgresStore: SQLRegistry, @unchecked Sendable {
     let pool: ConnectionPool<PostgresConnection>
     let dialect = SQLDialect.postgres
@@ -18,9 +21,12 @@ public final class PostgresStore: SQLRegistry, @unchecked Sendable {
     /// milliseconds.
     public init(url: String, connections: Int, statementTimeout: Int = 5000) throws(StoreError) {
         if let problem = PostgresURL.transportProblem(url) { throw StoreError(problem) }
-        pool = ConnectionPool(name: "postgresql", capacity: connections) { () throws(StoreError) -> PostgresConnection in
+        pool = ConnectionPool(name: "postgresql", capacity: connections) {
+            () throws(StoreError) -> PostgresConnection in
             try PostgresConnection(url: url, statementTimeoutMilliseconds: statementTimeout)
-        } usable: { $0.isUsable }
+        } usable: {
+            $0.isUsable
+        }
         try pool.withConnection { (connection) throws(StoreError) in try PostgresSchema.migrate(connection) }
     }
 

@@ -35,12 +35,15 @@ extension SQLRegistry {
 
     /// Registrations of the same user on the same host wait for each other, so that two
     /// instances cannot both pass `keyLimit`.
-    public func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
-                         now: Int64) throws(StoreError) -> RegistrationResult {
+    public func register(
+        _ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
+        now: Int64
+    ) throws(StoreError) -> RegistrationResult {
         try write { (db) throws(StoreError) -> RegistrationResult in
             try db.serialize(.registration(user: key.user, host: key.host))
-            return try RegistrationTransaction.run(db, key, proofJTI: proofJTI, keepUntil: keepUntil, audit: audit,
-                                                   keyLimit: keyLimit, now: now)
+            return try RegistrationTransaction.run(
+                db, key, proofJTI: proofJTI, keepUntil: keepUntil, audit: audit,
+                keyLimit: keyLimit, now: now)
         }
     }
 
@@ -117,7 +120,7 @@ extension SQLRegistry {
     /// Available when a read connection answers `SELECT 1`.
     public func health() -> StoreHealth {
         do throws(StoreError) {
-            try read { (db) throws(StoreError) in try db.execute("SELECT 1") }
+            _ = try read { (db) throws(StoreError) in try db.execute("SELECT 1") }
             return .available
         } catch {
             return .unavailable(error.message)
@@ -126,7 +129,10 @@ extension SQLRegistry {
 
     public func databaseTime() throws(StoreError) -> Int64 {
         try read { (db) throws(StoreError) -> Int64 in
-            guard let now = try db.first("SELECT \(db.dialect.clockTime)", [], { (row: Connection.Row) in row.int64(0) }) ?? nil else {
+            guard
+                let now = try db.first("SELECT \(db.dialect.clockTime)", [], { (row: Connection.Row) in row.int64(0) })
+                    ?? nil
+            else {
                 throw StoreError("no time from the database")
             }
             return now
@@ -151,6 +157,8 @@ extension SQLRegistry {
 
     public func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? {
         guard dialect.sharesFailureCounts else { return nil }
-        return try read { (db) throws(StoreError) -> FailureWindow? in try AuditTables.failureWindow(db, key: key, now: now) }
+        return try read { (db) throws(StoreError) -> FailureWindow? in
+            try AuditTables.failureWindow(db, key: key, now: now)
+        }
     }
 }

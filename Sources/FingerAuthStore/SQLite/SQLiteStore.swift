@@ -10,6 +10,10 @@ import FingerAuthSystem
 /// tokens, audit queries) use a small pool of read-only connections that WAL lets run
 /// beside the writer. Statements are prepared once per connection; every value is a bound
 /// parameter. The queries are the shared SQL layer's (`SQLRegistry`).
+///
+/// `@unchecked Sendable`: request threads, the writer and the pruner share it. The writer
+/// connection is used only under `writeLock`; each read-only connection is lent to one
+/// thread at a time by `readers`; the rest is set in `init`.
 public final class SQLiteStore: SQLRegistry, @unchecked Sendable {
     let writeLock = Lock()
     let writer: SQLiteDatabase
