@@ -58,6 +58,17 @@ static inline int fa_pidfd_send_signal(int pidfd, int signal) {
     return (int)syscall(424, pidfd, signal, NULL, 0);
 #endif
 }
+/* renameat2(2) with RENAME_NOREPLACE (Linux 3.15; tmpfs, ext4, xfs, btrfs): moves `from` to
+ * `to` only when nothing is named `to`, atomically; -1 with errno EEXIST when something is.
+ * A new file is thus complete, locked and of its final mode before another process can
+ * open it under its name. Through syscall(2), which is variadic. */
+static inline int fa_renameat_noreplace(int fromdir, const char *from, int todir, const char *to) {
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, fromdir, from, todir, to, 1U);
+#else
+    return (int)syscall(316, fromdir, from, todir, to, 1U);
+#endif
+}
 /* PR_SET_DUMPABLE 0: no core file, and /proc/<pid> of this process is root's only. An
  * execve resets it, so the helper sets it itself (prctl(2) is variadic). */
 static inline int fa_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }

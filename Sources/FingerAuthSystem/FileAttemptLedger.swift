@@ -1,8 +1,9 @@
 import CSystem
+import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
 
 /// Each user's failed fingerprint attempts (`AttemptLimit`) as a root-only file,
 /// `<attempts_dir>/<user>` (default `/run/fingerauth/attempts`: gone at reboot), shared by
@@ -35,7 +36,9 @@ public struct FileAttemptLedger: AttemptLedger {
         return Int64(ts.tv_sec) &* 1000 &+ Int64(ts.tv_nsec) / 1_000_000
     }
 
-    public func update(_ user: String, _ change: (inout AttemptRecord) -> Void) -> Result<AttemptEntry, AttemptLedgerError> {
+    public func update(_ user: String, _ change: (inout AttemptRecord) -> Void) -> Result<
+        AttemptEntry, AttemptLedgerError
+    > {
         guard UserName.isValid(user) else { return .failure(AttemptLedgerError("not a user name for a record")) }
         // The caller of a setuid host sets the limits: a file-size limit below one record
         // would make the write raise SIGXFSZ and end the host instead of failing.
@@ -55,7 +58,10 @@ public struct FileAttemptLedger: AttemptLedger {
             case let .failure(why): return .failure(why)
             case let .success((fd, replaced)):
                 defer { close(fd) }
-                guard lock(fd) else { return .failure(AttemptLedgerError("\(path): locked by another login for over \(lockMilliseconds) ms")) }
+                guard lock(fd) else {
+                    return .failure(
+                        AttemptLedgerError("\(path): locked by another login for over \(lockMilliseconds) ms"))
+                }
                 guard stillNamed(dir, user, fd) else { continue }
                 return readChangeWrite(fd, path, replaced, change)
             }
@@ -66,9 +72,13 @@ public struct FileAttemptLedger: AttemptLedger {
     // MARK: - The directory
 
     private func openDirectory() -> Result<Int32, AttemptLedgerError> {
-        guard directory.hasPrefix("/"), directory.utf8.count < 4096 else { return .failure(AttemptLedgerError("\(directory): not an absolute path")) }
+        guard directory.hasPrefix("/"), directory.utf8.count < 4096 else {
+            return .failure(AttemptLedgerError("\(directory): not an absolute path"))
+        }
         let parts = directory.split(separator: "/").map(String.init)
-        guard !parts.isEmpty, !parts.contains(".."), !parts.contains(".") else { return .failure(AttemptLedgerError("\(directory): not a plain path")) }
+        guard !parts.isEmpty, !parts.contains(".."), !parts.contains(".") else {
+            return .failure(AttemptLedgerError("\(directory): not a plain path"))
+        }
         var fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return .failure(AttemptLedgerError("cannot open /")) }
         var walked = ""
@@ -98,8 +108,12 @@ public struct FileAttemptLedger: AttemptLedger {
             let e = errno
             close(fd)
             guard next >= 0 else {
-                return .failure(AttemptLedgerError("\(walked): " + (e == ENOTDIR || e == ELOOP ? "not a directory (or a symbolic link)"
-                                                                                    : String(cString: strerror(e)))))
+                return .failure(
+                    AttemptLedgerError(
+                        "\(walked): "
+                            + (e == ENOTDIR || e == ELOOP
+                                ? "not a directory (or a symbolic link)"
+                                : String(cString: strerror(e)))))
             }
             fd = next
         }
@@ -110,7 +124,8 @@ public struct FileAttemptLedger: AttemptLedger {
         }
         guard st.st_mode & 0o077 == 0 else {
             close(fd)
-            return .failure(AttemptLedgerError("\(directory): mode \(String(st.st_mode & 0o7777, radix: 8)), must be 0700"))
+            return .failure(
+                AttemptLedgerError("\(directory): mode \(String(st.st_mode & 0o7777, radix: 8)), must be 0700"))
         }
         return .success(fd)
     }
@@ -120,14 +135,18 @@ public struct FileAttemptLedger: AttemptLedger {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return "\(name): cannot stat" }
         guard st.st_uid == 0 else { return "\(name): directory not owned by root" }
-        if st.st_mode & 0o022 != 0 && st.st_mode & 0o1000 == 0 { return "\(name): directory writable by group or others" }
+        if st.st_mode & 0o022 != 0 && st.st_mode & 0o1000 == 0 {
+            return "\(name): directory writable by group or others"
+        }
         return nil
     }
 
     // MARK: - The record
 
     /// The record's descriptor, and why the entry found was replaced (nil when it was fine).
-    private func openRecord(_ dir: Int32, _ name: String, _ path: String) -> Result<(Int32, String?), AttemptLedgerError> {
+    private func openRecord(_ dir: Int32, _ name: String, _ path: String) -> Result<
+        (Int32, String?), AttemptLedgerError
+    > {
         var fd = openat(dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         if fd < 0 && errno == ENOENT {
             switch create(dir, name, path, AttemptRecord()) {
@@ -144,7 +163,10 @@ public struct FileAttemptLedger: AttemptLedger {
             return replace(dir, name, path, why: why)
         }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { close(fd); return .failure(AttemptLedgerError("\(path): cannot stat")) }
+        guard fstat(fd, &st) == 0 else {
+            close(fd)
+            return .failure(AttemptLedgerError("\(path): cannot stat"))
+        }
         let problem: String?
         switch true {
         case (st.st_mode & S_IFMT) != S_IFREG: problem = "not a regular file"
@@ -159,31 +181,52 @@ public struct FileAttemptLedger: AttemptLedger {
     }
 
     /// Removes an entry that is not a record we can believe and makes one at the limit.
-    private func replace(_ dir: Int32, _ name: String, _ path: String, why: String) -> Result<(Int32, String?), AttemptLedgerError> {
+    private func replace(_ dir: Int32, _ name: String, _ path: String, why: String) -> Result<
+        (Int32, String?), AttemptLedgerError
+    > {
         if unlinkat(dir, name, 0) != 0 && errno != ENOENT && unlinkat(dir, name, AT_REMOVEDIR) != 0 && errno != ENOENT {
-            return .failure(AttemptLedgerError("\(path): \(why), and it cannot be removed: \(String(cString: strerror(errno)))"))
+            return .failure(
+                AttemptLedgerError("\(path): \(why), and it cannot be removed: \(String(cString: strerror(errno)))"))
         }
         switch create(dir, name, path, AttemptLimit.atTheLimit(now: nowMilliseconds())) {
         case let .success(made?): return .success((made, why))
-        case .success(nil): return .failure(AttemptLedgerError("\(path): \(why), and another login replaced it at the same moment"))
+        case .success(nil):
+            return .failure(AttemptLedgerError("\(path): \(why), and another login replaced it at the same moment"))
         case let .failure(failure): return .failure(failure)
         }
     }
 
-    /// A new record, root 0600, holding `record` in its full width from the start; nil when
-    /// something exists under that name already.
-    private func create(_ dir: Int32, _ name: String, _ path: String, _ record: AttemptRecord) -> Result<Int32?, AttemptLedgerError> {
-        let fd = openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
+    /// A new record, root 0600, holding `record` in its full width from the start, and
+    /// locked; nil when something exists under that name already.
+    ///
+    /// Written under a name no user can have (`NAME#new.PID`), locked, then moved to its name
+    /// only if that is still free (renameat2 RENAME_NOREPLACE): another login that opens the
+    /// record finds it whole and waits for the lock. Made in place, an su that opened it
+    /// between its creation and its first write read an empty file, took it for a foreign
+    /// one and set the user at the limit (seen with four hosts starting at once).
+    private func create(_ dir: Int32, _ name: String, _ path: String, _ record: AttemptRecord) -> Result<
+        Int32?, AttemptLedgerError
+    > {
+        let draft = name + "#new.\(getpid())"
+        _ = unlinkat(dir, draft, 0) // left by a host of this pid that was killed mid-way
+        let fd = openat(dir, draft, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
         guard fd >= 0 else {
-            let e = errno
-            if e == EEXIST { return .success(nil) }
-            return .failure(AttemptLedgerError("cannot create \(path): \(String(cString: strerror(e)))"))
+            return .failure(AttemptLedgerError("cannot create \(path): \(String(cString: strerror(errno)))"))
         }
-        guard fchown(fd, 0, 0) == 0, fchmod(fd, 0o600) == 0, write(fd, record, path) == nil else {
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0, fchown(fd, 0, 0) == 0, fchmod(fd, 0o600) == 0,
+            write(fd, record, path) == nil
+        else {
             let e = errno
             close(fd)
-            _ = unlinkat(dir, name, 0)
+            _ = unlinkat(dir, draft, 0)
             return .failure(AttemptLedgerError("cannot write \(path): \(String(cString: strerror(e)))"))
+        }
+        guard fa_renameat_noreplace(dir, draft, dir, name) == 0 else {
+            let e = errno
+            close(fd)
+            _ = unlinkat(dir, draft, 0)
+            if e == EEXIST { return .success(nil) }
+            return .failure(AttemptLedgerError("cannot create \(path): \(String(cString: strerror(e)))"))
         }
         return .success(fd)
     }
@@ -206,8 +249,10 @@ public struct FileAttemptLedger: AttemptLedger {
         return named.st_dev == open.st_dev && named.st_ino == open.st_ino
     }
 
-    private func readChangeWrite(_ fd: Int32, _ path: String, _ replaced: String?,
-                                 _ change: (inout AttemptRecord) -> Void) -> Result<AttemptEntry, AttemptLedgerError> {
+    private func readChangeWrite(
+        _ fd: Int32, _ path: String, _ replaced: String?,
+        _ change: (inout AttemptRecord) -> Void
+    ) -> Result<AttemptEntry, AttemptLedgerError> {
         var buffer = [UInt8](repeating: 0, count: AttemptRecord.lineBytes + 1)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n >= 0 else { return .failure(AttemptLedgerError("\(path): \(String(cString: strerror(errno)))")) }
@@ -233,9 +278,12 @@ public struct FileAttemptLedger: AttemptLedger {
         let bytes = Array(record.line.utf8)
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         guard n == bytes.count else {
-            return AttemptLedgerError("cannot write \(path): \(n < 0 ? String(cString: strerror(errno)) : "short write")")
+            return AttemptLedgerError(
+                "cannot write \(path): \(n < 0 ? String(cString: strerror(errno)) : "short write")")
         }
-        if ftruncate(fd, off_t(bytes.count)) != 0 { return AttemptLedgerError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        if ftruncate(fd, off_t(bytes.count)) != 0 {
+            return AttemptLedgerError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
         return nil
     }
 }

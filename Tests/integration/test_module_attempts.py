@@ -333,22 +333,30 @@ def test_a_host_killed_before_ready_is_counted_and_a_helper_that_gives_up_is_not
 
 
 def test_concurrent_hosts_for_the_same_user_each_count(w):
-    """A sudo and an su (here four hosts) for alice at the same moment: each takes the
-    record's lock in turn and each attempt is counted — none lost to another's write."""
-    record = w.tmp / "attempts" / "alice"
+    """A sudo and an su (here four hosts) for alice at the same moment, with no record yet:
+    each takes the record's lock in turn and each attempt is counted — none lost to
+    another's write, and none that opens the record while its creator is still writing it
+    takes the empty file for a foreign one and sets alice at the limit (seen before the
+    record was made under another name and moved into place). Eight rounds, each from no
+    record."""
+    folder, record = w.tmp / "attempts", w.tmp / "attempts" / "alice"
     w.fake_helper("exec sleep 30")
     service = only(w)
-    hosts = [subprocess.Popen([str(w.build / "fa-pamtest"), "--confdir", str(w.confdir), "--service", service,
-                               "--user", "alice"], env=w.env, stdout=subprocess.PIPE, text=True) for _ in range(4)]
-    try:
-        deadline = time.monotonic() + 10
-        while not (record.exists() and record.read_text().startswith("fingerauth-attempts 1 0004 ")):
-            assert time.monotonic() < deadline, record.read_text() if record.exists() else None
-            time.sleep(0.02)
-    finally:
-        for host in hosts:
-            host.kill()
-            host.wait(5)
+    for round in range(8):
+        if record.exists():
+            record.unlink()
+        hosts = [subprocess.Popen([str(w.build / "fa-pamtest"), "--confdir", str(w.confdir), "--service", service,
+                                   "--user", "alice"], env=w.env, stdout=subprocess.PIPE, text=True) for _ in range(4)]
+        try:
+            deadline = time.monotonic() + 10
+            while not (record.exists() and record.read_text().startswith("fingerauth-attempts 1 0004 ")):
+                assert time.monotonic() < deadline, (round, record.read_text() if record.exists() else None)
+                time.sleep(0.02)
+        finally:
+            for host in hosts:
+                host.kill()
+                host.wait(5)
+        assert sorted(p.name for p in folder.iterdir()) == ["alice"], "a draft record was left behind"
 
 
 def test_the_record_and_its_folder_belong_to_roots_group_whatever_the_hosts_group(w):
