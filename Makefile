@@ -15,6 +15,8 @@ TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python
   faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools python3-tpm2-pytss chromium chromium-driver python3-selenium \
   fprintd polkitd dbus-daemon dbus-bin libglib2.0-bin python3-gi
 
+# `make unit` alone: a PostgreSQL server for the registry's tests on both stores.
+UNIT_PACKAGES := postgresql
 PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent
 # `make demo` needs only these beside the build: pam_wrapper's pam_matrix for the password,
 # nss_wrapper for its user, openssl for its test CA.
@@ -28,7 +30,7 @@ DEMO_PACKAGES := libpam-wrapper libnss-wrapper openssl
 TEST_STAGES := unit integration
 include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all deps test-deps demo-deps build unit integration test demo clean
+.PHONY: all deps test-deps unit-deps demo-deps build unit integration test demo clean
 
 all: build
 
@@ -38,6 +40,9 @@ deps:
 
 test-deps: deps
 	@scripts/install-deps.sh $(TEST_PACKAGES)
+
+unit-deps: deps
+	@scripts/install-deps.sh $(UNIT_PACKAGES)
 
 demo-deps: deps
 	@scripts/install-deps.sh $(DEMO_PACKAGES)
@@ -56,8 +61,9 @@ build: deps
 	  msgfmt --check -o $(BUILD)/locale/$$lang/LC_MESSAGES/fingerauth.mo $$po || exit 1; done
 	@echo "built: $$(cd $(BUILD) && ls | tr '\n' ' ')"
 
-unit: build
-	swift test -c release --disable-local-rpath --skip-build --disable-swift-testing
+# The registry's XCTests run on SQLite and on a PostgreSQL server started for the run.
+unit: build unit-deps
+	$(PY) Tests/with_postgres.py swift test -c release --disable-local-rpath --skip-build --disable-swift-testing
 
 integration: build test-deps
 	$(PY) -m pytest -q -p no:cacheprovider Tests/integration

@@ -135,7 +135,9 @@ let package = Package(
         .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v6),
         .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v6),
         // One test target per library where its tests need nothing else; FingerAuthServerTests
-        // drives the service wired over the real SQLite store (stores, group commit, endpoints).
+        // drives the service over the real stores: the registry's tests run one body on SQLite
+        // and on PostgreSQL (libpq only makes and drops each test's database), the group
+        // commit and the endpoints run over SQLite.
         .testTarget(
             name: "FingerAuthCryptoTests",
             dependencies: [
@@ -153,7 +155,7 @@ let package = Package(
             name: "FingerAuthServerTests",
             dependencies: [
                 "FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
-                "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCore",
+                "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCore", "CPostgres",
             ],
             swiftSettings: v6),
     ]
