@@ -107,8 +107,7 @@ enum Admin {
     /// the real uid, and the sudo caller's name beside it when run through sudo.
     static func operatorName() -> String {
         let uid = getuid()
-        var name = "uid \(uid)"
-        if let entry = getpwuid(uid), let raw = entry.pointee.pw_name { name = String(cString: raw) }
+        var name = SystemUserDatabase().name(of: UInt32(uid)) ?? "uid \(uid)"
         if uid == 0, let raw = getenv("SUDO_USER") {
             let caller = LogText.clean(String(cString: raw))
             if !caller.isEmpty { name += " (sudo by \(caller))" }

@@ -1,4 +1,6 @@
 import FingerAuthStore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,7 +21,9 @@ enum DatabaseDirectory {
             return "the database's directory \(directory) does not exist: `fingerauthd init` makes it, owned by the "
                 + "service's user (under systemd, StateDirectory= in fingerauthd.service does)"
         }
-        guard (st.st_mode & S_IFMT) == S_IFDIR else { return "\(directory), the database's directory, is not a directory" }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else {
+            return "\(directory), the database's directory, is not a directory"
+        }
         let serveCommand = "fingerauthd serve --config \(config ?? ConfigFile.defaultPath)"
         if st.st_uid != me {
             if me == 0 {
@@ -28,13 +32,16 @@ enum DatabaseDirectory {
                     + "runuser -u \(userName(st.st_uid)) -- \(serveCommand)"
             }
             if access(directory, W_OK | X_OK) != 0 {
-                return "\(directory) belongs to \(userName(st.st_uid)), and serve runs as \(userName(me)), who cannot write "
+                return
+                    "\(directory) belongs to \(userName(st.st_uid)), and serve runs as \(userName(me)), who cannot write "
                     + "there: as root, `fingerauthd init --user \(userName(me))` gives it to \(userName(me)) (or run serve as its owner)"
             }
         }
         for file in InitFiles.databaseFiles(path) where lstat(file, &st) == 0 && st.st_uid != me {
-            let fix = me == 0 ? "run serve as \(userName(st.st_uid)): runuser -u \(userName(st.st_uid)) -- \(serveCommand)"
-                              : "as root, `fingerauthd init --user \(userName(me))` gives the database files to \(userName(me))"
+            let fix =
+                me == 0
+                ? "run serve as \(userName(st.st_uid)): runuser -u \(userName(st.st_uid)) -- \(serveCommand)"
+                : "as root, `fingerauthd init --user \(userName(me))` gives the database files to \(userName(me))"
             return "\(file) belongs to \(userName(st.st_uid)), not to \(userName(me)) who runs serve: \(fix)"
         }
         return nil
@@ -49,7 +56,6 @@ enum DatabaseDirectory {
 
     /// The login name of `uid`, else `uid N`.
     static func userName(_ uid: uid_t) -> String {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
-        return String(cString: name)
+        SystemUserDatabase().name(of: UInt32(uid)) ?? "uid \(uid)"
     }
 }

@@ -38,14 +38,14 @@ enum InitCommand {
             )
             return 1
         }
-        guard let account = getpwnam(request.user) else {
+        guard case let .found(account) = SystemUserDatabase().account(named: request.user) else {
             printError(
                 "fingerauthd: init: no user '\(request.user)' to run the authenticator as. The package makes it "
                     + "(systemd-sysusers fingerauthd.conf); without the package: useradd --system --home-dir /var/lib/fingerauthd "
                     + "--shell /usr/sbin/nologin \(request.user)")
             return 1
         }
-        let owner = (uid: account.pointee.pw_uid, gid: account.pointee.pw_gid)
+        let owner = (uid: uid_t(account.uid), gid: gid_t(account.gid))
         let configPath = request.config
         let configText: String?
         do {
