@@ -79,7 +79,7 @@ echo "ACCEPTED $jti fake-kid"
 IDENTITY = "finger-A"
 PROMPT_OURS = "Place your finger on the fingerprint reader"
 PROMPT_FPRINTD = re.compile(r"^(Swipe|Place|Touch|Scan) your .*finger")
-# Section 2's figures of the last recorded run (BENCHMARKS.md, quiet machine, caecb52), when
+# Section 2's figures of the last recorded run (docs/benchmark-history.md, quiet machine, caecb52), when
 # the module itself loaded the key, signed and spoke TLS: printed beside this run's.
 THICK_MODULE = {"size_kib": 6212.0, "load_ms": 12.10, "cpu_ms": 9.038, "instructions_m": 54.65,
                 "machine": "2 cores, AMD EPYC at 2445 MHz"}
@@ -518,11 +518,11 @@ def module_cost(world, tmp):
     log("dlopen+dlclose in a fresh process, median of 40: ours %.2f ms, pam_fprintd.so %.2f ms" % (ours_load, peer_load))
     add(2, "module dlopen+dlclose (vs pam_fprintd.so)", ours_load, peer_load, "ms", 2)
     thick = THICK_MODULE
-    log("the last recorded run (BENCHMARKS.md, the module that loaded the key, signed and spoke TLS itself; "
+    log("the last recorded run (docs/benchmark-history.md, the module that loaded the key, signed and spoke TLS itself; "
         "measured on %s, so compare across machines with care): %.2f M instructions, %.3f ms CPU per login, "
         "%.0f KiB stripped, dlopen+dlclose %.2f ms"
         % (thick["machine"], thick["instructions_m"], thick["cpu_ms"], thick["size_kib"], thick["load_ms"]))
-    recorded = "(vs recorded: thick module, last BENCHMARKS.md run)"
+    recorded = "(vs recorded: thick module, benchmark history)"
     add(2, "instructions per login in the host %s" % recorded, module_ir / 1e6, thick["instructions_m"], "M", 2)
     add(2, "CPU per login in the host, rusage %s" % recorded, module_cpu, thick["cpu_ms"], "ms", 3)
     add(2, "module size, stripped %s" % recorded, size_kib, thick["size_kib"], "KiB", 0)

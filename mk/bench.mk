@@ -5,7 +5,7 @@
 # removed), a flood of refused requests beside valid logins (section 7), a login with a TPM
 # key on swtpm (section 8), the admin console on a million audit rows (section 9), each against a
 # baseline measured in the same run, printed as one table (bench/run.py,
-# results also in build/bench-results.json; BENCHMARKS.md has the last run). Root only: it
+# results also in build/bench-results.json; BENCHMARKS.md has the current run, docs/benchmark-history.md the earlier ones). Root only: it
 # adds a user (fabench) and runs fprintd on a system bus for the pam_unix and pam_fprintd
 # baselines, and removes both. Not a test stage. Uses the binaries in $(BUILD); builds
 # first unless NOBUILD=1. PyPI tools (uvicorn, PyJWT, cryptography for the peer verifier)

@@ -77,3 +77,17 @@ def test_no_document_names_a_removed_target(targets):
             for name in set(TARGET_LIKE.findall(line)) - set(targets):
                 hits.append("%s:%d: %s" % (path.relative_to(REPO), number, name))
     assert not hits, "\n".join(hits)
+
+
+def test_benchmark_pages_name_no_path_of_the_machine_that_ran_them():
+    """BENCHMARKS.md (the current run) and its history are read on other machines: a
+    temporary folder, a checkout or a home directory of the bench machine means nothing
+    there. The current page links the history, and the history exists."""
+    current = (REPO / "BENCHMARKS.md").read_text()
+    history = REPO / "docs" / "benchmark-history.md"
+    assert "docs/benchmark-history.md" in current and history.exists()
+    machine_paths = re.compile(r"(?<![\w.])/(tmp|work|home|root|opt|srv)/")
+    hits = ["%s:%d: %s" % (path.relative_to(REPO), number, line.strip())
+            for path in (REPO / "BENCHMARKS.md", history)
+            for number, line in enumerate(path.read_text().splitlines(), 1) if machine_paths.search(line)]
+    assert not hits, "\n".join(hits)
