@@ -203,12 +203,13 @@ public struct FileAttemptLedger: AttemptLedger {
     /// only if that is still free (renameat2 RENAME_NOREPLACE): another login that opens the
     /// record finds it whole and waits for the lock. Made in place, an su that opened it
     /// between its creation and its first write read an empty file, took it for a foreign
-    /// one and set the user at the limit (seen with four hosts starting at once).
+    /// one and set the user at the limit (seen with four hosts starting at once). Drafts of
+    /// hosts that ended before moving theirs are removed first (`removeStaleDrafts`).
     private func create(_ dir: Int32, _ name: String, _ path: String, _ record: AttemptRecord) -> Result<
         Int32?, AttemptLedgerError
     > {
         let draft = name + "#new.\(getpid())"
-        _ = unlinkat(dir, draft, 0) // left by a host of this pid that was killed mid-way
+        removeStaleDrafts(dir)
         let fd = openat(dir, draft, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
         guard fd >= 0 else {
             return .failure(AttemptLedgerError("cannot create \(path): \(String(cString: strerror(errno)))"))
@@ -229,6 +230,36 @@ public struct FileAttemptLedger: AttemptLedger {
             return .failure(AttemptLedgerError("cannot create \(path): \(String(cString: strerror(e)))"))
         }
         return .success(fd)
+    }
+
+    /// Most directory entries read when looking for stale drafts.
+    static let draftScanLimit = 4096
+
+    /// Removes drafts (`NAME#new.PID`) whose host ended between making and moving them (a
+    /// caller may kill su at that moment, again and again, to fill the folder), and one of
+    /// this process's own. Looked for only when a record is made; at most `draftScanLimit`
+    /// entries are read. A pid taken again by a live process keeps its draft until it ends.
+    private func removeStaleDrafts(_ dir: Int32) {
+        let copy = dup(dir)
+        guard copy >= 0 else { return }
+        guard let stream = fdopendir(copy) else {
+            close(copy)
+            return
+        }
+        var stale: [String] = []
+        var read = 0
+        while read < Self.draftScanLimit, let entry = readdir(stream) {
+            read += 1
+            let entryName = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            let parts = entryName.split(separator: "#", maxSplits: 1)
+            guard parts.count == 2, parts[1].hasPrefix("new."), let pid = Int32(parts[1].dropFirst(4)), pid > 0
+            else { continue }
+            if pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH) { stale.append(entryName) }
+        }
+        closedir(stream)
+        for entryName in stale { _ = unlinkat(dir, entryName, 0) }
     }
 
     private func lock(_ fd: Int32) -> Bool {

@@ -370,3 +370,24 @@ def test_the_record_and_its_folder_belong_to_roots_group_whatever_the_hosts_grou
     assert (folder.stat().st_uid, folder.stat().st_gid) == (0, 0)
     assert (record.stat().st_uid, record.stat().st_gid) == (0, 0)
     assert stat.S_IMODE(record.stat().st_mode) == 0o600
+
+
+def test_drafts_of_hosts_that_ended_mid_way_are_removed_when_a_record_is_made(w):
+    """A record is written as `NAME#new.PID` and moved into place. A caller who kills su
+    between the two, again and again, would leave one draft each in the root-only folder;
+    the next record made removes the drafts whose process is gone (any user's), and keeps
+    those of live processes."""
+    folder = w.tmp / "attempts"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = [folder / ("bob#new.%d" % dead.pid), folder / "carol#new.2147483646"]
+    live = folder / ("bob#new.%d" % os.getpid())
+    for path in stale + [live]:
+        path.write_text("fingerauth-attempts 1 0000 0000000000000000000\n")
+        os.chmod(path, 0o600)
+    w.fake_helper("echo 'FAIL unreachable cannot connect to the authenticator'")
+    login = w.login("alice", service=only(w))
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["alice", live.name])
+
