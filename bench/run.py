@@ -366,6 +366,53 @@ def helper_alone(world, argv, request=None):
     return at
 
 
+# The helper's libraries, by what needs them (pkg-config names; libstdc++ and libm beside).
+LIBRARY_SETS = [
+    ("none (an empty C program)", []),
+    ("the reader: libfprint-2", ["libfprint-2"]),
+    ("+ libcrypto (key, signature)", ["libfprint-2", "libcrypto"]),
+    ("+ tss2 (TPM keys)", ["libfprint-2", "libcrypto", "tss2-esys", "tss2-mu", "tss2-rc", "tss2-tctildr"]),
+    ("+ libcurl (the authenticator)", ["libfprint-2", "libcrypto", "libcurl"]),
+    ("all the helper links", ["libfprint-2", "libcrypto", "libcurl", "tss2-esys", "tss2-mu", "tss2-rc", "tss2-tctildr"]),
+]
+
+
+def library_load(world, tmp, runs=80):
+    """What the helper's shared libraries cost a fresh process before main: an empty C
+    program linked (--no-as-needed) against each set, run with an empty environment as the
+    module runs the helper, median wall time from spawn to exit; beside it the helper itself
+    ending at once on a usage error (its libraries, their constructors, main, exit). The
+    programs take turns, run after run, so that a slow spell of the machine hits them all."""
+    source = Path(tmp) / "empty.c"
+    source.write_text("int main(void) { return 0; }\n")
+    programs = []
+    for index, (label, packages) in enumerate(LIBRARY_SETS):
+        binary = Path(tmp) / ("empty%d" % index)
+        flags = subprocess.run(["pkg-config", "--libs", *packages], capture_output=True, text=True,
+                               check=True).stdout.split() if packages else []
+        extra = ["-lstdc++", "-lm"] if packages else []
+        subprocess.run(["gcc", "-O2", "-o", str(binary), str(source), "-Wl,--no-as-needed", *flags, *extra],
+                       check=True, capture_output=True)
+        programs.append((label, [str(binary)]))
+    helper = world.settings["login_helper"]
+    programs.append(("fingerauth-login, a usage error at once", [helper, "--no-such-option"]))
+    samples = {label: [] for label, _ in programs}
+    for _ in range(runs):
+        for label, argv in programs:
+            began = time.perf_counter()
+            subprocess.run(argv, env={}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+            samples[label].append((time.perf_counter() - began) * 1000)
+    rows = []
+    for label, argv in programs:
+        count = len(subprocess.run(["ldd", argv[0]], capture_output=True, text=True).stdout.splitlines())
+        rows.append((label, count, statistics.median(samples[label])))
+    log("spawn -> exit of a process with the helper's libraries (empty environment, %d runs each, in turn, "
+        "medians):" % runs)
+    for label, count, ms in rows:
+        log("  %-42s %2d objects  %6.2f ms" % (label, count, ms))
+    return {label: {"objects": count, "ms": ms} for label, count, ms in rows}
+
+
 def login_split(world, ours50, touch50):
     """Where our login's time goes, from what can be seen outside Sources/: the module with a
     stand-in helper (the module, libpam, spawning a shell script); the real helper run by
@@ -419,6 +466,7 @@ def login_split(world, ours50, touch50):
         % (s["helper_cpu"], s["reader_only_cpu"]))
     log("touch-to-login p50 %.2f ms = the helper's SCAN -> exit %.2f ms (run by hand) + %.2f ms (the module reading "
         "the lines and reaping the helper, libpam, noise)" % (touch50, s["scan_to_exit"], touch50 - s["scan_to_exit"]))
+    split["library_load"] = library_load(world, world.tmp)
     return split
 
 
