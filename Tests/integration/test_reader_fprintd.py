@@ -222,7 +222,7 @@ GLib.MainLoop().run()
 
 
 def test_fingerauth_enroll_goes_through_fprintd_and_still_registers_the_key(world, bus):
-    bus.reader.feed(["SCAN finger-A"] * 5)
+    bus.reader.feed(["SCAN finger-A"] * 5, timeout=30)
     enrolled = world.cli("enroll", "--user", "alice")
     bus.reader.wait()
     assert enrolled.returncode == 0, enrolled.stdout + enrolled.stderr
@@ -434,11 +434,11 @@ def test_enroll_through_fprintd_on_a_match_on_chip_reader_says_the_finger_is_tak
         bus.start_fprintd(storage=True)
         world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
         # fprintd checks for duplicates with an identify first: one scan more.
-        bus.reader.feed(["SCAN bob-R"] * 6)
+        bus.reader.feed(["SCAN bob-R"] * 6, timeout=30)
         done = bus.fprintd_cli("fprintd-enroll", "-f", "right-index-finger", "bob")
         bus.reader.wait()
         assert "enroll-completed" in done.stdout, done.stdout + done.stderr
-        bus.reader.feed(["SCAN bob-R"])
+        bus.reader.feed(["SCAN bob-R"], timeout=30)
         refused = world.cli("enroll", "--user", "alice")
         bus.reader.wait()
     finally:
