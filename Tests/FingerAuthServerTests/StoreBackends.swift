@@ -40,7 +40,7 @@ final class BackendDatabase {
             return BackendDatabase(backend: .sqlite, location: temp.path, removal: { temp.cleanup() })
         case .postgresql:
             guard let server = getenv(serverVariable).map({ String(cString: $0) }), !server.isEmpty else {
-                throw BackendUnavailable(
+                throw StoreBackendError(
                     "\(serverVariable) is not set: 'make unit' starts a PostgreSQL server for these tests")
             }
             let name = "fa_unit_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
@@ -60,21 +60,21 @@ final class BackendDatabase {
 
     /// Runs one statement on the server's `postgres` database (libpq, not the store's code).
     private static func adminCommand(_ server: String, _ sql: String) throws {
-        guard let connection = PQconnectdb(server + "/postgres") else { throw BackendUnavailable("libpq: no memory") }
+        guard let connection = PQconnectdb(server + "/postgres") else { throw StoreBackendError("libpq: no memory") }
         defer { PQfinish(connection) }
         guard PQstatus(connection) == CONNECTION_OK else {
-            throw BackendUnavailable("cannot connect to \(server): \(String(cString: PQerrorMessage(connection)))")
+            throw StoreBackendError("cannot connect to \(server): \(String(cString: PQerrorMessage(connection)))")
         }
         let result = PQexec(connection, sql)
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else {
-            throw BackendUnavailable("\(sql): \(String(cString: PQerrorMessage(connection)))")
+            throw StoreBackendError("\(sql): \(String(cString: PQerrorMessage(connection)))")
         }
     }
 }
 
 /// A backend that could not be set up, or an error a test body threw on one (named).
-struct BackendUnavailable: Error, CustomStringConvertible {
+struct StoreBackendError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
@@ -96,7 +96,7 @@ class StoreBackendTestCase: XCTestCase {
                 defer { store.close() }
                 try body(store, database)
             } catch {
-                throw BackendUnavailable("[\(kind.rawValue)] \(error)")
+                throw StoreBackendError("[\(kind.rawValue)] \(error)")
             }
         }
     }
