@@ -111,6 +111,15 @@ static inline int fa_mhd_connection_fd(struct MHD_Connection *connection) {
     return info == NULL ? -1 : info->connect_fd;
 }
 
+/* MHD_get_connection_info is variadic: the connection's GnuTLS session (a
+ * gnutls_session_t), or NULL on a plain-HTTP connection. It exists from before
+ * NOTIFY_CONNECTION STARTED until after NOTIFY_CONNECTION CLOSED. */
+static inline void *fa_mhd_tls_session(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return info == NULL ? NULL : info->tls_session;
+}
+
 /* MHD_get_connection_info is variadic: what NOTIFY_CONNECTION stored in the connection's
  * socket context, or NULL. */
 static inline void *fa_mhd_socket_context(struct MHD_Connection *connection) {

@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,9 +18,11 @@ enum ConfigFile {
         "listen", "db", "audience", "tls-cert", "tls-key", "max-ttl", "skew", "approval",
         "access-token-ttl", "user-failures", "address-failures", "failure-window",
         "threads", "connection-timeout", "head-timeout", "request-timeout", "max-connections",
-        "max-connections-per-address", "connection-rate", "connection-burst", "shutdown-grace", "prune-interval", "audit-retention-days",
+        "max-connections-per-address", "connection-rate", "connection-burst", "shutdown-grace", "prune-interval",
+        "audit-retention-days",
         "db-statement-timeout-ms", "trusted-proxies", "unverified-audit-retention-days", "metrics-token-file",
         "tpm-ek-ca", "require-hardware-keys", "admin-listen", "max-keys-per-user-host", "host-registrations",
+        "session-tickets",
     ]
 
     /// The settings of `--config PATH`, else of /etc/fingerauthd.conf when it exists, else none.
@@ -51,7 +54,8 @@ enum ConfigFile {
             let place = line.source
             let key = line.key
             guard keys.contains(key) else {
-                throw UsageError(message: "\(place): unknown key '\(key)'; known keys: \(keys.sorted().joined(separator: ", "))")
+                throw UsageError(
+                    message: "\(place): unknown key '\(key)'; known keys: \(keys.sorted().joined(separator: ", "))")
             }
             guard values[key] == nil else { throw UsageError(message: "\(place): '\(key)' given twice") }
             guard !line.value.isEmpty else { throw UsageError(message: "\(place): '\(key)' needs a value") }

@@ -1,9 +1,10 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
-import FingerAuthTransport
 import FingerAuthStore
 import FingerAuthSystem
+import FingerAuthTransport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,16 +37,22 @@ struct ServeSettings {
     init(_ options: Options, command: String) throws(UsageError) {
         let listenText = options.optional("listen") ?? Self.defaultListen
         guard let listen = ListenAddress(listenText) else {
-            throw UsageError(message: "\(command): listen takes a numeric address and port, such as 127.0.0.1:8443 or [::1]:8443")
+            throw UsageError(
+                message: "\(command): listen takes a numeric address and port, such as 127.0.0.1:8443 or [::1]:8443")
         }
         self.listen = listen
         if let text = options.optional("admin-listen") {
             // A bare port is on loopback: the console is for an SSH tunnel or a proxy in front.
             guard let admin = ListenAddress(text.allSatisfy(\.isNumber) ? "127.0.0.1:" + text : text) else {
-                throw UsageError(message: "\(command): admin-listen takes a port (on 127.0.0.1) or a numeric address and port, such as 127.0.0.1:8444")
+                throw UsageError(
+                    message:
+                        "\(command): admin-listen takes a port (on 127.0.0.1) or a numeric address and port, such as 127.0.0.1:8444"
+                )
             }
             guard admin.host != listen.host || admin.port != listen.port || admin.port == 0 else {
-                throw UsageError(message: "\(command): admin-listen must differ from listen (the console never shares the login port)")
+                throw UsageError(
+                    message:
+                        "\(command): admin-listen must differ from listen (the console never shares the login port)")
             }
             adminListen = admin
         }
@@ -63,10 +70,16 @@ struct ServeSettings {
             throw UsageError(message: "\(command): give both tls-cert and tls-key, or neither")
         }
         guard certificate != nil || listen.isLoopback else {
-            throw UsageError(message: "\(command): plain HTTP is only allowed on a loopback address; give --tls-cert and --tls-key, or listen on 127.0.0.1")
+            throw UsageError(
+                message:
+                    "\(command): plain HTTP is only allowed on a loopback address; give --tls-cert and --tls-key, or listen on 127.0.0.1"
+            )
         }
         if let adminListen, certificate == nil, !adminListen.isLoopback {
-            throw UsageError(message: "\(command): the console over plain HTTP is only allowed on a loopback address (admin-listen); give --tls-cert and --tls-key")
+            throw UsageError(
+                message:
+                    "\(command): the console over plain HTTP is only allowed on a loopback address (admin-listen); give --tls-cert and --tls-key"
+            )
         }
         let approvalText = options.optional("approval") ?? "automatic"
         guard let approval = Approval(rawValue: approvalText) else {
@@ -74,11 +87,15 @@ struct ServeSettings {
         }
         let window = try options.seconds("failure-window", default: 300, range: 1...86_400, command: command)
         let userFailures = try options.seconds("user-failures", default: 10, range: 0...1_000_000, command: command)
-        let addressFailures = try options.seconds("address-failures", default: 50, range: 0...1_000_000, command: command)
+        let addressFailures = try options.seconds(
+            "address-failures", default: 50, range: 0...1_000_000, command: command)
         var proxies: [Network] = []
         if let text = options.optional("trusted-proxies") {
             guard let networks = ClientAddress.networks(text) else {
-                throw UsageError(message: "\(command): trusted-proxies takes addresses or networks (CIDR) separated by commas, such as 10.0.0.0/8, 192.168.1.5")
+                throw UsageError(
+                    message:
+                        "\(command): trusted-proxies takes addresses or networks (CIDR) separated by commas, such as 10.0.0.0/8, 192.168.1.5"
+                )
             }
             proxies = networks
         }
@@ -95,34 +112,53 @@ struct ServeSettings {
         case "no": service.requireHardwareKeys = false
         default: throw UsageError(message: "\(command): require-hardware-keys must be yes or no")
         }
-        service.maxKeysPerUserHost = Int(try options.seconds("max-keys-per-user-host", default: 10, range: 0...10_000,
-                                                             command: command))
-        let hostRegistrations = try options.seconds("host-registrations", default: 30, range: 0...1_000_000, command: command)
+        service.maxKeysPerUserHost = Int(
+            try options.seconds(
+                "max-keys-per-user-host", default: 10, range: 0...10_000,
+                command: command))
+        let hostRegistrations = try options.seconds(
+            "host-registrations", default: 30, range: 0...1_000_000, command: command)
         service.hostRegistrations = RateLimit(failures: Int(hostRegistrations), window: window)
         if service.requireHardwareKeys && service.attestation == nil {
-            throw UsageError(message: "\(command): require-hardware-keys = yes needs tpm-ek-ca (no key could be registered)")
+            throw UsageError(
+                message: "\(command): require-hardware-keys = yes needs tpm-ek-ca (no key could be registered)")
         }
         limits = ServerLimits()
         limits.clientAddress = ClientAddress(trustedProxies: proxies)
         limits.threads = UInt32(try options.seconds("threads", default: 4, range: 1...64, command: command))
-        limits.connectionTimeout = UInt32(try options.seconds("connection-timeout", default: 10, range: 1...300, command: command))
+        limits.connectionTimeout = UInt32(
+            try options.seconds("connection-timeout", default: 10, range: 1...300, command: command))
         limits.headTimeout = Double(try options.seconds("head-timeout", default: 10, range: 1...300, command: command))
-        limits.requestTimeout = Double(try options.seconds("request-timeout", default: 30, range: 1...300, command: command))
-        limits.maxConnections = UInt32(try options.seconds("max-connections", default: 1024, range: 1...10_000, command: command))
-        limits.maxConnectionsPerAddress = UInt32(try options.seconds("max-connections-per-address", default: 64,
-                                                                     range: 1...10_000, command: command))
+        limits.requestTimeout = Double(
+            try options.seconds("request-timeout", default: 30, range: 1...300, command: command))
+        limits.maxConnections = UInt32(
+            try options.seconds("max-connections", default: 1024, range: 1...10_000, command: command))
+        limits.maxConnectionsPerAddress = UInt32(
+            try options.seconds(
+                "max-connections-per-address", default: 64,
+                range: 1...10_000, command: command))
         let connectionRate = try options.seconds("connection-rate", default: 20, range: 0...100_000, command: command)
-        let connectionBurst = try options.seconds("connection-burst", default: 128, range: 1...100_000, command: command)
+        let connectionBurst = try options.seconds(
+            "connection-burst", default: 128, range: 1...100_000, command: command)
         limits.connectionRate = ConnectionRateLimit.Limit(rate: Double(connectionRate), burst: Double(connectionBurst))
+        limits.sessionTicketLifetime = Int32(
+            try options.seconds(
+                "session-tickets", default: 3600, range: 0...86_400,
+                command: command))
         shutdownGrace = Double(try options.seconds("shutdown-grace", default: 10, range: 0...300, command: command))
         pruneInterval = try options.seconds("prune-interval", default: 60, range: 1...86_400, command: command)
-        let retentionDays = try options.seconds("audit-retention-days", default: 365, range: 0...36_500, command: command)
-        let unverifiedDays = try options.seconds("unverified-audit-retention-days", default: 7, range: 0...36_500,
-                                                 command: command)
-        prunePolicy = PrunePolicy(auditRetention: retentionDays == 0 ? nil : retentionDays * 86_400,
-                                  unverifiedAuditRetention: unverifiedDays == 0 ? nil : unverifiedDays * 86_400)
-        statementTimeout = Int(try options.seconds("db-statement-timeout-ms", default: 5000, range: 100...600_000,
-                                                   command: command))
+        let retentionDays = try options.seconds(
+            "audit-retention-days", default: 365, range: 0...36_500, command: command)
+        let unverifiedDays = try options.seconds(
+            "unverified-audit-retention-days", default: 7, range: 0...36_500,
+            command: command)
+        prunePolicy = PrunePolicy(
+            auditRetention: retentionDays == 0 ? nil : retentionDays * 86_400,
+            unverifiedAuditRetention: unverifiedDays == 0 ? nil : unverifiedDays * 86_400)
+        statementTimeout = Int(
+            try options.seconds(
+                "db-statement-timeout-ms", default: 5000, range: 100...600_000,
+                command: command))
     }
 
     /// The EK CA bundle of `tpm-ek-ca` (a PEM file, not writable by group or others, at
@@ -143,7 +179,8 @@ struct ServeSettings {
         guard let path else { return nil }
         var bytes: [UInt8]
         do {
-            bytes = try SafeFile.read(path, rule: FileRule(owner: UInt32(geteuid()), forbiddenBits: 0o077, maxBytes: 4096))
+            bytes = try SafeFile.read(
+                path, rule: FileRule(owner: UInt32(geteuid()), forbiddenBits: 0o077, maxBytes: 4096))
         } catch {
             throw UsageError(message: "\(command): metrics-token-file: \(error)")
         }

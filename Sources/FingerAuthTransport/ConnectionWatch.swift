@@ -1,3 +1,4 @@
+import CGnuTLS
 import CMicroHTTPD
 import FingerAuthDomain
 import FingerAuthSystem
@@ -25,6 +26,8 @@ final class ConnectionRecord {
     var answered = false
     /// Shut down by the watchdog (once is enough).
     var cut = false
+    /// Its TLS handshake was counted (full or resumed), at its first request.
+    var handshakeCounted = false
     /// Every certificate set a handshake on this connection was given: each stays alive
     /// until the connection closes, after its TLS session was freed.
     var credentials: [TLSCredentials] = []
@@ -70,6 +73,10 @@ final class ConnectionWatch: @unchecked Sendable {
     let certificates: CertificateSlot?
     /// Simultaneous connections per address: told of each connection that starts and ends.
     let cap: ConnectionCap?
+    /// Turns TLS session tickets on for each new connection; nil: none issued.
+    let tickets: SessionTickets?
+    /// Where handshakes are counted.
+    let metrics: Metrics?
     private let log: any ServiceLog
     private let lock = Lock()
     private var records: [ObjectIdentifier: ConnectionRecord] = [:]
@@ -80,10 +87,15 @@ final class ConnectionWatch: @unchecked Sendable {
     private var stopping = false
     private var thread: WorkerThread?
 
-    init(headTimeout: Double, certificates: CertificateSlot?, cap: ConnectionCap? = nil, log: any ServiceLog) {
+    init(
+        headTimeout: Double, certificates: CertificateSlot?, cap: ConnectionCap? = nil,
+        tickets: SessionTickets? = nil, metrics: Metrics? = nil, log: any ServiceLog
+    ) {
+        self.metrics = metrics
         self.headTimeout = headTimeout
         self.certificates = certificates
         self.cap = cap
+        self.tickets = tickets
         self.log = log
     }
 
@@ -94,6 +106,7 @@ final class ConnectionWatch: @unchecked Sendable {
     /// NOTIFY_CONNECTION STARTED: registers the connection; its socket context owns the
     /// record. A connection one past its address's cap is shut down at once (before TLS).
     func started(_ connection: OpaquePointer, context: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        tickets?.enable(on: connection)
         var peer = [CChar](repeating: 0, count: 64)
         let peerText = fa_mhd_peer_address(connection, &peer, peer.count) == 0 ? String(cString: peer) : "-"
         let now = monotonicSeconds()
@@ -130,8 +143,17 @@ final class ConnectionWatch: @unchecked Sendable {
     }
 
     /// The access handler's first call for a request: its head is complete.
+    /// The first request of a TLS connection counts its handshake, full or resumed.
     static func headArrived(_ connection: OpaquePointer) {
-        withRecord(connection) { _, record in record.headSince = nil }
+        let first = withRecord(connection) { _, record in
+            record.headSince = nil
+            defer { record.handshakeCounted = true }
+            return record.handshakeCounted ? nil : record.watch
+        }
+        guard let watch = first ?? nil, let metrics = watch.metrics, let session = fa_mhd_tls_session(connection) else {
+            return
+        }
+        metrics.tlsHandshake(resumed: gnutls_session_is_resumed(OpaquePointer(session)) != 0)
     }
 
     /// The request completed (answered or abandoned): the next head phase starts now.

@@ -40,6 +40,9 @@ public struct ServerLimits: Sendable {
     /// Bytes of memory per connection, which also caps the request line and headers
     /// (MHD answers 431 past it).
     public var connectionMemory: Int = 32 * 1024
+    /// Seconds a TLS 1.3 session ticket may resume a session (`SessionTickets`); 0: no
+    /// tickets, every connection a full handshake.
+    public var sessionTicketLifetime: Int32 = 3600
 
     public init() {}
 }
@@ -83,9 +86,14 @@ public final class HTTPServer {
         let cap = ConnectionCap(
             limit: Int(limits.maxConnectionsPerAddress), exempt: proxies, metrics: service.metrics,
             log: { [log = service.log] in log.message($0) })
+        var tickets: SessionTickets?
+        if tls != nil && limits.sessionTicketLifetime > 0 {
+            tickets = SessionTickets(lifetimeSeconds: limits.sessionTicketLifetime)
+            if tickets == nil { throw ServerError(message: "cannot make a TLS session ticket key (GnuTLS)") }
+        }
         watch = ConnectionWatch(
             headTimeout: limits.headTimeout, certificates: tls.map { CertificateSlot($0) },
-            cap: cap, log: service.log)
+            cap: cap, tickets: tickets, metrics: service.metrics, log: service.log)
         admission = Admission(
             cap: cap,
             rate: ConnectionRateLimit(

@@ -19,6 +19,8 @@ public final class Metrics: Sendable {
         var unverifiedTokens: Int64 = 0
         var connectionsRefused: Int64 = 0
         var connectionsCapped: Int64 = 0
+        var handshakesFull: Int64 = 0
+        var handshakesResumed: Int64 = 0
     }
 
     private let counters = Mutex(Counters())
@@ -28,7 +30,8 @@ public final class Metrics: Sendable {
     /// The fixed route name of `path`, for labels.
     static func route(_ path: String) -> String {
         switch path {
-        case "/v1/login", "/login", "/oauth2/token", "/oauth2/introspect", "/v1/keys", "/pubkey", "/healthz", "/metrics":
+        case "/v1/login", "/login", "/oauth2/token", "/oauth2/introspect", "/v1/keys", "/pubkey", "/healthz",
+            "/metrics":
             return path
         default: return path.hasPrefix("/v1/keys/") ? "/v1/keys/{kid}" : "other"
         }
@@ -52,10 +55,14 @@ public final class Metrics: Sendable {
         counters.withLock { c in
             switch event.event {
             case .login, .oauthToken:
-                c.logins["endpoint=\"\(Self.route(path))\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"", default: 0] += 1
+                c.logins[
+                    "endpoint=\"\(Self.route(path))\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"",
+                    default: 0] += 1
                 if event.reason == .token(.replayed) { c.replays += 1 }
             default:
-                c.keyEvents["event=\"\(Self.labelSafe(event.event.name))\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"", default: 0] += 1
+                c.keyEvents[
+                    "event=\"\(Self.labelSafe(event.event.name))\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"",
+                    default: 0] += 1
             }
         }
     }
@@ -75,6 +82,14 @@ public final class Metrics: Sendable {
         counters.withLock { c in c.connectionsCapped += 1 }
     }
 
+    /// Counts a TLS connection's handshake at its first request: a full one (certificate
+    /// signed) or a session resumed with a ticket.
+    public func tlsHandshake(resumed: Bool) {
+        counters.withLock { c in
+            if resumed { c.handshakesResumed += 1 } else { c.handshakesFull += 1 }
+        }
+    }
+
     /// Counts a token refused before its signature verified.
     func unverified() {
         counters.withLock { c in c.unverifiedTokens += 1 }
@@ -84,8 +99,10 @@ public final class Metrics: Sendable {
     /// database could not be read, then the gauge is left out); `refusalsCounted` the
     /// refusals of addresses past their limit, counted together; `commits` the group
     /// commit's batches, items and failed batches.
-    public func render(keys: [(KeyStatus, Int64)]?, refusalsCounted: Int64 = 0,
-                       commits: (batches: Int64, items: Int64, failed: Int64) = (0, 0, 0)) -> String {
+    public func render(
+        keys: [(KeyStatus, Int64)]?, refusalsCounted: Int64 = 0,
+        commits: (batches: Int64, items: Int64, failed: Int64) = (0, 0, 0)
+    ) -> String {
         counters.withLock { c in
             var out = ""
             func family(_ name: String, _ type: String, _ help: String) {
@@ -94,32 +111,51 @@ public final class Metrics: Sendable {
             func series(_ name: String, _ values: [String: Int64]) {
                 for key in values.keys.sorted() { out += "\(name){\(key)} \(values[key] ?? 0)\n" }
             }
-            family("fingerauthd_logins_total", "counter", "Login attempts (/v1/login, /login, /oauth2/token) by outcome and reason.")
+            family(
+                "fingerauthd_logins_total", "counter",
+                "Login attempts (/v1/login, /login, /oauth2/token) by outcome and reason.")
             series("fingerauthd_logins_total", c.logins)
-            family("fingerauthd_key_events_total", "counter", "Key registrations and revocations by outcome and reason.")
+            family(
+                "fingerauthd_key_events_total", "counter", "Key registrations and revocations by outcome and reason.")
             series("fingerauthd_key_events_total", c.keyEvents)
             family("fingerauthd_replays_refused_total", "counter", "Tokens refused because their jti was already used.")
             out += "fingerauthd_replays_refused_total \(c.replays)\n"
             family("fingerauthd_rate_limited_total", "counter", "Requests answered 429, by the limit that applied.")
             var limited = c.rateLimited
-            for scope in ["user", "address"] where limited["scope=\"\(scope)\""] == nil { limited["scope=\"\(scope)\""] = 0 }
+            for scope in ["user", "address"] where limited["scope=\"\(scope)\""] == nil {
+                limited["scope=\"\(scope)\""] = 0
+            }
             series("fingerauthd_rate_limited_total", limited)
-            family("fingerauthd_unverified_tokens_total", "counter",
-                   "Tokens refused before their signature verified with a registered key (answered invalid_token).")
+            family(
+                "fingerauthd_unverified_tokens_total", "counter",
+                "Tokens refused before their signature verified with a registered key (answered invalid_token).")
             out += "fingerauthd_unverified_tokens_total \(c.unverifiedTokens)\n"
-            family("fingerauthd_refusals_counted_total", "counter",
-                   "Requests of addresses past their failure limit, answered 429 and counted together in refusals audit rows.")
+            family(
+                "fingerauthd_refusals_counted_total", "counter",
+                "Requests of addresses past their failure limit, answered 429 and counted together in refusals audit rows."
+            )
             out += "fingerauthd_refusals_counted_total \(refusalsCounted)\n"
             family("fingerauthd_commit_batches_total", "counter", "Durable commits of the request path (group commit).")
             out += "fingerauthd_commit_batches_total \(commits.batches)\n"
-            family("fingerauthd_commit_items_total", "counter", "Writes (audit rows, jti claims, counts) in those commits.")
+            family(
+                "fingerauthd_commit_items_total", "counter", "Writes (audit rows, jti claims, counts) in those commits."
+            )
             out += "fingerauthd_commit_items_total \(commits.items)\n"
-            family("fingerauthd_commit_failures_total", "counter", "Batches that could not be committed (every request in them answered 503).")
+            family(
+                "fingerauthd_commit_failures_total", "counter",
+                "Batches that could not be committed (every request in them answered 503).")
             out += "fingerauthd_commit_failures_total \(commits.failed)\n"
-            family("fingerauthd_connections_refused_total", "counter",
-                   "New connections closed at their accept, before TLS, by the limit that applied.")
+            family(
+                "fingerauthd_connections_refused_total", "counter",
+                "New connections closed at their accept, before TLS, by the limit that applied.")
             out += "fingerauthd_connections_refused_total{limit=\"connection_rate\"} \(c.connectionsRefused)\n"
             out += "fingerauthd_connections_refused_total{limit=\"connections_per_address\"} \(c.connectionsCapped)\n"
+            family(
+                "fingerauthd_tls_handshakes_total", "counter",
+                "TLS connections that carried a request, by handshake: full (certificate signed) or resumed (session ticket)."
+            )
+            out += "fingerauthd_tls_handshakes_total{kind=\"full\"} \(c.handshakesFull)\n"
+            out += "fingerauthd_tls_handshakes_total{kind=\"resumed\"} \(c.handshakesResumed)\n"
             family("fingerauthd_requests_total", "counter", "HTTP requests by route and status.")
             series("fingerauthd_requests_total", c.requests)
             family("fingerauthd_request_duration_seconds", "histogram", "Time from complete request to answer.")
@@ -139,9 +175,11 @@ public final class Metrics: Sendable {
 
     /// Reason codes are fixed ASCII words; anything else becomes `other`.
     static func labelSafe(_ text: String) -> String {
-        let ok = !text.isEmpty && text.utf8.count <= 40 && text.utf8.allSatisfy {
-            ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f
-        }
+        let ok =
+            !text.isEmpty && text.utf8.count <= 40
+            && text.utf8.allSatisfy {
+                ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f
+            }
         return ok ? text : "other"
     }
 }
