@@ -10,7 +10,7 @@ SWIFT_BUILD := swift build -c release --disable-local-rpath
 # without systemd running); fprintd with polkitd, dbus-daemon, dbus-monitor, gdbus and
 # PyGObject for the fprintd backend on a private system bus.
 BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-dev \
-  libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev gettext libtss2-dev
+  libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev gettext libtss2-dev
 TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
   faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools python3-tpm2-pytss chromium chromium-driver python3-selenium \
   fprintd polkitd dbus-daemon dbus-bin libglib2.0-bin python3-gi

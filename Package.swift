@@ -39,7 +39,7 @@ let package = Package(
         // C bridges, one per library; variadic functions get typed shims.
         .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
         .systemLibrary(name: "CPAM", path: "Sources/CPAM"),
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl"),
+        .systemLibrary(name: "CLibSSL", path: "Sources/CLibSSL", pkgConfig: "libssl"),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto"),
         .systemLibrary(name: "CFPrint", path: "Sources/CFPrint", pkgConfig: "libfprint-2"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
@@ -60,7 +60,9 @@ let package = Package(
         .target(
             name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"],
             swiftSettings: v6),
-        .target(name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "CCurl"], swiftSettings: v6),
+        .target(
+            name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CLibSSL", "CSystem"],
+            swiftSettings: v6),
         // TPM-resident device keys and the host's half of key attestation (ESAPI). Linked by
         // the login helper and the command line only, never by the module or the server.
         .target(

@@ -20,7 +20,7 @@ public struct Options: Equatable, Sendable {
     public var hostID: String?
     /// CA bundle for the authenticator's certificate (`cafile`).
     public var caFile: String?
-    /// libcurl pinned public key, e.g. `sha256//…` (`pinned_pubkey`).
+    /// The authenticator's public-key pin: `sha256//BASE64` hashes (`;` between) or a key file (`pinned_pubkey`).
     public var pinnedPublicKey: String?
     /// Seconds to wait for a finger (`timeout`, 1–120).
     public var timeoutSeconds = 10
@@ -95,7 +95,8 @@ public struct Options: Equatable, Sendable {
             && a.pinnedPublicKey == b.pinnedPublicKey && a.timeoutSeconds == b.timeoutSeconds
             && a.maxTries == b.maxTries && a.ttlSeconds == b.ttlSeconds && a.stateDirectory == b.stateDirectory
             && a.loginHelper == b.loginHelper && a.sessionDirectory == b.sessionDirectory
-            && a.attemptsDirectory == b.attemptsDirectory && a.virtualReader == b.virtualReader && a.allowHTTP == b.allowHTTP
+            && a.attemptsDirectory == b.attemptsDirectory && a.virtualReader == b.virtualReader
+            && a.allowHTTP == b.allowHTTP
             && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
             && a.disabled == b.disabled && a.tokenFile == b.tokenFile && a.agentSocket == b.agentSocket
             && a.prompt == b.prompt && a.texts == b.texts && a.localeDirectory == b.localeDirectory
@@ -107,14 +108,17 @@ public struct Options: Equatable, Sendable {
     }
 
     /// The names of the claims FingerAuth sets itself; `claim.NAME` cannot use them.
-    public static let reservedClaims: Set<String> = ["iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service", "client_service"]
+    public static let reservedClaims: Set<String> = [
+        "iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service", "client_service",
+    ]
 
     /// Sets one key. `source` names the file and line or the pam.d argument for errors.
     public mutating func set(_ key: String, _ value: String, source: String) throws(ConfigError) {
         func error(_ m: String) -> ConfigError { ConfigError(source: source, key: key, message: m) }
         func path() throws(ConfigError) -> String {
             guard value.hasPrefix("/"), value.utf8.count < 4096,
-                  value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else {
+                value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f })
+            else {
                 throw error("must be an absolute path")
             }
             return value
@@ -134,7 +138,8 @@ public struct Options: Equatable, Sendable {
         }
         func text() throws(ConfigError) -> String {
             guard !value.isEmpty, value.utf8.count <= 256,
-                  value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
+                value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f })
+            else {
                 throw error("must be 1 to 256 printable characters")
             }
             return value
@@ -196,7 +201,8 @@ public struct Options: Equatable, Sendable {
                 let name = key.dropFirst(5)
                 let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
                 guard let first = parts.first, TextName(rawValue: String(first)) != nil else {
-                    throw error("unknown text; the texts are " + TextName.allCases.map(\.rawValue).joined(separator: ", "))
+                    throw error(
+                        "unknown text; the texts are " + TextName.allCases.map(\.rawValue).joined(separator: ", "))
                 }
                 if parts.count == 2 {
                     guard LoginJob.isPrintable(String(parts[1]), limit: 64), !parts[1].contains(" ") else {
@@ -206,7 +212,9 @@ public struct Options: Equatable, Sendable {
                 texts[String(name)] = try text()
             } else if key.hasPrefix("claim.") {
                 let name = String(key.dropFirst(6))
-                guard PortableWord.isValid(name), !name.contains(".") else { throw error("claim names are letters, digits, _ and -") }
+                guard PortableWord.isValid(name), !name.contains(".") else {
+                    throw error("claim names are letters, digits, _ and -")
+                }
                 guard !Options.reservedClaims.contains(name) else { throw error("cannot replace a standard claim") }
                 let v = try text()
                 extraClaims.removeAll { $0.0 == name }
@@ -222,7 +230,9 @@ public struct Options: Equatable, Sendable {
     /// `net.ipv4.ip_unprivileged_port_start` (1024 unless changed) — so that no local user
     /// can listen there and stand in for the authenticator. `unprivilegedPortStart` is asked
     /// only for an http:// url.
-    public func validated(source: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError) -> Options {
+    public func validated(source: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError)
+        -> Options
+    {
         guard let url else { throw ConfigError(source: source, key: "url", message: "is not set") }
         if !url.isHTTPS {
             guard allowHTTP else {
@@ -233,8 +243,11 @@ public struct Options: Equatable, Sendable {
             }
             let limit = unprivilegedPortStart()
             guard url.effectivePort < limit else {
-                throw ConfigError(source: source, key: "url",
-                                  message: "http:// is allowed only to a privileged loopback port (below \(limit), net.ipv4.ip_unprivileged_port_start)")
+                throw ConfigError(
+                    source: source, key: "url",
+                    message:
+                        "http:// is allowed only to a privileged loopback port (below \(limit), net.ipv4.ip_unprivileged_port_start)"
+                )
             }
         }
         return self

@@ -1,5 +1,6 @@
-import CCurl
+import CLibSSL
 import FingerAuthCore
+import FingerAuthSystem
 
 /// How to reach the authenticator: TLS settings and the bounds on every request.
 public struct HTTPSettings: Sendable {
@@ -9,6 +10,9 @@ public struct HTTPSettings: Sendable {
     public var connectTimeoutMilliseconds = 2000
     public var totalTimeoutMilliseconds = 5000
     public var maxResponseBytes = 16 * 1024
+    /// A root-only directory where the TLS session of the last connection is kept for the
+    /// next process (`SessionCache`); nil: kept in memory only.
+    public var sessionDirectory: String?
 
     public init() {}
 
@@ -35,185 +39,158 @@ public struct HTTPFailure: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// One HTTPS request through libcurl, hardened for use by the helper and the command line:
-/// no redirects, no proxy from the environment, no signals, peer and host verified, bounded
-/// time and size.
+/// One HTTP request, hardened for use by the helper and the command line: no redirects,
+/// no proxy, nothing read from the environment, peer and host verified, bounded time and
+/// size.
 public enum HTTPClient {
-    public static func send(method: String, url: String, body: [UInt8]?, headers: [String] = [],
-                            settings: HTTPSettings) -> Result<HTTPResponse, HTTPFailure> {
-        guard let connection = HTTPConnection(settings: settings) else {
-            return .failure(HTTPFailure(kind: .other, message: "libcurl unavailable"))
-        }
-        return connection.send(method: method, url: url, body: body, headers: headers)
+    public static func send(
+        method: String, url: String, body: [UInt8]?, headers: [String] = [],
+        settings: HTTPSettings
+    ) -> Result<HTTPResponse, HTTPFailure> {
+        HTTPConnection(settings: settings).send(method: method, url: url, body: body, headers: headers)
     }
 }
 
-/// One libcurl easy handle kept across requests, so that a second request to the same
-/// server reuses the connection (DNS, TCP and the TLS handshake) of the first. libcurl
-/// opens a new connection by itself when the server closed the kept one. Use it from one
-/// thread at a time.
+/// One client kept across requests: a second request to the same server goes over the
+/// connection (DNS, TCP and the TLS handshake) of the first while the server keeps it open,
+/// and a new connection resumes the TLS session of the last one when the server gave a
+/// ticket (`SessionCache`). Use it from one thread at a time.
 public final class HTTPConnection {
-    let handle: CurlHandle
     public var settings: HTTPSettings
+    private var tls: TLSClientContext?
+    private var stream: ClientStream?
+    private var streamURL: AuthenticatorURL?
+    private let sessions: SessionCache
 
-    public init?(settings: HTTPSettings) {
-        guard let handle = CurlHandle() else { return nil }
-        self.handle = handle
+    public init(settings: HTTPSettings) {
         self.settings = settings
+        sessions = SessionCache(settings: settings)
     }
 
-    /// One request. Every option is set anew on a handle reset first (`curl_easy_reset`
-    /// keeps the open connection, the DNS and TLS session caches): nothing of the previous
-    /// request carries over. (libcurl turns a handle into POST whenever `CURLOPT_POSTFIELDS`
-    /// is set, even to NULL as done after each request so that no pointer to a freed body
-    /// stays behind; a later request that did not set its method would go out as a POST
-    /// whose body libcurl reads from standard input.) A GET has no body and no body headers.
-    public func send(method: String, url: String, body: [UInt8]?, headers: [String] = []) -> Result<HTTPResponse, HTTPFailure> {
-        let sink = ResponseSink(limit: settings.maxResponseBytes)
-        let context = Unmanaged.passUnretained(sink).toOpaque()
-        let c = handle.pointer
-        curl_easy_reset(c)
-        let sendsBody = method == "POST" || (method != "GET" && body != nil)
-        var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headerList) }
-        for header in (sendsBody ? ["Content-Type: application/json"] : []) + ["Accept: application/json", "Expect:"] + headers {
-            headerList = curl_slist_append(headerList, header)
-        }
+    /// Whether the last connection opened resumed a TLS session (no certificate sent).
+    public private(set) var lastHandshakeResumed = false
 
-        var ok = true
-        ok = ok && fa_curl_setopt_string(c, CURLOPT_URL, url) == CURLE_OK
-        ok = ok && fa_curl_setopt_string(c, CURLOPT_PROTOCOLS_STR, settings.allowHTTP ? "http,https" : "https") == CURLE_OK
-        ok = ok && fa_curl_setopt_long(c, CURLOPT_FOLLOWLOCATION, 0) == CURLE_OK
-        ok = ok && fa_curl_setopt_string(c, CURLOPT_PROXY, "") == CURLE_OK
-        ok = ok && fa_curl_setopt_string(c, CURLOPT_NOPROXY, "*") == CURLE_OK
-        ok = ok && fa_curl_setopt_long(c, CURLOPT_NOSIGNAL, 1) == CURLE_OK
-        // Without it libcurl 7.88 waits for its resolver thread when it gives up, that is for
-        // the resolver's own timeouts (10 s with a silent name server), not for ours.
-        ok = ok && fa_curl_setopt_long(c, CURLOPT_QUICK_EXIT, 1) == CURLE_OK
-        ok = ok && fa_curl_setopt_long(c, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds) == CURLE_OK
-        ok = ok && fa_curl_setopt_long(c, CURLOPT_TIMEOUT_MS, settings.totalTimeoutMilliseconds) == CURLE_OK
-        ok = ok && fa_curl_setopt_long(c, CURLOPT_SSL_VERIFYPEER, 1) == CURLE_OK
-        ok = ok && fa_curl_setopt_long(c, CURLOPT_SSL_VERIFYHOST, 2) == CURLE_OK
-        ok = ok && fa_curl_setopt_long(c, CURLOPT_SSLVERSION, CURL_SSLVERSION_TLSv1_2) == CURLE_OK
-        ok = ok && fa_curl_setopt_string(c, CURLOPT_USERAGENT, "fingerauth/0.1") == CURLE_OK
-        ok = ok && fa_curl_setopt_slist(c, CURLOPT_HTTPHEADER, headerList) == CURLE_OK
-        ok = ok && fa_curl_setopt_write_function(c, responseWriter) == CURLE_OK
-        ok = ok && fa_curl_setopt_pointer(c, CURLOPT_WRITEDATA, context) == CURLE_OK
-        ok = ok && fa_curl_setopt_header_function(c, headerReader) == CURLE_OK
-        ok = ok && fa_curl_setopt_pointer(c, CURLOPT_HEADERDATA, context) == CURLE_OK
-        ok = ok && fa_curl_setopt_pointer(c, CURLOPT_ERRORBUFFER, handle.errorBuffer) == CURLE_OK
-        if let caFile = settings.caFile {
-            ok = ok && fa_curl_setopt_string(c, CURLOPT_CAINFO, caFile) == CURLE_OK
+    /// One request. A request on a kept connection that the server had closed meanwhile
+    /// (nothing of an answer came back) is sent once more on a new connection, as browsers
+    /// and libcurl do; a request on a new connection is sent once.
+    public func send(method: String, url: String, body: [UInt8]?, headers: [String] = []) -> Result<
+        HTTPResponse, HTTPFailure
+    > {
+        let target: AuthenticatorURL
+        switch AuthenticatorURL.parse(url) {
+        case let .success(parsed): target = parsed
+        case let .failure(error): return .failure(HTTPFailure(kind: .other, message: "bad URL: \(error.message)"))
         }
-        if let pin = settings.pinnedPublicKey {
-            ok = ok && fa_curl_setopt_string(c, CURLOPT_PINNEDPUBLICKEY, pin) == CURLE_OK
+        guard target.isHTTPS || settings.allowHTTP else {
+            return .failure(HTTPFailure(kind: .other, message: "protocol not allowed: http:// without allow_http"))
         }
-        switch method {
-        case "GET": ok = ok && fa_curl_setopt_long(c, CURLOPT_HTTPGET, 1) == CURLE_OK
-        case "POST": break  // POSTFIELDS below makes it a POST
-        default: ok = ok && fa_curl_setopt_string(c, CURLOPT_CUSTOMREQUEST, method) == CURLE_OK
-        }
-        guard ok else { return .failure(HTTPFailure(kind: .other, message: "libcurl refused an option")) }
-        handle.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-
-        let code: CURLcode = HTTPClient.withBody(body ?? []) { pointer, count in
-            if sendsBody {
-                guard fa_curl_setopt_long(c, CURLOPT_POSTFIELDSIZE, count) == CURLE_OK,
-                      fa_curl_setopt_pointer(c, CURLOPT_POSTFIELDS, pointer) == CURLE_OK else { return CURLE_FAILED_INIT }
+        let deadline = Deadline.now().adding(milliseconds: Int64(max(0, settings.totalTimeoutMilliseconds)))
+        let request = HTTPWire.request(method: method, url: target, body: body, headers: headers)
+        if let kept = stream, streamURL?.sameServer(as: target) == true {
+            stream = nil
+            switch exchange(kept, request: request, method: method, deadline: deadline) {
+            case .closedBeforeAnswer: break // a new connection below
+            case let .finished(result): return result
             }
-            let code = curl_easy_perform(c)
-            // The body lives only for this call: libcurl must not keep a pointer to it.
-            _ = fa_curl_setopt_pointer(c, CURLOPT_POSTFIELDS, nil)
-            return code
         }
-        if sink.overflowed {
-            return .failure(HTTPFailure(kind: .tooLarge, message: "answer larger than \(settings.maxResponseBytes) bytes"))
+        stream = nil
+        let opened: ClientStream
+        switch open(target, deadline: deadline) {
+        case let .failure(failure): return .failure(failure)
+        case let .success(fresh): opened = fresh
         }
-        guard code == CURLE_OK else { return .failure(HTTPClient.failure(code, handle: handle, url: url)) }
-        var status = 0
-        _ = fa_curl_getinfo_long(c, CURLINFO_RESPONSE_CODE, &status)
-        return .success(HTTPResponse(status: status, body: sink.bytes, date: sink.date))
-    }
-}
-
-extension HTTPClient {
-    /// The body in memory that lives for the call, never at a NULL address (an empty
-    /// array may have none, and NULL postfields make libcurl read the body from stdin).
-    static func withBody(_ body: [UInt8], _ run: (UnsafeMutableRawPointer?, Int) -> CURLcode) -> CURLcode {
-        var copy = body + [0]
-        return copy.withUnsafeMutableBytes { run($0.baseAddress, body.count) }
-    }
-
-    static func failure(_ code: CURLcode, handle: CurlHandle, url: String) -> HTTPFailure {
-        let detail = handle.errorText.isEmpty ? String(cString: curl_easy_strerror(code)) : handle.errorText
-        switch code {
-        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST:
-            return HTTPFailure(kind: .refused, message: "cannot connect to the authenticator: \(detail)")
-        case CURLE_OPERATION_TIMEDOUT:
-            return HTTPFailure(kind: .timeout, message: "authenticator timed out: \(detail)")
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
-             CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR:
-            return HTTPFailure(kind: .tls, message: "TLS failure with the authenticator: \(detail)")
-        case CURLE_UNSUPPORTED_PROTOCOL:
-            return HTTPFailure(kind: .other, message: "protocol not allowed: \(detail)")
-        default:
-            return HTTPFailure(kind: .other, message: "request to the authenticator failed: \(detail)")
+        switch exchange(opened, request: request, method: method, deadline: deadline) {
+        case .closedBeforeAnswer:
+            return .failure(
+                HTTPFailure(
+                    kind: .other,
+                    message: "request to the authenticator failed: the server closed the connection without an answer"))
+        case let .finished(result): return result
         }
     }
+
+    private func open(_ target: AuthenticatorURL, deadline: Deadline) -> Result<ClientStream, HTTPFailure> {
+        if target.isHTTPS && tls == nil {
+            switch TLSClientContext.make(settings: settings) {
+            case let .failure(failure): return .failure(failure)
+            case let .success(context): tls = context
+            }
+        }
+        let connectBy = Deadline.now().adding(milliseconds: Int64(max(0, settings.connectTimeoutMilliseconds)))
+        let saved = target.isHTTPS ? sessions.load(for: target) : nil
+        defer { if let saved { SSL_SESSION_free(saved) } }
+        let result = ClientStream.open(target, tls: tls, session: saved, connectBy: connectBy, deadline: deadline)
+        if case let .success(stream) = result {
+            lastHandshakeResumed = stream.resumed
+            streamURL = target
+        }
+        return result
+    }
+
+    private enum Exchange {
+        case closedBeforeAnswer
+        case finished(Result<HTTPResponse, HTTPFailure>)
+    }
+
+    private func exchange(_ stream: ClientStream, request: [UInt8], method: String, deadline: Deadline) -> Exchange {
+        switch stream.write(request, until: deadline) {
+        case .done: break
+        case .closed: return .closedBeforeAnswer
+        case .timedOut: return .finished(.failure(timedOut(received: 0)))
+        case let .failed(why):
+            return .finished(
+                .failure(HTTPFailure(kind: .other, message: "request to the authenticator failed: \(why)")))
+        }
+        var received: [UInt8] = []
+        var ended = false
+        while true {
+            switch HTTPWire.parse(received, ended: ended, method: method, limit: settings.maxResponseBytes) {
+            case .incomplete:
+                if ended {
+                    return received.isEmpty
+                        ? .closedBeforeAnswer
+                        : .finished(
+                            .failure(
+                                HTTPFailure(
+                                    kind: .other, message: "request to the authenticator failed: the answer was cut off"
+                                )))
+                }
+            case let .invalid(why):
+                return .finished(
+                    .failure(HTTPFailure(kind: .other, message: "request to the authenticator failed: \(why)")))
+            case .tooLarge:
+                return .finished(
+                    .failure(
+                        HTTPFailure(kind: .tooLarge, message: "answer larger than \(settings.maxResponseBytes) bytes")))
+            case let .complete(status, body, date, keepAlive):
+                sessions.save(from: stream)
+                if keepAlive && !ended { self.stream = stream }
+                return .finished(.success(HTTPResponse(status: status, body: body, date: date)))
+            }
+            switch stream.read(into: &received, capacity: 16 * 1024, until: deadline) {
+            case .done: continue
+            case .closed: ended = true
+            case .timedOut: return .finished(.failure(timedOut(received: received.count)))
+            case let .failed(why):
+                if received.isEmpty { return .closedBeforeAnswer }
+                return .finished(
+                    .failure(HTTPFailure(kind: .other, message: "request to the authenticator failed: \(why)")))
+            }
+        }
+    }
+
+    private func timedOut(received: Int) -> HTTPFailure {
+        HTTPFailure(
+            kind: .timeout,
+            message:
+                "authenticator timed out: Operation timed out after \(settings.totalTimeoutMilliseconds) milliseconds with \(received) bytes received"
+        )
+    }
 }
 
-/// Owns a `CURL *` (curl_easy_cleanup in deinit) and its error buffer.
-final class CurlHandle {
-    let pointer: UnsafeMutableRawPointer
-    let errorBuffer: UnsafeMutablePointer<CChar>
-
-    init?() {
-        guard let p = curl_easy_init() else { return nil }
-        pointer = p
-        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+extension AuthenticatorURL {
+    /// Same scheme, host and port: a kept connection can carry the request.
+    func sameServer(as other: AuthenticatorURL) -> Bool {
+        isHTTPS == other.isHTTPS && host == other.host && effectivePort == other.effectivePort
     }
-
-    var errorText: String { String(cString: errorBuffer) }
-
-    deinit {
-        curl_easy_cleanup(pointer)
-        errorBuffer.deallocate()
-    }
-}
-
-/// Collects the answer body up to a limit; past it the transfer is aborted.
-final class ResponseSink {
-    let limit: Int
-    var bytes: [UInt8] = []
-    var overflowed = false
-    var date: String?
-    init(limit: Int) { self.limit = limit }
-}
-
-/// Keeps the `Date` header (one line per call; at most 256 bytes looked at).
-private let headerReader: fa_curl_write_callback = { data, size, count, context in
-    let (total, overflow) = size.multipliedReportingOverflow(by: count)
-    guard let data, let context, !overflow else { return 0 }
-    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    let length = min(total, 256)
-    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
-        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-    }
-    if line.lowercased().hasPrefix("date:") {
-        sink.date = String(line.dropFirst(5).drop(while: { $0 == " " }).prefix(while: { !$0.isNewline }))
-    }
-    return total
-}
-
-private let responseWriter: fa_curl_write_callback = { data, size, count, context in
-    guard let data, let context else { return 0 }
-    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    let (total, overflow) = size.multipliedReportingOverflow(by: count)
-    guard !overflow, total <= sink.limit - sink.bytes.count else {
-        sink.overflowed = true
-        return 0
-    }
-    data.withMemoryRebound(to: UInt8.self, capacity: total) { sink.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: total)) }
-    return total
 }

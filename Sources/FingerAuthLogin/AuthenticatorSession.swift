@@ -4,10 +4,10 @@ import FingerAuthHTTP
 import FingerAuthSystem
 import FingerAuthTPM
 
-/// The helper's side of the authenticator for one login: one libcurl handle whose
-/// connection is opened (DNS, TCP, TLS) by a first request while the finger is awaited and
-/// reused for the login's POST, and the token, signed ahead with the device key and sent
-/// only after a match.
+/// The helper's side of the authenticator for one login: one client whose connection is
+/// opened (DNS, TCP, TLS, resuming the previous login's TLS session kept under the state
+/// directory's `tls/`) by a first request while the finger is awaited and reused for the
+/// login's POST, and the token, signed ahead with the device key and sent only after a match.
 ///
 /// `@unchecked Sendable`: two threads use it in turn, never at once. `LoginCommand` hands
 /// it to its `BackgroundWork` (warm-up, then the signature made ahead) and touches it
@@ -17,29 +17,30 @@ final class AuthenticatorSession: @unchecked Sendable {
     let job: LoginJob
     let key: DeviceKey
     let clock: Clock
-    private let connection: HTTPConnection?
+    private let connection: HTTPConnection
     /// Why the authenticator could not be reached; nil once the warm-up got any answer.
     private(set) var unreachable: String? = "not tried"
     private var signed: (token: String, issuedAt: Int64)?
 
-    /// The warm-up request's bound; its connect bound is libcurl's 2 s.
+    /// The warm-up request's bound; its connect bound is the client's 2 s.
     static let warmUpMilliseconds = 3000
 
     init(job: LoginJob, key: DeviceKey, clock: Clock = SystemClock()) {
         self.job = job
         self.key = key
         self.clock = clock
-        connection = HTTPConnection(settings: HTTPSettings(options: job.options))
+        var settings = HTTPSettings(options: job.options)
+        settings.sessionDirectory = job.options.stateDirectory + "/tls"
+        connection = HTTPConnection(settings: settings)
     }
 
     /// Opens the connection with a real request (`GET` of the login URL: an HTTP answer proves
-    /// the name resolves, the port answers and the certificate verifies; libcurl reuses only
-    /// connections that carried a request). 502, 503 and 504 — a gateway with no server
+    /// the name resolves, the port answers and the certificate verifies). 502, 503 and 504 — a gateway with no server
     /// behind it, an authenticator whose database is down — count as unreachable: the POST
     /// would get the same, so nobody should be asked for a finger.
     func prepare() {
-        guard let connection, let url = job.options.url else {
-            unreachable = "libcurl unavailable"
+        guard let url = job.options.url else {
+            unreachable = "no url"
             return
         }
         let bound = connection.settings.totalTimeoutMilliseconds
@@ -66,9 +67,10 @@ final class AuthenticatorSession: @unchecked Sendable {
     func token() -> String? {
         let now = clock.now()
         if let signed, now - signed.issuedAt <= Int64(job.options.ttlSeconds / 2) { return signed.token }
-        var claims = LoginClaims(issuer: job.issuer, subject: job.user, audience: job.options.effectiveAudience,
-                                 issuedAt: now, ttlSeconds: job.options.ttlSeconds, jti: job.jti,
-                                 service: job.service, extra: job.options.extraClaims)
+        var claims = LoginClaims(
+            issuer: job.issuer, subject: job.user, audience: job.options.effectiveAudience,
+            issuedAt: now, ttlSeconds: job.options.ttlSeconds, jti: job.jti,
+            service: job.service, extra: job.options.extraClaims)
         claims.hardwareKey = key.isHardware
         claims.clientService = job.clientService
         let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid), claims: claims.json)
@@ -88,9 +90,10 @@ final class AuthenticatorSession: @unchecked Sendable {
 
     /// POSTs the token and reads the verdict: only `ok` true with our `sub`, `jti` and `kid`.
     func login() -> HelperMessage {
-        let jti = job.jti, kid = key.kid
-        guard let connection, let url = job.options.url else {
-            return .unavailable(jti: jti, kid: kid, detail: "libcurl unavailable")
+        let jti = job.jti
+        let kid = key.kid
+        guard let url = job.options.url else {
+            return .unavailable(jti: jti, kid: kid, detail: "no url")
         }
         guard let token = token() else { return .unavailable(jti: jti, kid: kid, detail: signingFailure) }
         let body = JSONEncoding.encodeBytes(.object([("jwt", .string(token))]))
@@ -98,8 +101,10 @@ final class AuthenticatorSession: @unchecked Sendable {
         case let .failure(failure):
             return .unavailable(jti: jti, kid: kid, detail: failure.message)
         case let .success(response):
-            switch AuthenticatorVerdict.interpret(status: response.status, body: response.body, user: job.user,
-                                                  jti: jti, kid: kid) {
+            switch AuthenticatorVerdict.interpret(
+                status: response.status, body: response.body, user: job.user,
+                jti: jti, kid: kid)
+            {
             case .accepted: return .accepted(jti: jti, kid: kid)
             case let .rejected(code, why): return .refused(jti: jti, kid: kid, code: code, detail: why)
             case let .unavailable(why): return .unavailable(jti: jti, kid: kid, detail: why)

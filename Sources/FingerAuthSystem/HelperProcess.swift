@@ -1,7 +1,8 @@
+import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
 
 /// The login step as the module runs it: `fingerauth-login --login` in its own process,
 /// started clean (`ChildProcess`), the `LoginJob` on its standard input, its lines relayed
@@ -13,7 +14,7 @@ public struct HelperProcess: LoginHelper {
     public var startupMilliseconds: Int64 = 5000
     /// Over `timeout` while the finger is awaited (reader close, scheduling).
     public var scanGraceMilliseconds: Int64 = 1500
-    /// After `MATCH`: signing and one request on the warm connection (libcurl's bound is 5 s).
+    /// After `MATCH`: signing and one request on the warm connection (the client's bound is 5 s).
     public var verdictMilliseconds: Int64 = 6500
     /// For the helper to exit after its last line.
     public var exitGraceMilliseconds: Int64 = 1000
@@ -30,8 +31,10 @@ public struct HelperProcess: LoginHelper {
         case let .failure(why): return .unavailable("login helper " + why.description)
         }
         let child: ChildProcess
-        switch ChildProcess.spawn(executable, arguments: HelperProcess.arguments(job.options.loginHelper),
-                                  input: Array(job.text.utf8), maxLineBytes: HelperMessage.maxLineBytes) {
+        switch ChildProcess.spawn(
+            executable, arguments: HelperProcess.arguments(job.options.loginHelper),
+            input: Array(job.text.utf8), maxLineBytes: HelperMessage.maxLineBytes)
+        {
         case let .success(c): child = c
         case let .failure(why): return .unavailable(why.description)
         }
@@ -48,13 +51,23 @@ public struct HelperProcess: LoginHelper {
                 }
                 switch message {
                 case .ready:
-                    guard relay(message) else { child.kill(); return .conversationFailed }
+                    guard relay(message) else {
+                        child.kill()
+                        return .conversationFailed
+                    }
                     phase = "while waiting for a finger"
-                    deadline = MonotonicInstant.now().adding(milliseconds: Int64(job.options.timeoutSeconds) * 1000 + scanGraceMilliseconds)
+                    deadline = MonotonicInstant.now().adding(
+                        milliseconds: Int64(job.options.timeoutSeconds) * 1000 + scanGraceMilliseconds)
                 case .retry:
-                    guard relay(message) else { child.kill(); return .conversationFailed }
+                    guard relay(message) else {
+                        child.kill()
+                        return .conversationFailed
+                    }
                 case let .noMatch(left):
-                    guard relay(message) else { child.kill(); return .conversationFailed }
+                    guard relay(message) else {
+                        child.kill()
+                        return .conversationFailed
+                    }
                     if left == 0 {
                         finish(child)
                         return .tooManyTries
@@ -70,7 +83,8 @@ public struct HelperProcess: LoginHelper {
                     let exit = finish(child)
                     guard let finger else { return .unavailable("login helper accepted without a match") }
                     guard exit == .exited(0) else {
-                        return .unavailable("login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
+                        return .unavailable(
+                            "login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
                     }
                     return .accepted(jti: jti, kid: kid, finger: finger)
                 case let .refused(jti, answeredKID, code, detail):

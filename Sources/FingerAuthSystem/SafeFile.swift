@@ -105,8 +105,11 @@ public enum SafeFile {
     }
 
     /// Writes `bytes` to `path` atomically with `mode`: a new temporary file in the same
-    /// directory, fsync, rename over the target, fsync of the directory.
-    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: UInt32) throws(SafeFileError) {
+    /// directory, fsync, rename over the target, fsync of the directory. Not `durable`: no
+    /// fsync (a cache that may be lost in a crash, written on a path that must not wait).
+    public static func writeAtomically(
+        _ path: String, _ bytes: [UInt8], mode: UInt32, durable: Bool = true
+    ) throws(SafeFileError) {
         // In a PAM host the caller's RLIMIT_FSIZE holds: past it a write raises SIGXFSZ.
         guard FileSizeLimit.permits(size: bytes.count) else { throw .io(path, errno: EFBIG) }
         let dir = directoryName(of: path)
@@ -136,13 +139,17 @@ public enum SafeFile {
             }
             written += n
         }
-        guard fsync(fd) == 0 else { throw .io(temp, errno: errno) }
+        guard !durable || fsync(fd) == 0 else { throw .io(temp, errno: errno) }
         close(fd)
         fd = -1
         guard rename(temp, path) == 0 else { throw .io(path, errno: errno) }
         ok = true
+        guard durable else { return }
         let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
     }
 
     /// Creates `path` as a directory with `mode` if missing (parents included, 0755), and

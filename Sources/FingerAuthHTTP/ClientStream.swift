@@ -1,0 +1,255 @@
+import CLibSSL
+import CSystem
+import FingerAuthCore
+import FingerAuthSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One connection to the authenticator: a TCP socket, with TLS over it for `https`. Every
+/// step waits at most until a deadline (poll(2) on a non-blocking socket); nothing here
+/// reads the environment. Closed (TLS object freed, socket closed) when released.
+final class ClientStream {
+    private let fd: Int32
+    private let ssl: OpaquePointer?
+    /// Where it goes.
+    let url: AuthenticatorURL?
+    /// True when the TLS handshake resumed an earlier session (no certificate sent).
+    let resumed: Bool
+
+    private init(fd: Int32, ssl: OpaquePointer?, resumed: Bool, url: AuthenticatorURL) {
+        self.fd = fd
+        self.ssl = ssl
+        self.url = url
+        self.resumed = resumed
+    }
+
+    deinit {
+        if let ssl { SSL_free(ssl) }
+        close(fd)
+    }
+
+    /// Resolves and connects to `url`'s host and port before `connectBy` (and `deadline`),
+    /// then for `https` completes a TLS handshake with `tls`, offering `session` to resume.
+    static func open(
+        _ url: AuthenticatorURL, tls: TLSClientContext?, session: OpaquePointer?,
+        connectBy: Deadline, deadline: Deadline
+    ) -> Result<ClientStream, HTTPFailure> {
+        let until = min(connectBy, deadline)
+        let fd: Int32
+        switch connectSocket(host: url.host, port: url.effectivePort, until: until) {
+        case let .failure(failure): return .failure(failure)
+        case let .success(socket): fd = socket
+        }
+        guard url.isHTTPS else { return .success(ClientStream(fd: fd, ssl: nil, resumed: false, url: url)) }
+        guard let tls else {
+            close(fd)
+            return .failure(HTTPFailure(kind: .tls, message: "TLS failure with the authenticator: no TLS context"))
+        }
+        switch tls.handshake(fd: fd, host: url.host, session: session, until: until) {
+        case let .failure(failure):
+            close(fd)
+            return .failure(failure)
+        case let .success(ssl):
+            return .success(ClientStream(fd: fd, ssl: ssl, resumed: SSL_session_reused(ssl) == 1, url: url))
+        }
+    }
+
+    /// The session to resume a later connection with (a TLS 1.3 ticket the server sent),
+    /// retained for the caller (SSL_SESSION_free); nil when there is none to resume.
+    func resumableSession() -> OpaquePointer? {
+        guard let ssl, let session = SSL_get1_session(ssl) else { return nil }
+        guard SSL_SESSION_is_resumable(session) == 1 else {
+            SSL_SESSION_free(session)
+            return nil
+        }
+        return session
+    }
+
+    /// The peer's public key (DER SubjectPublicKeyInfo), for the pin check.
+    func peerPublicKey() -> [UInt8]? {
+        guard let ssl else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let length = fa_ssl_peer_spki(ssl, &buffer, Int32(buffer.count))
+        return length > 0 ? Array(buffer.prefix(Int(length))) : nil
+    }
+
+    enum IOResult {
+        case done(Int)
+        case closed
+        case timedOut
+        case failed(String)
+    }
+
+    /// Writes all of `bytes` before `deadline`.
+    func write(_ bytes: [UInt8], until deadline: Deadline) -> IOResult {
+        var sent = 0
+        while sent < bytes.count {
+            let step = bytes.withUnsafeBytes { buffer -> (Int, Int32) in
+                guard let base = buffer.baseAddress else { return (0, 0) }
+                let start = base + sent
+                let count = bytes.count - sent
+                if let ssl {
+                    var written = 0
+                    let ok = SSL_write_ex(ssl, start, count, &written)
+                    return ok == 1 ? (written, 0) : (-1, SSL_get_error(ssl, ok))
+                }
+                let n = send(fd, start, count, Int32(MSG_NOSIGNAL))
+                return n >= 0 ? (n, 0) : (-1, errno)
+            }
+            if step.0 > 0 {
+                sent += step.0
+                continue
+            }
+            switch wait(after: step.1, writing: true, until: deadline) {
+            case .ready: continue
+            case let other: return other.result
+            }
+        }
+        return .done(sent)
+    }
+
+    /// Reads what is there, up to `capacity` bytes, waiting for the first byte until
+    /// `deadline`. `.closed` at the end of the stream.
+    func read(into buffer: inout [UInt8], capacity: Int, until deadline: Deadline) -> IOResult {
+        var chunk = [UInt8](repeating: 0, count: max(1, capacity))
+        while true {
+            let step = chunk.withUnsafeMutableBytes { raw -> (Int, Int32) in
+                guard let base = raw.baseAddress else { return (0, 0) }
+                if let ssl {
+                    var got = 0
+                    let ok = SSL_read_ex(ssl, base, raw.count, &got)
+                    return ok == 1 ? (got, 0) : (-1, SSL_get_error(ssl, ok))
+                }
+                let n = recv(fd, base, raw.count, 0)
+                return n >= 0 ? (n, 0) : (-1, errno)
+            }
+            if step.0 > 0 {
+                buffer.append(contentsOf: chunk.prefix(step.0))
+                return .done(step.0)
+            }
+            if step.0 == 0 && ssl == nil { return .closed }
+            switch wait(after: step.1, writing: false, until: deadline) {
+            case .ready: continue
+            case let other: return other.result
+            }
+        }
+    }
+
+    private enum Wait {
+        case ready
+        case closed
+        case timedOut
+        case failed(String)
+
+        var result: IOResult {
+            switch self {
+            case .ready: return .done(0)
+            case .closed: return .closed
+            case .timedOut: return .timedOut
+            case let .failed(why): return .failed(why)
+            }
+        }
+    }
+
+    /// After a call that did not move bytes: wait for the socket when it asked to, else
+    /// say why it stopped. `code` is SSL_get_error's for TLS, errno for plain TCP.
+    private func wait(after code: Int32, writing: Bool, until deadline: Deadline) -> Wait {
+        var events = writing ? Int16(POLLOUT) : Int16(POLLIN)
+        if ssl != nil {
+            switch code {
+            case SSL_ERROR_WANT_READ: events = Int16(POLLIN)
+            case SSL_ERROR_WANT_WRITE: events = Int16(POLLOUT)
+            case SSL_ERROR_ZERO_RETURN: return .closed
+            case SSL_ERROR_SYSCALL:
+                let why = errno
+                return why == 0 || why == ECONNRESET || why == EPIPE ? .closed : .failed(String(cString: strerror(why)))
+            default:
+                var text = [CChar](repeating: 0, count: 256)
+                fa_ssl_error_text(&text, text.count)
+                return .failed("TLS: " + cText(text))
+            }
+        } else if code == ECONNRESET || code == EPIPE {
+            return .closed
+        } else if code != EAGAIN && code != EWOULDBLOCK && code != EINTR {
+            return .failed(String(cString: strerror(code)))
+        }
+        return ClientStream.poll(fd, events: events, until: deadline) ? .ready : .timedOut
+    }
+
+    /// Waits for `events` on `fd` until `deadline`; false when the time ran out.
+    static func poll(_ fd: Int32, events: Int16, until deadline: Deadline) -> Bool {
+        while true {
+            let left = deadline.remaining
+            if left == 0 { return false }
+            var entry = pollfd(fd: fd, events: events, revents: 0)
+            let n = Glibc.poll(&entry, 1, left)
+            if n > 0 { return true }
+            if n < 0 && errno != EINTR { return true } // the next call reports the error
+        }
+    }
+}
+
+/// The TCP connection: the name resolved within the bound (`fa_resolve`), then each
+/// address in turn, a non-blocking connect each, until one answers or the time runs out.
+private func connectSocket(host: String, port: Int, until deadline: Deadline) -> Result<Int32, HTTPFailure> {
+    let started = MonotonicInstant.now()
+    var list: UnsafeMutablePointer<addrinfo>?
+    let status = fa_resolve(host, String(port), Int32(deadline.remaining), &list)
+    defer { if let list { freeaddrinfo(list) } }
+    let spent = { MonotonicInstant.now().milliseconds - started.milliseconds }
+    if status == FA_RESOLVE_TIMED_OUT {
+        return .failure(
+            HTTPFailure(
+                kind: .timeout, message: "authenticator timed out: Resolving timed out after \(spent()) milliseconds"))
+    }
+    guard status == 0, list != nil else {
+        return .failure(
+            HTTPFailure(kind: .refused, message: "cannot connect to the authenticator: Could not resolve host: \(host)")
+        )
+    }
+    var lastError: Int32 = ECONNREFUSED
+    var entry = list
+    while let info = entry?.pointee {
+        entry = info.ai_next
+        let fd = socket(
+            info.ai_family, info.ai_socktype | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
+            info.ai_protocol)
+        guard fd >= 0 else {
+            lastError = errno
+            continue
+        }
+        var one: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if Glibc.connect(fd, info.ai_addr, info.ai_addrlen) == 0 { return .success(fd) }
+        guard errno == EINPROGRESS else {
+            lastError = errno
+            close(fd)
+            continue
+        }
+        guard ClientStream.poll(fd, events: Int16(POLLOUT), until: deadline) else {
+            close(fd)
+            return .failure(
+                HTTPFailure(
+                    kind: .timeout,
+                    message: "authenticator timed out: Connection timed out after \(spent()) milliseconds"))
+        }
+        var soError: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        if getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length) == 0 && soError == 0 { return .success(fd) }
+        lastError = soError == 0 ? errno : soError
+        close(fd)
+    }
+    return .failure(
+        HTTPFailure(
+            kind: .refused,
+            message:
+                "cannot connect to the authenticator: Failed to connect to \(host) port \(port): \(String(cString: strerror(lastError)))"
+        ))
+}
+
+/// The text of a NUL-terminated buffer C filled.
+func cText(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
