@@ -35,6 +35,8 @@ public struct LoginOutcome: Equatable, Sendable {
     /// Why, as one fixed word (set with the text the person was shown); `category` falls
     /// back on the code.
     public var shownCategory: OutcomeCategory?
+    /// When the helper's steps came, for the log line; nil when no helper ran or no clock was given.
+    public var stages: LoginStages?
 
     public init(_ code: PAMCode, _ reason: String, kid: String? = nil, jti: String? = nil, finger: String? = nil) {
         self.code = code
@@ -46,6 +48,32 @@ public struct LoginOutcome: Equatable, Sendable {
 
     /// The fixed word for this outcome (what the agent tells its client).
     public var category: OutcomeCategory { shownCategory ?? OutcomeCategory(code: code) }
+}
+
+/// Milliseconds from the helper's start to each of its steps, as the module saw them: the
+/// reader armed and the authenticator reached (`READY`), the finger matched (`MATCH`, which
+/// includes the person's own time), and the verdict (signing and the round trip after the
+/// match). A step that did not come is nil.
+public struct LoginStages: Equatable, Sendable {
+    public var ready: Int64?
+    public var match: Int64?
+    public var verdict: Int64?
+
+    public init(ready: Int64? = nil, match: Int64? = nil, verdict: Int64? = nil) {
+        self.ready = ready
+        self.match = match
+        self.verdict = verdict
+    }
+
+    /// ` ready_ms=21 match_ms=25 answer_ms=9`: READY after the start, MATCH after READY, the
+    /// verdict after MATCH; the steps that came, nothing else.
+    public var logFields: String {
+        var text = ""
+        if let ready { text += " ready_ms=\(ready)" }
+        if let match { text += " match_ms=\(match - (ready ?? 0))" }
+        if let verdict, let match { text += " answer_ms=\(verdict - match)" }
+        return text
+    }
 }
 
 /// The login decision in plain Swift (docs/ARCHITECTURE.md, "The login decision in plain
@@ -66,6 +94,8 @@ public struct LoginFlow {
     public var translator: Translator = Untranslated()
     /// Step lines for the `debug` log (names, codes and ids only; never a key or a token).
     public var trace: (String) -> Void = { _ in }
+    /// The clock the helper's steps are timed by (`LoginStages`); nil: not timed.
+    public var time: MonotonicTime?
 
     public init(helper: LoginHelper, store: EnrollmentStore, conversation: Conversation,
                 random: RandomSource, users: UserDatabase, ledger: AttemptLedger, hostName: String) {
@@ -112,14 +142,28 @@ public struct LoginFlow {
         trace("enrolled; jti \(job.jti); starting \(job.options.loginHelper)")
         let texts = self.texts(request, job.options)
         var armed = false
+        let started = time?.nowMilliseconds()
+        var stages = LoginStages()
+        let elapsed = { () -> Int64? in
+            guard let started, let now = time?.nowMilliseconds() else { return nil }
+            return now - started
+        }
         let outcome = helper.run(job) { message in
             trace("login helper: \(message.line)")
-            if case .ready = message { armed = true }
+            switch message {
+            case .ready:
+                armed = true
+                stages.ready = elapsed()
+            case .match: stages.match = elapsed()
+            case .accepted, .refused, .unavailable: stages.verdict = elapsed()
+            default: break
+            }
             return relay(message, texts)
         }
         trace("helper outcome: \(outcome)")
         if !armed { takeBackAttempt(job.user) }
-        let decided = decide(outcome, job: job, request: request)
+        var decided = decide(outcome, job: job, request: request)
+        if started != nil { decided.stages = stages }
         if decided.code == .success { clearAttempts(job.user) }
         return decided
     }

@@ -57,6 +57,7 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
                              random: SystemRandom(), users: SystemUserDatabase(),
                              ledger: FileAttemptLedger(directory: options.attemptsDirectory), hostName: currentHostName())
         flow.trace = log.step
+        flow.time = SystemMonotonicTime()
         if let translator = GettextTranslator(directory: options.localeDirectory) { flow.translator = translator }
         return flow
     }

@@ -29,7 +29,7 @@ struct ModuleLog {
         if let finger = outcome.finger { line += " finger=\(finger)" }
         if let kid = outcome.kid { line += " kid=\(kid)" }
         if let jti = outcome.jti { line += " jti=\(jti)" }
-        line += " ms=\(milliseconds)"
+        line += " ms=\(milliseconds)" + (outcome.stages?.logFields ?? "")
         handle.syslog(outcome.code == .success ? LOG_INFO : LOG_NOTICE, line)
         append(line)
     }

@@ -28,6 +28,18 @@ final class LoginFlowTests: XCTestCase {
         XCTAssertEqual(try LoginJob.parse(job.text).text, job.text)
     }
 
+    func testTheHelpersStepsAreTimedForTheLogLine() {
+        var timed = flow()
+        timed.time = SteppingClock(readings: [100, 121, 146, 155])
+        let outcome = timed.authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions())
+        XCTAssertEqual(outcome.code, .success)
+        XCTAssertEqual(outcome.stages, LoginStages(ready: 21, match: 46, verdict: 55))
+        XCTAssertEqual(outcome.stages?.logFields, " ready_ms=21 match_ms=25 answer_ms=9")
+        XCTAssertNil(flow().authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions()).stages)
+        XCTAssertEqual(LoginStages(ready: 30).logFields, " ready_ms=30")
+        XCTAssertEqual(LoginStages().logFields, "")
+    }
+
     func testIssuerFallsBackToTheHostName() {
         var options = testOptions()
         options.hostID = nil
@@ -194,4 +206,13 @@ final class LoginJobTests: XCTestCase {
         XCTAssertFalse(sameBytes("\u{212A}ate", "Kate"))
         XCTAssertTrue(sameBytes("Kate", "Kate"))
     }
+}
+
+/// A clock that reads the given values in turn, then the last one again.
+///
+/// `@unchecked Sendable`: used by one test at a time, on one thread.
+final class SteppingClock: MonotonicTime, @unchecked Sendable {
+    private var readings: [Int64]
+    init(readings: [Int64]) { self.readings = readings }
+    func nowMilliseconds() -> Int64 { readings.count > 1 ? readings.removeFirst() : readings.first ?? 0 }
 }

@@ -1,0 +1,45 @@
+"""The module's log line says where a login's time went: `ready_ms` (the helper's start to
+READY: reader open, authenticator reached), `match_ms` (READY to MATCH: the person's finger
+included), `answer_ms` (MATCH to the verdict: the signature and the round trip), beside the
+whole `ms`. Steps that did not happen are not shown."""
+
+import re
+import threading
+import time
+
+
+def outcome_line(world):
+    lines = [line for line in world.log_lines() if " result=" in line]
+    assert lines, world.log_lines()
+    return lines[-1]
+
+
+def test_a_login_line_carries_the_time_to_ready_to_the_match_and_to_the_answer(world):
+    world.enroll("alice", "finger-A")
+
+    def late_finger():
+        world.reader.wait_for_new_socket(10)
+        time.sleep(0.6)
+        world.reader.send("SCAN finger-A")
+
+    feeder = threading.Thread(target=late_finger)
+    feeder.start()
+    login = world.login("alice")
+    feeder.join(15)
+    assert login.name == "PAM_SUCCESS", login
+    line = outcome_line(world)
+    found = re.search(r" ms=(\d+) ready_ms=(\d+) match_ms=(\d+) answer_ms=(\d+)$", line)
+    assert found, line
+    total, ready, match, answer = (int(v) for v in found.groups())
+    assert match >= 550, line  # the finger came 0.6 s after the reader opened
+    assert ready + match + answer <= total, line
+
+
+def test_a_login_that_never_got_ready_shows_no_stage_times(world):
+    world.enroll("alice", "finger-A")
+    world.authd.stop()
+    login = world.login("alice", password="alice-password")
+    assert login.name == "PAM_SUCCESS"  # the password
+    line = outcome_line(world)
+    assert "result=PAM_AUTHINFO_UNAVAIL" in line, line
+    assert "ready_ms=" not in line and "match_ms=" not in line and "answer_ms=" not in line, line
