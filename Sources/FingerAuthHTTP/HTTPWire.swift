@@ -98,13 +98,16 @@ enum HTTPWire {
             case .incomplete: return ended ? .invalid("answer ended inside a chunk") : .incomplete
             case .tooLarge: return .tooLarge
             case .invalid: return .invalid("malformed chunked body")
-            case let .done(body): return .complete(status: status, body: body, date: date, keepAlive: !close)
+            case let .done(body, end):
+                return .complete(status: status, body: body, date: date, keepAlive: !close && end == rest.endIndex)
             }
         }
         if let length {
             if length > limit { return .tooLarge }
             if rest.count < length { return ended ? .invalid("answer ended early") : .incomplete }
-            return .complete(status: status, body: Array(rest.prefix(length)), date: date, keepAlive: !close)
+            // Bytes past the body would be read as the next answer: such a connection is not kept.
+            return .complete(status: status, body: Array(rest.prefix(length)), date: date,
+                             keepAlive: !close && rest.count == length)
         }
         if rest.count > limit { return .tooLarge }
         return ended ? .complete(status: status, body: Array(rest), date: date, keepAlive: false) : .incomplete
@@ -112,7 +115,8 @@ enum HTTPWire {
 
     private enum Dechunk {
         case incomplete, invalid, tooLarge
-        case done([UInt8])
+        /// The body, and where it ended in the data.
+        case done([UInt8], end: Int)
     }
 
     /// A chunked body (RFC 9112 §7.1), trailers skipped.
@@ -130,7 +134,7 @@ enum HTTPWire {
                 // trailers, then an empty line
                 while true {
                     guard let end = find([13, 10], in: data[at...]) else { return .incomplete }
-                    if end == at { return .done(body) }
+                    if end == at { return .done(body, end: end + 2) }
                     at = end + 2
                 }
             }

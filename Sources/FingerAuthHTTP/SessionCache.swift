@@ -61,6 +61,10 @@ final class SessionCache {
     /// the next connection of this process and, with a session directory, of the next login.
     func save(from stream: ClientStream) {
         guard let url = stream.url, let session = stream.resumableSession() else { return }
+        if session == last && lastURL == url.text {
+            SSL_SESSION_free(session)  // no newer ticket since the last save
+            return
+        }
         if let last { SSL_SESSION_free(last) }
         last = session
         lastURL = url.text
