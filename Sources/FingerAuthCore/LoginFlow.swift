@@ -15,7 +15,9 @@ public struct LoginRequest: Sendable {
     /// into a claim of its own (`client_service`); the `text.NAME.SERVICE` lines use it.
     public var clientService: String?
 
-    public init(user: String, service: String, remote: String? = nil, silent: Bool = false, clientService: String? = nil) {
+    public init(
+        user: String, service: String, remote: String? = nil, silent: Bool = false, clientService: String? = nil
+    ) {
         self.user = user
         self.service = service
         self.remote = remote
@@ -97,8 +99,10 @@ public struct LoginFlow {
     /// The clock the helper's steps are timed by (`LoginStages`); nil: not timed.
     public var time: MonotonicTime?
 
-    public init(helper: LoginHelper, store: EnrollmentStore, conversation: Conversation,
-                random: RandomSource, users: UserDatabase, ledger: AttemptLedger, hostName: String) {
+    public init(
+        helper: LoginHelper, store: EnrollmentStore, conversation: Conversation,
+        random: RandomSource, users: UserDatabase, ledger: AttemptLedger, hostName: String
+    ) {
         self.helper = helper
         self.store = store
         self.conversation = conversation
@@ -136,8 +140,9 @@ public struct LoginFlow {
     /// armed: authenticator unreachable, reader busy, no key), and cleared by a success.
     public func run(_ job: LoginJob, request: LoginRequest) -> LoginOutcome {
         if let why = countAttempt(job.user) {
-            return say(LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
-                       .readerUnavailable, request, job.options)
+            return say(
+                LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
+                .readerUnavailable, request, job.options)
         }
         trace("enrolled; jti \(job.jti); starting \(job.options.loginHelper)")
         let texts = self.texts(request, job.options)
@@ -182,25 +187,33 @@ public struct LoginFlow {
         if let problem = UserName.problem(request.user) {
             return .failure(Stop(LoginOutcome(.userUnknown, "user name not acceptable (\(problem))")))
         }
-        guard users.exists(request.user) else { return .failure(Stop(LoginOutcome(.userUnknown, "user unknown to the system"))) }
+        guard users.exists(request.user) else {
+            return .failure(Stop(LoginOutcome(.userUnknown, "user unknown to the system")))
+        }
         trace("user \(request.user), service \(request.service), remote \(request.remote ?? "no")")
         if let why = request.remote, !options.allowRemote {
             return .failure(Stop(LoginOutcome(.ignore, "remote session skipped (\(why))")))
         }
         switch store.enrollment(of: request.user, options: options) {
         case .notEnrolled: return .failure(Stop(LoginOutcome(.ignore, "user not enrolled")))
-        case let .unsafe(why): return .failure(Stop(say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)))
+        case let .unsafe(why):
+            return .failure(Stop(say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)))
         case .enrolled: break
         }
         if let stop = attemptsStop(request, options) { return .failure(stop) }
         guard let jtiBytes = random.bytes(16), jtiBytes.count == 16 else {
             return .failure(Stop(LoginOutcome(.systemError, "no random bytes for jti")))
         }
-        var job = LoginJob(user: request.user, service: LoginFlow.serviceName(request.service),
-                           jti: Base64URL.encode(jtiBytes), issuer: options.hostID ?? hostName, options: options)
+        var job = LoginJob(
+            user: request.user, service: LoginFlow.serviceName(request.service),
+            jti: Base64URL.encode(jtiBytes), issuer: options.hostID ?? hostName, options: options)
         job.clientService = request.clientService.map(LoginFlow.serviceName)
         guard job.text.utf8.count <= LoginJob.maxBytes else {
-            return .failure(Stop(LoginOutcome(.serviceError, "configuration too large for one login request (over \(LoginJob.maxBytes) bytes)")))
+            return .failure(
+                Stop(
+                    LoginOutcome(
+                        .serviceError, "configuration too large for one login request (over \(LoginJob.maxBytes) bytes)"
+                    )))
         }
         return .success(job)
     }
@@ -212,15 +225,20 @@ public struct LoginFlow {
         switch outcome {
         case let .accepted(jti, kid, finger):
             guard sameBytes(jti, job.jti) else {
-                return say(LoginOutcome(.authInfoUnavailable, "login helper answered for another token", kid: kid, jti: job.jti,
-                                        finger: finger), .readerUnavailable, request, options)
+                return say(
+                    LoginOutcome(
+                        .authInfoUnavailable, "login helper answered for another token", kid: kid, jti: job.jti,
+                        finger: finger), .readerUnavailable, request, options)
             }
-            return LoginOutcome(.success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger)
+            return LoginOutcome(
+                .success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger)
         case let .refused(_, kid, finger, code, why):
-            return say(LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), code.text, request, options)
+            return say(
+                LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), code.text, request, options)
         case let .authenticatorUnavailable(_, kid, finger, why):
-            return say(LoginOutcome(.authInfoUnavailable, why, kid: kid, jti: job.jti, finger: finger),
-                       .authenticatorUnavailable, request, options)
+            return say(
+                LoginOutcome(.authInfoUnavailable, why, kid: kid, jti: job.jti, finger: finger),
+                .authenticatorUnavailable, request, options)
         case let .unreachable(why):
             return say(LoginOutcome(.authInfoUnavailable, why), .authenticatorUnavailable, request, options)
         case let .keyUnusable(why):
@@ -231,7 +249,9 @@ public struct LoginFlow {
             skipped.shownCategory = .lidClosed
             return skipped
         case .tooManyTries:
-            return say(LoginOutcome(.maxTries, "no match after \(job.options.maxTries) tries"), .tooManyTries, request, options)
+            return say(
+                LoginOutcome(.maxTries, "no match after \(job.options.maxTries) tries"), .tooManyTries, request, options
+            )
         case let .unavailable(why):
             return say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)
         case .conversationFailed:
@@ -241,7 +261,8 @@ public struct LoginFlow {
 
     /// The PAM service as the token's `service` claim: printable ASCII, at most 64 bytes.
     static func serviceName(_ service: String) -> String {
-        let cleaned = String(String(service.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "_" }).prefix(64))
+        let cleaned = String(
+            String(service.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "_" }).prefix(64))
         return cleaned.isEmpty ? "unknown" : cleaned
     }
 

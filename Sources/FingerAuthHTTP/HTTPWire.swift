@@ -106,8 +106,9 @@ enum HTTPWire {
             if length > limit { return .tooLarge }
             if rest.count < length { return ended ? .invalid("answer ended early") : .incomplete }
             // Bytes past the body would be read as the next answer: such a connection is not kept.
-            return .complete(status: status, body: Array(rest.prefix(length)), date: date,
-                             keepAlive: !close && rest.count == length)
+            return .complete(
+                status: status, body: Array(rest.prefix(length)), date: date,
+                keepAlive: !close && rest.count == length)
         }
         if rest.count > limit { return .tooLarge }
         return ended ? .complete(status: status, body: Array(rest), date: date, keepAlive: false) : .incomplete

@@ -62,7 +62,7 @@ final class SessionCache {
     func save(from stream: ClientStream) {
         guard let url = stream.url, let session = stream.resumableSession() else { return }
         if session == last && lastURL == url.text {
-            SSL_SESSION_free(session)  // no newer ticket since the last save
+            SSL_SESSION_free(session) // no newer ticket since the last save
             return
         }
         if let last { SSL_SESSION_free(last) }

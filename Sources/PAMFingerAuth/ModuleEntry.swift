@@ -2,6 +2,7 @@ import CPAM
 import CSystem
 import FingerAuthCore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,12 +11,17 @@ import Glibc
 /// Everything is built per call; the module keeps no state between calls. The module only
 /// orchestrates: the login helper, started clean, does the reader, the key and the network.
 @_cdecl("pam_sm_authenticate")
-public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+public func pam_sm_authenticate(
+    _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+    _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
     guard let pamh else { return PAMCode.systemError.rawValue }
     let handle = PAMHandle(raw: pamh)
     guard let arguments = moduleArguments(argc, argv) else {
-        handle.syslog(LOG_ERR, "configuration error, fingerprint login disabled: more than \(maxArguments) pam.d arguments, or one longer than \(maxArgumentBytes) bytes")
+        handle.syslog(
+            LOG_ERR,
+            "configuration error, fingerprint login disabled: more than \(maxArguments) pam.d arguments, or one longer than \(maxArgumentBytes) bytes"
+        )
         return PAMCode.serviceError.rawValue
     }
     return authenticate(handle, flags: flags, arguments: arguments).rawValue
@@ -23,8 +29,10 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
 
 /// Nothing to set: the module grants no credentials of its own.
 @_cdecl("pam_sm_setcred")
-public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                           _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+public func pam_sm_setcred(
+    _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+    _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
     PAMCode.success.rawValue
 }
 
@@ -33,8 +41,9 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
     let service = handle.stringItem(PAM_SERVICE) ?? "unknown"
     let options: Options
     do {
-        options = try OptionsLoader.load(arguments: arguments, unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
-                                         readFile: ConfigurationFile.read)
+        options = try OptionsLoader.load(
+            arguments: arguments, unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
+            readFile: ConfigurationFile.read)
     } catch {
         handle.syslog(LOG_ERR, "configuration error, fingerprint login disabled: \(error)")
         return .serviceError
@@ -44,18 +53,21 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
 
     let asked = handle.user()
     guard let user = asked.name else {
-        log.outcome(LoginOutcome(asked.failure, "pam_get_user failed"), user: nil, service: service,
-                    milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
+        log.outcome(
+            LoginOutcome(asked.failure, "pam_get_user failed"), user: nil, service: service,
+            milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
         return asked.failure
     }
-    let request = LoginRequest(user: user, service: service, remote: remoteReason(handle, options: options, user: user, trace: log.step),
-                               silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
+    let request = LoginRequest(
+        user: user, service: service, remote: remoteReason(handle, options: options, user: user, trace: log.step),
+        silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
     /// The login as root: the helper started here, the texts in the caller's language.
     func rootLoginFlow() -> LoginFlow {
-        var flow = LoginFlow(helper: HelperProcess(), store: FileEnrollmentStore(),
-                             conversation: PAMConversation(handle: handle),
-                             random: SystemRandom(), users: SystemUserDatabase(),
-                             ledger: FileAttemptLedger(directory: options.attemptsDirectory), hostName: currentHostName())
+        var flow = LoginFlow(
+            helper: HelperProcess(), store: FileEnrollmentStore(),
+            conversation: PAMConversation(handle: handle),
+            random: SystemRandom(), users: SystemUserDatabase(),
+            ledger: FileAttemptLedger(directory: options.attemptsDirectory), hostName: currentHostName())
         flow.trace = log.step
         flow.time = SystemMonotonicTime()
         if let translator = GettextTranslator(directory: options.localeDirectory) { flow.translator = translator }
@@ -66,22 +78,27 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
         // A host that runs as the user (a screen locker) can neither read the root-only
         // state nor start the helper as root: fingerauth-agent does both, for the caller's
         // own user only (docs/ARCHITECTURE.md, "The agent").
-        var flow = AgentLoginFlow(connector: AgentSocketConnector(), conversation: PAMConversation(handle: handle),
-                                  users: SystemUserDatabase(), time: SystemMonotonicTime())
+        var flow = AgentLoginFlow(
+            connector: AgentSocketConnector(), conversation: PAMConversation(handle: handle),
+            users: SystemUserDatabase(), time: SystemMonotonicTime())
         flow.trace = log.step
         outcome = flow.authenticate(request, options: options)
     } else if options.prompt == .parallel, let terminal = SessionTerminal.find(handle) {
         // One echo-off prompt while the helper scans (docs/ARCHITECTURE.md, "Password or
         // finger"); the conversation blocks this process, the helper does the waiting.
-        let flow = ParallelLoginFlow(login: rootLoginFlow(), helper: BackgroundHelper(), prompt: PAMSecretPrompt(handle: handle),
-                                     terminal: terminal)
+        let flow = ParallelLoginFlow(
+            login: rootLoginFlow(), helper: BackgroundHelper(), prompt: PAMSecretPrompt(handle: handle),
+            terminal: terminal)
         outcome = flow.authenticate(request, options: options)
     } else {
-        if options.prompt == .parallel { log.step("prompt = parallel, but not on the caller's own terminal: sequential") }
+        if options.prompt == .parallel {
+            log.step("prompt = parallel, but not on the caller's own terminal: sequential")
+        }
         outcome = rootLoginFlow().authenticate(request, options: options)
     }
-    log.outcome(outcome, user: user, service: service,
-                milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
+    log.outcome(
+        outcome, user: user, service: service,
+        milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
     return outcome.code
 }
 
@@ -98,9 +115,10 @@ func moduleArguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<C
         guard let p = argv[i] else { continue }
         let length = fa_strnlen(p, maxArgumentBytes + 1)
         guard length <= maxArgumentBytes else { return nil }
-        out.append(p.withMemoryRebound(to: UInt8.self, capacity: length) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-        })
+        out.append(
+            p.withMemoryRebound(to: UInt8.self, capacity: length) {
+                String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+            })
     }
     return out
 }

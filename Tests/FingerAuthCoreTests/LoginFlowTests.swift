@@ -1,19 +1,24 @@
-import XCTest
 import FingerAuthCore
+import XCTest
 
 final class LoginFlowTests: XCTestCase {
     var ledger = FakeLedger()
 
-    func flow(helper: LoginHelper = ScriptedHelper.accepting(), store: EnrollmentStore = FakeStore(),
-              conversation: RecordingConversation = RecordingConversation(), random: RandomSource = FixedRandom()) -> LoginFlow {
-        LoginFlow(helper: helper, store: store, conversation: conversation, random: random, users: KnownUsers(), ledger: ledger,
-                  hostName: "fallback-host")
+    func flow(
+        helper: LoginHelper = ScriptedHelper.accepting(), store: EnrollmentStore = FakeStore(),
+        conversation: RecordingConversation = RecordingConversation(), random: RandomSource = FixedRandom()
+    ) -> LoginFlow {
+        LoginFlow(
+            helper: helper, store: store, conversation: conversation, random: random, users: KnownUsers(),
+            ledger: ledger,
+            hostName: "fallback-host")
     }
 
     func testAcceptedVerdictForOurJTISucceedsAndTheJobCarriesTheFacts() {
         let talk = RecordingConversation()
         let helper = ScriptedHelper.accepting()
-        let outcome = flow(helper: helper, conversation: talk).authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions())
+        let outcome = flow(helper: helper, conversation: talk).authenticate(
+            LoginRequest(user: "alice", service: "sudo"), options: testOptions())
         XCTAssertEqual(outcome.code, .success)
         XCTAssertEqual(outcome.kid, "kid-1")
         XCTAssertEqual(outcome.finger, "right-index-finger")
@@ -50,7 +55,8 @@ final class LoginFlowTests: XCTestCase {
 
     func testAcceptanceOfAnotherTokenIsNotASuccess() {
         let helper = ScriptedHelper(outcome: { _ in .accepted(jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f") })
-        let outcome = flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "s"), options: testOptions())
+        let outcome = flow(helper: helper).authenticate(
+            LoginRequest(user: "alice", service: "s"), options: testOptions())
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
         XCTAssertEqual(outcome.reason, "login helper answered for another token")
     }
@@ -62,17 +68,44 @@ final class LoginFlowTests: XCTestCase {
             ("unknown user", flow(), LoginRequest(user: "bob", service: "s"), .userUnknown, []),
             ("remote", flow(), LoginRequest(user: "alice", service: "sshd", remote: "PAM_RHOST 10.0.0.1"), .ignore, []),
             ("not enrolled", flow(store: FakeStore(state: .notEnrolled)), r, .ignore, []),
-            ("unsafe state", flow(store: FakeStore(state: .unsafe("mode 777"))), r, .authInfoUnavailable, [LoginFlow.Text.readerUnavailable]),
-            ("key unusable", flow(helper: ScriptedHelper([], fixed: .keyUnusable("x"))), r, .authInfoUnavailable, [LoginFlow.Text.readerUnavailable]),
-            ("max tries", flow(helper: ScriptedHelper(fixed: .tooManyTries)), r, .maxTries, [LoginFlow.Text.tooManyTries]),
-            ("no reader", flow(helper: ScriptedHelper([], fixed: .unavailable("no reader"))), r, .authInfoUnavailable, [LoginFlow.Text.readerUnavailable]),
+            (
+                "unsafe state", flow(store: FakeStore(state: .unsafe("mode 777"))), r, .authInfoUnavailable,
+                [LoginFlow.Text.readerUnavailable]
+            ),
+            (
+                "key unusable", flow(helper: ScriptedHelper([], fixed: .keyUnusable("x"))), r, .authInfoUnavailable,
+                [LoginFlow.Text.readerUnavailable]
+            ),
+            (
+                "max tries", flow(helper: ScriptedHelper(fixed: .tooManyTries)), r, .maxTries,
+                [LoginFlow.Text.tooManyTries]
+            ),
+            (
+                "no reader", flow(helper: ScriptedHelper([], fixed: .unavailable("no reader"))), r,
+                .authInfoUnavailable, [LoginFlow.Text.readerUnavailable]
+            ),
             ("no randomness", flow(random: FixedRandom(fails: true)), r, .systemError, []),
-            ("unreachable", flow(helper: ScriptedHelper([], fixed: .unreachable("refused"))), r, .authInfoUnavailable,
-             [LoginFlow.Text.authenticatorUnavailable]),
-            ("refused", flow(helper: ScriptedHelper(outcome: { .refused(jti: $0.jti, kid: "k", finger: "f", code: .invalidToken, reason: "401") })), r,
-             .authError, [LoginFlow.Text.refused]),
-            ("5xx", flow(helper: ScriptedHelper(outcome: { .authenticatorUnavailable(jti: $0.jti, kid: "k", finger: "f", reason: "500") })), r,
-             .authInfoUnavailable, [LoginFlow.Text.authenticatorUnavailable]),
+            (
+                "unreachable", flow(helper: ScriptedHelper([], fixed: .unreachable("refused"))), r,
+                .authInfoUnavailable,
+                [LoginFlow.Text.authenticatorUnavailable]
+            ),
+            (
+                "refused",
+                flow(
+                    helper: ScriptedHelper(outcome: {
+                        .refused(jti: $0.jti, kid: "k", finger: "f", code: .invalidToken, reason: "401")
+                    })), r,
+                .authError, [LoginFlow.Text.refused]
+            ),
+            (
+                "5xx",
+                flow(
+                    helper: ScriptedHelper(outcome: {
+                        .authenticatorUnavailable(jti: $0.jti, kid: "k", finger: "f", reason: "500")
+                    })), r,
+                .authInfoUnavailable, [LoginFlow.Text.authenticatorUnavailable]
+            ),
             ("conversation", flow(helper: ScriptedHelper(fixed: .conversationFailed)), r, .conversationError, []),
         ]
         for (name, f, request, expected, texts) in cases {
@@ -88,17 +121,25 @@ final class LoginFlowTests: XCTestCase {
     func testTheRefusalCodeChoosesTheText() {
         let r = LoginRequest(user: "alice", service: "s")
         let cases: [(RefusalCode, String, String, OutcomeCategory)] = [
-            (.policyDenied, "authenticator refused (403: policy_denied, rule 2)", LoginFlow.Text.policyDenied, .policyDenied),
+            (
+                .policyDenied, "authenticator refused (403: policy_denied, rule 2)", LoginFlow.Text.policyDenied,
+                .policyDenied
+            ),
             (.policyDenied, "anything at all", LoginFlow.Text.policyDenied, .policyDenied),
             (.invalidToken, "authenticator refused (403: policy_denied", LoginFlow.Text.refused, .refused),
             (.refused, "authenticator refused (403: policy_denied_soon)", LoginFlow.Text.refused, .refused),
             (.revoked, "authenticator refused (401: key_revoked)", LoginFlow.Text.refused, .refused),
-            (.hardwareKeyRequired, "authenticator refused (403: hardware_key_required)", LoginFlow.Text.refused, .refused),
+            (
+                .hardwareKeyRequired, "authenticator refused (403: hardware_key_required)", LoginFlow.Text.refused,
+                .refused
+            ),
         ]
         for (code, reason, text, category) in cases {
-            ledger = FakeLedger()  // each case its own first attempt
+            ledger = FakeLedger() // each case its own first attempt
             let talk = RecordingConversation()
-            let helper = ScriptedHelper(outcome: { .refused(jti: $0.jti, kid: "k", finger: "f", code: code, reason: reason) })
+            let helper = ScriptedHelper(outcome: {
+                .refused(jti: $0.jti, kid: "k", finger: "f", code: code, reason: reason)
+            })
             let outcome = flow(helper: helper, conversation: talk).authenticate(r, options: testOptions())
             XCTAssertEqual(outcome.code, .authError, reason)
             XCTAssertEqual(outcome.reason, reason)
@@ -110,14 +151,16 @@ final class LoginFlowTests: XCTestCase {
     func testRemoteSessionRunsWithRemoteAllow() {
         var options = testOptions()
         options.allowRemote = true
-        let outcome = flow().authenticate(LoginRequest(user: "alice", service: "sshd", remote: "PAM_RHOST 10.0.0.1"), options: options)
+        let outcome = flow().authenticate(
+            LoginRequest(user: "alice", service: "sshd", remote: "PAM_RHOST 10.0.0.1"), options: options)
         XCTAssertEqual(outcome.code, .success)
     }
 
     func testRemoteIsSkippedBeforeTheHelperRuns() {
         let helper = ScriptedHelper.accepting()
-        let outcome = flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "sudo", remote: "utmp: pts/1 from 10.0.0.1"),
-                                                        options: testOptions())
+        let outcome = flow(helper: helper).authenticate(
+            LoginRequest(user: "alice", service: "sudo", remote: "utmp: pts/1 from 10.0.0.1"),
+            options: testOptions())
         XCTAssertEqual(outcome.code, .ignore)
         XCTAssertEqual(outcome.reason, "remote session skipped (utmp: pts/1 from 10.0.0.1)")
         XCTAssertTrue(helper.jobs.isEmpty)
@@ -127,22 +170,29 @@ final class LoginFlowTests: XCTestCase {
         var options = testOptions()
         options.disabled = true
         let helper = ScriptedHelper.accepting()
-        XCTAssertEqual(flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "s"), options: options).code, .ignore)
+        XCTAssertEqual(
+            flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "s"), options: options).code, .ignore
+        )
         XCTAssertTrue(helper.jobs.isEmpty)
     }
 
     func testConversationFailureStopsTheLogin() {
         let talk = RecordingConversation()
         talk.failing = true
-        let outcome = flow(conversation: talk).authenticate(LoginRequest(user: "alice", service: "s"), options: testOptions())
+        let outcome = flow(conversation: talk).authenticate(
+            LoginRequest(user: "alice", service: "s"), options: testOptions())
         XCTAssertEqual(outcome.code, .conversationError)
     }
 
     func testNoMatchMessagesCountDown() {
         let talk = RecordingConversation()
-        let helper = ScriptedHelper([.ready(reader: "v"), .noMatch(triesLeft: 2), .noMatch(triesLeft: 1), .noMatch(triesLeft: 0)], fixed: .tooManyTries)
-        _ = flow(helper: helper, conversation: talk).authenticate(LoginRequest(user: "alice", service: "s"), options: testOptions())
-        XCTAssertEqual(talk.infos, [LoginFlow.Text.placeFinger, "No match, try again (2 left)", "No match, try again (1 left)"])
+        let helper = ScriptedHelper(
+            [.ready(reader: "v"), .noMatch(triesLeft: 2), .noMatch(triesLeft: 1), .noMatch(triesLeft: 0)],
+            fixed: .tooManyTries)
+        _ = flow(helper: helper, conversation: talk).authenticate(
+            LoginRequest(user: "alice", service: "s"), options: testOptions())
+        XCTAssertEqual(
+            talk.infos, [LoginFlow.Text.placeFinger, "No match, try again (2 left)", "No match, try again (1 left)"])
         XCTAssertEqual(talk.errors, [LoginFlow.Text.tooManyTries])
     }
 
@@ -156,7 +206,8 @@ final class LoginFlowTests: XCTestCase {
 
     func testAServiceNameWithSpacesTravelsAsOneWord() {
         let helper = ScriptedHelper.accepting()
-        _ = flow(helper: helper).authenticate(LoginRequest(user: "alice", service: "my service\n"), options: testOptions())
+        _ = flow(helper: helper).authenticate(
+            LoginRequest(user: "alice", service: "my service\n"), options: testOptions())
         XCTAssertEqual(helper.jobs[0].service, "my_service_")
     }
 }
@@ -167,8 +218,9 @@ final class LoginJobTests: XCTestCase {
         o.caFile = "/etc/ca.pem"
         o.extraClaims = [("team", "ops")]
         o.virtualReader = "/run/v.sock"
-        return LoginJob(user: "alice", service: "sudo", jti: Base64URL.encode([UInt8](repeating: 1, count: 16)),
-                        issuer: "host-1", options: o)
+        return LoginJob(
+            user: "alice", service: "sudo", jti: Base64URL.encode([UInt8](repeating: 1, count: 16)),
+            issuer: "host-1", options: o)
     }
 
     func testRoundTrip() throws {
@@ -194,8 +246,10 @@ final class LoginJobTests: XCTestCase {
     func testHTTPOnlyToALoopbackPortBelow1024() {
         var o = Options()
         o.allowHTTP = true
-        for (url, ok) in [("http://127.0.0.1:443/v1/login", true), ("http://127.0.0.1/v1/login", true),
-                          ("http://127.0.0.1:8080/v1/login", false), ("http://10.0.0.1:80/x", false)] {
+        for (url, ok) in [
+            ("http://127.0.0.1:443/v1/login", true), ("http://127.0.0.1/v1/login", true),
+            ("http://127.0.0.1:8080/v1/login", false), ("http://10.0.0.1:80/x", false),
+        ] {
             o.url = try? AuthenticatorURL.parse(url).get()
             XCTAssertEqual((try? o.validated(source: "t")) != nil, ok, url)
         }
