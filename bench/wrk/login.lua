@@ -1,11 +1,9 @@
 -- wrk script for `make bench`: every request is POST /v1/login with a token of its own.
--- usage: wrk -t T -c C -d MAXs -s login.lua URL -- DIR [close]
+-- usage: wrk -t T -c C -d MAXs -s login.lua URL -- DIR
 -- Thread n reads DIR/tokens-n.txt (one pre-signed JWT a line, made by bench/run.py), sends
 -- each token once, and stops when all were sent; it then creates DIR/done-n, so that the
 -- harness can end wrk at once (SIGINT) instead of waiting for -d. Times come from
 -- CLOCK_MONOTONIC (LuaJIT ffi): first request of any thread to the last answer counted.
--- "close": every request says `Connection: close`; the server answers and closes, and wrk
--- opens a new connection (TCP and a TLS handshake) for the next request.
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } fa_timespec;
@@ -27,12 +25,6 @@ end
 
 function init(args)
   dir = args[1]
-  headers = {["Content-Type"] = "application/json"}
-  filler = {}
-  if args[2] == "close" then
-    headers["Connection"] = "close"
-    filler["Connection"] = "close"
-  end
   bodies = {}
   for line in io.lines(dir .. "/tokens-" .. id .. ".txt") do
     bodies[#bodies + 1] = '{"jwt":"' .. line .. '"}'
@@ -45,9 +37,9 @@ function request()
   index = index + 1
   if index > #bodies then
     -- every token was sent: a cheap request until the thread stops (never a token twice)
-    return wrk.format("GET", "/healthz", filler)
+    return wrk.format("GET", "/healthz")
   end
-  return wrk.format("POST", "/v1/login", headers, bodies[index])
+  return wrk.format("POST", "/v1/login", {["Content-Type"] = "application/json"}, bodies[index])
 end
 
 function response(status, headers, body)
