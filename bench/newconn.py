@@ -1,6 +1,8 @@
-"""Section 4, new connections: every login on a new TCP connection with a full TLS handshake,
-as the login helper makes it (a new process per login, no session kept), and the same with
-each loop offering its previous connection's session ("resumption offered").
+"""Section 4, new connections: every login on a new TCP connection, as the login helper (a
+new process per login) makes it; with a full TLS handshake each, as when the helper has no
+saved session (the first login, tickets off, a restarted authenticator), and with each loop
+offering its previous connection's session, as the helper offers the one it saved
+("resumption offered").
 
 The load client is bench/tlsload.c (compiled at each run), not wrk. wrk with `Connection:
 close` does reconnect per request, but on the same OpenSSL object, which keeps the last

@@ -60,7 +60,8 @@ PEER_WORKERS = 2  # uvicorn worker processes: one per core
 # fsync/fdatasync counts: a separate short run per level, not used for any other figure
 SYNC_TOKENS = int(os.environ.get("BENCH_SYNC_TOKENS", "2000"))
 SYNC_LEVELS = tuple(int(v) for v in os.environ.get("BENCH_SYNC_LEVELS", "8,64").split(",") if v)
-# issue 13's targets for section 4 (fingerauthd against the Python peer, same run, same tokens)
+# issue 13's targets for section 4 (fingerauthd against the Python peer, same run, same tokens);
+# the server CPU ones are issue 34's
 THROUGHPUT_TARGETS = {("rate", 8): {"at_least_ratio": 5.0}, ("rate", 64): {"at_least_ratio": 5.0},
                       ("p99", 64): {"at_most_ratio": 0.5}, ("p50", 1): {"at_most_ratio": 1.0},
                       ("cpu", 8): {"at_most_ratio": 0.2}, ("cpu", 64): {"at_most_ratio": 0.2}}
@@ -740,7 +741,6 @@ def throughput(world, venv, tmp):
         syncs = sync_counts(world, peer, users, tmp)
     finally:
         peer.stop()
-    newconn.new_connections(users, key_rows, Peer, venv, tmp)
     for clients in CLIENT_LEVELS:
         ours, peer_r = results[("fingerauthd", clients)], results[("peer", clients)]
         add(4, "verified logins/s, %d clients (vs Python peer)" % clients, ours["rate"], peer_r["rate"], "/s", 0,
@@ -780,6 +780,7 @@ def throughput(world, venv, tmp):
                            "%s %d fsync + %d fdatasync for %d logins committed" %
                            (name, syncs[(name, clients)]["fsync"], syncs[(name, clients)]["fdatasync"],
                             syncs[(name, clients)]["ok"]) for name in ("fingerauthd", "peer"))))
+    newconn.new_connections(users, key_rows, Peer, venv, tmp)
     return results
 
 
