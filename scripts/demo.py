@@ -44,7 +44,7 @@ def main():
     world = None
     try:
         print("FingerAuth demo — working in %s" % tmp)
-        step(1, "A test CA and a certificate for 127.0.0.1 (openssl)")
+        step(1, "A test CA and an ECDSA P-256 certificate for 127.0.0.1 (openssl)")
         ca = make_ca(os.path.join(tmp, "ca"))
         show("CA: %s" % ca.ca_cert)
 

@@ -2,9 +2,10 @@
 `connection-burst`): an address that opens connections faster than its rate has them
 closed at the accept — no handshake, no request, no audit row — while other addresses
 connect as usual. A refused address is logged at most once a minute however it floods;
-/metrics counts every refusal. Trusted proxies are exempt. A handshake costs the server several milliseconds of
-CPU (RSA-2048), a connect costs the client next to nothing: without this limit one address
-could keep every core busy with handshakes."""
+/metrics counts every refusal. Trusted proxies are exempt. A handshake costs the server
+milliseconds of CPU (more with an RSA-2048 certificate than a P-256 one), a connect costs
+the client next to nothing: without this limit one address could keep every core busy
+with handshakes."""
 
 import os
 import re

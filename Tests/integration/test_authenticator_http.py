@@ -24,7 +24,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from support.authd import Authd, build_dir  # noqa: E402
-from support.tls import TestCA, make_ca  # noqa: E402
+from support.tls import TestCA  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauthd"), os.X_OK),
                                 reason="no fingerauthd in %s" % build_dir())
@@ -444,19 +444,27 @@ def s_client(authd, *args):
     ("-tls1_2", "-cipher", "AES128-GCM-SHA256"),      # static RSA, AEAD
     ("-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA"),   # ECDHE, CBC
 ])
-def test_tls12_without_ecdhe_or_aead_is_refused(tmp_path, ca, args):
-    with Authd(tmp_path, tls=ca) as authd:
+def test_tls12_without_ecdhe_or_aead_is_refused(tmp_path, rsa_ca, args):
+    # Static RSA key exchange needs an RSA certificate: with an EC one it could not be offered at all.
+    with Authd(tmp_path, tls=rsa_ca) as authd:
         returncode, cipher, _ = s_client(authd, *args)
         assert returncode != 0 and cipher == "(NONE)"
         assert authd.request("GET", "/healthz").status == 200
 
 
-def test_tls13_and_tls12_ecdhe_aead_are_accepted(tmp_path, ca):
+def test_tls12_cbc_is_refused_with_an_ecdsa_certificate(tmp_path, ca):
     with Authd(tmp_path, tls=ca) as authd:
-        assert s_client(authd, "-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256") == \
-            (0, "ECDHE-RSA-AES128-GCM-SHA256", "TLSv1.2")
-        assert s_client(authd, "-tls1_2", "-cipher", "ECDHE-RSA-CHACHA20-POLY1305") == \
-            (0, "ECDHE-RSA-CHACHA20-POLY1305", "TLSv1.2")
+        returncode, cipher, _ = s_client(authd, "-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-SHA")
+        assert returncode != 0 and cipher == "(NONE)"
+        assert s_client(authd, "-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256") == \
+            (0, "ECDHE-ECDSA-AES128-GCM-SHA256", "TLSv1.2")
+
+
+@pytest.mark.parametrize("key", ["RSA", "ECDSA"])
+def test_tls13_and_tls12_ecdhe_aead_are_accepted(tmp_path, ca, rsa_ca, key):
+    with Authd(tmp_path, tls=rsa_ca if key == "RSA" else ca) as authd:
+        for cipher in ("ECDHE-%s-AES128-GCM-SHA256" % key, "ECDHE-%s-CHACHA20-POLY1305" % key):
+            assert s_client(authd, "-tls1_2", "-cipher", cipher) == (0, cipher, "TLSv1.2")
         returncode, cipher, protocol = s_client(authd, "-tls1_3")
         assert (returncode, protocol) == (0, "TLSv1.3") and cipher.startswith("TLS_")
 
@@ -483,21 +491,20 @@ def signature_of(authd, *args):
     (("-tls1_3", "-sigalgs", "RSA-PSS+SHA384"), ("RSA-PSS", "SHA384")),
     (("-tls1_3", "-sigalgs", "RSA-PSS+SHA512"), ("RSA-PSS", "SHA512")),
 ])
-def test_every_rsa_handshake_signature_verifies_at_the_client(tmp_path, ca, args, expected):
-    with Authd(tmp_path, tls=ca) as authd:
+def test_every_rsa_handshake_signature_verifies_at_the_client(tmp_path, rsa_ca, args, expected):
+    with Authd(tmp_path, tls=rsa_ca) as authd:
         assert signature_of(authd, *args) == (0,) + expected
 
 
-def test_tls13_refuses_pkcs1_and_nobody_gets_a_sha1_signature(tmp_path, ca):
-    with Authd(tmp_path, tls=ca) as authd:
+def test_tls13_refuses_pkcs1_and_nobody_gets_a_sha1_signature(tmp_path, rsa_ca):
+    with Authd(tmp_path, tls=rsa_ca) as authd:
         assert signature_of(authd, "-tls1_3", "-sigalgs", "RSA+SHA256")[0] != 0
         assert signature_of(authd, "-tls1_2", "-sigalgs", "RSA+SHA1")[0] != 0
         assert authd.request("GET", "/healthz").status == 200
 
 
-def test_an_ecdsa_certificate_is_signed_by_gnutls_itself(tmp_path):
-    ec = make_ca(tmp_path / "ec-ca", server_key="ec")
-    with Authd(tmp_path / "a", tls=ec) as authd:
+def test_an_ecdsa_certificate_is_signed_by_gnutls_itself(tmp_path, ca):
+    with Authd(tmp_path / "a", tls=ca) as authd:
         assert signature_of(authd, "-tls1_3") == (0, "ECDSA", "SHA256")
         assert signature_of(authd, "-tls1_2") == (0, "ECDSA", "SHA256")
         assert authd.request("GET", "/healthz").status == 200

@@ -130,8 +130,9 @@ def test_init_makes_the_state_directory_config_and_a_self_signed_p256_certificat
     assert x509.load_pem_x509_certificate((place / "tls" / "cert.pem").read_bytes()) == cert
 
 
-def test_init_signs_with_the_admins_ca_for_a_dns_name(place, tmp_path):
-    ca = make_ca(tmp_path / "ca")
+@pytest.mark.parametrize("ca_key", ["ec", "rsa:2048"])
+def test_init_signs_with_the_admins_ca_for_a_dns_name(place, tmp_path, ca_key):
+    ca = make_ca(tmp_path / "ca", ca_key=ca_key)
     done = init(place, "--name", "localhost", "--ca-cert", ca.ca_cert, "--ca-key", ca.ca_key, "--audience", "fleet-a")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "signed by the CA %s, for the name localhost" % ca.ca_cert in done.stdout
@@ -143,8 +144,12 @@ def test_init_signs_with_the_admins_ca_for_a_dns_name(place, tmp_path):
     assert cert.issuer == authority.subject
     # The CA's signature over the certificate (Debian's python3-cryptography 38 has no
     # verify_directly_issued_by): raises when it does not verify.
-    authority.public_key().verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(),
-                                  cert.signature_hash_algorithm)
+    if ca_key == "ec":
+        authority.public_key().verify(cert.signature, cert.tbs_certificate_bytes,
+                                      ec.ECDSA(cert.signature_hash_algorithm))
+    else:
+        authority.public_key().verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(),
+                                      cert.signature_hash_algorithm)
     san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert san.get_values_for_type(x509.DNSName) == ["localhost"]
     # The shipped config was absent: init wrote one; listen stays the default of all addresses.

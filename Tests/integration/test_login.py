@@ -3,9 +3,11 @@ over TLS. Each test asserts the PAM code and what the user was shown."""
 
 import base64
 import json
+import socket
 import time
 
 import jwt
+import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from support.recorder import RecordingProxy
@@ -14,7 +16,19 @@ from support.world import AUDIENCE, HOST_ID, PASSWORDS
 PLACE_FINGER = "Place your finger on the fingerprint reader"
 
 
-def test_right_finger_with_registered_key_logs_in(world):
+def served_key_type(authd):
+    """What the authenticator's certificate holds, as a client sees it: ("EC", bits) or ("RSA", bits)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+    with socket.create_connection(("127.0.0.1", authd.port), timeout=5) as raw, \
+            authd.tls.ssl_context().wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        key = x509.load_der_x509_certificate(tls.getpeercert(binary_form=True)).public_key()
+    return ("EC" if isinstance(key, ec.EllipticCurvePublicKey) else "RSA"), key.key_size
+
+
+@pytest.mark.parametrize("world, served", [("ec", ("EC", 256)), ("rsa:2048", ("RSA", 2048))], indirect=["world"])
+def test_right_finger_with_registered_key_logs_in(world, served):
+    assert served_key_type(world.authd) == served
     world.enroll("alice", "finger-A")
     login = world.login("alice", scans=["finger-A"])
     assert login.name == "PAM_SUCCESS", login

@@ -53,8 +53,11 @@ def db():
         if mode.lower() != "wal" or synchronous != "FULL":
             raise RuntimeError("peer: sqlite journal_mode=%s synchronous=%s, not wal/FULL: refusing to run"
                                % (mode, synchronous))
-        print("peer worker %d: sqlite journal_mode=%s synchronous=%s, %d commit(s) per login"
-              % (os.getpid(), mode, synchronous, COMMITS), file=sys.stderr, flush=True)
+        # one write with its newline: the workers share the log, and print's separate write
+        # of the end of line (unbuffered stderr) let two workers' lines run together
+        sys.stderr.write("peer worker %d: sqlite journal_mode=%s synchronous=%s, %d commit(s) per login\n"
+                         % (os.getpid(), mode, synchronous, COMMITS))
+        sys.stderr.flush()
         _db = connection
     return _db
 

@@ -134,7 +134,7 @@ def issue_server_cert(ca, directory, subject_alt_name):
     os.makedirs(directory, exist_ok=True)
     key, csr, ext, pem = (os.path.join(directory, n) for n in ("s.key", "s.csr", "s.ext", "s.pem"))
     run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True, timeout=60)  # noqa: E731
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=wrong")
+    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=wrong")
     with open(ext, "w") as f:
         f.write("basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=%s\n" % subject_alt_name)
     run("x509", "-req", "-in", csr, "-CA", ca.ca_cert, "-CAkey", ca.ca_key, "-CAcreateserial",

@@ -4,9 +4,13 @@
     ca.ca_cert      # PEM of the CA, for clients (ssl cafile, curl --cacert, cafile=)
     ca.server_cert  # server certificate for 127.0.0.1 (IP SAN) and localhost (DNS SAN)
     ca.server_key   # its private key, mode 0600
+
+Keys are ECDSA P-256 (what `fingerauthd init` generates and the docs recommend) unless
+asked for RSA: `make_ca(tmpdir, server_key="rsa:2048", ca_key="rsa:2048")`.
 """
 
 import os
+import re
 import subprocess
 
 __all__ = ["TestCA", "make_ca"]
@@ -38,26 +42,36 @@ def _openssl(*args, cwd):
         raise RuntimeError("openssl %s failed: %s" % (args[0], result.stderr.strip()))
 
 
-def make_ca(directory, server_key="rsa:2048"):
-    """Create a CA and a server certificate signed by it inside `directory`; the server's
-    key is `server_key` (`rsa:BITS`, or `ec` for P-256)."""
+def _newkey(kind):
+    """`openssl req -newkey` arguments for `ec` (P-256) or `rsa:BITS`."""
+    if kind == "ec":
+        return ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"]
+    if re.fullmatch(r"rsa:\d+", kind):
+        return [kind]
+    raise ValueError("key type %r: use 'ec' or 'rsa:BITS'" % kind)
+
+
+def make_ca(directory, server_key="ec", ca_key="ec"):
+    """Create a CA and a server certificate signed by it inside `directory`; each key is
+    `ec` (P-256) or `rsa:BITS`."""
     directory = str(directory)
     os.makedirs(directory, exist_ok=True)
     path = lambda name: os.path.join(directory, name)  # noqa: E731
     old_umask = os.umask(0o077)  # keys are born private
     try:
-        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2",
+        _openssl("req", "-x509", "-newkey", *_newkey(ca_key), "-nodes", "-sha256", "-days", "2",
                  "-keyout", path("ca.key"), "-out", path("ca.pem"),
                  "-subj", "/CN=FingerAuth Test CA",
                  "-addext", "basicConstraints=critical,CA:TRUE",
                  "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=directory)
-        newkey = ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"] if server_key == "ec" else [server_key]
-        _openssl("req", "-newkey", *newkey, "-nodes", "-sha256",
+        _openssl("req", "-newkey", *_newkey(server_key), "-nodes", "-sha256",
                  "-keyout", path("server.key"), "-out", path("server.csr"),
                  "-subj", "/CN=localhost", cwd=directory)
         with open(path("server.ext"), "w") as ext:
+            # keyEncipherment (static RSA key exchange) means nothing for an EC key.
+            usage = "digitalSignature" if server_key == "ec" else "digitalSignature,keyEncipherment"
             ext.write("basicConstraints=critical,CA:FALSE\n"
-                      "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                      "keyUsage=critical,%s\n" % usage +
                       "extendedKeyUsage=serverAuth\n"
                       "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
         _openssl("x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"),
