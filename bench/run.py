@@ -374,8 +374,8 @@ LIBRARY_SETS = [
     ("the reader: libfprint-2", ["libfprint-2"]),
     ("+ libcrypto (key, signature)", ["libfprint-2", "libcrypto"]),
     ("+ tss2 (TPM keys)", ["libfprint-2", "libcrypto", "tss2-esys", "tss2-mu", "tss2-rc", "tss2-tctildr"]),
-    ("+ libcurl (the authenticator)", ["libfprint-2", "libcrypto", "libcurl"]),
-    ("all the helper links", ["libfprint-2", "libcrypto", "libcurl", "tss2-esys", "tss2-mu", "tss2-rc", "tss2-tctildr"]),
+    ("+ libssl (the authenticator)", ["libfprint-2", "libcrypto", "libssl"]),
+    ("all the helper links", ["libfprint-2", "libcrypto", "libssl", "tss2-esys", "tss2-mu", "tss2-rc", "tss2-tctildr"]),
 ]
 
 
