@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,6 +54,9 @@ func commandUsage(_ command: String) -> String {
     }
 }
 
+// OpenSSL writes to its sockets with plain write(2): a server that closed the connection
+// would otherwise end the command with SIGPIPE instead of an error message.
+signal(SIGPIPE, SIG_IGN)
 let words = Array(CommandLine.arguments.dropFirst())
 let command = words.first ?? "help"
 let rest = Array(words.dropFirst())

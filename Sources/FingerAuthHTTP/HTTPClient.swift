@@ -54,7 +54,9 @@ public enum HTTPClient {
 /// One client kept across requests: a second request to the same server goes over the
 /// connection (DNS, TCP and the TLS handshake) of the first while the server keeps it open,
 /// and a new connection resumes the TLS session of the last one when the server gave a
-/// ticket (`SessionCache`). Use it from one thread at a time.
+/// ticket (`SessionCache`). Use it from one thread at a time, in a process that ignores
+/// SIGPIPE (OpenSSL writes to the socket with plain write(2)). The TLS settings are read at
+/// the first HTTPS request; later changes to `settings` move only its bounds.
 public final class HTTPConnection {
     public var settings: HTTPSettings
     private var tls: TLSClientContext?
@@ -83,6 +85,10 @@ public final class HTTPConnection {
         }
         guard target.isHTTPS || settings.allowHTTP else {
             return .failure(HTTPFailure(kind: .other, message: "protocol not allowed: http:// without allow_http"))
+        }
+        // A header with a line break would smuggle headers (or a request) of its own.
+        guard !headers.contains(where: { $0.utf8.contains(13) || $0.utf8.contains(10) }) else {
+            return .failure(HTTPFailure(kind: .other, message: "a request header holds a line break"))
         }
         let deadline = Deadline.now().adding(milliseconds: Int64(max(0, settings.totalTimeoutMilliseconds)))
         let request = HTTPWire.request(method: method, url: target, body: body, headers: headers)

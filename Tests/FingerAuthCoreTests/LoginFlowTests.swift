@@ -34,7 +34,12 @@ final class LoginFlowTests: XCTestCase {
     }
 
     func testTheHelpersStepsAreTimedForTheLogLine() {
-        var timed = flow()
+        let steps: [HelperMessage] = [
+            .ready(reader: "virtual"), .match(finger: "right-index-finger"), .accepted(jti: "j", kid: "kid-1"),
+        ]
+        let helper = ScriptedHelper(
+            steps, outcome: { .accepted(jti: $0.jti, kid: "kid-1", finger: "right-index-finger") })
+        var timed = flow(helper: helper)
         timed.time = SteppingClock(readings: [100, 121, 146, 155])
         let outcome = timed.authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions())
         XCTAssertEqual(outcome.code, .success)
