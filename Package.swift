@@ -148,6 +148,8 @@ let package = Package(
             ],
             swiftSettings: v6),
         .testTarget(
+            name: "FingerAuthHTTPTests", dependencies: ["FingerAuthHTTP", "FingerAuthCore"], swiftSettings: v6),
+        .testTarget(
             name: "FingerAuthDomainTests", dependencies: ["FingerAuthDomain", "FingerAuthCore"], swiftSettings: v6),
         .testTarget(
             name: "FingerAuthTransportTests",

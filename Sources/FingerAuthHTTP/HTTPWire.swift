@@ -3,12 +3,12 @@ import FingerAuthCore
 /// HTTP/1.1 on the wire, as much as the client needs: a request's bytes, and an answer
 /// read from bytes that arrive in pieces (status line, headers, a body delimited by
 /// `Content-Length`, chunked, or the end of the stream).
-enum HTTPWire {
+public enum HTTPWire {
     /// The largest status line plus headers read.
-    static let maxHeadBytes = 16 * 1024
+    public static let maxHeadBytes = 16 * 1024
 
     /// The request's head and body. `path` is the URL from its path on (`/` when empty).
-    static func request(method: String, url: AuthenticatorURL, body: [UInt8]?, headers: [String]) -> [UInt8] {
+    public static func request(method: String, url: AuthenticatorURL, body: [UInt8]?, headers: [String]) -> [UInt8] {
         let sendsBody = method == "POST" || (method != "GET" && body != nil)
         var lines = [
             "\(method) \(target(of: url)) HTTP/1.1", "Host: \(hostHeader(of: url))",
@@ -25,20 +25,21 @@ enum HTTPWire {
     }
 
     /// The URL's path and query: what follows the authority.
-    static func target(of url: AuthenticatorURL) -> String {
+    public static func target(of url: AuthenticatorURL) -> String {
         let afterScheme = url.text.drop(while: { $0 != ":" }).dropFirst(3)
         let path = afterScheme.drop(while: { $0 != "/" && $0 != "?" })
         if path.isEmpty { return "/" }
         return path.hasPrefix("?") ? "/" + path : String(path)
     }
 
-    static func hostHeader(of url: AuthenticatorURL) -> String {
+    /// The `Host` header's value: the host (IPv6 in brackets) and the port written in the URL.
+    public static func hostHeader(of url: AuthenticatorURL) -> String {
         let host = url.host.contains(":") ? "[\(url.host)]" : url.host
         return url.port.map { "\(host):\($0)" } ?? host
     }
 
     /// How far an answer has arrived.
-    enum Parse: Equatable {
+    public enum Parse: Equatable, Sendable {
         case incomplete
         case invalid(String)
         case tooLarge
@@ -48,7 +49,7 @@ enum HTTPWire {
 
     /// Parses `data` received so far; `ended` when the stream has ended after it.
     /// `method` tells whether a body follows (not for HEAD); `limit` caps the body.
-    static func parse(_ data: [UInt8], ended: Bool, method: String, limit: Int) -> Parse {
+    public static func parse(_ data: [UInt8], ended: Bool, method: String, limit: Int) -> Parse {
         guard let headEnd = find([13, 10, 13, 10], in: data) else {
             return data.count > maxHeadBytes ? .invalid("answer head larger than \(maxHeadBytes) bytes") : .incomplete
         }
