@@ -77,7 +77,22 @@ final class SessionCache {
         if (try? SafeFile.checkDirectory(dir, rule: .privateDirectory)) == nil {
             guard !SafeFile.exists(dir), (try? SafeFile.makeDirectory(dir, mode: 0o700)) != nil else { return }
         }
+        removeStaleDrafts(in: dir)
         _ = try? SafeFile.writeAtomically(path, Array(head.utf8) + der.prefix(Int(length)), mode: 0o600, durable: false)
+    }
+
+    /// Removes the drafts (`NAME.session.tmp.PID.N`, SafeFile's temporary files) of helpers
+    /// that ended between a draft's creation and its rename: a helper that could not open
+    /// the reader or load the key exits at once, its warm-up thread perhaps mid-save. The
+    /// folder is root-only, so its names are root's own.
+    private func removeStaleDrafts(in directory: String) {
+        for name in SafeFile.list(directory) {
+            let parts = name.split(separator: ".")
+            guard parts.count == 5, parts[1] == "session", parts[2] == "tmp", let pid = Int32(parts[3]), pid > 0,
+                pid != getpid(), kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            _ = try? SafeFile.remove(directory + "/" + name)
+        }
     }
 
     private func directory() -> String { settings.sessionDirectory ?? "" }

@@ -171,3 +171,23 @@ def test_nothing_of_the_ticket_reaches_a_log(world):
     for chunk in (der[i:i + 16] for i in range(0, len(der) - 16, 16)):
         for form in (chunk.hex().encode(), base64.b64encode(chunk)[:20], chunk):
             assert form not in logs
+
+
+def test_drafts_of_helpers_that_died_mid_save_are_removed_and_a_live_ones_kept(world):
+    world.enroll("alice", "finger-A")
+    assert login_counting(world)[0] == "PAM_SUCCESS"
+    saved = ticket_files(world)[0]
+    dead = saved.parent / (saved.name + ".tmp.999999.1")
+    live = saved.parent / (saved.name + ".tmp.%d.1" % os.getpid())
+    other = saved.parent / "notes.txt.tmp.999999.1"
+    for path in (dead, live, other):
+        path.write_bytes(b"draft")
+        os.chmod(path, 0o600)
+    # a newer ticket comes with every full handshake: a restarted fingerauthd gives one
+    port = world.authd.port
+    world.authd.stop()
+    world.authd = Authd(str(world.tmp / "authd"), audience=AUDIENCE, tls=world.ca, listen="127.0.0.1:%d" % port)
+    world.authd.start()
+    assert login_counting(world) == ("PAM_SUCCESS", 1, 0)
+    assert not dead.exists()
+    assert live.exists() and other.exists()
