@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `swift format lint --strict` with the checked-in .swift-format, on the Swift files that
-# this checkout changes: against the merge base with origin/main (or main), plus uncommitted
-# and untracked files. The tree is not reformatted in one sweep; each file meets the format
-# when someone changes it. LINT_BASE=<commit> lints against another base; `make format`
-# rewrites the same files in place. With no git checkout or no changed file it says so.
+# `swift format lint --strict` with the checked-in .swift-format, on the Swift files changed
+# since the commit that added .swift-format, plus uncommitted and untracked files: on main
+# too (where the merge base with main is HEAD itself, and a diff against it would check
+# nothing that is committed). The tree is not reformatted in one sweep; each file meets the
+# format once someone changes it. Without that commit in the history (a shallow clone) the
+# base is the merge base with origin/main (or main). LINT_BASE=<commit> lints against
+# another base; `make format` rewrites the same files in place. With no git checkout or no
+# changed file it says so.
 # Usage: scripts/lint-format.sh [--fix]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +17,9 @@ if ! git rev-parse --git-dir >/dev/null 2>&1; then
   exit 0
 fi
 base=${LINT_BASE:-}
+if [ -z "$base" ]; then
+  base=$(git log --diff-filter=A --format=%H -- .swift-format 2>/dev/null | tail -1)
+fi
 if [ -z "$base" ]; then
   for ref in origin/main main; do
     base=$(git merge-base HEAD "$ref" 2>/dev/null) && break
