@@ -1,10 +1,11 @@
 # libFuzzer over FingerAuthCore's parsers of outside input (Tests/fuzz/FuzzTargets.swift):
 # the config file, the pam.d arguments, the login helper's lines and its request, the authenticator's
-# answers, JWTs and JSON, the agent's requests and replies, the TPM structures of a key attestation,
+# answers (their JSON, and the HTTP framing the helper's client reads: HTTPWire.swift, compiled
+# into the same module with its `import FingerAuthCore` line left out), JWTs and JSON, the agent's requests and replies, the TPM structures of a key attestation,
 # the command-line words every program parses. `make fuzz` runs each target FUZZ_SECONDS (default 60);
 # `make test` runs a smoke of FUZZ_SMOKE_SECONDS each. A crash fails the run and leaves
 # its input in build/fuzz/.
-FUZZ_TARGETS := config pam-args scan-message login-request authenticator-response jwt agent-message tpm-structures command-line
+FUZZ_TARGETS := config pam-args scan-message login-request authenticator-response http-answer jwt agent-message tpm-structures command-line
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 8
 FUZZER := $(BUILD)/fuzz/fa-fuzz
@@ -13,10 +14,11 @@ TEST_STAGES += fuzz-smoke
 
 .PHONY: fuzz fuzz-smoke fuzz-build
 
-$(FUZZER): Tests/fuzz/FuzzTargets.swift $(wildcard Sources/FingerAuthCore/*.swift) mk/fuzz.mk
+$(FUZZER): Tests/fuzz/FuzzTargets.swift $(wildcard Sources/FingerAuthCore/*.swift) Sources/FingerAuthHTTP/HTTPWire.swift mk/fuzz.mk
 	@mkdir -p $(BUILD)/fuzz
+	sed '/^import FingerAuthCore$$/d' Sources/FingerAuthHTTP/HTTPWire.swift > $(BUILD)/fuzz/HTTPWire.swift
 	swiftc -swift-version 6 -sanitize=fuzzer,address -parse-as-library -O -module-name FuzzCore -use-ld=lld \
-	  Sources/FingerAuthCore/*.swift Tests/fuzz/FuzzTargets.swift -o $@
+	  Sources/FingerAuthCore/*.swift $(BUILD)/fuzz/HTTPWire.swift Tests/fuzz/FuzzTargets.swift -o $@
 
 fuzz-build: $(FUZZER)
 

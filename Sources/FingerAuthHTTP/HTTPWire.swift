@@ -128,7 +128,12 @@ public enum HTTPWire {
         while true {
             guard let lineEnd = find([13, 10], in: data[at...]) else { return .incomplete }
             let sizeText = String(decoding: data[at..<lineEnd], as: UTF8.self).prefix(while: { $0 != ";" })
-            guard !sizeText.isEmpty, sizeText.count <= 8, let size = Int(sizeText.trimmingSpaces(), radix: 16) else {
+                .trimmingSpaces()
+            // Hex digits only: Int(_:radix:) also takes a sign, and a negative size would
+            // make a range that traps (found by the http-answer fuzz target).
+            guard !sizeText.isEmpty, sizeText.count <= 8, sizeText.utf8.allSatisfy(isASCIIHexDigit),
+                let size = Int(sizeText, radix: 16)
+            else {
                 return .invalid
             }
             at = lineEnd + 2
@@ -172,6 +177,11 @@ public enum HTTPWire {
         }
         return nil
     }
+}
+
+/// 0-9, a-f, A-F.
+private func isASCIIHexDigit(_ byte: UInt8) -> Bool {
+    (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
 }
 
 extension StringProtocol {

@@ -69,6 +69,11 @@ final class HTTPWireTests: XCTestCase {
         XCTAssertEqual(
             parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n"),
             .invalid("malformed chunked body"))
+        // a sign is no hex digit (a negative size made a range that trapped: fuzzing found it)
+        for size in ["-d", "+3", " -1", "0x3"] {
+            let answer = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + size + "\r\nabc\r\n0\r\n\r\n"
+            XCTAssertEqual(parse(answer), .invalid("malformed chunked body"), size)
+        }
     }
 
     func testWhatIsNotAPlainHTTPAnswerIsRefused() {

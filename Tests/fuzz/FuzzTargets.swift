@@ -1,7 +1,8 @@
 // libFuzzer entry point for FingerAuthCore's parsers of outside input. One binary, the
 // target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message, login-request,
-// authenticator-response, jwt, agent-message, tpm-structures, command-line. Built by `make fuzz` with swiftc -sanitize=fuzzer,address
-// together with Sources/FingerAuthCore (see mk/fuzz.mk). A trap here is a finding.
+// authenticator-response, http-answer, jwt, agent-message, tpm-structures, command-line. Built by
+// `make fuzz` with swiftc -sanitize=fuzzer,address together with Sources/FingerAuthCore and the
+// HTTP client's framing (HTTPWire.swift; see mk/fuzz.mk). A trap here is a finding.
 
 #if canImport(Glibc)
 import Glibc
@@ -38,13 +39,17 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         // the options it may, each once; a refusal's message is printable and short.
         let words = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         do {
-            let given = try CommandArguments(words, valued: ["user", "state-dir", "config"], switches: ["json", "all"],
-                                             maxPositional: 1)
+            let given = try CommandArguments(
+                words, valued: ["user", "state-dir", "config"], switches: ["json", "all"],
+                maxPositional: 1)
             guard Set(given.values.keys).isSubset(of: ["user", "state-dir", "config"]),
-                  given.switches.isSubset(of: ["json", "all"]), given.positional.count <= 1,
-                  !given.values.values.contains("") else { abort() }
+                given.switches.isSubset(of: ["json", "all"]), given.positional.count <= 1,
+                !given.values.values.contains("")
+            else { abort() }
         } catch {
-            guard error.message.utf8.count <= 128, error.message.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) else { abort() }
+            guard error.message.utf8.count <= 128, error.message.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) else {
+                abort()
+            }
         }
     case "login-request":
         // The helper's request from the module: what parses must render and parse back the same.
@@ -53,8 +58,25 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         }
     case "authenticator-response":
         let status = bytes.first.map { 100 + Int($0) * 2 } ?? 200
-        _ = AuthenticatorVerdict.interpret(status: status, body: Array(bytes.dropFirst()), user: "alice", jti: "abc", kid: "k1")
+        _ = AuthenticatorVerdict.interpret(
+            status: status, body: Array(bytes.dropFirst()), user: "alice", jti: "abc", kid: "k1")
         _ = AuthenticatorVerdict.interpret(status: 200, body: bytes, user: "alice", jti: "abc", kid: "k1")
+    case "http-answer":
+        // What the authenticator (or anything on its port) sends the helper: every input is
+        // taken without trapping, whole or cut anywhere, and a complete answer's body is
+        // within the limit, its status a final one.
+        let limit = 512
+        let method = bytes.first.map { $0 & 1 == 0 ? "POST" : "HEAD" } ?? "POST"
+        let data = Array(bytes.dropFirst())
+        for cut in [data.count, data.count / 2, data.count / 3] {
+            for ended in [false, true] {
+                if case let .complete(status, body, _, _) = HTTPWire.parse(
+                    Array(data.prefix(cut)), ended: ended, method: method, limit: limit)
+                {
+                    guard body.count <= limit, (200...599).contains(status) else { abort() }
+                }
+            }
+        }
     case "jwt":
         if let jwt = try? CompactJWT(parsing: text) {
             _ = JSONEncoding.encode(jwt.claims)

@@ -145,8 +145,10 @@ def test_an_http_1_0_answer_ends_with_the_stream(world):
     (head(200, [("Transfer-Encoding", "chunked")]) + b"4000\r\n" + b"a" * 0x4000 + b"\r\n4000\r\n" + b"a" * 0x4000,
      "answer larger than 16384 bytes"),
     (head(200, [("Transfer-Encoding", "gzip")]) + b"x", "unsupported Transfer-Encoding"),
+    # a signed chunk size: the helper trapped on it before (the http-answer fuzz target)
+    (head(200, [("Transfer-Encoding", "chunked")]) + b"-d\r\n" + b"x" * 40 + b"\r\n", "malformed chunked body"),
     (b"SSH-2.0-OpenSSH_9.2\r\n\r\n", "not an HTTP/1.x answer"),
-], ids=["huge-head", "cut-body", "endless-chunks", "gzip", "not-http"])
+], ids=["huge-head", "cut-body", "endless-chunks", "gzip", "negative-chunk", "not-http"])
 def test_a_malformed_answer_is_no_verdict(world, answer, reason):
     def respond(method, body):
         return (warm_up(method), False) if method == "GET" else (answer, True)
