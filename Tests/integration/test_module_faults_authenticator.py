@@ -125,6 +125,48 @@ def test_certificate_for_another_name(world, tmp_path):
     assert "TLS failure" in world.log_lines()[-1]
 
 
+def issue_dated_cert(ca, directory, not_before, not_after):
+    """A server certificate for 127.0.0.1 signed by `ca`, valid from `not_before` to
+    `not_after` (datetimes): what `openssl x509 -req` cannot date in the past."""
+    import ipaddress
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    os.makedirs(directory, exist_ok=True)
+    ca_key = serialization.load_pem_private_key(open(ca.ca_key, "rb").read(), password=None)
+    ca_cert = x509.load_pem_x509_certificate(open(ca.ca_cert, "rb").read())
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dated")]))
+            .issuer_name(ca_cert.subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(not_before).not_valid_after(not_after)
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False)
+            .sign(ca_key, hashes.SHA256()))
+    cert_path, key_path = os.path.join(directory, "s.pem"), os.path.join(directory, "s.key")
+    open(cert_path, "wb").write(cert.public_bytes(serialization.Encoding.PEM))
+    open(key_path, "wb").write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                 serialization.NoEncryption()))
+    os.chmod(key_path, 0o600)
+    return cert_path, key_path
+
+
+@pytest.mark.parametrize("days", [(-30, -1), (1, 30)], ids=["expired", "not-yet-valid"])
+def test_certificate_outside_its_dates(world, tmp_path, days):
+    import datetime
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert, key = issue_dated_cert(world.ca, str(tmp_path / "dated"), now + datetime.timedelta(days=days[0]),
+                                 now + datetime.timedelta(days=days[1]))
+    with FakeAuthenticator(cert, key, accept_as()) as fake:
+        login = login_against(world, fake.url, reachable=False)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL" and fake.requests == 0, login
+    line = world.log_lines()[-1]
+    reason = "certificate has expired" if days[1] < 0 else "certificate is not yet valid"
+    assert "TLS failure" in line and reason in line, line
+
+
 def test_pinned_key_mismatch(world):
     world.enroll("alice", "finger-A")
     world.write_conf(pinned_pubkey="sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
