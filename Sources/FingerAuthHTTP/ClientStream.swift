@@ -14,15 +14,12 @@ final class ClientStream {
     private let fd: Int32
     private let ssl: OpaquePointer?
     /// Where it goes.
-    let url: AuthenticatorURL?
-    /// True when the TLS handshake resumed an earlier session (no certificate sent).
-    let resumed: Bool
+    let url: AuthenticatorURL
 
-    private init(fd: Int32, ssl: OpaquePointer?, resumed: Bool, url: AuthenticatorURL) {
+    private init(fd: Int32, ssl: OpaquePointer?, url: AuthenticatorURL) {
         self.fd = fd
         self.ssl = ssl
         self.url = url
-        self.resumed = resumed
     }
 
     deinit {
@@ -42,7 +39,7 @@ final class ClientStream {
         case let .failure(failure): return .failure(failure)
         case let .success(socket): fd = socket
         }
-        guard url.isHTTPS else { return .success(ClientStream(fd: fd, ssl: nil, resumed: false, url: url)) }
+        guard url.isHTTPS else { return .success(ClientStream(fd: fd, ssl: nil, url: url)) }
         guard let tls else {
             close(fd)
             return .failure(HTTPFailure(kind: .tls, message: "TLS failure with the authenticator: no TLS context"))
@@ -52,7 +49,7 @@ final class ClientStream {
             close(fd)
             return .failure(failure)
         case let .success(ssl):
-            return .success(ClientStream(fd: fd, ssl: ssl, resumed: SSL_session_reused(ssl) == 1, url: url))
+            return .success(ClientStream(fd: fd, ssl: ssl, url: url))
         }
     }
 
@@ -65,14 +62,6 @@ final class ClientStream {
             return nil
         }
         return session
-    }
-
-    /// The peer's public key (DER SubjectPublicKeyInfo), for the pin check.
-    func peerPublicKey() -> [UInt8]? {
-        guard let ssl else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 8192)
-        let length = fa_ssl_peer_spki(ssl, &buffer, Int32(buffer.count))
-        return length > 0 ? Array(buffer.prefix(Int(length))) : nil
     }
 
     enum IOResult {

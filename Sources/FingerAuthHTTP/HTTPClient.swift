@@ -61,16 +61,12 @@ public final class HTTPConnection {
     public var settings: HTTPSettings
     private var tls: TLSClientContext?
     private var stream: ClientStream?
-    private var streamURL: AuthenticatorURL?
     private let sessions: SessionCache
 
     public init(settings: HTTPSettings) {
         self.settings = settings
         sessions = SessionCache(settings: settings)
     }
-
-    /// Whether the last connection opened resumed a TLS session (no certificate sent).
-    public private(set) var lastHandshakeResumed = false
 
     /// One request. A request on a kept connection that the server had closed meanwhile
     /// (nothing of an answer came back) is sent once more on a new connection, as browsers
@@ -92,7 +88,7 @@ public final class HTTPConnection {
         }
         let deadline = Deadline.now().adding(milliseconds: Int64(max(0, settings.totalTimeoutMilliseconds)))
         let request = HTTPWire.request(method: method, url: target, body: body, headers: headers)
-        if let kept = stream, streamURL?.sameServer(as: target) == true {
+        if let kept = stream, kept.url.sameServer(as: target) {
             stream = nil
             switch exchange(kept, request: request, method: method, deadline: deadline) {
             case .closedBeforeAnswer: break // a new connection below
@@ -125,12 +121,7 @@ public final class HTTPConnection {
         let connectBy = Deadline.now().adding(milliseconds: Int64(max(0, settings.connectTimeoutMilliseconds)))
         let saved = target.isHTTPS ? sessions.load(for: target) : nil
         defer { if let saved { SSL_SESSION_free(saved) } }
-        let result = ClientStream.open(target, tls: tls, session: saved, connectBy: connectBy, deadline: deadline)
-        if case let .success(stream) = result {
-            lastHandshakeResumed = stream.resumed
-            streamURL = target
-        }
-        return result
+        return ClientStream.open(target, tls: tls, session: saved, connectBy: connectBy, deadline: deadline)
     }
 
     private enum Exchange {

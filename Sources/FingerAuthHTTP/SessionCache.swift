@@ -60,7 +60,8 @@ final class SessionCache {
     /// Keeps the session `stream` can be resumed with (when the server gave a ticket) for
     /// the next connection of this process and, with a session directory, of the next login.
     func save(from stream: ClientStream) {
-        guard let url = stream.url, let session = stream.resumableSession() else { return }
+        let url = stream.url
+        guard let session = stream.resumableSession() else { return }
         if session == last && lastURL == url.text {
             SSL_SESSION_free(session) // no newer ticket since the last save
             return

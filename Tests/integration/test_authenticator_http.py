@@ -370,15 +370,9 @@ def test_the_login_helper_reconnects_when_the_deadline_closed_its_warm_connectio
         world.enroll("alice", "finger-A")
         before = len(forwarder.opened)
 
-        def late_finger():
-            world.reader.wait_for_new_socket(10)
-            time.sleep(3.5)
-            world.reader.send("SCAN finger-A")
-
-        feeder = threading.Thread(target=late_finger)
-        feeder.start()
+        world.reader.feed(["SCAN finger-A"], after=3.5)
         login = world.login("alice", service=world.service("fa-only", fallback=False))
-        feeder.join(15)
+        world.reader.wait()
         assert login.name == "PAM_SUCCESS", login
         opened = forwarder.opened[before:]
         closed = [t for t in forwarder.server_closed if t > opened[0]]

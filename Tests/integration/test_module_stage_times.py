@@ -4,8 +4,6 @@ included), `answer_ms` (MATCH to the verdict: the signature and the round trip),
 whole `ms`. Steps that did not happen are not shown."""
 
 import re
-import threading
-import time
 
 
 def outcome_line(world):
@@ -16,16 +14,9 @@ def outcome_line(world):
 
 def test_a_login_line_carries_the_time_to_ready_to_the_match_and_to_the_answer(world):
     world.enroll("alice", "finger-A")
-
-    def late_finger():
-        world.reader.wait_for_new_socket(10)
-        time.sleep(0.6)
-        world.reader.send("SCAN finger-A")
-
-    feeder = threading.Thread(target=late_finger)
-    feeder.start()
+    world.reader.feed(["SCAN finger-A"], after=0.6)
     login = world.login("alice")
-    feeder.join(15)
+    world.reader.wait()
     assert login.name == "PAM_SUCCESS", login
     line = outcome_line(world)
     found = re.search(r" ms=(\d+) ready_ms=(\d+) match_ms=(\d+) answer_ms=(\d+)$", line)

@@ -105,9 +105,10 @@ class VirtualReader:
 
     # -- background feeding --------------------------------------------------------------
 
-    def feed(self, commands, timeout=10, delay=0.0):
-        """Starts a thread that waits for a new socket, then sends `commands` in order
-        (`delay` seconds apart). Returns self; call wait() to join it."""
+    def feed(self, commands, timeout=10, delay=0.0, after=0.0):
+        """Starts a thread that waits for a new socket, then `after` seconds more (a finger
+        that comes late), then sends `commands` in order (`delay` seconds apart). Returns
+        self; call wait() to join it."""
         if self._thread is not None:
             raise VirtualReaderError("a feed is still running; wait() first")
         commands = list(commands)
@@ -117,6 +118,8 @@ class VirtualReader:
             try:
                 deadline = time.monotonic() + timeout
                 self.wait_for_new_socket(timeout)
+                if after:
+                    time.sleep(after)
                 for command in commands:
                     left = deadline - time.monotonic()
                     if left <= 0:
