@@ -10,33 +10,70 @@ extension AdminConsole {
     static let staleSeconds: Int64 = 30 * 86_400
 
     func hostsPage(_ who: SignedIn, message: String? = nil, page: Int = 1) throws(StoreError) -> String {
-        let fetched = try store.hostSummaries(page: Paging(offset: (page - 1) * Self.pageSize, limit: Self.pageSize + 1))
+        let fetched = try store.hostSummaries(
+            page: Paging(offset: (page - 1) * Self.pageSize, limit: Self.pageSize + 1))
         let hosts = Array(fetched.prefix(Self.pageSize))
         let lastSeen = try store.lastLogins(hosts: hosts.map(\.host))
+        let stages = try store.loginStages(
+            hosts: hosts.map(\.host), since: who.now - LoginStageSummary.seconds,
+            limit: LoginStageSummary.logins)
         let rows = hosts.map { host -> [String] in
             let seen = lastSeen[host.host]
             var seenText = seen.map(ConsoleHTML.time) ?? "never"
-            if seen.map({ who.now - $0 > Self.staleSeconds }) ?? false { seenText += " <em class=\"stale\">(over \(Self.staleSeconds / 86_400) days)</em>" }
-            let revoke = host.activeTokens > 0 || host.keys > 0
-                ? ConsoleHTML.button("Revoke host", action: "/hosts/revoke", fields: [("host", host.host)], csrf: who.csrf, cls: "danger")
+            if seen.map({ who.now - $0 > Self.staleSeconds }) ?? false {
+                seenText += " <em class=\"stale\">(over \(Self.staleSeconds / 86_400) days)</em>"
+            }
+            let revoke =
+                host.activeTokens > 0 || host.keys > 0
+                ? ConsoleHTML.button(
+                    "Revoke host", action: "/hosts/revoke", fields: [("host", host.host)], csrf: who.csrf, cls: "danger"
+                )
                 : ""
             var ek = "none: the first attestation pins it"
             if let pin = host.ek {
-                ek = Self.ekCell(pin.ek) + (pin.source == .admin
-                    ? " <span class=\"ek-source\">provisioned by \(ConsoleHTML.escape(pin.by ?? "an admin"))</span>"
-                    : " <span class=\"ek-source\">TOFU (pinned by its first attestation)</span>")
+                ek =
+                    Self.ekCell(pin.ek)
+                    + (pin.source == .admin
+                        ? " <span class=\"ek-source\">provisioned by \(ConsoleHTML.escape(pin.by ?? "an admin"))</span>"
+                        : " <span class=\"ek-source\">TOFU (pinned by its first attestation)</span>")
             }
-            return [ConsoleHTML.escape(host.host), ConsoleHTML.escape(host.labels.joined(separator: ", ")),
-                    "\(host.activeTokens) of \(host.tokens)", String(host.keys), seenText, ek, revoke]
+            return [
+                ConsoleHTML.escape(host.host), ConsoleHTML.escape(host.labels.joined(separator: ", ")),
+                "\(host.activeTokens) of \(host.tokens)", String(host.keys), seenText,
+                Self.stageCell(stages[host.host].map(LoginStageSummary.init)), ek, revoke,
+            ]
         }
         let note = ConsoleHTML.message(message)
-        let body = note + "<p>Last login: the newest accepted fingerprint login by any key of the host. "
+        let body =
+            note + "<p>Last login: the newest accepted fingerprint login by any key of the host. "
             + "EK: the TPM endorsement key the host's attested keys must come from; a TOFU pin is whichever TPM "
             + "attested first, an admin's (fingerauthd hosts add-ek) is the host's own.</p>"
-            + ConsoleHTML.table(id: "hosts", headers: ["host", "labels", "enrollment tokens active", "keys", "last login (UTC)",
-                                                       "EK", ""], rows: rows)
+            + "<p>Login times: p50 / p95 in ms over the host's last \(LoginStageSummary.logins) accepted logins of the "
+            + "last \(LoginStageSummary.seconds / 86_400) days, as its login helpers reported them (the host's word, "
+            + "not verified): <em>ready</em> from the helper's start to the reader armed and the authenticator "
+            + "reached, <em>finger</em> from then to the match (the person's own time included), <em>connect</em> "
+            + "the connection to the authenticator opened and answered.</p>"
+            + ConsoleHTML.table(
+                id: "hosts",
+                headers: [
+                    "host", "labels", "enrollment tokens active", "keys", "last login (UTC)",
+                    "login times (ms)", "EK", "",
+                ], rows: rows)
             + Self.pager("/hosts", page: page, more: fetched.count > Self.pageSize)
         return ConsoleHTML.page(title: "Hosts", admin: who.admin, csrf: who.csrf, current: "/hosts", body: body)
+    }
+
+    /// `ready 9 / 14<br>finger 640 / 1200<br>connect 3 / 5<br>42 logins`: each stage's p50 / p95.
+    static func stageCell(_ summary: LoginStageSummary?) -> String {
+        guard let summary else { return "none reported" }
+        var lines: [String] = []
+        for (name, stage) in [("ready", summary.ready), ("finger", summary.match), ("connect", summary.connect)] {
+            guard let stage else { continue }
+            lines.append("<span class=\"stage\">\(name) \(stage.p50) / \(stage.p95)</span>")
+        }
+        let count = [summary.ready, summary.match, summary.connect].compactMap { $0?.count }.max() ?? 0
+        lines.append("\(count) login\(count == 1 ? "" : "s")")
+        return lines.joined(separator: "<br>")
     }
 
     /// Revokes `host`'s enrollment tokens and keys; 404 when nothing of it was active.
@@ -46,16 +83,23 @@ extension AdminConsole {
             let revocation = try store.revokeHostTokens(id: nil, host: host, now: who.now)
             let peer = LogText.clean(who.address)
             guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty else {
-                try store.audit(AuditEvent(event: .tokenRevoke, host: clean, outcome: .deny, reason: .code(.unknownToken),
-                                           peer: peer, admin: who.admin), now: who.now)
+                try store.audit(
+                    AuditEvent(
+                        event: .tokenRevoke, host: clean, outcome: .deny, reason: .code(.unknownToken),
+                        peer: peer, admin: who.admin), now: who.now)
                 return html(404, try hostsPage(who, message: "Nothing of \(host) was active."))
             }
             for event in revocation.auditEvents(peer: peer, admin: who.admin) { try store.audit(event, now: who.now) }
-            log.message("console: \(who.admin) revoked host \(clean): \(revocation.hosts.count) token(s), "
-                        + "\(revocation.keys.count) key(s), \(revocation.accessTokens) access token(s)")
+            log.message(
+                "console: \(who.admin) revoked host \(clean): \(revocation.hosts.count) token(s), "
+                    + "\(revocation.keys.count) key(s), \(revocation.accessTokens) access token(s)")
             let keys = revocation.keys.count
-            return html(200, try hostsPage(who, message: "Revoked \(host): its enrollment tokens, \(keys) key\(keys == 1 ? "" : "s")"
-                                           + " and \(revocation.accessTokens) access token\(revocation.accessTokens == 1 ? "" : "s")."))
+            return html(
+                200,
+                try hostsPage(
+                    who,
+                    message: "Revoked \(host): its enrollment tokens, \(keys) key\(keys == 1 ? "" : "s")"
+                        + " and \(revocation.accessTokens) access token\(revocation.accessTokens == 1 ? "" : "s")."))
         } catch {
             log.message("console: host revoke: \(error)")
             return unavailable(who, writing: true)

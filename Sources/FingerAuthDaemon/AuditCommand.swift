@@ -2,6 +2,7 @@ import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,13 +13,17 @@ import Glibc
 enum AuditCommand {
     static func run(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
         let command = "audit"
-        let (options, db) = try Admin.options(arguments, valued: ["user", "since", "limit"], switches: ["json"],
-                                              command: command)
+        let (options, db) = try Admin.options(
+            arguments, valued: ["user", "since", "limit"], switches: ["json"],
+            command: command)
         let now = SystemClock().now()
         var since: Int64?
         if let text = options.optional("since") {
             guard let value = parseTime(text, now: now) else {
-                throw UsageError(message: "audit: --since takes seconds since 1970, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or an age like 30m, 12h, 7d")
+                throw UsageError(
+                    message:
+                        "audit: --since takes seconds since 1970, YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or an age like 30m, 12h, 7d"
+                )
             }
             since = value
         }
@@ -29,14 +34,18 @@ enum AuditCommand {
             if options.flag("json") {
                 print(JSONEncoding.encode(.array(records.map(json))))
             } else {
-                Admin.printTable(["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "KID", "JTI", "PEER", "COUNT"],
-                                 records.map { r in
-                    let e = r.event
-                    // An unverified request's user is only claimed: shown as such, never as the user.
-                    let user = e.user ?? e.claimedUser.map { "(claimed " + $0 + ")" } ?? ""
-                    return [Admin.utcTime(r.time), e.event.name, e.outcome.name, e.reason?.text ?? "", user, e.host ?? "",
-                            e.kid ?? "", e.jti ?? "", e.peer ?? "", String(e.count)]
-                })
+                Admin.printTable(
+                    ["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "KID", "JTI", "PEER", "COUNT"],
+                    records.map { r in
+                        let e = r.event
+                        // An unverified request's user is only claimed: shown as such, never as the user.
+                        let user = e.user ?? e.claimedUser.map { "(claimed " + $0 + ")" } ?? ""
+                        return [
+                            Admin.utcTime(r.time), e.event.name, e.outcome.name, e.reason?.text ?? "", user,
+                            e.host ?? "",
+                            e.kid ?? "", e.jti ?? "", e.peer ?? "", String(e.count),
+                        ]
+                    })
             }
             return 0
         }
@@ -45,12 +54,14 @@ enum AuditCommand {
     static func json(_ record: AuditRecord) -> JSONValue {
         let e = record.event
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
-        return .object([("id", .integer(record.id)), ("time", .integer(record.time)), ("event", .string(e.event.name)),
-                        ("user", text(e.user)), ("host", text(e.host)), ("kid", text(e.kid)), ("jti", text(e.jti)),
-                        ("outcome", .string(e.outcome.name)), ("reason", text(e.reason?.text)), ("peer", text(e.peer)),
-                        ("claimed_user", text(e.claimedUser)), ("verified", .bool(e.verified)), ("count", .integer(e.count)),
-                        ("rule", e.rule.map(JSONValue.integer) ?? .null), ("service", text(e.service)),
-                        ("client_service", text(e.clientService))])
+        return .object([
+            ("id", .integer(record.id)), ("time", .integer(record.time)), ("event", .string(e.event.name)),
+            ("user", text(e.user)), ("host", text(e.host)), ("kid", text(e.kid)), ("jti", text(e.jti)),
+            ("outcome", .string(e.outcome.name)), ("reason", text(e.reason?.text)), ("peer", text(e.peer)),
+            ("claimed_user", text(e.claimedUser)), ("verified", .bool(e.verified)), ("count", .integer(e.count)),
+            ("rule", e.rule.map(JSONValue.integer) ?? .null), ("service", text(e.service)),
+            ("client_service", text(e.clientService)), ("stages", e.stages?.json ?? .null),
+        ])
     }
 
     /// Seconds since the epoch for `text`, or nil when it is none of the accepted forms.
@@ -71,7 +82,9 @@ enum AuditCommand {
         }
         // YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ
         let bytes = Array(text.utf8)
-        guard bytes.count == 10 || (bytes.count == 20 && bytes[10] == UInt8(ascii: "T") && bytes[19] == UInt8(ascii: "Z")) else {
+        guard
+            bytes.count == 10 || (bytes.count == 20 && bytes[10] == UInt8(ascii: "T") && bytes[19] == UInt8(ascii: "Z"))
+        else {
             return nil
         }
         func number(_ range: Range<Int>) -> Int32? {
@@ -80,16 +93,18 @@ enum AuditCommand {
             return Int32(String(decoding: part, as: UTF8.self))
         }
         guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              (1...12).contains(month), (1...31).contains(day) else { return nil }
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
         var parts = tm()
         parts.tm_year = year - 1900
         parts.tm_mon = month - 1
         parts.tm_mday = day
         if bytes.count == 20 {
             guard bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-                  let h = number(11..<13), let m = number(14..<16), let s = number(17..<19),
-                  h < 24, m < 60, s < 61 else { return nil }
+                let h = number(11..<13), let m = number(14..<16), let s = number(17..<19),
+                h < 24, m < 60, s < 61
+            else { return nil }
             parts.tm_hour = h
             parts.tm_min = m
             parts.tm_sec = s

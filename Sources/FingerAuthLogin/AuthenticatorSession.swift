@@ -21,6 +21,9 @@ final class AuthenticatorSession: @unchecked Sendable {
     /// Why the authenticator could not be reached; nil once the warm-up got any answer.
     private(set) var unreachable: String? = "not tried"
     private var signed: (token: String, issuedAt: Int64)?
+    /// How long the warm-up request took to be answered (the connection opened and one round
+    /// trip), for the login's `stages`; nil when it got no answer.
+    private(set) var connectMilliseconds: Int64?
 
     /// The warm-up request's bound; its connect bound is the client's 2 s.
     static let warmUpMilliseconds = 3000
@@ -45,10 +48,13 @@ final class AuthenticatorSession: @unchecked Sendable {
         }
         let bound = connection.settings.totalTimeoutMilliseconds
         connection.settings.totalTimeoutMilliseconds = AuthenticatorSession.warmUpMilliseconds
+        let started = MonotonicInstant.now()
         switch connection.send(method: "GET", url: url.text, body: nil) {
         case let .success(response) where (502...504).contains(response.status):
             unreachable = "authenticator answered \(response.status)"
-        case .success: unreachable = nil
+        case .success:
+            unreachable = nil
+            connectMilliseconds = MonotonicInstant.now().milliseconds &- started.milliseconds
         case let .failure(failure): unreachable = failure.message
         }
         connection.settings.totalTimeoutMilliseconds = bound
@@ -88,15 +94,18 @@ final class AuthenticatorSession: @unchecked Sendable {
         return "signing failed"
     }
 
-    /// POSTs the token and reads the verdict: only `ok` true with our `sub`, `jti` and `kid`.
-    func login() -> HelperMessage {
+    /// POSTs the token, with the helper's times so far (`stages`), and reads the verdict:
+    /// only `ok` true with our `sub`, `jti` and `kid`.
+    func login(stages: LoginStageReport) -> HelperMessage {
         let jti = job.jti
         let kid = key.kid
         guard let url = job.options.url else {
             return .unavailable(jti: jti, kid: kid, detail: "no url")
         }
         guard let token = token() else { return .unavailable(jti: jti, kid: kid, detail: signingFailure) }
-        let body = JSONEncoding.encodeBytes(.object([("jwt", .string(token))]))
+        var report = stages
+        report.connect = connectMilliseconds
+        let body = JSONEncoding.encodeBytes(.object([("jwt", .string(token)), ("stages", report.json)]))
         switch connection.send(method: "POST", url: url.text, body: body) {
         case let .failure(failure):
             return .unavailable(jti: jti, kid: kid, detail: failure.message)

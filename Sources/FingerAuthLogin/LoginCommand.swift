@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthReader
 import FingerAuthSystem
 import FingerAuthTPM
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `fingerauth-login --login`: the whole login step for the module, in this order —
 /// read the request (standard input), load the prints and the device key, then in parallel
@@ -96,7 +97,8 @@ enum LoginCommand {
         let reader = try plan.open(seconds: openSeconds)
         if background != nil, let warmed, !warmed.wait(until: started.adding(milliseconds: warmUpWaitMilliseconds)) {
             reader.close()
-            LineOutput.emit(.fail(.unreachable, detail: "authenticator did not answer within \(warmUpWaitMilliseconds) ms"))
+            LineOutput.emit(
+                .fail(.unreachable, detail: "authenticator did not answer within \(warmUpWaitMilliseconds) ms"))
             return .failed
         }
         if let why = session.unreachable {
@@ -105,19 +107,28 @@ enum LoginCommand {
             return .failed
         }
         LineOutput.emit(.ready(reader: reader.readerName))
+        let readyAt = MonotonicInstant.now()
         let deadline = Deadline.after(seconds: Double(job.options.timeoutSeconds))
         if background == nil { session.signAhead() }
         var left = job.options.maxTries
         while left > 0 {
             switch try reader.verify(deadline: deadline, events: LineOutput.emit) {
             case let .match(finger):
+                let matchedAt = MonotonicInstant.now()
                 reader.close()
                 LineOutput.emit(.match(finger: finger))
-                if let background, !background.wait(until: MonotonicInstant.now().adding(milliseconds: signingWaitMilliseconds)) {
-                    LineOutput.emit(.unavailable(jti: job.jti, kid: key.kid, detail: "signing took over \(signingWaitMilliseconds) ms"))
+                if let background,
+                    !background.wait(until: MonotonicInstant.now().adding(milliseconds: signingWaitMilliseconds))
+                {
+                    LineOutput.emit(
+                        .unavailable(
+                            jti: job.jti, kid: key.kid, detail: "signing took over \(signingWaitMilliseconds) ms"))
                     return .denied
                 }
-                let verdict = session.login()
+                let stages = LoginStageReport(
+                    ready: readyAt.milliseconds &- started.milliseconds,
+                    match: matchedAt.milliseconds &- readyAt.milliseconds)
+                let verdict = session.login(stages: stages)
                 LineOutput.emit(verdict)
                 if case .accepted = verdict {
                     // prompt = parallel: the verdict is in the pipe first, then the newline
@@ -152,7 +163,9 @@ enum RequestInput {
             guard n >= 0 else { return .failure(UsageError(message: "cannot read the request")) }
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])
-            guard bytes.count <= LoginJob.maxBytes else { return .failure(UsageError(message: "request larger than \(LoginJob.maxBytes) bytes")) }
+            guard bytes.count <= LoginJob.maxBytes else {
+                return .failure(UsageError(message: "request larger than \(LoginJob.maxBytes) bytes"))
+            }
         }
         return .success(String(decoding: bytes, as: UTF8.self))
     }

@@ -178,6 +178,9 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord] { try base.consoleAudit(query) }
     func lastLogins(of keys: [RegisteredKey]) throws(StoreError) -> [String: Int64] { try base.lastLogins(of: keys) }
     func lastLogins(hosts: [String]) throws(StoreError) -> [String: Int64] { try base.lastLogins(hosts: hosts) }
+    func loginStages(hosts: [String], since: Int64, limit: Int) throws(StoreError) -> [String: [LoginStageReport]] {
+        try base.loginStages(hosts: hosts, since: since, limit: limit)
+    }
     func ekPin(host: String) throws(StoreError) -> EKPin? { try base.ekPin(host: host) }
     func changeEKPin(_ change: EKPinChange, admin: String, peer: String, now: Int64) throws(StoreError) -> EKPinResult {
         try base.changeEKPin(change, admin: admin, peer: peer, now: now)

@@ -1,7 +1,7 @@
 import FingerAuthCore
 import FingerAuthDomain
-import FingerAuthTransport
 import FingerAuthStore
+import FingerAuthTransport
 import XCTest
 
 /// Choosing the store from `--db`, keeping passwords out of what is logged, pruning.
@@ -19,10 +19,12 @@ final class StorageTests: XCTestCase {
     }
 
     func testRedactedURLNamesTheUserAndHostButNeverThePassword() {
-        XCTAssertEqual(StoreLocation("postgresql://fa:s3cret@db.example:5432/authd").redacted,
-                       "postgresql://fa:***@db.example:5432/authd")
-        XCTAssertEqual(StoreLocation("postgresql://fa@db/authd?password=s3cret&sslmode=require").redacted,
-                       "postgresql://fa@db/authd")
+        XCTAssertEqual(
+            StoreLocation("postgresql://fa:s3cret@db.example:5432/authd").redacted,
+            "postgresql://fa:***@db.example:5432/authd")
+        XCTAssertEqual(
+            StoreLocation("postgresql://fa@db/authd?password=s3cret&sslmode=require").redacted,
+            "postgresql://fa@db/authd")
         XCTAssertEqual(StoreLocation("postgres://a:b:c@h/d").redacted, "postgres://a:***@h/d")
         XCTAssertEqual(StoreLocation("postgresql://db/authd").redacted, "postgresql://db/authd")
         XCTAssertEqual(StoreLocation("/srv/authd.db").redacted, "/srv/authd.db")
@@ -37,8 +39,10 @@ final class StorageTests: XCTestCase {
     }
 
     func testARemotePostgresNeedsAnExplicitSSLMode() {
-        for url in ["postgresql://fa:s3cret@db.example/authd", "postgresql://fa@10.1.2.3:5432/authd",
-                    "postgresql://fa@127.0.0.1,db.example/authd", "postgresql:///authd?host=db.example"] {
+        for url in [
+            "postgresql://fa:s3cret@db.example/authd", "postgresql://fa@10.1.2.3:5432/authd",
+            "postgresql://fa@127.0.0.1,db.example/authd", "postgresql:///authd?host=db.example",
+        ] {
             XCTAssertThrowsError(try StoreLocation(url).open(connections: 1), url) { error in
                 let text = "\(error)"
                 XCTAssertTrue(text.contains("sslmode=verify-full"), text)
@@ -47,8 +51,10 @@ final class StorageTests: XCTestCase {
             }
         }
         // Loopback, a socket, or an explicit mode (even a weaker one) go on to connect.
-        for url in ["postgresql://fa@127.0.0.1:1/x", "postgresql://fa@[::1]:1/x", "postgresql://fa@%2Frun%2Fnone:1/x",
-                    "postgresql://fa@db.invalid:1/x?sslmode=require&connect_timeout=1"] {
+        for url in [
+            "postgresql://fa@127.0.0.1:1/x", "postgresql://fa@[::1]:1/x", "postgresql://fa@%2Frun%2Fnone:1/x",
+            "postgresql://fa@db.invalid:1/x?sslmode=require&connect_timeout=1",
+        ] {
             XCTAssertThrowsError(try StoreLocation(url).open(connections: 1), url) { error in
                 XCTAssertTrue("\(error)".contains("cannot connect"), "\(url): \(error)")
             }
@@ -61,7 +67,8 @@ final class StorageTests: XCTestCase {
         var items: [WriteItem] = []
         for i in 0..<2500 { items.append(.claim(claim("old\(i)", keepUntil: now - 1))) }
         items.append(.claim(claim("fresh", keepUntil: now + 100)))
-        XCTAssertEqual(try store.commit(items).filter { $0 == .refused(.keyChanged) }.count, 2501, "no such key: nothing claimed")
+        XCTAssertEqual(
+            try store.commit(items).filter { $0 == .refused(.keyChanged) }.count, 2501, "no such key: nothing claimed")
         try registerKey(store)
         XCTAssertTrue(try store.commit(items).allSatisfy { $0 == .accepted })
         XCTAssertEqual(try store.prune(PrunePolicy()), PruneResult(replay: 2501), "2500 old jti and the proof's")
@@ -79,7 +86,10 @@ final class StorageTests: XCTestCase {
         let deadline = Date().addingTimeInterval(5)
         var pruned = false
         while Date() < deadline {
-            if try store.commit([.claim(claim("old", keepUntil: now - 1))]) == [.accepted] { pruned = true; break }
+            if try store.commit([.claim(claim("old", keepUntil: now - 1))]) == [.accepted] {
+                pruned = true
+                break
+            }
             usleep(100_000)
         }
         pruner.stop()
@@ -117,7 +127,7 @@ final class StorageTests: XCTestCase {
         check.standardOutput = out
         try check.run()
         check.waitUntilExit()
-        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n9\n")
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n10\n")
     }
 
     /// Version 9 rebuilds the rules table (SQLite cannot alter its CHECK for the new action):
@@ -149,10 +159,12 @@ final class StorageTests: XCTestCase {
         try runSQLite(sqlite, schema)
         let store = try SQLiteStore(path: temp.path)
         defer { store.close() }
-        XCTAssertEqual(try store.policyRules().map { "\($0.id) \($0.action.rawValue)" }, ["1 require-hardware-key", "2 deny"])
+        XCTAssertEqual(
+            try store.policyRules().map { "\($0.id) \($0.action.rawValue)" }, ["1 require-hardware-key", "2 deny"])
         let rule = PolicyRule(stage: .registration, users: ["*"], hosts: ["*"], action: .requireProvisionedEK)
-        let added = try store.changePolicy(.addRule(rule, position: nil), audit: AuditEvent(event: .policyChange, outcome: .accept),
-                                           now: 2)
+        let added = try store.changePolicy(
+            .addRule(rule, position: nil), audit: AuditEvent(event: .policyChange, outcome: .accept),
+            now: 2)
         guard case let .changed(made?, _, _) = added else { return XCTFail("\(added)") }
         XCTAssertEqual(made.id, 6)
         // A challenge made before the EK was recorded is not answered.
@@ -171,12 +183,14 @@ final class StorageTests: XCTestCase {
 
     func registerKey(_ store: SQLiteStore) throws {
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
-        _ = try store.register(RegisteredKey(kid: "k", user: "alice", host: "h", jwk: maker.jwk, status: .active, created: 1),
-                               proofJTI: "proof", keepUntil: 1, audit: AuditEvent(event: .register, outcome: .deny), now: 1)
+        _ = try store.register(
+            RegisteredKey(kid: "k", user: "alice", host: "h", jwk: maker.jwk, status: .active, created: 1),
+            proofJTI: "proof", keepUntil: 1, audit: AuditEvent(event: .register, outcome: .deny), now: 1)
     }
 
     func claim(_ jti: String, keepUntil: Int64) -> TokenClaim {
-        TokenClaim(kid: "k", user: "alice", host: "h", jti: jti, keepUntil: keepUntil, allowed: [.active],
-                   audit: AuditEvent(event: .login, outcome: .deny), time: 1)
+        TokenClaim(
+            kid: "k", user: "alice", host: "h", jti: jti, keepUntil: keepUntil, allowed: [.active],
+            audit: AuditEvent(event: .login, outcome: .deny), time: 1)
     }
 }

@@ -306,3 +306,65 @@ def test_one_structured_log_line_per_request_without_secrets(server):
     assert re.fullmatch("fingerauthd: method=POST path=/oauth2/token status=200 outcome=accept reason=- sub=alice "
                         "kid=%s jti=%s peer=127.0.0.1 ms=[0-9]+" % (server.alice.kid, c["jti"]), lines[0]), lines
     assert token not in server.authd.log_text()
+
+
+# -- the helper's stage times beside the token -------------------------------------------
+
+STAGE_COLUMNS = ("ready_ms", "match_ms", "connect_ms")
+
+
+def stage_columns(row):
+    return tuple(row[name] for name in STAGE_COLUMNS)
+
+
+def test_a_verified_logins_stage_times_go_on_its_audit_row_and_into_the_audit_command(server):
+    c = claims()
+    token = server.alice.sign(c)
+    server.secrets.append(token)
+    answer = server.authd.post_json("/v1/login", {"jwt": token, "stages": {"ready_ms": 12, "match_ms": 640,
+                                                                           "connect_ms": 3}})
+    assert answer.status == 200 and answer.json()["jti"] == c["jti"], answer
+    row = server.last()
+    assert (row["outcome"], row["jti"]) == ("accept", c["jti"]) and stage_columns(row) == (12, 640, 3), row
+    printed = json.loads(server.authd.admin("audit", "--json").stdout)
+    assert printed[-1]["jti"] == c["jti"] and printed[-1]["stages"] == {"ready_ms": 12, "match_ms": 640,
+                                                                        "connect_ms": 3}
+    # A login without them (TouchIDAuth's body) has none, and says so as null.
+    plain = claims()
+    assert server.login(server.alice.sign(plain)).status == 200
+    assert stage_columns(server.last()) == (None, None, None)
+    assert json.loads(server.authd.admin("audit", "--json").stdout)[-1]["stages"] is None
+
+
+@pytest.mark.parametrize("stages", [
+    {"ready_ms": -1}, {"ready_ms": "12"}, {"ready_ms": 1.5}, {"ready_ms": 1e3}, {"match_ms": 600001},
+    {"connect_ms": 10 ** 30}, {"ready_ms": None}, {"ready_ms": [1]}, {}, {"other": 5}, [12, 640], "12", 12, None,
+], ids=repr)
+def test_malformed_stage_times_are_dropped_and_never_change_the_answer(server, stages):
+    c = claims()
+    token = server.alice.sign(c)
+    server.secrets.append(token)
+    answer = server.authd.post_json("/v1/login", {"jwt": token, "stages": stages})
+    assert answer.status == 200 and answer.json()["jti"] == c["jti"], answer
+    row = server.last()
+    assert (row["outcome"], row["jti"]) == ("accept", c["jti"]) and stage_columns(row) == (None, None, None), row
+
+
+def test_unknown_stage_names_are_ignored_and_the_known_ones_kept(server):
+    c = claims()
+    token = server.alice.sign(c)
+    server.secrets.append(token)
+    stages = {"ready_ms": 7, "<script>alert(1)</script>": 1, "answer_ms": "soon"}
+    assert server.authd.post_json("/v1/login", {"jwt": token, "stages": stages}).status == 200
+    assert stage_columns(server.last()) == (7, None, None)
+
+
+def test_a_strangers_stage_times_are_not_kept(server):
+    """Only a verified token's row carries times: a forged token's numbers go nowhere."""
+    stranger = DeviceKey()
+    forged = stranger.sign(claims(), kid=server.alice.kid)
+    server.secrets.append(forged)
+    answer = server.authd.post_json("/v1/login", {"jwt": forged, "stages": {"ready_ms": 1, "match_ms": 1}})
+    assert answer.status == 401 and answer.json() == {"error": "invalid_token"}, answer
+    row = server.last()
+    assert (row["outcome"], row["verified"]) == ("deny", 0) and stage_columns(row) == (None, None, None), row

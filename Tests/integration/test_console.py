@@ -369,10 +369,20 @@ def test_the_keys_and_hosts_pages_paginate_on_both_stores(tmp_path, ca, db):
         assert client.get("/keys?page=3").table_rows("keys") == []
         assert client.get("/keys?page=nonsense").table_rows("keys") == one
 
+        # Five keys of h00 log in with the times their helpers would report (ready 10…50 ms):
+        # the hosts page gives each stage's p50 and p95 over the host's keys together.
+        for i, kid in enumerate(approved):
+            user, key = keys[kid]
+            stages = {"ready_ms": 10 * (i + 1), "match_ms": 700}
+            answer = authd.post_json("/v1/login", {"jwt": key.sign(claims(sub=user, iss="h00")), "stages": stages})
+            assert answer.status == 200, answer
+
         hosts_one, hosts_two = client.get("/hosts"), client.get("/hosts?page=2")
         listed = [r[0] for r in hosts_one.table_rows("hosts")] + [r[0] for r in hosts_two.table_rows("hosts")]
         assert listed == ["h%02d" % i for i in range(56)]
         assert len(hosts_one.table_rows("hosts")) == 50 and 'id="next" href="/hosts?page=2"' in hosts_one.text
         h00 = hosts_one.table_rows("hosts")[0]
-        assert (h00[3], h00[5]) == ("55", "none: the first attestation pins it") and h00[4] != "never", h00
+        assert (h00[3], h00[6]) == ("55", "none: the first attestation pins it") and h00[4] != "never", h00
+        assert h00[5] == "ready 30 / 50finger 700 / 7005 logins", h00
+        assert hosts_one.table_rows("hosts")[1][5] == "none reported"
         assert hosts_two.table_rows("hosts")[-1][4] == "never"

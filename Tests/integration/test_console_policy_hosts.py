@@ -7,6 +7,7 @@ with a bad user name, a rule id that does not exist, a forged form without the C
 token, a host name of HTML."""
 
 import os
+import re
 import sys
 import time
 
@@ -107,11 +108,17 @@ def test_a_host_revoked_in_the_console_takes_its_keys_and_the_module_falls_throu
     approve_all(world)
     before = admin.get("/hosts")
     [row] = before.table_rows("hosts")
-    assert row[:5] == ["testhost", "", "1 of 1", "1", "never"], row
+    assert row[:6] == ["testhost", "", "1 of 1", "1", "never", "none reported"], row
     assert world.login("alice", scans=["finger-A"]).name == "PAM_SUCCESS"
     seen = admin.get("/hosts")
     last = seen.table_rows("hosts")[0][4]
     assert time.strftime("%Y-%m-%d", time.gmtime()) in last, last
+    # The login's times as its helper reported them: one login, so p50 = p95 for each stage.
+    times = re.fullmatch(r"ready (\d+) / (\d+)finger (\d+) / (\d+)connect (\d+) / (\d+)1 login",
+                         seen.table_rows("hosts")[0][5])
+    assert times and times[1] == times[2] and times[3] == times[4] and times[5] == times[6], seen.table_rows("hosts")
+    [login] = [r for r in world.authd.audit_rows() if r["event"] == "login"]
+    assert (int(times[1]), int(times[3]), int(times[5])) == (login["ready_ms"], login["match_ms"], login["connect_ms"])
     keys = admin.get("/keys")
     assert keys.table_rows("keys")[0][6] == last
 

@@ -553,10 +553,10 @@ def test_the_console_shows_each_keys_ek_and_each_hosts_pin_and_where_it_came_fro
         assert (row[0], row[3], row[7]) == (key.kid, "attested-tpm", ek[:16]), row
         assert 'title="%s"' % ek in keys.text
         hosts = {r[0]: r for r in client.get("/hosts").table_rows("hosts")}
-        assert hosts[HOSTNAME][5] == "%s TOFU (pinned by its first attestation)" % ek[:16], hosts
-        assert hosts["web02"][5] == "none: the first attestation pins it"
+        assert hosts[HOSTNAME][6] == "%s TOFU (pinned by its first attestation)" % ek[:16], hosts
+        assert hosts["web02"][6] == "none: the first attestation pins it"
         assert authd.admin("hosts", "add-ek", HOSTNAME, ek).returncode == 0
         hosts = {r[0]: r for r in client.get("/hosts").table_rows("hosts")}
-        assert hosts[HOSTNAME][5].startswith("%s provisioned by " % ek[:16]), hosts
+        assert hosts[HOSTNAME][6].startswith("%s provisioned by " % ek[:16]), hosts
         audit = client.get("/audit?event=ek_pin")
         assert [r[6] for r in audit.table_rows("audit")][-1] == "tofu: (none) -> tofu " + ek

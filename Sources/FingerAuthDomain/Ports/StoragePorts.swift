@@ -1,3 +1,5 @@
+import FingerAuthCore
+
 /// The registry as the service, the console and the admin commands reach it: narrow ports,
 /// each a handful of methods, that `SQLiteStore` (one file, the embedded default) and
 /// `PostgresStore` (one database shared by several fingerauthd instances) both implement
@@ -19,8 +21,10 @@ public protocol KeyRegistry: KeyDirectory {
     /// the proof's `proofJTI` is used up, at most `keyLimit` active or pending keys per user
     /// and host are held (0: no limit), an attested key's EK must be its host's pin (pinned
     /// on first use), and the audit row is written with the outcome (`Registration.audit`).
-    func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
-                  now: Int64) throws(StoreError) -> RegistrationResult
+    func register(
+        _ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
+        now: Int64
+    ) throws(StoreError) -> RegistrationResult
     /// Marks an active or pending key revoked (it stays, so the kid can never be registered again).
     func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult
     /// Revokes every active or pending key of `user` and/or `host` (at least one given);
@@ -34,8 +38,10 @@ public protocol KeyRegistry: KeyDirectory {
 
 extension KeyRegistry {
     /// Registers `key` without a limit on the keys per user and host.
-    public func register(_ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
-                         now: Int64) throws(StoreError) -> RegistrationResult {
+    public func register(
+        _ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
+        now: Int64
+    ) throws(StoreError) -> RegistrationResult {
         try register(key, proofJTI: proofJTI, keepUntil: keepUntil, audit: audit, keyLimit: 0, now: now)
     }
 }
@@ -103,7 +109,8 @@ extension PolicyStore {
 public protocol ChallengeStore: Sendable {
     /// Stores a challenge unless its host holds `perHost` open ones or the table `capacity`
     /// (expired ones are dropped first).
-    func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int, now: Int64) throws(StoreError) -> ChallengeAdmission
+    func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int, now: Int64) throws(StoreError)
+        -> ChallengeAdmission
     /// Removes the challenge `id` and returns it unless it expired: each is used once.
     func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge?
 }
@@ -116,6 +123,9 @@ public protocol ConsoleQueries: Sendable {
     func lastLogins(of keys: [RegisteredKey]) throws(StoreError) -> [String: Int64]
     /// The last accepted login by any key of each of `hosts`, by host.
     func lastLogins(hosts: [String]) throws(StoreError) -> [String: Int64]
+    /// The stage times reported with the last `limit` accepted logins since `since` by any
+    /// key of each of `hosts`, newest first, by host (hosts without any are absent).
+    func loginStages(hosts: [String], since: Int64, limit: Int) throws(StoreError) -> [String: [LoginStageReport]]
     /// Logins per hour (`login` rows, their counts) since `since`: (hour start, accepted, refused).
     func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)]
     /// The refusal reasons of the rows since `since`, most frequent first.

@@ -26,8 +26,10 @@ public struct RegisteredKey: Sendable, Equatable {
     /// a software key, and for keys attested before the authenticator recorded it.
     public var ek: String?
 
-    public init(kid: String, user: String, host: String, jwk: JWK, status: KeyStatus, created: Int64,
-                kind: KeyOrigin = .software, ek: String? = nil) {
+    public init(
+        kid: String, user: String, host: String, jwk: JWK, status: KeyStatus, created: Int64,
+        kind: KeyOrigin = .software, ek: String? = nil
+    ) {
         self.kind = kind
         self.ek = ek
         self.kid = kid
@@ -95,10 +97,15 @@ public struct AuditEvent: Sendable, Equatable {
     /// A verified login token's `client_service` claim: the service an agent's client named.
     /// Nobody vouches for it (the client chooses it); kept for the record only.
     public var clientService: String?
+    /// A verified login's times as its helper reported them (`LoginStageReport`: nobody
+    /// vouches for them); nil for every other row.
+    public var stages: LoginStageReport?
 
-    public init(event: AuditEventKind, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
-                kid: String? = nil, jti: String? = nil, outcome: AuditOutcome, reason: AuditReason? = nil,
-                peer: String? = nil, verified: Bool = true, count: Int64 = 1, rule: Int64? = nil, admin: String? = nil) {
+    public init(
+        event: AuditEventKind, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
+        kid: String? = nil, jti: String? = nil, outcome: AuditOutcome, reason: AuditReason? = nil,
+        peer: String? = nil, verified: Bool = true, count: Int64 = 1, rule: Int64? = nil, admin: String? = nil
+    ) {
         self.event = event
         self.user = user
         self.claimedUser = claimedUser
@@ -249,7 +256,8 @@ public struct PruneResult: Sendable, Equatable {
     /// Expired shared rate-limit windows (PostgreSQL only).
     public var rateCounters: Int
 
-    public init(replay: Int = 0, accessTokens: Int = 0, audit: Int = 0, unverifiedAudit: Int = 0, rateCounters: Int = 0) {
+    public init(replay: Int = 0, accessTokens: Int = 0, audit: Int = 0, unverifiedAudit: Int = 0, rateCounters: Int = 0)
+    {
         self.replay = replay
         self.accessTokens = accessTokens
         self.audit = audit

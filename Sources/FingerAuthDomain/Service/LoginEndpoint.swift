@@ -4,7 +4,9 @@ import FingerAuthCore
 /// login token (`typ` JWT) only. 200 `{"ok":true,"sub","kid","jti"}` once the jti is
 /// durable; 401 `{"error":"invalid_token"}` for every token that did not verify with a
 /// registered key; 401 with the precise reason for a verified one (expired, replayed,
-/// key_revoked, …); 429 past a limit; 503 when the registry cannot answer.
+/// key_revoked, …); 429 past a limit; 503 when the registry cannot answer. The helper's
+/// `stages` beside the token (`LoginStageReport`) go on the audit row of a verified token
+/// only, and are dropped when malformed: they never change the answer.
 extension AuthenticatorService {
     func login(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: .login, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
@@ -17,17 +19,20 @@ extension AuthenticatorService {
                 event.reason = .code(.invalidRequest)
                 return finish(event, .error(400, "invalid_request"), exchange)
             }
+            event.stages = body["stages"].flatMap(LoginStageReport.init(json:))
             return useToken(jwt, event: event, exchange) { [self] use in
                 switch use {
                 case let .answered(row, answer, written):
                     return finish(row, answer, exchange, written: written)
                 case let .accepted(token, row):
-                    let answer = HTTPResponse(status: 200, json: .object([
-                        ("ok", .bool(true)),
-                        ("sub", .string(token.identity.user)),
-                        ("kid", .string(token.identity.kid)),
-                        ("jti", .string(token.jti)),
-                    ]))
+                    let answer = HTTPResponse(
+                        status: 200,
+                        json: .object([
+                            ("ok", .bool(true)),
+                            ("sub", .string(token.identity.user)),
+                            ("kid", .string(token.identity.kid)),
+                            ("jti", .string(token.jti)),
+                        ]))
                     return finish(row, answer, exchange, written: true)
                 }
             }

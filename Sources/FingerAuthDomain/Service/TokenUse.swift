@@ -16,18 +16,25 @@ extension AuthenticatorService {
     /// (`allowed` key states, `effect`, `acceptReason` on the audit row); `then` turns how it
     /// ended into the endpoint's answer. `invalid` is the endpoint's one answer for every
     /// unverified token; `refusal` turns a verified refusal into the endpoint's answer.
-    func useToken(_ token: String, as purpose: TokenPurpose = .login, event start: AuditEvent, _ exchange: Exchange,
-                  allowed: [KeyStatus] = [.active], effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
-                  invalid: HTTPResponse = .error(401, "invalid_token"),
-                  refusal: @escaping (Refusal) -> HTTPResponse = { .error(401, $0.rawValue) },
-                  unavailable: HTTPResponse = .error(503, "unavailable"),
-                  then: @escaping (TokenUse) -> Step) -> Step {
+    func useToken(
+        _ token: String, as purpose: TokenPurpose = .login, event start: AuditEvent, _ exchange: Exchange,
+        allowed: [KeyStatus] = [.active], effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
+        invalid: HTTPResponse = .error(401, "invalid_token"),
+        refusal: @escaping (Refusal) -> HTTPResponse = { .error(401, $0.rawValue) },
+        unavailable: HTTPResponse = .error(503, "unavailable"),
+        then: @escaping (TokenUse) -> Step
+    ) -> Step {
         var event = start
         let check = verifier.check(token, for: purpose)
         let facts = check.facts
         event.kid = event.kid ?? facts.kid
         event.jti = facts.jti
         let limitsUser = purpose == .login
+        switch check {
+        case .unavailable, .unverified:
+            event.stages = nil // a stranger's numbers are not kept
+        default: break
+        }
         switch check {
         case .unavailable:
             event.claimedUser = facts.sub
@@ -62,9 +69,10 @@ extension AuthenticatorService {
                 return then(limited)
             }
             if purpose == .login {
-                let request = PolicyRequest(stage: .login, user: verified.identity.user, host: verified.identity.host,
-                                            service: verified.service, keyKind: verified.identity.kind.policyKind,
-                                            ek: verified.identity.ek)
+                let request = PolicyRequest(
+                    stage: .login, user: verified.identity.user, host: verified.identity.host,
+                    service: verified.service, keyKind: verified.identity.kind.policyKind,
+                    ek: verified.identity.ek)
                 if let denied = policyRefusal(request, &event) { return then(.answered(event, denied, written: false)) }
                 if settings.requireHardwareKeys && verified.identity.kind != .attestedTPM {
                     event.reason = .code(.hardwareKeyRequired)
@@ -72,7 +80,8 @@ extension AuthenticatorService {
                 }
             }
             let claimed = event
-            return claim(verified, event: claimed, effect: effect, acceptReason: acceptReason, allowed: allowed) { outcome in
+            return claim(verified, event: claimed, effect: effect, acceptReason: acceptReason, allowed: allowed) {
+                outcome in
                 var row = claimed
                 switch outcome {
                 case nil:

@@ -166,6 +166,10 @@ enum PostgresSchema {
         DROP INDEX IF EXISTS audit_user;
         CREATE INDEX audit_user ON audit ("user", kid, event, outcome, "time");
         """,
+        // 10: a verified login's times as its helper reported them (as SQLiteSchema's 10).
+        """
+        ALTER TABLE audit ADD COLUMN ready_ms BIGINT, ADD COLUMN match_ms BIGINT, ADD COLUMN connect_ms BIGINT;
+        """,
     ]
 
     /// The version this fingerauthd writes.
@@ -178,14 +182,18 @@ enum PostgresSchema {
         try db.execute("BEGIN")
         do throws(StoreError) {
             try db.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
-            try db.execute("CREATE TABLE IF NOT EXISTS fingerauthd_schema (version INTEGER PRIMARY KEY, applied BIGINT NOT NULL)")
-            let current = Int(try db.execute("SELECT coalesce(max(version), 0) FROM fingerauthd_schema").text(0, 0) ?? "") ?? 0
+            try db.execute(
+                "CREATE TABLE IF NOT EXISTS fingerauthd_schema (version INTEGER PRIMARY KEY, applied BIGINT NOT NULL)")
+            let current =
+                Int(try db.execute("SELECT coalesce(max(version), 0) FROM fingerauthd_schema").text(0, 0) ?? "") ?? 0
             guard current <= version else {
                 throw StoreError("database schema \(current) is newer than this fingerauthd (\(version))")
             }
             for next in (current + 1)..<(version + 1) where next >= 1 {
                 try db.execute(migrations[next - 1])
-                try db.execute("INSERT INTO fingerauthd_schema (version, applied) VALUES (\(next), extract(epoch from now())::bigint)")
+                try db.execute(
+                    "INSERT INTO fingerauthd_schema (version, applied) VALUES (\(next), extract(epoch from now())::bigint)"
+                )
             }
             try db.execute("COMMIT")
         } catch {

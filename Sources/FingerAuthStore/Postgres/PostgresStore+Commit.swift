@@ -9,7 +9,9 @@ extension PostgresStore {
         let results = try pool.withConnection(retry: false) { (db) throws(StoreError) -> [PostgresResult] in
             try db.pipeline(statements)
         }
-        guard results.count == items.count else { throw StoreError("postgresql: batch answered \(results.count) of \(items.count)") }
+        guard results.count == items.count else {
+            throw StoreError("postgresql: batch answered \(results.count) of \(items.count)")
+        }
         var outcomes: [WriteOutcome] = []
         outcomes.reserveCapacity(items.count)
         for (item, result) in zip(items, results) {
@@ -30,12 +32,17 @@ extension PostgresStore {
                 token = sha256
                 expires = until
             }
-            return SQLStatement(claimSQL, [
-                .text(claim.kid), .text(claim.user), .text(claim.host), .text(claim.jti), .integer(claim.keepUntil),
-                .text(claim.allowed.map(\.rawValue).joined(separator: ",")), .text(token), .integer(claim.time),
-                .integer(expires), .boolean(claim.effect == .revokeKey), .text(claim.audit.event.name),
-                .text(claim.acceptReason?.text), .text(claim.audit.peer), .text(claim.audit.service), .text(claim.audit.clientService),
-            ])
+            return SQLStatement(
+                claimSQL,
+                [
+                    .text(claim.kid), .text(claim.user), .text(claim.host), .text(claim.jti), .integer(claim.keepUntil),
+                    .text(claim.allowed.map(\.rawValue).joined(separator: ",")), .text(token), .integer(claim.time),
+                    .integer(expires), .boolean(claim.effect == .revokeKey), .text(claim.audit.event.name),
+                    .text(claim.acceptReason?.text), .text(claim.audit.peer), .text(claim.audit.service),
+                    .text(claim.audit.clientService),
+                    .integer(claim.audit.stages?.ready), .integer(claim.audit.stages?.match),
+                    .integer(claim.audit.stages?.connect),
+                ])
         case let .audit(event, time):
             return AuditTables.insert(event, time: time)
         case let .refusals(peer, window, count, reason):
@@ -48,7 +55,9 @@ extension PostgresStore {
     /// The claim's outcome from its statement's one row: the key's status (NULL when it is
     /// gone or bound elsewhere) and whether the jti was claimed.
     static func outcome(of claim: TokenClaim, _ result: PostgresResult) throws(StoreError) -> WriteOutcome {
-        guard result.rows == 1, let claimed = result.bool(0, 1) else { throw StoreError("postgresql: claim without an answer") }
+        guard result.rows == 1, let claimed = result.bool(0, 1) else {
+            throw StoreError("postgresql: claim without an answer")
+        }
         if claimed { return .accepted }
         guard let status = result.text(0, 0).flatMap(KeyStatus.init(rawValue:)) else { return .refused(.keyChanged) }
         return claim.allowed.contains(status) ? .refused(.replayed) : .refused(.status(status))
@@ -76,7 +85,8 @@ extension PostgresStore {
             WHERE $10::boolean AND kid = $1 AND status <> 'revoked' AND EXISTS (SELECT 1 FROM c)
             RETURNING 1
         ), a AS (
-            INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, verified, count, service, client_service)
+            INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, verified, count, service, client_service,
+                               ready_ms, match_ms, connect_ms)
             SELECT $8, $11, $2, $3, $1, $4,
                 CASE WHEN EXISTS (SELECT 1 FROM c) THEN \#(AuditOutcome.accept.sqlLiteral) ELSE \#(AuditOutcome.deny.sqlLiteral) END,
                 CASE WHEN EXISTS (SELECT 1 FROM c) THEN $12::text
@@ -84,7 +94,7 @@ extension PostgresStore {
                      WHEN NOT EXISTS (SELECT 1 FROM k WHERE status = ANY (string_to_array($6, ',')))
                          THEN 'key_' || (SELECT status FROM k)
                      ELSE 'replayed' END,
-                $13, true, 1, $14, $15
+                $13, true, 1, $14, $15, $16, $17, $18
             RETURNING 1
         )
         SELECT (SELECT status FROM k), EXISTS (SELECT 1 FROM c)

@@ -1,3 +1,4 @@
+import FingerAuthCore
 import FingerAuthDomain
 
 // MARK: - Policy, host labels, user lists, EK pins
@@ -13,7 +14,9 @@ extension SQLRegistry {
 
     /// One change at a time across every instance: the transaction first takes the lock
     /// that other changes wait for (readers do not).
-    public func changePolicy(_ change: PolicyChange, audit: AuditEvent, now: Int64) throws(StoreError) -> PolicyChangeResult {
+    public func changePolicy(_ change: PolicyChange, audit: AuditEvent, now: Int64) throws(StoreError)
+        -> PolicyChangeResult
+    {
         try write { (db) throws(StoreError) -> PolicyChangeResult in
             try db.serialize(.policy)
             let result = try PolicyTables.apply(change, db, now: now)
@@ -36,11 +39,15 @@ extension SQLRegistry {
 
     /// One change at a time per host across instances, and a registration's pin on first
     /// use waits for it.
-    public func changeEKPin(_ change: EKPinChange, admin: String, peer: String, now: Int64) throws(StoreError) -> EKPinResult {
+    public func changeEKPin(_ change: EKPinChange, admin: String, peer: String, now: Int64) throws(StoreError)
+        -> EKPinResult
+    {
         try write { (db) throws(StoreError) -> EKPinResult in
             try db.serialize(.endorsementKey(host: change.host))
             let result = try EKTables.apply(db, change, admin: admin, now: now)
-            for row in result.auditEvents(change, admin: admin, peer: peer) { try AuditTables.insert(db, row, time: now) }
+            for row in result.auditEvents(change, admin: admin, peer: peer) {
+                try AuditTables.insert(db, row, time: now)
+            }
             return result
         }
     }
@@ -50,8 +57,10 @@ extension SQLRegistry {
 
 extension SQLRegistry {
     /// One admission at a time, fleet-wide, so the limits hold across instances.
-    public func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int,
-                             now: Int64) throws(StoreError) -> ChallengeAdmission {
+    public func addChallenge(
+        _ challenge: StoredChallenge, perHost: Int, capacity: Int,
+        now: Int64
+    ) throws(StoreError) -> ChallengeAdmission {
         try write { (db) throws(StoreError) -> ChallengeAdmission in
             try db.serialize(.challenges)
             return try ChallengeTables.add(db, challenge, perHost: perHost, capacity: capacity, now: now)
@@ -78,6 +87,14 @@ extension SQLRegistry {
         try read { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db, hosts: hosts) }
     }
 
+    public func loginStages(hosts: [String], since: Int64, limit: Int) throws(StoreError) -> [String:
+        [LoginStageReport]]
+    {
+        try read { (db) throws(StoreError) -> [String: [LoginStageReport]] in
+            try AdminTables.loginStages(db, hosts: hosts, since: since, limit: limit)
+        }
+    }
+
     public func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
         try read { (db) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] in
             try AdminTables.loginsPerHour(db, since: since)
@@ -100,14 +117,17 @@ extension SQLRegistry {
         }
     }
 
-    public func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String? {
+    public func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String?
+    {
         try write { (db) throws(StoreError) -> String? in
             try AdminTables.completeSetup(db, setupDigest: setupDigest, passwordHash: passwordHash, now: now)
         }
     }
 
     public func adminSetupState(setupDigest: [UInt8], now: Int64) throws(StoreError) -> AdminSetupState {
-        try read { (db) throws(StoreError) -> AdminSetupState in try AdminTables.setupState(db, setupDigest: setupDigest, now: now) }
+        try read { (db) throws(StoreError) -> AdminSetupState in
+            try AdminTables.setupState(db, setupDigest: setupDigest, now: now)
+        }
     }
 
     public func resetAdmin(name: String, setupDigest: [UInt8], expires: Int64) throws(StoreError) -> Bool {

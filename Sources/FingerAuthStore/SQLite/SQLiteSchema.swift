@@ -9,10 +9,10 @@ import FingerAuthDomain
 /// (`keep_until`, the fleet's one replay window); audit rows say whether the request was
 /// verified, whom an unverified one only claimed to be, and how many refused requests a
 /// `refusals` row stands for; keys are found by host for bulk revocation.
-/// Versions 4 to 9: see each migration below.
+/// Versions 4 to 10: see each migration below.
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 9
+    static let version: Int64 = 10
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -30,7 +30,8 @@ enum SQLiteSchema {
             if current < 6 { try database.execute(fromVersion5) }
             if current < 7 { try database.execute(fromVersion6) }
             if current < 8 { try database.execute(fromVersion7) }
-            try database.execute(fromVersion8)
+            if current < 9 { try database.execute(fromVersion8) }
+            try database.execute(fromVersion9)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }
@@ -229,5 +230,13 @@ enum SQLiteSchema {
         DROP TABLE policy_rules_v7;
         DROP INDEX IF EXISTS audit_user;
         CREATE INDEX audit_user ON audit (user, kid, event, outcome, time);
+        """
+
+    /// Version 10: a verified login's times as its helper reported them (`LoginStageReport`),
+    /// for the console's percentiles per host; nobody vouches for them.
+    private static let fromVersion9 = """
+        ALTER TABLE audit ADD COLUMN ready_ms INTEGER;
+        ALTER TABLE audit ADD COLUMN match_ms INTEGER;
+        ALTER TABLE audit ADD COLUMN connect_ms INTEGER;
         """
 }

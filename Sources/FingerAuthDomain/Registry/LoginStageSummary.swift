@@ -1,0 +1,45 @@
+import FingerAuthCore
+
+/// The p50 and p95 of one stage over a host's recent logins (nearest rank), in milliseconds.
+public struct StagePercentiles: Sendable, Equatable {
+    public var p50: Int64
+    public var p95: Int64
+    /// How many logins reported this stage.
+    public var count: Int
+
+    public init(p50: Int64, p95: Int64, count: Int) {
+        self.p50 = p50
+        self.p95 = p95
+        self.count = count
+    }
+
+    /// The percentiles of `values`; nil when there are none.
+    public init?(_ values: [Int64]) {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        func rank(_ percent: Int) -> Int64 {
+            // Nearest rank: the smallest value with at least `percent`% of the values at or below it.
+            let position = (percent * sorted.count + 99) / 100
+            return sorted[min(sorted.count, max(1, position)) - 1]
+        }
+        self.init(p50: rank(50), p95: rank(95), count: sorted.count)
+    }
+}
+
+/// A host's login times as the console shows them: the percentiles of each stage its helpers
+/// reported (`LoginStageReport`) over its last accepted logins.
+public struct LoginStageSummary: Sendable, Equatable {
+    public var ready: StagePercentiles?
+    public var match: StagePercentiles?
+    public var connect: StagePercentiles?
+
+    /// How many of a host's last accepted logins the console summarizes, and how far back.
+    public static let logins = 1000
+    public static let seconds: Int64 = 7 * 86_400
+
+    public init(_ reports: [LoginStageReport]) {
+        ready = StagePercentiles(reports.compactMap(\.ready))
+        match = StagePercentiles(reports.compactMap(\.match))
+        connect = StagePercentiles(reports.compactMap(\.connect))
+    }
+}
