@@ -201,6 +201,9 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     }
     var sharesFailureCounts: Bool { false }
     func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
+    func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError) -> LoginReads {
+        try readOneByOne(user: user, host: host, failureKeys: failureKeys, now: now)
+    }
 }
 
 /// A service over `store` wired as the daemon wires it: a group commit (not started) that

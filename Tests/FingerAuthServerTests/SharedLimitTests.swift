@@ -13,12 +13,31 @@ import XCTest
 final class SharedCountsStore: ForwardingStore, @unchecked Sendable {
     var windows: [String: FailureWindow] = [:]
     var failing = false
+    /// The reads the service asked for, by name: on PostgreSQL each is a round trip.
+    var reads: [String] = []
 
     override var sharesFailureCounts: Bool { true }
 
     override func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? {
+        reads.append("failureWindow")
         if failing { throw StoreError("disk on fire") }
         return windows[key].flatMap { now < $0.end ? $0 : nil }
+    }
+
+    override func policySnapshot(user: String, host: String) throws(StoreError) -> PolicySnapshot {
+        reads.append("policySnapshot")
+        return try super.policySnapshot(user: user, host: host)
+    }
+
+    override func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError)
+        -> LoginReads
+    {
+        reads.append("loginReads")
+        if failing { throw StoreError("disk on fire") }
+        let windows = self.windows.filter { failureKeys.contains($0.key) && now < $0.value.end }
+        return LoginReads(
+            user: user, host: host, policy: try base.policySnapshot(user: user, host: host),
+            keys: failureKeys, windows: windows)
     }
 
     override func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
@@ -49,8 +68,11 @@ final class SharedLimitTests: XCTestCase {
     override func tearDown() { temp.cleanup() }
 
     func login(_ service: AuthenticatorService, _ maker: TokenMaker, aud: String, jti: String) -> HTTPResponse {
-        let jwt = maker.token(TokenMaker.claims(now: clock.now(), aud: .string(aud), jti: jti))
-        return service.handle(
+        post(service, maker.token(TokenMaker.claims(now: clock.now(), aud: .string(aud), jti: jti)))
+    }
+
+    func post(_ service: AuthenticatorService, _ jwt: String) -> HTTPResponse {
+        service.handle(
             HTTPRequest(
                 method: "POST", path: "/v1/login", contentType: "application/json",
                 body: Array("{\"jwt\":\"\(jwt)\"}".utf8), peer: "127.0.0.1"))
@@ -101,5 +123,37 @@ final class SharedLimitTests: XCTestCase {
         store.failing = false
         XCTAssertEqual(
             login(a, maker, aud: "aud", jti: "valid").status, 200, "the refused attempt did not use up its jti")
+    }
+
+    /// A login's limits and policy are one read (on PostgreSQL one round trip, before the
+    /// claim's write), whether the token is accepted or refused after verification.
+    func testALoginReadsItsLimitsAndPolicyOnceBeforeItsWrite() throws {
+        let (store, a, _, maker) = try makeServices()
+        XCTAssertEqual(login(a, maker, aud: "aud", jti: "valid").status, 200)
+        XCTAssertEqual(store.reads, ["loginReads"])
+        store.reads = []
+        XCTAssertEqual(login(a, maker, aud: "wrong", jti: "refused").status, 401)
+        XCTAssertEqual(store.reads, ["loginReads"])
+    }
+
+    /// The reads go by what the token claims; a token whose key belongs to another user than
+    /// its `sub` is limited by the key's user, read for that user, not by the claimed one's
+    /// (empty) window.
+    func testATokenClaimingAnotherUserIsLimitedByItsKeysUser() throws {
+        let (store, a, _, maker) = try makeServices()
+        store.windows["user:alice@127.0.0.1"] = FailureWindow(count: 3, end: clock.now() + 60)
+        let jwt = maker.token(TokenMaker.claims(now: clock.now(), sub: "bob", jti: "as-bob"))
+        let answer = post(a, jwt)
+        XCTAssertEqual(answer.status, 429)
+        XCTAssertEqual(store.reads, ["loginReads", "failureWindow"])
+    }
+
+    /// A token naming no valid user name makes no login reads (nothing to fetch them by).
+    func testATokenNamingNoValidUserMakesNoLoginReads() throws {
+        let (store, a, _, maker) = try makeServices()
+        let jwt = maker.token(TokenMaker.claims(now: clock.now(), sub: "Not A Name", jti: "bad-name"))
+        let answer = post(a, jwt)
+        XCTAssertEqual(answer.status, 400)
+        XCTAssertFalse(store.reads.contains("loginReads"))
     }
 }

@@ -183,6 +183,11 @@ def test_one_users_failures_through_both_instances_are_counted_together(tmp_path
             print("\n3 failures (A, A, B) with --user-failures 3: statuses %s, Retry-After %s" % (statuses, waits))
             assert statuses == [401, 401, 401, 429, 429]
             assert all(1 <= wait <= 60 for wait in waits)
+            # The limits are read ahead by the name the token claims; xavier's key claiming
+            # yvonne is still limited as xavier (read again for the key's user), not let
+            # through on yvonne's empty window.
+            disguised = b.post_json("/v1/login", {"jwt": key.sign(claims(sub="yvonne"))})
+            assert disguised.status == 429 and disguised.json() == {"error": "rate_limited"}, disguised
             assert b.post_json("/v1/login", {"jwt": other.sign(claims(sub="yvonne"))}).status == 200
             rows = pg.query("limits", "SELECT key, count FROM rate_counters ORDER BY key")
             # The two registrations counted against the host (host-registrations), shared too.

@@ -60,12 +60,7 @@ public final class FailureLimiter: Sendable {
     /// cannot be read throws (the caller answers 503: fail closed).
     public func retryAfter(_ key: String, now: Int64) throws(StoreError) -> Int64? {
         guard limit.failures > 0 else { return nil }
-        if let shared {
-            guard let window = try shared.failureWindow(key: scope + key, now: now), now < window.end else { return nil }
-            // Never more than a window: an instance whose clock (the database's, measured to
-            // the second) runs a second behind the one that opened the window would say 61.
-            return window.count >= limit.failures ? min(limit.window, max(1, window.end - now)) : nil
-        }
+        if let shared { return sharedRetryAfter(try shared.failureWindow(key: scope + key, now: now), now: now) }
         return windows.withLock { windows -> Int64? in
             let bytes = Array(key.utf8)
             guard let window = windows[bytes] else { return nil }
@@ -76,6 +71,27 @@ public final class FailureLimiter: Sendable {
             }
             return window.count >= limit.failures ? max(1, end - now) : nil
         }
+    }
+
+    /// `retryAfter` with the shared window already read when `reads` asked for it
+    /// (`sharedKey`); otherwise read now, as a limiter in memory reads its own.
+    public func retryAfter(_ key: String, now: Int64, reads: LoginReads?) throws(StoreError) -> Int64? {
+        guard limit.failures > 0 else { return nil }
+        guard shared != nil, let reads, reads.keys.contains(scope + key) else { return try retryAfter(key, now: now) }
+        return sharedRetryAfter(reads.windows[scope + key], now: now)
+    }
+
+    /// The key of `key` in the shared store, nil when this limiter keeps its counts in memory
+    /// or is off: what a login's reads fetch ahead.
+    public func sharedKey(_ key: String) -> String? {
+        shared != nil && limit.failures > 0 ? scope + key : nil
+    }
+
+    private func sharedRetryAfter(_ window: FailureWindow?, now: Int64) -> Int64? {
+        guard let window, now < window.end else { return nil }
+        // Never more than a window: an instance whose clock (the database's, measured to
+        // the second) runs a second behind the one that opened the window would say 61.
+        return window.count >= limit.failures ? min(limit.window, max(1, window.end - now)) : nil
     }
 
     /// Counts one refused attempt for `key` at `now`: in memory at once, or — for a shared

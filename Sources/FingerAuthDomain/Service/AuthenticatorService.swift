@@ -41,9 +41,11 @@ public final class AuthenticatorService: Sendable {
     /// A service over `store` that writes through `writer`, verifies with `policy` and
     /// `crypto`, reads `clock` and logs to `log`. `refusals` must be the counter `writer`
     /// drains (`RefusalCounter.drain`); the console counts its refusals there too.
-    public init(store: any ServiceRegistry, writer: any Committer, crypto: any AuthenticatorCrypto, policy: VerifierPolicy,
-                settings: ServiceSettings = ServiceSettings(), clock: any AuthClock, log: any ServiceLog,
-                refusals: RefusalCounter, console: (any ConsoleSurface)? = nil) {
+    public init(
+        store: any ServiceRegistry, writer: any Committer, crypto: any AuthenticatorCrypto, policy: VerifierPolicy,
+        settings: ServiceSettings = ServiceSettings(), clock: any AuthClock, log: any ServiceLog,
+        refusals: RefusalCounter, console: (any ConsoleSurface)? = nil
+    ) {
         self.store = store
         self.writer = writer
         self.crypto = crypto
@@ -102,7 +104,9 @@ public final class AuthenticatorService: Sendable {
 
     /// Has `items` written in the next batch and calls `completion` (on the writer's
     /// thread) once that batch is durable or failed: the HTTP layer's way to wait.
-    public func submit(_ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void) {
+    public func submit(
+        _ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void
+    ) {
         writer.submit(items, completion: completion)
     }
 
@@ -125,7 +129,9 @@ public final class AuthenticatorService: Sendable {
         let path = request.path
         switch path {
         case "/healthz":
-            guard request.method == "GET" || request.method == "HEAD" else { return .answer(Self.notAllowed("GET, HEAD")) }
+            guard request.method == "GET" || request.method == "HEAD" else {
+                return .answer(Self.notAllowed("GET, HEAD"))
+            }
             return .answer(health(exchange))
         case "/metrics":
             guard request.method == "GET" else { return .answer(Self.notAllowed("GET")) }
@@ -134,7 +140,7 @@ public final class AuthenticatorService: Sendable {
             // A GET here is the login helper's warm-up (it opens the connection while the
             // finger is awaited): answered before any limit, audit row or failure count.
             guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return limited(exchange) ?? login(request, exchange)
+            return login(request, exchange) // its address limit with its other reads
         case "/oauth2/token":
             guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
             return limited(exchange) ?? tokenGrant(request, exchange)
@@ -184,10 +190,10 @@ public final class AuthenticatorService: Sendable {
     /// The 429 answer when the exchange's address is past its failure limit: counted
     /// together with the address's other refusals of this window (one `refusals` row), not
     /// written alone. A store that cannot say answers 503 (fail closed).
-    private func limited(_ exchange: Exchange) -> Step? {
+    func limited(_ exchange: Exchange, reads: LoginReads? = nil) -> Step? {
         let address = exchange.address
         let wait: Int64?
-        do { wait = try addresses.retryAfter(address, now: clock.now()) } catch {
+        do { wait = try addresses.retryAfter(address, now: clock.now(), reads: reads) } catch {
             log.message("rate limit counter unavailable: \(error)")
             exchange.summary.outcome = .error
             exchange.summary.reason = .token(.unavailable)
@@ -195,8 +201,9 @@ public final class AuthenticatorService: Sendable {
         }
         guard let wait else { return nil }
         if refusals.add(peer: address, reason: .rateLimited, now: clock.now()) {
-            log.message("\(address) is past its failure limit: its requests are answered 429 for \(wait) s, "
-                        + "counted in one audit row (event refusals) and not logged one by one")
+            log.message(
+                "\(address) is past its failure limit: its requests are answered 429 for \(wait) s, "
+                    + "counted in one audit row (event refusals) and not logged one by one")
         } else {
             exchange.summary.quiet = true
         }
@@ -213,8 +220,27 @@ public final class AuthenticatorService: Sendable {
     /// The per-user limit for `user` at `address` (a verified identity): seconds to wait, or
     /// nil. A replayed or expired token of alice from one address limits alice there, not
     /// alice everywhere.
-    func userRetryAfter(_ user: String, at address: String) throws(StoreError) -> Int64? {
-        try users.retryAfter(Self.userKey(user, address), now: clock.now())
+    func userRetryAfter(_ user: String, at address: String, reads: LoginReads? = nil) throws(StoreError) -> Int64? {
+        try users.retryAfter(Self.userKey(user, address), now: clock.now(), reads: reads)
+    }
+
+    /// A login's reads in one statement before its token is verified (`LoginReads`), when
+    /// the store is remote and shares the failure counts (PostgreSQL): the address's and the
+    /// claimed user's windows and the claimed user and host's policy facts. Leaves `reads`
+    /// nil for a store in this process (SQLite: nothing to save) or a token that names no
+    /// user and host; a read that fails returns the 503 step (fail closed).
+    func readForLogin(_ jwt: String?, _ exchange: Exchange, into reads: inout LoginReads?) -> Step? {
+        guard store.sharesFailureCounts, let jwt, let (user, host) = verifier.claimedIdentity(jwt) else { return nil }
+        let keys = [addresses.sharedKey(exchange.address), users.sharedKey(Self.userKey(user, exchange.address))]
+        do {
+            reads = try store.loginReads(user: user, host: host, failureKeys: keys.compactMap { $0 }, now: clock.now())
+            return nil
+        } catch {
+            log.message("login reads unavailable: \(error)")
+            exchange.summary.outcome = .error
+            exchange.summary.reason = .token(.unavailable)
+            return .answer(.error(503, "unavailable"))
+        }
     }
 
     static func userKey(_ user: String, _ address: String) -> String { user + "@" + address }
@@ -227,8 +253,10 @@ public final class AuthenticatorService: Sendable {
     /// log summary and counts the outcome for /metrics. A write that fails turns any answer
     /// into 503, so that nothing is answered unrecorded. `counting`: the request's own
     /// limit counts, written in the same batch.
-    func finish(_ event: AuditEvent, _ answer: HTTPResponse, _ exchange: Exchange, written: Bool = false,
-                counting: [WriteItem] = []) -> Step {
+    func finish(
+        _ event: AuditEvent, _ answer: HTTPResponse, _ exchange: Exchange, written: Bool = false,
+        counting: [WriteItem] = []
+    ) -> Step {
         exchange.summary.outcome = event.outcome
         exchange.summary.reason = event.reason
         exchange.summary.sub = event.user
@@ -262,11 +290,14 @@ public final class AuthenticatorService: Sendable {
     /// Uses up a verified token in one write transaction: the key's status read again, the
     /// jti claimed, `effect` applied on success, the audit row written with the outcome.
     /// `then` gets the outcome, or nil when the write failed (it answers 503).
-    func claim(_ token: VerifiedToken, event: AuditEvent, effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
-               allowed: [KeyStatus], then: @escaping (WriteOutcome?) -> Step) -> Step {
-        let claim = TokenClaim(kid: token.identity.kid, user: token.identity.user, host: token.identity.host,
-                               jti: token.jti, keepUntil: token.keepUntil, allowed: allowed, effect: effect,
-                               audit: event, acceptReason: acceptReason, time: clock.now())
+    func claim(
+        _ token: VerifiedToken, event: AuditEvent, effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
+        allowed: [KeyStatus], then: @escaping (WriteOutcome?) -> Step
+    ) -> Step {
+        let claim = TokenClaim(
+            kid: token.identity.kid, user: token.identity.user, host: token.identity.host,
+            jti: token.jti, keepUntil: token.keepUntil, allowed: allowed, effect: effect,
+            audit: event, acceptReason: acceptReason, time: clock.now())
         return .write([.claim(claim)]) { [self] result in
             switch result {
             case let .success(outcomes):
@@ -302,7 +333,8 @@ public final class AuthenticatorService: Sendable {
             return .failure(BodyFailure(code: .code(.bodyTooLarge), response: .error(413, "body_too_large")))
         }
         guard isJSONContentType(request.contentType) else {
-            return .failure(BodyFailure(code: .code(.unsupportedMediaType), response: .error(415, "unsupported_media_type")))
+            return .failure(
+                BodyFailure(code: .code(.unsupportedMediaType), response: .error(415, "unsupported_media_type")))
         }
         do {
             return .success(try JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(request.body))

@@ -6,11 +6,19 @@ import FingerAuthCore
 /// registered key; 401 with the precise reason for a verified one (expired, replayed,
 /// key_revoked, …); 429 past a limit; 503 when the registry cannot answer. The helper's
 /// `stages` beside the token (`LoginStageReport`) go on the audit row of a verified token
-/// only, and are dropped when malformed: they never change the answer.
+/// only, and are dropped when malformed: they never change the answer. On PostgreSQL the
+/// address's and the user's failure windows and the policy's facts are read in one statement
+/// (`LoginReads`) before the token is verified: with the claim's write, two round trips.
 extension AuthenticatorService {
     func login(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: .login, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
-        switch Self.jsonBody(request) {
+        let parsed = Self.jsonBody(request)
+        var reads: LoginReads?
+        if case let .success(body) = parsed, let stop = readForLogin(body["jwt"]?.stringValue, exchange, into: &reads) {
+            return stop
+        }
+        if let limited = limited(exchange, reads: reads) { return limited }
+        switch parsed {
         case let .failure(failure):
             event.reason = failure.code
             return finish(event, failure.response, exchange)
@@ -20,7 +28,7 @@ extension AuthenticatorService {
                 return finish(event, .error(400, "invalid_request"), exchange)
             }
             event.stages = body["stages"].flatMap(LoginStageReport.init(json:))
-            return useToken(jwt, event: event, exchange) { [self] use in
+            return useToken(jwt, event: event, exchange, reads: reads) { [self] use in
                 switch use {
                 case let .answered(row, answer, written):
                     return finish(row, answer, exchange, written: written)

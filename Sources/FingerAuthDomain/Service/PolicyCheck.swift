@@ -7,10 +7,14 @@ import FingerAuthCore
 extension AuthenticatorService {
     /// What the policy says about `request`: nil to go on, else the answer (`event` gets
     /// its outcome, reason and rule).
-    func policyRefusal(_ request: PolicyRequest, _ event: inout AuditEvent) -> HTTPResponse? {
+    /// `snapshot`: the facts already read for this user and host (`LoginReads`); else they
+    /// are read now.
+    func policyRefusal(_ request: PolicyRequest, _ event: inout AuditEvent, snapshot: PolicySnapshot? = nil)
+        -> HTTPResponse?
+    {
         let decision: PolicyDecision
         do {
-            decision = try store.policySnapshot(user: request.user, host: request.host).decide(request)
+            decision = try (snapshot ?? store.policySnapshot(user: request.user, host: request.host)).decide(request)
         } catch {
             log.message("policy unavailable: \(error)")
             event.outcome = .error
@@ -39,7 +43,8 @@ extension AuthenticatorService {
     /// token's count against the address, as on every endpoint: the request itself is
     /// decided (and audited) again when it comes.
     func policyCheck(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: .policyCheck, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
+        var event = AuditEvent(
+            event: .policyCheck, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         let answer = policyCheckAnswer(request, &event)
         guard answer.status == 401 else { return .answer(answer) }
         exchange.summary.outcome = .deny
@@ -66,8 +71,12 @@ extension AuthenticatorService {
             let decision = try store.policySnapshot(user: user, host: host)
                 .decide(PolicyRequest(stage: stage, user: user, host: host, service: service))
             guard decision.allowed else { return Self.policyDenied(decision.rule?.id) }
-            return HTTPResponse(status: 200, json: .object([("allowed", .bool(true)),
-                                                            ("rule", decision.rule.map { .integer($0.id) } ?? .null)]))
+            return HTTPResponse(
+                status: 200,
+                json: .object([
+                    ("allowed", .bool(true)),
+                    ("rule", decision.rule.map { .integer($0.id) } ?? .null),
+                ]))
         } catch {
             log.message("policy unavailable: \(error)")
             return .error(503, "unavailable")

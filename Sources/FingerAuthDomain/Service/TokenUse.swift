@@ -16,12 +16,14 @@ extension AuthenticatorService {
     /// (`allowed` key states, `effect`, `acceptReason` on the audit row); `then` turns how it
     /// ended into the endpoint's answer. `invalid` is the endpoint's one answer for every
     /// unverified token; `refusal` turns a verified refusal into the endpoint's answer.
+    /// `reads`: a login's reads made ahead (`LoginReads`), used where they fit the verified
+    /// identity.
     func useToken(
         _ token: String, as purpose: TokenPurpose = .login, event start: AuditEvent, _ exchange: Exchange,
         allowed: [KeyStatus] = [.active], effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
         invalid: HTTPResponse = .error(401, "invalid_token"),
         refusal: @escaping (Refusal) -> HTTPResponse = { .error(401, $0.rawValue) },
-        unavailable: HTTPResponse = .error(503, "unavailable"),
+        unavailable: HTTPResponse = .error(503, "unavailable"), reads: LoginReads? = nil,
         then: @escaping (TokenUse) -> Step
     ) -> Step {
         var event = start
@@ -54,7 +56,9 @@ extension AuthenticatorService {
             event.user = identity.user
             event.host = identity.host
             event.kid = identity.kid
-            if limitsUser, let limited = userLimited(identity.user, exchange.address, &event) { return then(limited) }
+            if limitsUser, let limited = userLimited(identity.user, exchange.address, reads, &event) {
+                return then(limited)
+            }
             event.reason = .token(reason)
             return then(.answered(event, refusal(reason), written: false))
         case let .valid(verified, _):
@@ -65,7 +69,7 @@ extension AuthenticatorService {
             event.jti = verified.jti
             event.service = verified.service
             event.clientService = verified.clientService
-            if limitsUser, let limited = userLimited(verified.identity.user, exchange.address, &event) {
+            if limitsUser, let limited = userLimited(verified.identity.user, exchange.address, reads, &event) {
                 return then(limited)
             }
             if purpose == .login {
@@ -73,7 +77,11 @@ extension AuthenticatorService {
                     stage: .login, user: verified.identity.user, host: verified.identity.host,
                     service: verified.service, keyKind: verified.identity.kind.policyKind,
                     ek: verified.identity.ek)
-                if let denied = policyRefusal(request, &event) { return then(.answered(event, denied, written: false)) }
+                if let denied = policyRefusal(
+                    request, &event, snapshot: reads?.policy(user: request.user, host: request.host))
+                {
+                    return then(.answered(event, denied, written: false))
+                }
                 if settings.requireHardwareKeys && verified.identity.kind != .attestedTPM {
                     event.reason = .code(.hardwareKeyRequired)
                     return then(.answered(event, .error(403, "hardware_key_required"), written: false))
@@ -102,9 +110,11 @@ extension AuthenticatorService {
     }
 
     /// 429 for a verified user past their limit at this address (the row keeps its user).
-    private func userLimited(_ user: String, _ address: String, _ event: inout AuditEvent) -> TokenUse? {
+    private func userLimited(_ user: String, _ address: String, _ reads: LoginReads?, _ event: inout AuditEvent)
+        -> TokenUse?
+    {
         let wait: Int64?
-        do { wait = try userRetryAfter(user, at: address) } catch {
+        do { wait = try userRetryAfter(user, at: address, reads: reads) } catch {
             log.message("rate limit counter unavailable: \(error)")
             event.outcome = .error
             event.reason = .token(.unavailable)

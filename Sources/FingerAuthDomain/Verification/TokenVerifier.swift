@@ -22,7 +22,9 @@ public struct TokenVerifier: Sendable {
     }
 
     /// A verifier over `directory` (tests).
-    public init(policy: VerifierPolicy, clock: any AuthClock, keys directory: any KeyDirectory, crypto: any AuthenticatorCrypto) {
+    public init(
+        policy: VerifierPolicy, clock: any AuthClock, keys directory: any KeyDirectory, crypto: any AuthenticatorCrypto
+    ) {
         self.init(policy: policy, clock: clock, keys: KeyCache(directory, crypto: crypto))
     }
 
@@ -59,8 +61,9 @@ public struct TokenVerifier: Sendable {
             guard let (key, parsed) = found else { return .unverified(.unknownKid, facts) }
             guard let parsed else { return .unverified(.unusableKey, facts) }
             publicKey = parsed
-            identity = VerifiedIdentity(kid: key.kid, user: key.user, host: key.host, status: key.status, kind: key.kind,
-                                        ek: key.ek)
+            identity = VerifiedIdentity(
+                kid: key.kid, user: key.user, host: key.host, status: key.status, kind: key.kind,
+                ek: key.ek)
         }
         guard publicKey.verifyRS256(signature: jwt.signature, data: jwt.signingInput) else {
             return .unverified(.signature, facts)
@@ -87,17 +90,31 @@ public struct TokenVerifier: Sendable {
                 guard name.utf8.count <= 64, Self.isPrintableASCII(name) else { throw Refusal.badService }
                 service = name
                 if let claimed = jwt.claims["client_service"] {
-                    guard let word = claimed.stringValue, !word.isEmpty, word.utf8.count <= 64, Self.isPrintableASCII(word) else {
+                    guard let word = claimed.stringValue, !word.isEmpty, word.utf8.count <= 64,
+                        Self.isPrintableASCII(word)
+                    else {
                         throw Refusal.badService
                     }
                     clientService = word
                 }
                 try checkMethods(jwt.claims["amr"], kind: identity.kind)
             }
-            return .valid(VerifiedToken(identity: identity, jti: jti, exp: exp, service: service, clientService: clientService), facts)
+            return .valid(
+                VerifiedToken(identity: identity, jti: jti, exp: exp, service: service, clientService: clientService),
+                facts)
         } catch {
             return .refused(error, identity, facts)
         }
+    }
+
+    /// The user and host a login token names, unverified: what a login's reads are
+    /// fetched by before the signature is checked (`LoginReads`). nil when it is no token,
+    /// or names no valid user name or no issuer of at most 255 bytes.
+    public func claimedIdentity(_ token: String) -> (user: String, host: String)? {
+        guard let jwt = parse(token), let sub = jwt.claims["sub"]?.stringValue, UserName.isValid(sub),
+            let iss = jwt.claims["iss"]?.stringValue, !iss.isEmpty, iss.utf8.count <= 255
+        else { return nil }
+        return (sub, iss)
     }
 
     // MARK: - Steps
@@ -154,7 +171,8 @@ public struct TokenVerifier: Sendable {
         guard Self.audienceMatches(claims["aud"], policy.audience) else { throw .audience }
         guard let jti = claims["jti"] else { throw .missingJTI }
         guard let text = jti.stringValue, Self.isPrintableASCII(text),
-              !text.isEmpty, text.utf8.count <= policy.maxJTIBytes else { throw .badJTI }
+            !text.isEmpty, text.utf8.count <= policy.maxJTIBytes
+        else { throw .badJTI }
         return (text, exp)
     }
 
@@ -181,9 +199,10 @@ public struct TokenVerifier: Sendable {
 
     /// The claimed identities, cleaned for the audit row and the log line.
     static func facts(of jwt: CompactJWT) -> TokenFacts {
-        TokenFacts(sub: jwt.claims["sub"]?.stringValue.map { LogText.clean($0) },
-                   iss: jwt.claims["iss"]?.stringValue.map { LogText.clean($0) },
-                   kid: jwt.header["kid"]?.stringValue.map { LogText.clean($0) },
-                   jti: jwt.claims["jti"]?.stringValue.map { LogText.clean($0) })
+        TokenFacts(
+            sub: jwt.claims["sub"]?.stringValue.map { LogText.clean($0) },
+            iss: jwt.claims["iss"]?.stringValue.map { LogText.clean($0) },
+            kid: jwt.header["kid"]?.stringValue.map { LogText.clean($0) },
+            jti: jwt.claims["jti"]?.stringValue.map { LogText.clean($0) })
     }
 }

@@ -14,20 +14,51 @@ enum PolicyTables {
         """
 
     static func snapshot(_ db: some SQLConnection, user: String, host: String) throws(StoreError) -> PolicySnapshot {
+        try loginReads(db, user: user, host: host, failureKeys: [], now: 0).policy
+    }
+
+    /// The shared failure windows of at most two keys (`rate_counters`, PostgreSQL only), in
+    /// the snapshot's columns: key, count, end.
+    static let windowsSQL = """
+        UNION ALL SELECT 'window', key, CAST(count AS TEXT), CAST(expires AS TEXT), NULL, NULL, NULL, NULL, NULL
+          FROM rate_counters WHERE key IN (?3, ?4) AND expires > CAST(?5 AS BIGINT)
+        """
+
+    /// The snapshot and, when `failureKeys` are given (at most two), their open windows at
+    /// `now`: one statement, so one round trip to a remote database.
+    static func loginReads(
+        _ db: some SQLConnection, user: String, host: String, failureKeys: [String],
+        now: Int64
+    ) throws(StoreError) -> LoginReads {
+        guard failureKeys.count <= 2 else { throw StoreError("login reads: more than two failure keys") }
         var rules: [PolicyRule] = []
         var labels: Set<String> = []
         var lists: Set<String> = []
         var provisioned: String?
-        for row in try db.textRows(snapshotSQL, [user, host]) {
+        var windows: [String: FailureWindow] = [:]
+        let rows =
+            failureKeys.isEmpty
+            ? try db.textRows(snapshotSQL, [user, host])
+            : try db.textRows(
+                snapshotSQL + "\n" + windowsSQL,
+                [user, host, failureKeys[0], failureKeys.last ?? failureKeys[0], String(now)])
+        for row in rows {
             guard row.count == 9, let kind = row[0] else { throw StoreError("corrupt policy snapshot") }
             switch kind {
             case "rule": rules.append(try rule(Array(row[1...])))
             case "label": if let label = row[3] { labels.insert(label) }
             case "ek": provisioned = row[3]
+            case "window":
+                guard let key = row[1], let count = row[2].flatMap({ Int($0) }), let end = row[3].flatMap({ Int64($0) })
+                else {
+                    throw StoreError("corrupt row in table rate_counters")
+                }
+                windows[key] = FailureWindow(count: count, end: end)
             default: if let list = row[3] { lists.insert(list) }
             }
         }
-        return PolicySnapshot(rules: rules, hostLabels: labels, userLists: lists, provisionedEK: provisioned)
+        let policy = PolicySnapshot(rules: rules, hostLabels: labels, userLists: lists, provisionedEK: provisioned)
+        return LoginReads(user: user, host: host, policy: policy, keys: failureKeys, windows: windows)
     }
 
     static let rulesSQL = """
@@ -44,20 +75,23 @@ enum PolicyTables {
     /// (id, position, stage, users, hosts, services, key_kind, action) as text.
     static func rule(_ row: [String?]) throws(StoreError) -> PolicyRule {
         guard row.count == 8, let id = row[0].flatMap({ Int64($0) }), let position = row[1].flatMap({ Int($0) }),
-              let stage = row[2].flatMap({ PolicyStage(rawValue: $0) }), let users = row[3], let hosts = row[4],
-              let services = row[5], let kind = row[6], let action = row[7].flatMap({ PolicyAction(rawValue: $0) }),
-              kind == "*" || KeyKind(rawValue: kind) != nil else {
+            let stage = row[2].flatMap({ PolicyStage(rawValue: $0) }), let users = row[3], let hosts = row[4],
+            let services = row[5], let kind = row[6], let action = row[7].flatMap({ PolicyAction(rawValue: $0) }),
+            kind == "*" || KeyKind(rawValue: kind) != nil
+        else {
             throw StoreError("corrupt row in table policy_rules")
         }
         func split(_ text: String) -> [String] { text.split(separator: ",").map(String.init) }
-        return PolicyRule(id: id, position: position, stage: stage, users: split(users), hosts: split(hosts),
-                          services: split(services), keyKind: KeyKind(rawValue: kind), action: action)
+        return PolicyRule(
+            id: id, position: position, stage: stage, users: split(users), hosts: split(hosts),
+            services: split(services), keyKind: KeyKind(rawValue: kind), action: action)
     }
 
     /// Hosts known to the authenticator — those with an enrollment token, a label, a key or
     /// an EK pin — by name; with `page`, only those of the page (and only their labels read).
     static func hosts(_ db: some SQLConnection, page: Paging?) throws(StoreError) -> [HostSummary] {
-        let rows = try db.textRows("""
+        let rows = try db.textRows(
+            """
             SELECT h.host,
                    (SELECT COUNT(*) FROM host_tokens t WHERE t.host = h.host AND t.revoked IS NULL),
                    (SELECT COUNT(*) FROM host_tokens t WHERE t.host = h.host),
@@ -69,15 +103,18 @@ enum PolicyTables {
              ORDER BY h.host\(page == nil ? "" : " LIMIT CAST(?1 AS BIGINT) OFFSET CAST(?2 AS BIGINT)")
             """, page.map { [String($0.limit), String($0.offset)] } ?? [])
         guard let first = rows.first?.first ?? nil, let last = rows.last?.first ?? nil else { return [] }
-        let labels = try db.textRows("SELECT host, label FROM host_labels WHERE host >= ?1 AND host <= ?2 ORDER BY host, label",
-                                       [first, last])
+        let labels = try db.textRows(
+            "SELECT host, label FROM host_labels WHERE host >= ?1 AND host <= ?2 ORDER BY host, label",
+            [first, last])
         var summaries: [HostSummary] = []
         for row in rows {
             guard row.count == 9, let host = row[0] else { continue }
-            summaries.append(HostSummary(host: host, labels: labels.filter { $0[0] == host }.compactMap { $0[1] },
-                                         activeTokens: row[1].flatMap { Int($0) } ?? 0, tokens: row[2].flatMap { Int($0) } ?? 0,
-                                         keys: row[3].flatMap { Int($0) } ?? 0,
-                                         ek: row[4] == nil ? nil : try EKTables.pin(Array(row[4...]))))
+            summaries.append(
+                HostSummary(
+                    host: host, labels: labels.filter { $0[0] == host }.compactMap { $0[1] },
+                    activeTokens: row[1].flatMap { Int($0) } ?? 0, tokens: row[2].flatMap { Int($0) } ?? 0,
+                    keys: row[3].flatMap { Int($0) } ?? 0,
+                    ek: row[4] == nil ? nil : try EKTables.pin(Array(row[4...]))))
         }
         return summaries
     }
@@ -93,25 +130,35 @@ enum PolicyTables {
     }
 
     private static func labels(_ db: some SQLConnection, _ host: String) throws(StoreError) -> [String] {
-        try db.textRows("SELECT label FROM host_labels WHERE host = ?1 ORDER BY label", [host]).compactMap { $0.first ?? nil }
+        try db.textRows("SELECT label FROM host_labels WHERE host = ?1 ORDER BY label", [host]).compactMap {
+            $0.first ?? nil
+        }
     }
 
     private static func members(_ db: some SQLConnection, _ list: String) throws(StoreError) -> [String] {
-        try db.textRows(#"SELECT "user" FROM user_lists WHERE list = ?1 ORDER BY "user""#, [list]).compactMap { $0.first ?? nil }
+        try db.textRows(#"SELECT "user" FROM user_lists WHERE list = ?1 ORDER BY "user""#, [list]).compactMap {
+            $0.first ?? nil
+        }
     }
 
     /// Applies `change` on `db`, inside the caller's write transaction.
-    static func apply(_ change: PolicyChange, _ db: some SQLConnection, now: Int64) throws(StoreError) -> PolicyChangeResult {
+    static func apply(_ change: PolicyChange, _ db: some SQLConnection, now: Int64) throws(StoreError)
+        -> PolicyChangeResult
+    {
         switch change {
         case let .addRule(rule, position):
             let ids = try rules(db).map(\.id)
             let place = min(max(position ?? ids.count + 1, 1), ids.count + 1)
-            let inserted = try db.textRows("""
+            let inserted = try db.textRows(
+                """
                 INSERT INTO policy_rules (position, stage, users, hosts, services, key_kind, action, created)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING CAST(id AS TEXT)
-                """, [String(ids.count + 1), rule.stage.rawValue, rule.users.joined(separator: ","),
-                      rule.hosts.joined(separator: ","), rule.services.joined(separator: ","),
-                      rule.keyKind?.rawValue ?? "*", rule.action.rawValue, String(now)])
+                """,
+                [
+                    String(ids.count + 1), rule.stage.rawValue, rule.users.joined(separator: ","),
+                    rule.hosts.joined(separator: ","), rule.services.joined(separator: ","),
+                    rule.keyKind?.rawValue ?? "*", rule.action.rawValue, String(now),
+                ])
             guard let id = inserted.first?.first.flatMap({ $0 }).flatMap({ Int64($0) }) else {
                 throw StoreError("no id for the new rule")
             }
@@ -138,11 +185,13 @@ enum PolicyTables {
             guard !known.isEmpty else { return .unknownHost }
             let before = try Self.labels(db, host)
             for label in labels {
-                _ = try db.textRows("INSERT INTO host_labels (host, label) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-                                      [host, label])
+                _ = try db.textRows(
+                    "INSERT INTO host_labels (host, label) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                    [host, label])
             }
-            return .changed(rule: nil, before: "labels of \(host): \(before.joined(separator: ","))",
-                            after: "labels of \(host): \(try Self.labels(db, host).joined(separator: ","))")
+            return .changed(
+                rule: nil, before: "labels of \(host): \(before.joined(separator: ","))",
+                after: "labels of \(host): \(try Self.labels(db, host).joined(separator: ","))")
         case let .unlabel(host, labels):
             let before = try Self.labels(db, host)
             let going = labels.map { wanted in before.filter { wanted.contains($0) } } ?? before
@@ -150,16 +199,19 @@ enum PolicyTables {
             for label in going {
                 _ = try db.textRows("DELETE FROM host_labels WHERE host = ?1 AND label = ?2", [host, label])
             }
-            return .changed(rule: nil, before: "labels of \(host): \(before.joined(separator: ","))",
-                            after: "labels of \(host): \(try Self.labels(db, host).joined(separator: ","))")
+            return .changed(
+                rule: nil, before: "labels of \(host): \(before.joined(separator: ","))",
+                after: "labels of \(host): \(try Self.labels(db, host).joined(separator: ","))")
         case let .addUsers(list, users):
             let before = try members(db, list)
             for user in users {
-                _ = try db.textRows(#"INSERT INTO user_lists (list, "user") VALUES (?1, ?2) ON CONFLICT DO NOTHING"#,
-                                      [list, user])
+                _ = try db.textRows(
+                    #"INSERT INTO user_lists (list, "user") VALUES (?1, ?2) ON CONFLICT DO NOTHING"#,
+                    [list, user])
             }
-            return .changed(rule: nil, before: "list \(list): \(before.joined(separator: ","))",
-                            after: "list \(list): \(try members(db, list).joined(separator: ","))")
+            return .changed(
+                rule: nil, before: "list \(list): \(before.joined(separator: ","))",
+                after: "list \(list): \(try members(db, list).joined(separator: ","))")
         case let .removeUsers(list, users):
             let before = try members(db, list)
             let going = users.map { wanted in before.filter { wanted.contains($0) } } ?? before
@@ -167,16 +219,18 @@ enum PolicyTables {
             for user in going {
                 _ = try db.textRows(#"DELETE FROM user_lists WHERE list = ?1 AND "user" = ?2"#, [list, user])
             }
-            return .changed(rule: nil, before: "list \(list): \(before.joined(separator: ","))",
-                            after: "list \(list): \(try members(db, list).joined(separator: ","))")
+            return .changed(
+                rule: nil, before: "list \(list): \(before.joined(separator: ","))",
+                after: "list \(list): \(try members(db, list).joined(separator: ","))")
         }
     }
 
     /// Positions 1…n in the order of `ids`.
     private static func renumber(_ db: some SQLConnection, _ ids: [Int64]) throws(StoreError) {
         for (index, id) in ids.enumerated() {
-            _ = try db.textRows("UPDATE policy_rules SET position = ?1 WHERE id = ?2 AND position <> ?1",
-                                  [String(index + 1), String(id)])
+            _ = try db.textRows(
+                "UPDATE policy_rules SET position = ?1 WHERE id = ?2 AND position <> ?1",
+                [String(index + 1), String(id)])
         }
     }
 }

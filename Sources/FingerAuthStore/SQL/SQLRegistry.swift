@@ -161,4 +161,14 @@ extension SQLRegistry {
             try AuditTables.failureWindow(db, key: key, now: now)
         }
     }
+
+    /// One statement: the policy's snapshot, and the windows only where they are shared.
+    public func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError)
+        -> LoginReads
+    {
+        let keys = dialect.sharesFailureCounts ? failureKeys : []
+        return try read { (db) throws(StoreError) -> LoginReads in
+            try PolicyTables.loginReads(db, user: user, host: host, failureKeys: keys, now: now)
+        }
+    }
 }
