@@ -133,7 +133,10 @@ def test_token_that_reached_the_server_verifies_with_pyjwt(world):
         login = world.login("alice", scans=["finger-A"])
     assert login.name == "PAM_SUCCESS", login
     [(path, body)] = proxy.requests
-    assert path == "/v1/login" and list(body) == ["jwt"]
+    # The token, and beside it the helper's times (whole milliseconds, nothing else).
+    assert path == "/v1/login" and list(body) == ["jwt", "stages"], body
+    assert list(body["stages"]) == ["ready_ms", "match_ms", "connect_ms"], body["stages"]
+    assert all(type(v) is int and 0 <= v < 60_000 for v in body["stages"].values()), body["stages"]
     token = body["jwt"]
 
     header = jwt.get_unverified_header(token)
