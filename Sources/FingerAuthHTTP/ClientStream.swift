@@ -64,6 +64,16 @@ final class ClientStream {
         return session
     }
 
+    /// Whether a kept connection is still open and quiet: nothing waits to be read, neither
+    /// the server's goodbye (close_notify, FIN) nor stray bytes. A connection that is not
+    /// is never written to again, so that a request goes to a server that said goodbye only
+    /// in the instant between this look and the write.
+    func isQuiet() -> Bool {
+        if let ssl, SSL_pending(ssl) > 0 { return false }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return Glibc.poll(&pfd, 1, 0) == 0
+    }
+
     enum IOResult {
         case done(Int)
         case closed

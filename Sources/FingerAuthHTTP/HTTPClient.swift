@@ -68,9 +68,10 @@ public final class HTTPConnection {
         sessions = SessionCache(settings: settings)
     }
 
-    /// One request. A request on a kept connection that the server had closed meanwhile
-    /// (nothing of an answer came back) is sent once more on a new connection, as browsers
-    /// and libcurl do; a request on a new connection is sent once.
+    /// One request. A kept connection is used only while it is quiet (`ClientStream.isQuiet`:
+    /// no goodbye from the server). A request on one that the server closed in the instant
+    /// before the write (nothing of an answer came back) is sent once more on a new
+    /// connection, as browsers and libcurl do; a request on a new connection is sent once.
     public func send(method: String, url: String, body: [UInt8]?, headers: [String] = []) -> Result<
         HTTPResponse, HTTPFailure
     > {
@@ -88,7 +89,7 @@ public final class HTTPConnection {
         }
         let deadline = Deadline.now().adding(milliseconds: Int64(max(0, settings.totalTimeoutMilliseconds)))
         let request = HTTPWire.request(method: method, url: target, body: body, headers: headers)
-        if let kept = stream, kept.url.sameServer(as: target) {
+        if let kept = stream, kept.url.sameServer(as: target), kept.isQuiet() {
             stream = nil
             switch exchange(kept, request: request, method: method, deadline: deadline) {
             case .closedBeforeAnswer: break // a new connection below

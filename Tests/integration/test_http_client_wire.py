@@ -15,11 +15,14 @@ from support.fakeauth import _claims
 
 
 class RawServer:
-    """Answers each request of each connection with `respond(method, body) -> (bytes, close)`."""
+    """Answers each request of each connection with `respond(method, body) -> (bytes, close)`;
+    `close` "goodbye" ends the server's side (TCP FIN) and counts what the client still
+    sends on that connection (`after_goodbye`)."""
 
     def __init__(self, ca, respond):
         self.respond = respond
         self.connections = 0
+        self.after_goodbye = 0
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.context.load_cert_chain(ca.server_cert, ca.server_key)
         self.listener = socket.socket()
@@ -67,6 +70,14 @@ class RawServer:
                 body, data = data[:need], data[need:]
                 answer, close = self.respond(method, body)
                 conn.sendall(answer)
+                if close == "goodbye":
+                    conn.shutdown(socket.SHUT_WR)  # the FIN; what comes after is raw bytes
+                    conn.settimeout(3)
+                    while True:
+                        chunk = conn.recv(4096)
+                        if not chunk:
+                            return
+                        self.after_goodbye += len(chunk)
                 if close:
                     conn.close()
                     return
@@ -127,6 +138,26 @@ def test_bytes_after_an_answer_are_never_read_as_the_next_answer(world):
     with RawServer(world.ca, respond) as server:
         assert login_through(world, server).name == "PAM_SUCCESS"
         assert server.connections == 2
+
+
+def test_a_connection_the_server_ended_is_not_sent_the_login(world):
+    # The server answers the warm-up, then ends its side (FIN) while the finger is awaited.
+    # The login goes on a new connection; the old one gets nothing (no token sent into a
+    # connection the server had said goodbye on, and none re-sent).
+    def respond(method, body):
+        if method == "GET":
+            return warm_up(method), "goodbye"
+        text = verdict(body)
+        return head(200, [("Content-Length", str(len(text)))]) + text, False
+
+    with RawServer(world.ca, respond) as server:
+        world.enroll("alice", "finger-A")
+        world.write_conf(url=server.url)
+        world.reader.feed(["SCAN finger-A"], after=0.4)
+        login = world.login("alice", service=world.service("fa-only", fallback=False))
+        world.reader.wait()
+        assert login.name == "PAM_SUCCESS", login
+        assert server.connections == 2 and server.after_goodbye == 0, (server.connections, server.after_goodbye)
 
 
 def test_an_http_1_0_answer_ends_with_the_stream(world):
