@@ -59,20 +59,24 @@ def test_failures_from_one_address_are_limited_on_every_endpoint(tmp_path):
         keys = with_keys(authd, "alice")
         for _ in range(3):
             assert authd.post_json("/v1/keys", {"user": "x"}, token="y" * 43).status == 401
-        for path, document in (("/v1/login", {"jwt": keys["alice"].sign(claims())}), ("/v1/keys", {})):
-            answer = authd.post_json(path, document)
-            assert answer.status == 429 and int(answer.headers["retry-after"]) >= 1
+        # The limit comes before anything is parsed: a body that is no JSON at all (or 16 KiB
+        # of it) is 429 too, never 400 or 413.
+        for path, document, raw in (("/v1/login", {"jwt": keys["alice"].sign(claims())}, None),
+                                    ("/v1/login", None, b"{not json"), ("/v1/login", None, b"[" * 20000),
+                                    ("/v1/keys", {}, None)):
+            answer = authd.post_json(path, document, raw=raw)
+            assert answer.status == 429 and int(answer.headers["retry-after"]) >= 1, (path, raw, answer)
         # The 429s are counted together in one row of their address and window, not one row each.
-        rows = authd.wait_for_rows(lambda rows: any(r["event"] == "refusals" for r in rows))
+        rows = authd.wait_for_rows(lambda rows: any(r["event"] == "refusals" and r["count"] == 4 for r in rows))
         refusals = [r for r in rows if r["event"] == "refusals"]
         assert [(r["outcome"], r["reason"], r["peer"], r["count"], r["verified"]) for r in refusals] == \
-               [("deny", "rate_limited", "127.0.0.1", 2, 0)]
+               [("deny", "rate_limited", "127.0.0.1", 4, 0)]
         assert authd.request("GET", "/healthz").status == 200
         # /metrics is under the limit too; another address reads it.
         assert authd.request("GET", "/metrics").status == 429
         metrics = authd.request("GET", "/metrics", source="127.0.0.2").body.decode()
-        assert 'fingerauthd_rate_limited_total{scope="address"} 3' in metrics
-        assert "fingerauthd_refusals_counted_total 3" in metrics
+        assert 'fingerauthd_rate_limited_total{scope="address"} 5' in metrics
+        assert "fingerauthd_refusals_counted_total 5" in metrics
 
 
 def test_huge_headers_are_refused(tmp_path):

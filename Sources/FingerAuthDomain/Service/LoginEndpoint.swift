@@ -12,13 +12,21 @@ import FingerAuthCore
 extension AuthenticatorService {
     func login(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: .login, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
-        let parsed = Self.jsonBody(request)
+        // The address's limit comes before any parsing, as on every endpoint; only where the
+        // limits' reads go with the policy's (PostgreSQL) is a body the size of a login parsed
+        // first, to key them.
+        var parsed: Result<JSONValue, BodyFailure>?
         var reads: LoginReads?
-        if case let .success(body) = parsed, let stop = readForLogin(body["jwt"]?.stringValue, exchange, into: &reads) {
-            return stop
+        if store.sharesFailureCounts && request.body.count <= verifier.policy.maxTokenBytes + 1024 {
+            let body = Self.jsonBody(request)
+            parsed = body
+            if case let .success(json) = body, let stop = readForLogin(json["jwt"]?.stringValue, exchange, into: &reads)
+            {
+                return stop
+            }
         }
         if let limited = limited(exchange, reads: reads) { return limited }
-        switch parsed {
+        switch parsed ?? Self.jsonBody(request) {
         case let .failure(failure):
             event.reason = failure.code
             return finish(event, failure.response, exchange)
