@@ -15,7 +15,8 @@ import FingerAuthTPM
 /// (the work writes it before and never after), everything else once the work has ended.
 final class AuthenticatorSession: @unchecked Sendable {
     let job: LoginJob
-    let key: DeviceKey
+    /// Set once by the main thread, before it tells the background work (`keyLoaded`).
+    var key: DeviceKey?
     let clock: Clock
     private let connection: HTTPConnection
     /// Why the authenticator could not be reached; nil once the warm-up got any answer.
@@ -28,9 +29,8 @@ final class AuthenticatorSession: @unchecked Sendable {
     /// The warm-up request's bound; its connect bound is the client's 2 s.
     static let warmUpMilliseconds = 3000
 
-    init(job: LoginJob, key: DeviceKey, clock: Clock = SystemClock()) {
+    init(job: LoginJob, clock: Clock = SystemClock()) {
         self.job = job
-        self.key = key
         self.clock = clock
         var settings = HTTPSettings(options: job.options)
         settings.sessionDirectory = job.options.stateDirectory + "/tls"
@@ -64,13 +64,14 @@ final class AuthenticatorSession: @unchecked Sendable {
     /// remains. Called after `READY`: the prompt does not wait for the signature. A TPM key
     /// is asked to sign only after the match: no token of it exists before the finger does.
     func signAhead() {
-        guard !key.isHardware else { return }
+        guard let key, !key.isHardware else { return }
         _ = token()
     }
 
     /// The token to send now: the one signed ahead while it has at least half its lifetime
     /// left, else a new one with the same `jti`.
     func token() -> String? {
+        guard let key else { return nil }
         let now = clock.now()
         if let signed, now - signed.issuedAt <= Int64(job.options.ttlSeconds / 2) { return signed.token }
         var claims = LoginClaims(
@@ -88,7 +89,8 @@ final class AuthenticatorSession: @unchecked Sendable {
 
     /// Why no token could be signed; for a TPM key, the TPM's state and the fix.
     var signingFailure: String {
-        if case let .hardware(hardware) = key.backing, let tpm = hardware as? TPMDeviceKey, let error = tpm.lastError {
+        if case let .hardware(hardware)? = key?.backing, let tpm = hardware as? TPMDeviceKey, let error = tpm.lastError
+        {
             return "signing failed: TPM (\(error.kind.rawValue)) \(error.description); \(error.advice)"
         }
         return "signing failed"
@@ -98,7 +100,7 @@ final class AuthenticatorSession: @unchecked Sendable {
     /// only `ok` true with our `sub`, `jti` and `kid`.
     func login(stages: LoginStageReport) -> HelperMessage {
         let jti = job.jti
-        let kid = key.kid
+        let kid = key?.kid ?? ""
         guard let url = job.options.url else {
             return .unavailable(jti: jti, kid: kid, detail: "no url")
         }

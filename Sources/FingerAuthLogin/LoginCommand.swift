@@ -9,8 +9,9 @@ import Glibc
 #endif
 
 /// `fingerauth-login --login`: the whole login step for the module, in this order —
-/// read the request (standard input), load the prints and the device key, then in parallel
-/// open the reader, reach the authenticator and sign the token ahead; as soon as the reader
+/// read the request (standard input), check the prints, then in parallel reach the
+/// authenticator (and sign the token ahead) on one thread while the other asks the system
+/// bus (lid, fprintd), loads the device key and opens the reader; as soon as the reader
 /// is open and the authenticator answered say `READY`, so that nobody is asked for a finger
 /// that could not log them in. After a match: close the reader, `MATCH`, one POST on the
 /// warm connection, the verdict.
@@ -29,6 +30,8 @@ enum LoginCommand {
     static let warmUpWaitMilliseconds: Int64 = 3500
     /// How long a match may wait for the signature made ahead (RSA-3072: a few ms).
     static let signingWaitMilliseconds: Int64 = 2000
+    /// How long the warm-up thread waits for the key before it leaves the signature to the match.
+    static let openWaitMilliseconds: Int64 = Int64(openSeconds * 1000) + 2000
 
     static func run() -> ExitCode {
         let job: LoginJob
@@ -68,31 +71,37 @@ enum LoginCommand {
         let prints = Result { () throws(ReaderError) in
             try PrintStore(stateDirectory: job.options.stateDirectory, user: job.user).load()
         }
+        // Prints are checked in forked children above: threads only from here on. One thread
+        // reaches the authenticator from now on, while this one asks the system bus (lid,
+        // fprintd: mostly waiting for other processes), loads the key and opens the reader.
+        // Once it has an answer it says so (`warmed`), then signs the token ahead once this
+        // thread handed it the key (`keyLoaded`), so that neither READY waits for the
+        // signature nor a refused connection pays for one. Only that thread touches the
+        // session until `background` has ended, but for `key` (set here before `keyLoaded`
+        // fires) and `unreachable` (read here after `warmed` fired).
+        let session = AuthenticatorSession(job: job)
+        let warmed = OneShotSignal()
+        let keyLoaded = OneShotSignal()
+        let background = warmed.flatMap { signal in
+            keyLoaded.flatMap { loaded in
+                BackgroundWork {
+                    session.prepare()
+                    signal.fire()
+                    let bound = MonotonicInstant.now().adding(milliseconds: openWaitMilliseconds)
+                    if session.unreachable == nil, loaded.wait(until: bound) { session.signAhead() }
+                }
+            }
+        }
         // The lid and fprintd before the key: a closed lid or a reader fprintd holds ends here.
         let plan = try ReaderPlan.make(job: job, localPrints: prints, openSeconds: openSeconds)
-        let key: DeviceKey
         let keyPath = StatePaths(root: job.options.stateDirectory, user: job.user).deviceKey
         switch DeviceKeyLoader(tcti: job.options.tpmTCTI).load(keyPath) {
-        case let .success(loaded): key = loaded
+        case let .success(loaded): session.key = loaded
         case let .failure(why):
             LineOutput.emit(.fail(.key, detail: why.message))
             return .failed
         }
-        // Prints are checked in forked children above: threads only from here on.
-        let session = AuthenticatorSession(job: job, key: key)
-        // One thread reaches the authenticator while this one opens the reader; once it has
-        // an answer it says so (`warmed`) and signs the token ahead, so that neither READY
-        // waits for the signature nor a refused connection pays for one. Only that thread
-        // touches the session until `background` has ended (or `warmed` fired, for
-        // `unreachable`).
-        let warmed = OneShotSignal()
-        let background = warmed.flatMap { signal in
-            BackgroundWork {
-                session.prepare()
-                signal.fire()
-                if session.unreachable == nil { session.signAhead() }
-            }
-        }
+        keyLoaded?.fire()
         if background == nil { session.prepare() }
         let reader = try plan.open(seconds: openSeconds)
         if background != nil, let warmed, !warmed.wait(until: started.adding(milliseconds: warmUpWaitMilliseconds)) {
@@ -122,7 +131,8 @@ enum LoginCommand {
                 {
                     LineOutput.emit(
                         .unavailable(
-                            jti: job.jti, kid: key.kid, detail: "signing took over \(signingWaitMilliseconds) ms"))
+                            jti: job.jti, kid: session.key?.kid ?? "",
+                            detail: "signing took over \(signingWaitMilliseconds) ms"))
                     return .denied
                 }
                 let stages = LoginStageReport(
