@@ -16,6 +16,7 @@ public struct ConsoleSettings: Sendable {
 
 /// What the console reads and changes of the registry.
 public typealias ConsoleRegistry = KeyRegistry & HostTokens & PolicyStore & AuditLog & ConsoleQueries & AdminAccounts
+    & FailureCounts
 
 /// The admin console served on the `admin-listen` listener: sign-in (an admin account made
 /// with `fingerauthd admin create`), then server-rendered pages — overview, audit log,
@@ -28,7 +29,8 @@ public typealias ConsoleRegistry = KeyRegistry & HostTokens & PolicyStore & Audi
 /// Content-Security-Policy that allows nothing but this listener's stylesheet and forms.
 public final class AdminConsole: ConsoleSurface {
     /// The query parameters any console page reads (the HTTP layer looks up only these).
-    static let queryNames = ["user", "host", "event", "outcome", "from", "to", "before", "token", "done", "page"] + policyQueryNames
+    static let queryNames =
+        ["user", "host", "event", "outcome", "from", "to", "before", "token", "done", "page"] + policyQueryNames
     static let sessionCookie = "fa_console"
     static let signInCookie = "fa_signin"
     static let minimumPassword = 12
@@ -40,26 +42,31 @@ public final class AdminConsole: ConsoleSurface {
     let log: any ServiceLog
     let settings: ConsoleSettings
     let sessions: ConsoleSessions
-    let limiter = SignInLimiter()
+    let limiter: SignInLimiter
     /// The service's count of refused requests (one `refusals` row per address and window):
     /// sign-ins past the limit and setup links that open nothing go there, not a row each.
     let refusals: RefusalCounter
 
     /// The console over `store`, counting the refusals a stranger may repeat at will into
     /// `refusals` (the service's counter, drained by the group commit).
-    public init(store: any ConsoleRegistry, clock: any AuthClock, log: any ServiceLog, settings: ConsoleSettings,
-                refusals: RefusalCounter) {
+    public init(
+        store: any ConsoleRegistry, clock: any AuthClock, log: any ServiceLog, settings: ConsoleSettings,
+        refusals: RefusalCounter
+    ) {
         self.store = store
         self.clock = clock
         self.log = log
         self.settings = settings
         self.refusals = refusals
+        limiter = SignInLimiter(store: store)
         sessions = ConsoleSessions(idleSeconds: settings.idleSeconds, absoluteSeconds: settings.absoluteSeconds)
     }
 
     static let securityHeaders: [(String, String)] = [
-        ("Content-Security-Policy",
-         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+        (
+            "Content-Security-Policy",
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        ),
         ("X-Content-Type-Options", "nosniff"),
         ("X-Frame-Options", "DENY"),
         ("Referrer-Policy", "no-referrer"),
@@ -78,10 +85,12 @@ public final class AdminConsole: ConsoleSurface {
         let now = clock.now()
         switch (request.method, request.path) {
         case ("GET", "/console.css"):
-            return HTTPResponse(status: 200, body: Array(ConsoleHTML.stylesheet.utf8), contentType: "text/css; charset=utf-8")
+            return HTTPResponse(
+                status: 200, body: Array(ConsoleHTML.stylesheet.utf8), contentType: "text/css; charset=utf-8")
         case ("GET", "/signin"):
-            return signInForm(message: ConsoleForms.query(request, "done") == nil ? nil : "Password set: sign in.",
-                              token: ConsoleForms.cookie(request.cookie, Self.signInCookie))
+            return signInForm(
+                message: ConsoleForms.query(request, "done") == nil ? nil : "Password set: sign in.",
+                token: ConsoleForms.cookie(request.cookie, Self.signInCookie))
         case ("GET", "/favicon.ico"): return HTTPResponse(status: 204, body: [], contentType: "image/x-icon")
         case ("POST", "/signin"): return signIn(request, address: address, now: now)
         case ("GET", "/setup"): return setupPage(token: ConsoleForms.query(request, "token") ?? "", now: now)
@@ -95,9 +104,14 @@ public final class AdminConsole: ConsoleSurface {
         if request.method == "POST" {
             let fields = ConsoleForms.fields(request.body)
             guard let token = fields["csrf"], ConstantTime.equal(token, session.csrf) else {
-                log.message("console: \(LogText.clean(session.admin)) posted \(LogText.clean(request.path)) without its CSRF token, refused")
-                return html(403, ConsoleHTML.page(title: "Refused", admin: session.admin, csrf: session.csrf,
-                                                  body: "<p class=\"error\">This form is not from this session (no or a wrong CSRF token).</p>"))
+                log.message(
+                    "console: \(LogText.clean(session.admin)) posted \(LogText.clean(request.path)) without its CSRF token, refused"
+                )
+                return html(
+                    403,
+                    ConsoleHTML.page(
+                        title: "Refused", admin: session.admin, csrf: session.csrf,
+                        body: "<p class=\"error\">This form is not from this session (no or a wrong CSRF token).</p>"))
             }
             switch request.path {
             case "/signout":
@@ -109,7 +123,9 @@ public final class AdminConsole: ConsoleSurface {
                 return hostRevoke(host: fields["host"] ?? "", signedIn)
             case "/policy/add", "/policy/move", "/policy/remove":
                 return policyAction(request.path, fields, signedIn)
-            default: return html(404, ConsoleHTML.page(title: "Not found", admin: session.admin, csrf: session.csrf, body: ""))
+            default:
+                return html(
+                    404, ConsoleHTML.page(title: "Not found", admin: session.admin, csrf: session.csrf, body: ""))
             }
         }
         guard request.method == "GET" else {
@@ -123,7 +139,9 @@ public final class AdminConsole: ConsoleSurface {
             case "/keys": return html(200, try keysPage(signedIn, message: nil, page: Self.pageNumber(request)))
             case "/hosts": return html(200, try hostsPage(signedIn, page: Self.pageNumber(request)))
             case "/policy": return html(200, try policyPage(request, signedIn))
-            default: return html(404, ConsoleHTML.page(title: "Not found", admin: session.admin, csrf: session.csrf, body: ""))
+            default:
+                return html(
+                    404, ConsoleHTML.page(title: "Not found", admin: session.admin, csrf: session.csrf, body: ""))
             }
         } catch {
             log.message("console: \(request.path): \(error)")
@@ -134,7 +152,9 @@ public final class AdminConsole: ConsoleSurface {
     /// Ends `session` when its account was reset or removed since sign-in (its password hash
     /// in the registry is another, or none): 303 to the sign-in form, the cookie cleared.
     /// 503 when the registry cannot be read; nil when the session stands.
-    private func endIfAccountChanged(_ session: ConsoleSessions.Session, cookie: String, _ who: SignedIn) -> HTTPResponse? {
+    private func endIfAccountChanged(_ session: ConsoleSessions.Session, cookie: String, _ who: SignedIn)
+        -> HTTPResponse?
+    {
         let current: String?
         do {
             current = try store.adminPasswordHash(name: session.admin)
@@ -159,19 +179,24 @@ public final class AdminConsole: ConsoleSurface {
     var cookieFlags: String { "; HttpOnly; SameSite=Strict" + (settings.secureCookies ? "; Secure" : "") }
 
     func html(_ status: Int, _ page: String, cookies: [String] = []) -> HTTPResponse {
-        HTTPResponse(status: status, body: Array(page.utf8), contentType: "text/html; charset=utf-8",
-                     headers: cookies.map { ("Set-Cookie", $0) })
+        HTTPResponse(
+            status: status, body: Array(page.utf8), contentType: "text/html; charset=utf-8",
+            headers: cookies.map { ("Set-Cookie", $0) })
     }
 
     /// 503: the registry could not be read (`writing` false) or written.
     func unavailable(_ who: SignedIn, writing: Bool) -> HTTPResponse {
-        html(503, ConsoleHTML.page(title: "Unavailable", admin: who.admin, csrf: who.csrf,
-                                   body: "<p class=\"error\">The registry cannot be \(writing ? "written" : "read") right now.</p>"))
+        html(
+            503,
+            ConsoleHTML.page(
+                title: "Unavailable", admin: who.admin, csrf: who.csrf,
+                body: "<p class=\"error\">The registry cannot be \(writing ? "written" : "read") right now.</p>"))
     }
 
     static func redirect(_ location: String, cookies: [String] = []) -> HTTPResponse {
-        HTTPResponse(status: 303, body: [], contentType: "text/plain",
-                     headers: [("Location", location)] + cookies.map { ("Set-Cookie", $0) })
+        HTTPResponse(
+            status: 303, body: [], contentType: "text/plain",
+            headers: [("Location", location)] + cookies.map { ("Set-Cookie", $0) })
     }
 
     func auditQuietly(_ event: AuditEvent, now: Int64) {

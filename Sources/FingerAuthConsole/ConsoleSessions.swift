@@ -36,12 +36,15 @@ final class ConsoleSessions: Sendable {
         guard let id = SecureRandom.bytes(32), let csrf = SecureRandom.bytes(24) else { return nil }
         let cookie = Base64URL.encode(id)
         sessions.withLock { sessions in
-            sessions = sessions.filter { now - $0.value.lastSeen <= idleSeconds && now - $0.value.created <= absoluteSeconds }
+            sessions = sessions.filter {
+                now - $0.value.lastSeen <= idleSeconds && now - $0.value.created <= absoluteSeconds
+            }
             if sessions.count >= Self.capacity, let oldest = sessions.min(by: { $0.value.created < $1.value.created }) {
                 sessions[oldest.key] = nil
             }
-            sessions[cookie] = Session(admin: admin, passwordHash: passwordHash, csrf: Base64URL.encode(csrf),
-                                       created: now, lastSeen: now)
+            sessions[cookie] = Session(
+                admin: admin, passwordHash: passwordHash, csrf: Base64URL.encode(csrf),
+                created: now, lastSeen: now)
         }
         return cookie
     }
@@ -67,8 +70,10 @@ final class ConsoleSessions: Sendable {
 }
 
 /// Console attempts (sign-ins, setup links) counted per address and per admin name: past
-/// `limit` in `window` seconds, the console answers 429 without hashing anything (in
-/// memory, per listener).
+/// `limit` in `window` seconds, the console answers 429 without hashing anything. In
+/// memory for a store of this process (SQLite); in the database for one that instances
+/// share (PostgreSQL's `rate_counters`, keys `console:…`), so that a fleet of N instances
+/// gives a guesser `limit` attempts, not N times as many.
 ///
 /// An attempt is counted when it is admitted, before its password is hashed, and taken
 /// back when it succeeds: checking first and counting only after the hash would let every
@@ -76,17 +81,30 @@ final class ConsoleSessions: Sendable {
 final class SignInLimiter: Sendable {
     let limit: Int
     let window: Int64
+    /// The store that counts for every instance, when it shares counts.
+    let shared: (any FailureCounts)?
     private let failures = Mutex<[String: (count: Int, start: Int64)]>([:])
 
-    init(limit: Int = 5, window: Int64 = 300) {
+    init(limit: Int = 5, window: Int64 = 300, store: (any FailureCounts)? = nil) {
         self.limit = limit
         self.window = window
+        shared = store.flatMap { $0.sharesFailureCounts ? $0 : nil }
     }
 
     /// False when any of `keys` is past its limit; else counts one attempt against each
-    /// key (as a failure until `succeeded` takes it back) and returns true.
-    func admit(_ keys: [String], now: Int64) -> Bool {
-        failures.withLock { failures -> Bool in
+    /// key (as a failure until `succeeded` takes it back) and returns true. A shared count
+    /// that cannot be reached throws (the caller answers 503: fail closed).
+    func admit(_ keys: [String], now: Int64) throws(StoreError) -> Bool {
+        if let shared {
+            // Counted first, each key in one statement: past the limit is the count after it.
+            // An attempt refused here stays counted, which moves no window's end.
+            var admitted = true
+            for key in keys where try shared.countAttempt(key: "console:" + key, now: now, window: window) > limit {
+                admitted = false
+            }
+            return admitted
+        }
+        return failures.withLock { failures -> Bool in
             let blocked = keys.contains { key in
                 guard let entry = failures[key], now - entry.start < window else { return false }
                 return entry.count >= limit
@@ -104,8 +122,13 @@ final class SignInLimiter: Sendable {
         }
     }
 
-    /// Takes back the attempt `admit` counted: it was not a failure.
+    /// Takes back the attempt `admit` counted: it was not a failure. A shared count that
+    /// cannot be reached keeps it (one failure too many, never one too few).
     func succeeded(_ keys: [String], now: Int64) {
+        if let shared {
+            for key in keys { try? shared.takeBackAttempt(key: "console:" + key, now: now) }
+            return
+        }
         failures.withLock { failures in
             for key in keys {
                 guard let entry = failures[key], now - entry.start < window else { continue }

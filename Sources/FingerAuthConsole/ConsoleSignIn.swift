@@ -13,9 +13,13 @@ import FingerAuthDomain
 extension AdminConsole {
     /// The sign-in form; `token` is the browser's sign-in cookie when it has one (a second
     /// tab, or a request the browser made on its own, must not spoil the first form).
-    func signInForm(message: String?, error: String? = nil, status: Int = 200, token given: String? = nil) -> HTTPResponse {
+    func signInForm(message: String?, error: String? = nil, status: Int = 200, token given: String? = nil)
+        -> HTTPResponse
+    {
         let reused = given.flatMap { Base64URL.decode($0)?.count == 24 ? $0 : nil }
-        guard let token = reused ?? SecureRandom.bytes(24).map(Base64URL.encode) else { return .error(503, "unavailable") }
+        guard let token = reused ?? SecureRandom.bytes(24).map(Base64URL.encode) else {
+            return .error(503, "unavailable")
+        }
         var body = ""
         if let message { body += "<p class=\"message\">\(ConsoleHTML.escape(message))</p>" }
         if let error { body += "<p class=\"error\" id=\"signin-error\">\(ConsoleHTML.escape(error))</p>" }
@@ -25,25 +29,36 @@ extension AdminConsole {
             <p><label>Password <input name="password" type="password" autocomplete="current-password" required></label></p>
             <p><button type="submit">Sign in</button></p></form>
             """
-        return html(status, ConsoleHTML.page(title: "Sign in", admin: nil, csrf: nil, body: body),
-                    cookies: ["\(Self.signInCookie)=\(token); Path=/signin; Max-Age=600\(cookieFlags)"])
+        return html(
+            status, ConsoleHTML.page(title: "Sign in", admin: nil, csrf: nil, body: body),
+            cookies: ["\(Self.signInCookie)=\(token); Path=/signin; Max-Age=600\(cookieFlags)"])
     }
 
     func signIn(_ request: HTTPRequest, address: String, now: Int64) -> HTTPResponse {
         let fields = ConsoleForms.fields(request.body)
         guard let token = fields["csrf"], let expected = ConsoleForms.cookie(request.cookie, Self.signInCookie),
-              ConstantTime.equal(token, expected) else {
+            ConstantTime.equal(token, expected)
+        else {
             return signInForm(message: nil, error: "The sign-in form expired; try again.", status: 403)
         }
-        let name = fields["name"] ?? "", password = fields["password"] ?? ""
+        let name = fields["name"] ?? ""
+        let password = fields["password"] ?? ""
         let keys = ["address:" + address, "admin:" + name]
-        guard limiter.admit(keys, now: now) else {
-            refuseRepeated(address: address, reason: .signinLimited, now: now, line: "sign-in as "
-                           + "\(LogText.clean(name, limit: 64)) from \(LogText.clean(address)) refused: too many failures")
+        let admitted: Bool
+        do { admitted = try limiter.admit(keys, now: now) } catch {
+            log.message("console: sign-in limit unavailable: \(error)")
+            return signInForm(message: nil, error: "The registry cannot be read right now.", status: 503)
+        }
+        guard admitted else {
+            refuseRepeated(
+                address: address, reason: .signinLimited, now: now,
+                line: "sign-in as "
+                    + "\(LogText.clean(name, limit: 64)) from \(LogText.clean(address)) refused: too many failures")
             return signInForm(message: nil, error: "Too many failed sign-ins; wait a few minutes.", status: 429)
         }
-        var event = AuditEvent(event: .adminSignin, outcome: .deny, peer: LogText.clean(address),
-                               verified: false, admin: LogText.clean(name, limit: 64))
+        var event = AuditEvent(
+            event: .adminSignin, outcome: .deny, peer: LogText.clean(address),
+            verified: false, admin: LogText.clean(name, limit: 64))
         let stored: String?
         do {
             stored = Names.isAdminLookup(name) ? try store.adminPasswordHash(name: name) : nil
@@ -62,10 +77,12 @@ extension AdminConsole {
         event.outcome = .accept
         event.verified = true
         auditQuietly(event, now: now)
-        return Self.redirect("/overview", cookies: [
-            "\(Self.sessionCookie)=\(cookie); Path=/\(cookieFlags)",
-            "\(Self.signInCookie)=; Path=/signin; Max-Age=0\(cookieFlags)",
-        ])
+        return Self.redirect(
+            "/overview",
+            cookies: [
+                "\(Self.sessionCookie)=\(cookie); Path=/\(cookieFlags)",
+                "\(Self.signInCookie)=; Path=/signin; Max-Age=0\(cookieFlags)",
+            ])
     }
 
     func setupForm(token: String, error: String?, status: Int = 200) -> HTTPResponse {
@@ -99,11 +116,19 @@ extension AdminConsole {
     /// consumes the link. A link that opens nothing counts as a failed attempt.
     func setup(_ request: HTTPRequest, address: String, now: Int64) -> HTTPResponse {
         let fields = ConsoleForms.fields(request.body)
-        let token = fields["token"] ?? "", password = fields["password"] ?? "", again = fields["again"] ?? ""
+        let token = fields["token"] ?? ""
+        let password = fields["password"] ?? ""
+        let again = fields["again"] ?? ""
         let keys = ["address:" + address]
-        guard limiter.admit(keys, now: now) else {
-            refuseRepeated(address: address, reason: .setupRefused, now: now,
-                           line: "setup from \(LogText.clean(address)) refused: too many failures")
+        let admitted: Bool
+        do { admitted = try limiter.admit(keys, now: now) } catch {
+            log.message("console: setup limit unavailable: \(error)")
+            return setupForm(token: "", error: "The registry cannot be read right now.", status: 503)
+        }
+        guard admitted else {
+            refuseRepeated(
+                address: address, reason: .setupRefused, now: now,
+                line: "setup from \(LogText.clean(address)) refused: too many failures")
             return setupForm(token: "", error: "Too many failed attempts; wait a few minutes.", status: 429)
         }
         let state: AdminSetupState
@@ -114,13 +139,15 @@ extension AdminConsole {
             return setupForm(token: token, error: "The registry cannot be read right now.", status: 503)
         }
         guard case .open = state, let digest = Self.setupDigest(token) else {
-            refuseRepeated(address: address, reason: .setupRefused, now: now,
-                           line: "setup from \(LogText.clean(address)) refused: a link that opens nothing")
+            refuseRepeated(
+                address: address, reason: .setupRefused, now: now,
+                line: "setup from \(LogText.clean(address)) refused: a link that opens nothing")
             return closedLink(state)
         }
         limiter.succeeded(keys, now: now)
         guard password.count >= Self.minimumPassword, password.utf8.count <= PasswordHash.maxPasswordBytes else {
-            return setupForm(token: token, error: "The password needs at least \(Self.minimumPassword) characters.", status: 400)
+            return setupForm(
+                token: token, error: "The password needs at least \(Self.minimumPassword) characters.", status: 400)
         }
         guard password == again else { return setupForm(token: token, error: "The two passwords differ.", status: 400) }
         guard let hash = try? PasswordHash.make(password) else {
@@ -131,7 +158,8 @@ extension AdminConsole {
                 // Used, expired or replaced while the password was hashed.
                 return closedLink((try? setupState(token, now: now)) ?? .used)
             }
-            auditQuietly(AuditEvent(event: .adminSetup, outcome: .accept, peer: LogText.clean(address), admin: name), now: now)
+            auditQuietly(
+                AuditEvent(event: .adminSetup, outcome: .accept, peer: LogText.clean(address), admin: name), now: now)
             return Self.redirect("/signin?done=1")
         } catch {
             return setupForm(token: token, error: "The registry cannot be written right now.", status: 503)
@@ -148,21 +176,32 @@ extension AdminConsole {
     /// what to do. 410 Gone for a link that was good once (used, expired), 404 for one no
     /// account holds. Neither names the account nor repeats the link.
     func closedLink(_ state: AdminSetupState) -> HTTPResponse {
-        let newLink = "ask an admin of this server to run 'fingerauthd admin reset NAME' with your admin name: "
+        let newLink =
+            "ask an admin of this server to run 'fingerauthd admin reset NAME' with your admin name: "
             + "it prints a new setup link"
         let (status, message): (Int, String)
         switch state {
         case .used:
-            (status, message) = (410, "This setup link was used already: the account's password is set. "
-                                 + "Sign in with it; if it is lost, \(newLink).")
+            (status, message) = (
+                410,
+                "This setup link was used already: the account's password is set. "
+                    + "Sign in with it; if it is lost, \(newLink)."
+            )
         case .expired:
-            (status, message) = (410, "This setup link has expired: a link lasts \(Self.setupLifetime / 3600) hours. "
-                                 + "For a new one, \(newLink).")
+            (status, message) = (
+                410,
+                "This setup link has expired: a link lasts \(Self.setupLifetime / 3600) hours. "
+                    + "For a new one, \(newLink)."
+            )
         case .open, .unknown:
-            (status, message) = (404, "This setup link is not valid: it was not copied whole, or a newer link "
-                                 + "replaced it. Check the link; for a new one, \(newLink).")
+            (status, message) = (
+                404,
+                "This setup link is not valid: it was not copied whole, or a newer link "
+                    + "replaced it. Check the link; for a new one, \(newLink)."
+            )
         }
-        let body = "<p class=\"error\" id=\"setup-error\">\(ConsoleHTML.escape(message))</p>"
+        let body =
+            "<p class=\"error\" id=\"setup-error\">\(ConsoleHTML.escape(message))</p>"
             + "<p><a href=\"/signin\">Sign in</a></p>"
         return html(status, ConsoleHTML.page(title: "Setup link closed", admin: nil, csrf: nil, body: body))
     }
@@ -178,8 +217,9 @@ extension AdminConsole {
     /// first of the window only.
     private func refuseRepeated(address: String, reason: ReasonCode, now: Int64, line: String) {
         if refusals.add(peer: LogText.clean(address), reason: reason, now: now) {
-            log.message("console: \(line); more refusals of this address this window are counted "
-                        + "in one audit row (event refusals) and not logged one by one")
+            log.message(
+                "console: \(line); more refusals of this address this window are counted "
+                    + "in one audit row (event refusals) and not logged one by one")
         }
     }
 }

@@ -204,6 +204,10 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError) -> LoginReads {
         try readOneByOne(user: user, host: host, failureKeys: failureKeys, now: now)
     }
+    func countAttempt(key: String, now: Int64, window: Int64) throws(StoreError) -> Int {
+        try base.countAttempt(key: key, now: now, window: window)
+    }
+    func takeBackAttempt(key: String, now: Int64) throws(StoreError) { try base.takeBackAttempt(key: key, now: now) }
 }
 
 /// A service over `store` wired as the daemon wires it: a group commit (not started) that

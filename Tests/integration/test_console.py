@@ -386,3 +386,35 @@ def test_the_keys_and_hosts_pages_paginate_on_both_stores(tmp_path, ca, db):
         assert h00[5] == "ready 30 / 50finger 700 / 7005 logins", h00
         assert hosts_one.table_rows("hosts")[1][5] == "none reported"
         assert hosts_two.table_rows("hosts")[-1][4] == "never"
+
+
+def test_wrong_passwords_through_two_instances_on_one_database_count_together(tmp_path, ca):
+    """On PostgreSQL the sign-in limit is the fleet's, not each instance's: three wrong
+    passwords through one instance and two through the other use up the five, and the next
+    attempt through either is refused without a hash. Per-instance counts would have let five
+    through each. A success takes its attempt back, there as here."""
+    from support.postgres import Postgres, available
+    if not available():
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    with Postgres() as pg:
+        url = pg.create_database("console")
+        with Authd(str(tmp_path / "a"), audience=AUDIENCE, tls=ca, db=url, args=CONSOLE) as a, \
+                Authd(str(tmp_path / "b"), audience=AUDIENCE, tls=ca, db=url, args=CONSOLE) as b:
+            create_admin(a, "ada")
+            one, two = ConsoleClient(a), ConsoleClient(b)
+            # A right password first: counted, then taken back.
+            assert one.sign_in("ada").status == 303
+            for client in (one, one, one, two, two):
+                assert client.sign_in("ada", "not the password").status == 401
+            for client in (one, two):
+                limited = client.sign_in("ada")
+                assert limited.status == 429 and "Too many failed sign-ins" in limited.element_text("signin-error")
+            counts = {r["key"]: r["count"] for r in pg.query("console", "SELECT key, count FROM rate_counters")}
+            assert counts.get("console:admin:ada", 0) >= 6 and counts.get("console:address:127.0.0.1", 0) >= 6, counts
+            assert [r["outcome"] for r in a.audit_rows() if r["event"] == "admin_signin"] == ["accept"] + ["deny"] * 5
+            # A count that cannot be reached lets nobody try (fail closed), for a stranger too.
+            pg.stop()
+            for client in (one, ConsoleClient(b)):
+                closed = client.sign_in("bob", "a guess of twelve")
+                assert closed.status == 503 and "cannot be read" in closed.element_text("signin-error"), closed
+            assert "console: sign-in limit unavailable" in a.log_text()

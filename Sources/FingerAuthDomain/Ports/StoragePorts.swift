@@ -181,6 +181,12 @@ public protocol FailureCounts: Sendable {
     /// A login's reads in one statement (`LoginReads`): the policy facts of `user` and
     /// `host`, and the open windows of the shared `failureKeys` at `now`.
     func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError) -> LoginReads
+    /// Counts one attempt against the shared `key` (in its open window, or a new one of
+    /// `window` seconds) and returns the count with it, in one statement: two instances
+    /// never both see the same count. Stores that share no counts throw.
+    func countAttempt(key: String, now: Int64, window: Int64) throws(StoreError) -> Int
+    /// Takes back one attempt of the shared `key`'s open window (it succeeded).
+    func takeBackAttempt(key: String, now: Int64) throws(StoreError)
 }
 
 extension FailureCounts where Self: PolicyStore {

@@ -78,6 +78,27 @@ enum AuditTables {
             """, [.text(key), .integer(now), .integer(now &+ window)])
     }
 
+    /// One more attempt for `key` (as `failure`), and the count with it.
+    static func countAttempt<DB: SQLConnection>(_ db: DB, key: String, now: Int64, window: Int64) throws(StoreError)
+        -> Int
+    {
+        let statement = failure(key: key, now: now, window: window)
+        let counted = try db.first(statement.sql + " RETURNING count", statement.values) {
+            (row: DB.Row) throws(StoreError) -> Int in
+            guard let count = row.int64(0) else { throw StoreError("corrupt row in table rate_counters") }
+            return Int(count)
+        }
+        guard let counted else { throw StoreError("rate_counters: no count returned") }
+        return counted
+    }
+
+    /// The statement that takes one attempt back from `key`'s open window.
+    static func takeBack(key: String, now: Int64) -> SQLStatement {
+        SQLStatement(
+            "UPDATE rate_counters SET count = count - 1 WHERE key = ?1 AND expires > ?2 AND count > 0",
+            [.text(key), .integer(now)])
+    }
+
     /// The open window of `key` at `now`.
     static func failureWindow<DB: SQLConnection>(_ db: DB, key: String, now: Int64) throws(StoreError) -> FailureWindow?
     {

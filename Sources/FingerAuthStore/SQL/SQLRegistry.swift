@@ -162,6 +162,18 @@ extension SQLRegistry {
         }
     }
 
+    public func countAttempt(key: String, now: Int64, window: Int64) throws(StoreError) -> Int {
+        guard dialect.sharesFailureCounts else { throw StoreError("this store keeps no shared counts") }
+        return try autocommit { (db) throws(StoreError) -> Int in
+            try AuditTables.countAttempt(db, key: key, now: now, window: window)
+        }
+    }
+
+    public func takeBackAttempt(key: String, now: Int64) throws(StoreError) {
+        guard dialect.sharesFailureCounts else { throw StoreError("this store keeps no shared counts") }
+        _ = try autocommit { (db) throws(StoreError) -> Int in try db.run(AuditTables.takeBack(key: key, now: now)) }
+    }
+
     /// One statement: the policy's snapshot, and the windows only where they are shared.
     public func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError)
         -> LoginReads
