@@ -202,7 +202,7 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     var sharesFailureCounts: Bool { false }
     func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? { nil }
     func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError) -> LoginReads {
-        try readOneByOne(user: user, host: host, failureKeys: failureKeys, now: now)
+        try base.loginReads(user: user, host: host, failureKeys: failureKeys, now: now)
     }
     func countAttempt(key: String, now: Int64, window: Int64) throws(StoreError) -> Int {
         try base.countAttempt(key: key, now: now, window: window)

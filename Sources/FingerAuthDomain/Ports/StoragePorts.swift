@@ -189,27 +189,6 @@ public protocol FailureCounts: Sendable {
     func takeBackAttempt(key: String, now: Int64) throws(StoreError)
 }
 
-extension FailureCounts where Self: PolicyStore {
-    public func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError)
-        -> LoginReads
-    {
-        try readOneByOne(user: user, host: host, failureKeys: failureKeys, now: now)
-    }
-
-    /// `loginReads` one read after the other (stores and fakes without a statement of their own).
-    public func readOneByOne(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError)
-        -> LoginReads
-    {
-        var windows: [String: FailureWindow] = [:]
-        for key in failureKeys {
-            if let window = try failureWindow(key: key, now: now) { windows[key] = window }
-        }
-        return LoginReads(
-            user: user, host: host, policy: try policySnapshot(user: user, host: host), keys: failureKeys,
-            windows: windows)
-    }
-}
-
 /// The request path's one write: a batch of items in one transaction, durable on return.
 public protocol BatchStore: Sendable {
     /// Runs `items` in one transaction and returns once it is durable (or throws, and then

@@ -33,17 +33,14 @@ extension AuthenticatorService {
         event.jti = facts.jti
         let limitsUser = purpose == .login
         switch check {
-        case .unavailable, .unverified:
-            event.stages = nil // a stranger's numbers are not kept
-        default: break
-        }
-        switch check {
         case .unavailable:
+            event.stages = nil // a stranger's numbers are not kept
             event.claimedUser = facts.sub
             event.outcome = .error
             event.reason = .token(.unavailable)
             return then(.answered(event, unavailable, written: false))
         case let .unverified(reason, _):
+            event.stages = nil
             event.claimedUser = facts.sub
             event.reason = .token(reason)
             metrics.unverified()
