@@ -71,6 +71,11 @@ let package = Package(
         .target(
             name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v6
         ),
+        // The host's offline grants: the grant kept per user, the pinned grant keys, the signed
+        // log of offline logins and its upload. Linked by the login helper and the command line.
+        .target(
+            name: "FingerAuthOffline", dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto"],
+            swiftSettings: v6),
         // fingerauthd, in layers. The domain: the registry's types, the storage ports, the
         // service and its steps, the token verifier, the limits, the policy — plain Swift over
         // FingerAuthCore, no C bridge; cryptography reaches it through Core's protocols.
@@ -110,7 +115,7 @@ let package = Package(
             name: "FingerAuthLogin",
             dependencies: [
                 "FingerAuthCore", "FingerAuthSystem", "FingerAuthReader",
-                "FingerAuthCrypto", "FingerAuthHTTP", "FingerAuthTPM", "CSystem",
+                "FingerAuthCrypto", "FingerAuthHTTP", "FingerAuthTPM", "FingerAuthOffline", "CSystem",
             ],
             swiftSettings: v6, linkerSettings: staticRuntime),
         // The root service for PAM hosts that run as the user (screen lockers): the same
@@ -123,7 +128,7 @@ let package = Package(
             name: "FingerAuthCLI",
             dependencies: [
                 "FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto",
-                "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM",
+                "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM", "FingerAuthOffline",
             ],
             swiftSettings: v6, linkerSettings: staticRuntime),
         .executableTarget(

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthHTTP
+import FingerAuthOffline
 import FingerAuthSystem
 
 /// `fingerauth register`: sends the user's public key to the authenticator with this
@@ -46,13 +47,16 @@ enum RegisterCommand {
             ("iss", .string(host)), ("sub", .string(context.user)), ("aud", .string(options.effectiveAudience)),
             ("iat", .integer(now)), ("exp", .integer(now + 60)), ("jti", .string(Base64URL.encode(jti))),
         ])
-        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid, typ: TokenType.registrationProof), claims: claims)
+        let input = CompactJWT.signingInput(
+            header: LoginClaims.header(kid: key.kid, typ: TokenType.registrationProof), claims: claims)
         guard let signature = key.signRS256(input) else { throw CommandError("signing the proof failed") }
         var members: [(String, JSONValue)] = [
             ("user", .string(context.user)), ("host", .string(host)), ("jwk", key.jwk.json),
             ("proof", .string(CompactJWT.serialize(signingInput: input, signature: signature))),
         ]
-        if let attestation = try KeyAttestation(authenticator: authenticator, token: token, user: context.user).member(for: key) {
+        if let attestation = try KeyAttestation(authenticator: authenticator, token: token, user: context.user).member(
+            for: key)
+        {
             members.append(("attestation", attestation))
         }
         let body = JSONEncoding.encodeBytes(.object(members))
@@ -69,9 +73,10 @@ enum RegisterCommand {
                 // a word, never a line break (it could rewrite the recorded kid) or an
                 // escape sequence.
                 guard let status = Registration.statusWord(answered) else {
-                    throw CommandError("the authenticator registered key \(key.kid) but answered an unreadable status "
-                        + "(\(Authenticator.printable(answered))); nothing recorded in \(context.paths.registration): "
-                        + "check the authenticator at \(url)")
+                    throw CommandError(
+                        "the authenticator registered key \(key.kid) but answered an unreadable status "
+                            + "(\(Authenticator.printable(answered))); nothing recorded in \(context.paths.registration): "
+                            + "check the authenticator at \(url)")
                 }
                 do {
                     try Registration(kid: key.kid, authenticator: url, time: now, status: status)
@@ -79,10 +84,15 @@ enum RegisterCommand {
                 } catch {
                     throw CommandError("registered, but cannot record it: \(error)")
                 }
+                // The authenticator's offline-grant keys, pinned at enrollment.
+                if let keys = json?["grant_keys"] {
+                    try? GrantPins(stateDirectory: options.stateDirectory).pin(keys)
+                }
                 return status
             case 403 where json?["error"]?.stringValue == "ek_mismatch":
                 throw CommandError(KeyAttestation.ekMismatch(host: host))
-            case 403 where key.isHardware && json?["error"]?.stringValue != "policy_denied"
+            case 403
+            where key.isHardware && json?["error"]?.stringValue != "policy_denied"
                 && json?["error"]?.stringValue != "hardware_key_required":
                 throw CommandError("the authenticator refused the TPM attestation: \(Authenticator.reason(response))")
             case 401, 403:
@@ -90,21 +100,27 @@ enum RegisterCommand {
                     throw CommandError(refusal)
                 }
                 if json?["error"]?.stringValue == "hardware_key_required" {
-                    throw CommandError("the authenticator accepts only attested TPM keys (require-hardware-keys); "
-                        + "make one: fingerauth key rotate --store tpm --user \(context.user)")
+                    throw CommandError(
+                        "the authenticator accepts only attested TPM keys (require-hardware-keys); "
+                            + "make one: fingerauth key rotate --store tpm --user \(context.user)")
                 }
-                throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile)): "
-                    + Authenticator.reason(response))
+                throw CommandError(
+                    "the authenticator refused this host's enrollment token (\(options.tokenFile)): "
+                        + Authenticator.reason(response))
             case 409 where json?["error"]?.stringValue == "too_many_keys":
-                throw CommandError("\(context.user) already holds the most keys the authenticator allows on \(host) "
-                    + "(max-keys-per-user-host); revoke one no longer used (fingerauthd keys list --user \(context.user), "
-                    + "then fingerauthd keys revoke --kid KID)")
+                throw CommandError(
+                    "\(context.user) already holds the most keys the authenticator allows on \(host) "
+                        + "(max-keys-per-user-host); revoke one no longer used (fingerauthd keys list --user \(context.user), "
+                        + "then fingerauthd keys revoke --kid KID)")
             case 429:
-                throw CommandError("the authenticator takes no more registrations from \(host) for now "
-                    + "(host-registrations, or too many refused requests from here); try again in a few minutes")
+                throw CommandError(
+                    "the authenticator takes no more registrations from \(host) for now "
+                        + "(host-registrations, or too many refused requests from here); try again in a few minutes")
             case 409:
                 if json?["error"]?.stringValue == "key_revoked" {
-                    throw CommandError("the authenticator has revoked this key; make a new one: fingerauth key rotate --user \(context.user)")
+                    throw CommandError(
+                        "the authenticator has revoked this key; make a new one: fingerauth key rotate --user \(context.user)"
+                    )
                 }
                 throw CommandError("the authenticator has this key registered to another user or host")
             default:

@@ -24,6 +24,7 @@ let usage = """
       status      checklist of everything fingerprint login needs, each with its fix
       pam-line    the line to add to /etc/pam.d/SERVICE
       trial       try it without a fingerprint reader: start | touch | stop (a virtual reader)
+      sync        offline grants: drop withdrawn ones, upload offline logins (a timer runs it)
 
     common options:
       --user U         the user (default: $SUDO_USER under sudo, else you)
@@ -50,6 +51,7 @@ func commandUsage(_ command: String) -> String {
     case "status", "doctor": return StatusCommand.usage
     case "pam-line": return PamLineCommand.usage
     case "trial": return TrialCommand.usage
+    case "sync": return SyncCommand.usage
     default: return usage
     }
 }
@@ -82,6 +84,7 @@ do {
     case "status", "doctor": status = try StatusCommand.run(rest)
     case "pam-line": status = try PamLineCommand.run(rest)
     case "trial": status = try TrialCommand.run(rest)
+    case "sync": status = try SyncCommand.run(rest)
     default: throw UsageError.unknownCommand(command)
     }
     exit(status)

@@ -6,6 +6,9 @@
 ///     NOMATCH <tries left>             a finger that did not match; 0 left ends the login
 ///     MATCH <finger>                   an enrolled finger matched; the reader is closed
 ///     ACCEPTED <jti> <kid>             the authenticator accepted this token for this user
+///     OFFLINE <jti> <kid> <gid> <exp>  the authenticator could not be reached; the finger and a
+///                                      fresh signature of the device key logged in within the
+///                                      offline grant <gid>, which ends at <exp> (epoch seconds)
 ///     REFUSED <jti> <kid> <code> <why> the authenticator said no (401/403, another user…);
 ///                                      <code> a `RefusalCode`, which alone chooses the person's text
 ///     UNAVAILABLE <jti> <kid> <why>    the authenticator could not answer properly (5xx, timeout…)
@@ -18,6 +21,7 @@ public enum HelperMessage: Equatable, Sendable {
     case noMatch(triesLeft: Int)
     case match(finger: String)
     case accepted(jti: String, kid: String)
+    case offline(jti: String, kid: String, grant: String, expires: Int64)
     case refused(jti: String, kid: String, code: RefusalCode, detail: String)
     case unavailable(jti: String, kid: String, detail: String)
     case fail(HelperFailure, detail: String)
@@ -35,11 +39,18 @@ public enum HelperMessage: Equatable, Sendable {
         case let .noMatch(left): text = "NOMATCH \(left)"
         case let .match(finger): text = "MATCH " + HelperMessage.clean(finger)
         case let .accepted(jti, kid): text = "ACCEPTED " + HelperMessage.word(jti) + " " + HelperMessage.word(kid)
+        case let .offline(jti, kid, grant, expires):
+            text =
+                "OFFLINE " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " " + HelperMessage.word(grant)
+                + " \(expires)"
         case let .refused(jti, kid, code, detail):
-            text = "REFUSED " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " " + code.rawValue + " "
+            text =
+                "REFUSED " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " " + code.rawValue + " "
                 + HelperMessage.clean(detail)
         case let .unavailable(jti, kid, detail):
-            text = "UNAVAILABLE " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " " + HelperMessage.clean(detail)
+            text =
+                "UNAVAILABLE " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " "
+                + HelperMessage.clean(detail)
         case let .fail(reason, detail): text = "FAIL \(reason.rawValue) " + HelperMessage.clean(detail)
         }
         return String(text.prefix(HelperMessage.maxLineBytes))
@@ -49,7 +60,8 @@ public enum HelperMessage: Equatable, Sendable {
     public init?(line: String) {
         let bytes = Array(line.utf8)
         guard !bytes.isEmpty, bytes.count <= HelperMessage.maxLineBytes,
-              bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) else { return nil }
+            bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7f })
+        else { return nil }
         let word: Substring
         let rest: String
         if let space = line.firstIndex(of: " ") {
@@ -72,17 +84,26 @@ public enum HelperMessage: Equatable, Sendable {
             let fields = rest.split(separator: " ", omittingEmptySubsequences: false)
             guard fields.count == 2, !fields[0].isEmpty, !fields[1].isEmpty else { return nil }
             self = .accepted(jti: String(fields[0]), kid: String(fields[1]))
+        case "OFFLINE":
+            let fields = rest.split(separator: " ", omittingEmptySubsequences: false)
+            guard fields.count == 4, !fields[0].isEmpty, !fields[1].isEmpty, !fields[2].isEmpty,
+                let expires = Int64(fields[3]), expires > 0
+            else { return nil }
+            self = .offline(jti: String(fields[0]), kid: String(fields[1]), grant: String(fields[2]), expires: expires)
         case "REFUSED":
             // The code is one of `RefusalCode`, exactly: a line without one is no verdict.
             let fields = rest.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
             guard fields.count >= 3, !fields[0].isEmpty, !fields[1].isEmpty,
-                  let code = RefusalCode(rawValue: String(fields[2])) else { return nil }
-            self = .refused(jti: String(fields[0]), kid: String(fields[1]), code: code,
-                            detail: fields.count > 3 ? String(fields[3]) : "")
+                let code = RefusalCode(rawValue: String(fields[2]))
+            else { return nil }
+            self = .refused(
+                jti: String(fields[0]), kid: String(fields[1]), code: code,
+                detail: fields.count > 3 ? String(fields[3]) : "")
         case "UNAVAILABLE":
             let fields = rest.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
             guard fields.count >= 2, !fields[0].isEmpty, !fields[1].isEmpty else { return nil }
-            self = .unavailable(jti: String(fields[0]), kid: String(fields[1]), detail: fields.count > 2 ? String(fields[2]) : "")
+            self = .unavailable(
+                jti: String(fields[0]), kid: String(fields[1]), detail: fields.count > 2 ? String(fields[2]) : "")
         case "FAIL":
             let reasonText = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
             guard let first = reasonText.first, let reason = HelperFailure(rawValue: String(first)) else { return nil }

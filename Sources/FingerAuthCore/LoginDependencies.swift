@@ -14,6 +14,9 @@ public protocol LoginHelper {
 public enum HelperOutcome: Equatable, Sendable {
     /// The finger matched and the authenticator accepted the token `jti` (helper exited 0).
     case accepted(jti: String, kid: String, finger: String)
+    /// The authenticator could not be reached; the finger matched and the helper logged in
+    /// within the offline grant `grant`, which ends at `expires` (helper exited 0).
+    case acceptedOffline(jti: String, kid: String, finger: String, grant: String, expires: Int64)
     /// The finger matched; the authenticator refused the token: `code` chooses the text the
     /// person sees, `reason` is for the log.
     case refused(jti: String, kid: String, finger: String?, code: RefusalCode, reason: String)
@@ -29,6 +32,16 @@ public enum HelperOutcome: Equatable, Sendable {
     /// No reader, busy, helper crashed or timed out…: the reason is for the log.
     case unavailable(String)
     case conversationFailed
+}
+
+extension HelperOutcome {
+    /// An acceptance, online or within an offline grant: the only outcomes that may succeed.
+    public var isAcceptance: Bool {
+        switch self {
+        case .accepted, .acceptedOffline: return true
+        default: return false
+        }
+    }
 }
 
 /// Whether a user is enrolled on this host.

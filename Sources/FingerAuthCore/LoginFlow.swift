@@ -124,6 +124,8 @@ public struct LoginFlow {
         public static let refused = "Fingerprint login refused by the authenticator"
         public static let policyDenied = "Fingerprint login not allowed here by the authenticator's policy"
         public static let tooManyAttempts = "Fingerprint login unavailable: too many failed attempts, use the password"
+        public static let offlineLogin =
+            "Authenticator not reachable: logged in offline with this host's offline grant (expires {expires})"
     }
 
     public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
@@ -160,7 +162,7 @@ public struct LoginFlow {
                 armed = true
                 stages.ready = elapsed()
             case .match: stages.match = elapsed()
-            case .accepted, .refused, .unavailable: stages.verdict = elapsed()
+            case .accepted, .offline, .refused, .unavailable: stages.verdict = elapsed()
             default: break
             }
             return relay(message, texts)
@@ -232,6 +234,22 @@ public struct LoginFlow {
             }
             return LoginOutcome(
                 .success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger)
+        case let .acceptedOffline(jti, kid, finger, grant, expires):
+            guard sameBytes(jti, job.jti) else {
+                return say(
+                    LoginOutcome(
+                        .authInfoUnavailable, "login helper answered for another token", kid: kid, jti: job.jti,
+                        finger: finger), .readerUnavailable, request, options)
+            }
+            let until = UTCTime.minutes(expires)
+            // Shown even under PAM_SILENT: the person must know this login was not checked online.
+            _ = conversation.info(texts(request, options).text(.offlineLogin, expires: until))
+            var offline = LoginOutcome(
+                .success,
+                "finger \(finger) matched, authenticator unreachable: offline grant \(grant), expires \(until)",
+                kid: kid, jti: job.jti, finger: finger)
+            offline.shownCategory = .accepted
+            return offline
         case let .refused(_, kid, finger, code, why):
             return say(
                 LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), code.text, request, options)

@@ -46,7 +46,7 @@ public enum OutcomeCategory: String, CaseIterable, Sendable {
         case .refused: self = .refused
         case .policyDenied: self = .policyDenied
         case .tooManyAttempts: self = .tooManyAttempts
-        case .placeFinger, .passwordOrFinger, .noMatch: self = OutcomeCategory(code: code)
+        case .placeFinger, .passwordOrFinger, .noMatch, .offlineLogin: self = OutcomeCategory(code: code)
         }
     }
 }

@@ -35,13 +35,16 @@ public struct ParallelLoginFlow {
         case let .failure(stop): return stop.outcome
         }
         job.terminal = terminal
-        login.trace("enrolled; jti \(job.jti); starting \(options.loginHelper) in the background (prompt = parallel, \(terminal.path))")
+        login.trace(
+            "enrolled; jti \(job.jti); starting \(options.loginHelper) in the background (prompt = parallel, \(terminal.path))"
+        )
         // As in the sequential login, the attempt is counted before the helper starts (a host
         // killed at the prompt leaves it counted); the module reads nothing while the prompt
         // blocks, so it is taken back below when no finger was tried.
         if let why = login.countAttempt(job.user) {
-            return login.say(LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
-                             .readerUnavailable, request, options)
+            return login.say(
+                LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
+                .readerUnavailable, request, options)
         }
         let running: RunningLogin
         switch helper.start(job) {
@@ -52,8 +55,10 @@ public struct ParallelLoginFlow {
         }
         let answer = prompt.askSecret(login.texts(request, options).text(.passwordOrFinger))
         let verdict = running.verdictNow()
-        login.trace("parallel prompt returned (\(answer == nil ? "conversation failed" : "answered")); helper: \(verdict.map { "\($0)" } ?? "no verdict yet, stopped")")
-        if let verdict, case .accepted = verdict {
+        login.trace(
+            "parallel prompt returned (\(answer == nil ? "conversation failed" : "answered")); helper: \(verdict.map { "\($0)" } ?? "no verdict yet, stopped")"
+        )
+        if let verdict, verdict.isAcceptance {
             // The finger won (or matched at the very moment Enter was pressed): the answer is dropped.
             let decided = login.decide(verdict, job: job, request: request)
             if decided.code == .success { login.clearAttempts(job.user) }
@@ -66,13 +71,16 @@ public struct ParallelLoginFlow {
         guard let answer else { return LoginOutcome(.conversationError, "conversation failed at the parallel prompt") }
         let helperSaid = verdict.map { ParallelLoginFlow.summary($0) } ?? "fingerprint step still running, stopped"
         if answer.isEmpty {
-            return LoginOutcome(.authInfoUnavailable, "empty answer at the parallel prompt (\(helperSaid))", jti: job.jti)
+            return LoginOutcome(
+                .authInfoUnavailable, "empty answer at the parallel prompt (\(helperSaid))", jti: job.jti)
         }
         guard answer.handToNextModule() else {
-            return LoginOutcome(.systemError, "password typed at the parallel prompt could not be stored as PAM_AUTHTOK", jti: job.jti)
+            return LoginOutcome(
+                .systemError, "password typed at the parallel prompt could not be stored as PAM_AUTHTOK", jti: job.jti)
         }
-        return LoginOutcome(.authInfoUnavailable, "password typed at the parallel prompt, handed to the next module (\(helperSaid))",
-                            jti: job.jti)
+        return LoginOutcome(
+            .authInfoUnavailable, "password typed at the parallel prompt, handed to the next module (\(helperSaid))",
+            jti: job.jti)
     }
 
     /// True when the request did not try a finger: the reader never armed (the authenticator
@@ -83,7 +91,8 @@ public struct ParallelLoginFlow {
         switch verdict {
         case .unreachable?, .keyUnusable?, .lidClosed?: return true
         case nil, .unavailable?: return typedPassword
-        case .accepted?, .refused?, .authenticatorUnavailable?, .tooManyTries?, .conversationFailed?: return false
+        case .accepted?, .acceptedOffline?, .refused?, .authenticatorUnavailable?, .tooManyTries?, .conversationFailed?:
+            return false
         }
     }
 
@@ -91,6 +100,7 @@ public struct ParallelLoginFlow {
     static func summary(_ outcome: HelperOutcome) -> String {
         switch outcome {
         case .accepted: return "finger accepted"
+        case let .acceptedOffline(_, _, _, grant, _): return "finger accepted offline (grant \(grant))"
         case let .refused(_, _, _, _, why): return "authenticator refused: " + why
         case let .authenticatorUnavailable(_, _, _, why): return "authenticator unavailable: " + why
         case let .unreachable(why): return "authenticator unreachable: " + why

@@ -2,7 +2,7 @@
 /// this order: the configuration's `text.NAME.SERVICE`, its `text.NAME`, the translation of
 /// the English text into the caller's language (gettext, domain `fingerauth`, in the
 /// module), or the English text. `{service}` in a text becomes the PAM service, `{left}`
-/// the tries left.
+/// the tries left, `{expires}` the end of an offline grant.
 public enum TextName: String, CaseIterable, Sendable {
     case placeFinger = "place_finger"
     case passwordOrFinger = "password_or_finger"
@@ -13,6 +13,7 @@ public enum TextName: String, CaseIterable, Sendable {
     case refused
     case policyDenied = "policy_denied"
     case tooManyAttempts = "too_many_attempts"
+    case offlineLogin = "offline_login"
 
     /// The English text, which is also the gettext msgid.
     public var english: String {
@@ -26,6 +27,7 @@ public enum TextName: String, CaseIterable, Sendable {
         case .refused: return LoginFlow.Text.refused
         case .policyDenied: return LoginFlow.Text.policyDenied
         case .tooManyAttempts: return LoginFlow.Text.tooManyAttempts
+        case .offlineLogin: return LoginFlow.Text.offlineLogin
         }
     }
 }
@@ -56,10 +58,14 @@ public struct PromptTexts {
     }
 
     /// The text `name` for this login, `{service}` and `{left}` filled in.
-    public func text(_ name: TextName, left: Int = 0) -> String {
-        let chosen = options.texts[name.rawValue + "." + service] ?? options.texts[name.rawValue]
+    public func text(_ name: TextName, left: Int = 0, expires: String = "") -> String {
+        let chosen =
+            options.texts[name.rawValue + "." + service] ?? options.texts[name.rawValue]
             ?? translator.translate(name.english)
-        return chosen.replacingAll("{service}", with: LoginFlow.serviceName(service)).replacingAll("{left}", with: String(left))
+        return chosen.replacingAll("{service}", with: LoginFlow.serviceName(service)).replacingAll(
+            "{left}", with: String(left)
+        )
+        .replacingAll("{expires}", with: expires)
     }
 }
 

@@ -21,6 +21,14 @@ public struct StatePaths: Sendable {
     public var deviceKey: String { userDirectory + "/device.key" }
     /// `…/registration` — kid, authenticator, time; root, 0600.
     public var registration: String { userDirectory + "/registration" }
+    /// `…/offline-grant` — the offline grant and the clocks when it came (`GrantReceipt`); root, 0600.
+    public var offlineGrant: String { userDirectory + "/offline-grant" }
+    /// `…/offline-log` — the offline logins, one signed record a line (`OfflineRecord`); root, 0600.
+    public var offlineLog: String { userDirectory + "/offline-log" }
+    /// `…/offline-sent` — the last record's `seq` the authenticator holds; root, 0600.
+    public var offlineSent: String { userDirectory + "/offline-sent" }
+    /// `<state_dir>/grant-keys` — the authenticator's grant keys this host pins; root, 0644.
+    public var grantKeys: String { root + "/grant-keys" }
 
     public static let printSuffix = ".fpt"
 }

@@ -22,7 +22,7 @@ enum ConfigFile {
         "audit-retention-days",
         "db-statement-timeout-ms", "trusted-proxies", "unverified-audit-retention-days", "metrics-token-file",
         "tpm-ek-ca", "require-hardware-keys", "admin-listen", "max-keys-per-user-host", "host-registrations",
-        "session-tickets",
+        "session-tickets", "grant-key", "grant-key-previous",
     ]
 
     /// The settings of `--config PATH`, else of /etc/fingerauthd.conf when it exists, else none.

@@ -22,13 +22,14 @@ enum PolicyCommands {
                 print(JSONEncoding.encode(.array(rules.map(json))))
             } else {
                 Admin.printTable(
-                    ["POS", "ID", "STAGE", "USERS", "HOSTS", "SERVICES", "KEY", "ACTION"],
+                    ["POS", "ID", "STAGE", "USERS", "HOSTS", "SERVICES", "KEY", "ACTION", "OFFLINE"],
                     rules.map {
                         [
                             String($0.position), String($0.id), $0.stage.rawValue, $0.users.joined(separator: ","),
                             $0.hosts.joined(separator: ","), $0.services.joined(separator: ","),
                             $0.keyKind?.rawValue ?? "*",
                             $0.action.rawValue,
+                            $0.offline.map { "\($0.seconds / 3600)h,\($0.uses)" } ?? "-",
                         ]
                     })
                 print(
@@ -42,7 +43,10 @@ enum PolicyCommands {
     static func add(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
         let command = "policy add"
         let (options, db) = try Admin.options(
-            arguments, valued: ["stage", "users", "hosts", "services", "key", "action", "position"],
+            arguments,
+            valued: [
+                "stage", "users", "hosts", "services", "key", "action", "position", "offline-hours", "offline-uses",
+            ],
             command: command)
         var position: Int?
         if let text = options.optional("position") {
@@ -59,7 +63,8 @@ enum PolicyCommands {
         do {
             rule = try PolicyRuleText.rule(
                 stage: stage, users: users, hosts: hosts, services: options.optional("services"),
-                key: options.optional("key"), action: action
+                key: options.optional("key"), action: action, offlineHours: options.optional("offline-hours"),
+                offlineUses: options.optional("offline-uses")
             ) { "--" + $0 }
         } catch {
             throw UsageError(message: "policy add: " + error.message)
@@ -130,14 +135,14 @@ enum PolicyCommands {
         }
         let host = try options.required("host", command: command)
         let stage = PolicyStage(rawValue: options.optional("stage") ?? "login")
-        guard let stage else { throw UsageError(message: "policy test: --stage is login or registration") }
+        guard let stage else { throw UsageError(message: "policy test: --stage is login, registration or offline") }
         let service = options.optional("service")
-        if stage == .login && service == nil {
+        if stage != .registration && service == nil {
             throw UsageError(message: "policy test: a login needs --service (the PAM service, e.g. sudo)")
         }
         let provisioned = options.flag("provisioned-ek")
         var request = PolicyRequest(
-            stage: stage, user: user, host: host, service: stage == .login ? service : nil,
+            stage: stage, user: user, host: host, service: stage == .registration ? nil : service,
             keyKind: options.flag("hardware") || provisioned ? .hardware : .software)
         return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
             let snapshot = try store.policySnapshot(user: user, host: host)
@@ -323,6 +328,13 @@ enum PolicyCommands {
             ("users", .array(rule.users.map(JSONValue.string))), ("hosts", .array(rule.hosts.map(JSONValue.string))),
             ("services", .array(rule.services.map(JSONValue.string))), ("key", .string(rule.keyKind?.rawValue ?? "*")),
             ("action", .string(rule.action.rawValue)),
+            (
+                "offline",
+                rule.offline.map {
+                    .object([("hours", .integer($0.seconds / 3600)), ("uses", .integer(Int64($0.uses)))])
+                }
+                    ?? .null
+            ),
         ])
     }
 }

@@ -105,6 +105,8 @@ struct ServeSettings {
             userLimit: RateLimit(failures: Int(userFailures), window: window),
             addressLimit: RateLimit(failures: Int(addressFailures), window: window),
             metricsToken: try Self.metricsToken(options.optional("metrics-token-file"), command: command))
+        service.grantSigner = try GrantKeys.load(
+            current: options.optional("grant-key"), previous: options.optional("grant-key-previous"), command: command)
         service.attestation = try Self.endorsementTrust(options.optional("tpm-ek-ca"), command: command)
             .map { TPMKeyAttestation(trust: $0) }
         switch options.optional("require-hardware-keys") ?? "no" {

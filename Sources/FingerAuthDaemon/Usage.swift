@@ -105,6 +105,10 @@ enum Usage {
                       --audit-retention-days  audit rows of verified requests kept, days; 0 keeps them all (default 365)
                       --unverified-audit-retention-days  rows of unverified requests, days; 0 keeps them (default 7)
                       --db-statement-timeout-ms  PostgreSQL statement timeout (default 5000)
+                      --grant-key         P-256 key (fingerauthd grants new-key) that signs offline grants;
+                                          without it none is issued, whatever the offline rules say
+                      --grant-key-previous  the key before a rotation: still published to hosts, never
+                                          signs; remove it once the longest offline grant has run out
                 """),
         Entry(
             words: ["token", "create"],
@@ -152,11 +156,14 @@ enum Usage {
         Entry(
             words: ["policy", "add"],
             text: """
-                  fingerauthd policy add --stage login|registration --users P --hosts P [--services P]
+                  fingerauthd policy add --stage login|registration|offline --users P --hosts P [--services P]
                                     [--key software|hardware|*] [--position N]
                                     --action allow|deny|require-hardware-key|require-provisioned-ek
+                                    [--offline-hours H --offline-uses N]
                       P: comma-separated names, list:NAME (users), label:NAME (hosts), or *. The first
-                      matching rule of the stage decides; when none matches, the answer is allow.
+                      matching rule of the stage decides; when none matches, the answer is allow, but
+                      for the offline stage: no offline grant. An offline rule that grants needs
+                      --offline-hours (1 to 720) and --offline-uses (1 to 1000).
                 """),
         Entry(
             words: ["policy", "remove"],
@@ -173,7 +180,7 @@ enum Usage {
             words: ["policy", "test"],
             text: """
                   fingerauthd policy test --user U --host H [--service S] [--hardware | --provisioned-ek]
-                                    [--stage registration] [--json]
+                                    [--stage registration|offline] [--json]
                                                            the decision and its rule; exit 0 allow, 3 deny
                 """),
         Entry(
@@ -250,6 +257,24 @@ enum Usage {
                   fingerauthd doctor [--json]              stored names that break the user-name rule (keys, audit,
                                                            policy rules, user lists, console accounts); changes
                                                            nothing; exit 1 when it lists any
+                """),
+        Entry(
+            words: ["grants", "new-key"],
+            text: """
+                  fingerauthd grants new-key --out FILE [--force]
+                                                           a new P-256 offline-grant key (0600) for grant-key
+                """),
+        Entry(
+            words: ["grants", "list"],
+            text: """
+                  fingerauthd grants list [--host H] [--json]
+                                                           live offline grants, newest first
+                """),
+        Entry(
+            words: ["grants", "withdraw"],
+            text: """
+                  fingerauthd grants withdraw --host H [--user U]
+                                                           end the host's grants; it drops them at its next contact
                 """),
     ]
 }

@@ -41,6 +41,9 @@ let commands: [DaemonCommand] = [
     DaemonCommand(words: ["admin", "reset"], run: AdminCommands.reset),
     DaemonCommand(words: ["admin", "remove"], run: AdminCommands.remove),
     DaemonCommand(words: ["admin", "list"], run: AdminCommands.list),
+    DaemonCommand(words: ["grants", "new-key"], run: GrantCommands.newKey),
+    DaemonCommand(words: ["grants", "list"], run: GrantCommands.list),
+    DaemonCommand(words: ["grants", "withdraw"], run: GrantCommands.withdraw),
 ]
 
 /// Runs the command line and returns the exit status (0 ok, 1 failure, 2 usage). `--help`
@@ -50,7 +53,7 @@ func runCommandLine(_ arguments: [String], commands: [DaemonCommand]) -> Int32 {
     let args = Array(arguments.dropFirst())
     guard let first = args.first else {
         printError(
-            "fingerauthd: a command is needed: init, serve, token, keys, policy, hosts, users, admin, audit or doctor; "
+            "fingerauthd: a command is needed: init, serve, token, keys, policy, hosts, users, grants, admin, audit or doctor; "
                 + "see 'fingerauthd --help'")
         return 2
     }

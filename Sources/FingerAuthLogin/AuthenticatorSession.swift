@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthHTTP
+import FingerAuthOffline
 import FingerAuthSystem
 import FingerAuthTPM
 
@@ -26,12 +27,18 @@ final class AuthenticatorSession: @unchecked Sendable {
     /// trip), for the login's `stages`; nil when it got no answer.
     private(set) var connectMilliseconds: Int64?
 
+    /// The user's offline grant and log on this host, and the pinned grant keys.
+    let book: OfflineBook
+    let pins: GrantPins
+
     /// The warm-up request's bound; its connect bound is the client's 2 s.
     static let warmUpMilliseconds = 3000
 
     init(job: LoginJob, clock: Clock = SystemClock()) {
         self.job = job
         self.clock = clock
+        book = OfflineBook(stateDirectory: job.options.stateDirectory, user: job.user, host: job.issuer)
+        pins = GrantPins(stateDirectory: job.options.stateDirectory)
         var settings = HTTPSettings(options: job.options)
         settings.sessionDirectory = job.options.stateDirectory + "/tls"
         connection = HTTPConnection(settings: settings)
@@ -40,7 +47,9 @@ final class AuthenticatorSession: @unchecked Sendable {
     /// Opens the connection with a real request (`GET` of the login URL: an HTTP answer proves
     /// the name resolves, the port answers and the certificate verifies). 502, 503 and 504 — a gateway with no server
     /// behind it, an authenticator whose database is down — count as unreachable: the POST
-    /// would get the same, so nobody should be asked for a finger.
+    /// would get the same, so nobody should be asked for a finger. When the user has an
+    /// offline grant or offline logins not yet uploaded, the warm-up is the offline sync
+    /// (`OfflineSync`) instead, and its answer is applied.
     func prepare() {
         guard let url = job.options.url else {
             unreachable = "no url"
@@ -49,12 +58,22 @@ final class AuthenticatorSession: @unchecked Sendable {
         let bound = connection.settings.totalTimeoutMilliseconds
         connection.settings.totalTimeoutMilliseconds = AuthenticatorSession.warmUpMilliseconds
         let started = MonotonicInstant.now()
-        switch connection.send(method: "GET", url: url.text, body: nil) {
+        let sync = OfflineSync.url(forLogin: url.text).flatMap { url in OfflineSync.body([book]).map { (url, $0) } }
+        let sent =
+            sync.map { connection.send(method: "POST", url: $0.0, body: $0.1) }
+            ?? connection.send(method: "GET", url: url.text, body: nil)
+        switch sent {
         case let .success(response) where (502...504).contains(response.status):
             unreachable = "authenticator answered \(response.status)"
-        case .success:
+        case let .success(response):
             unreachable = nil
             connectMilliseconds = MonotonicInstant.now().milliseconds &- started.milliseconds
+            if sync != nil, response.status == 200,
+                let answer = try? JSONParser(maxBytes: AuthenticatorVerdict.maxBodyBytes, maxDepth: 8).parse(
+                    response.body)
+            {
+                OfflineSync.apply(answer, books: [book], pins: pins)
+            }
         case let .failure(failure): unreachable = failure.message
         }
         connection.settings.totalTimeoutMilliseconds = bound
@@ -116,10 +135,55 @@ final class AuthenticatorSession: @unchecked Sendable {
                 status: response.status, body: response.body, user: job.user,
                 jti: jti, kid: kid)
             {
-            case .accepted: return .accepted(jti: jti, kid: kid)
-            case let .rejected(code, why): return .refused(jti: jti, kid: kid, code: code, detail: why)
+            case .accepted:
+                keepGrant(response.body, kid: kid)
+                return .accepted(jti: jti, kid: kid)
+            case let .rejected(code, why):
+                // An authoritative no: this host's grant for the user ends at once.
+                book.drop()
+                return .refused(jti: jti, kid: kid, code: code, detail: why)
             case let .unavailable(why): return .unavailable(jti: jti, kid: kid, detail: why)
             }
+        }
+    }
+
+    /// After an acceptance: the answer's grant keys pinned and its grant kept in place of the
+    /// one before; an answer without a grant (the policy gives none, or the authenticator
+    /// issues none) drops it.
+    private func keepGrant(_ body: [UInt8], kid: String) {
+        guard let answer = try? JSONParser(maxBytes: AuthenticatorVerdict.maxBodyBytes, maxDepth: 8).parse(body),
+            let token = answer["offline_grant"]?.stringValue, let now = GrantClock.read()
+        else {
+            book.drop()
+            return
+        }
+        if let keys = answer["grant_keys"] { try? pins.pin(keys) }
+        if case .failure = book.keep(token, kid: kid, pins: pins.keys(), now: now) { book.drop() }
+    }
+
+    /// Whether the user's offline grant allows a login now, asked when the authenticator
+    /// could not be reached (before `READY`): the key must be loaded.
+    func offlineGrant() -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal> {
+        guard let key else { return .failure(GrantRefusal("no device key")) }
+        guard let now = GrantClock.read() else { return .failure(GrantRefusal("clocks unreadable")) }
+        return book.usable(kid: key.kid, service: job.service, pins: pins.keys(), now: now)
+    }
+
+    /// After a match while the authenticator could not be reached: the offline login,
+    /// recorded and signed by the device key (a TPM key signs only now, after the finger),
+    /// within the grant — or why not.
+    func offlineLogin() -> HelperMessage {
+        let kid = key?.kid ?? ""
+        guard let key, let now = GrantClock.read() else {
+            return .unavailable(jti: job.jti, kid: kid, detail: "authenticator unreachable; offline login impossible")
+        }
+        switch book.recordLogin(
+            kid: key.kid, service: job.service, jti: job.jti, pins: pins.keys(), now: now, sign: key.signRS256)
+        {
+        case let .success(granted):
+            return .offline(jti: job.jti, kid: kid, grant: granted.grant.gid, expires: granted.expires)
+        case let .failure(why):
+            return .unavailable(jti: job.jti, kid: kid, detail: "authenticator unreachable; offline grant: \(why)")
         }
     }
 }

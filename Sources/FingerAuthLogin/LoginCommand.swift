@@ -110,10 +110,16 @@ enum LoginCommand {
                 .fail(.unreachable, detail: "authenticator did not answer within \(warmUpWaitMilliseconds) ms"))
             return .failed
         }
+        // Unreachable (refused, DNS, a timeout, 502–504): only a usable offline grant goes on.
+        var offline = false
         if let why = session.unreachable {
-            reader.close()
-            LineOutput.emit(.fail(.unreachable, detail: why))
-            return .failed
+            switch session.offlineGrant() {
+            case .success: offline = true
+            case let .failure(refusal):
+                reader.close()
+                LineOutput.emit(.fail(.unreachable, detail: "\(why); offline: \(refusal)"))
+                return .failed
+            }
         }
         LineOutput.emit(.ready(reader: reader.readerName))
         let readyAt = MonotonicInstant.now()
@@ -126,6 +132,17 @@ enum LoginCommand {
                 let matchedAt = MonotonicInstant.now()
                 reader.close()
                 LineOutput.emit(.match(finger: finger))
+                if offline {
+                    // The warm-up ended (`warmed`, unreachable): the background work has nothing left to do.
+                    _ = background?.wait(until: MonotonicInstant.now().adding(milliseconds: signingWaitMilliseconds))
+                    let verdict = session.offlineLogin()
+                    LineOutput.emit(verdict)
+                    if case .offline = verdict {
+                        if let terminal = job.terminal { TerminalInjector.inject(terminal) }
+                        exitNow(.accepted, session)
+                    }
+                    exitNow(.denied, session)
+                }
                 if let background,
                     !background.wait(until: MonotonicInstant.now().adding(milliseconds: signingWaitMilliseconds))
                 {

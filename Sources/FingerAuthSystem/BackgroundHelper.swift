@@ -1,7 +1,8 @@
+import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
 
 /// The login helper for `prompt = parallel`: started exactly as `HelperProcess` starts it
 /// (`ChildProcess`, the request on its standard input), but the module does not wait for
@@ -19,8 +20,10 @@ public struct BackgroundHelper: BackgroundLoginHelper {
         case let .success(e): executable = e
         case let .failure(why): return .failure(BackgroundStartFailure(.unavailable("login helper " + why.description)))
         }
-        switch ChildProcess.spawn(executable, arguments: HelperProcess.arguments(job.options.loginHelper),
-                                  input: Array(job.text.utf8), maxLineBytes: HelperMessage.maxLineBytes) {
+        switch ChildProcess.spawn(
+            executable, arguments: HelperProcess.arguments(job.options.loginHelper),
+            input: Array(job.text.utf8), maxLineBytes: HelperMessage.maxLineBytes)
+        {
         case let .success(child): return .success(RunningHelper(child: child, exitGrace: exitGraceMilliseconds))
         case let .failure(why): return .failure(BackgroundStartFailure(.unavailable(why.description)))
         }
@@ -60,9 +63,21 @@ final class RunningHelper: RunningLogin {
                     }
                     let exit = child.finish(until: MonotonicInstant.now().adding(milliseconds: exitGrace))
                     guard exit == .exited(0) else {
-                        return .unavailable("login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
+                        return .unavailable(
+                            "login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
                     }
                     return .accepted(jti: jti, kid: kid, finger: finger)
+                case let .offline(jti, kid, grant, expires):
+                    guard let finger else {
+                        stop()
+                        return .unavailable("login helper logged in offline without a match")
+                    }
+                    let exit = child.finish(until: MonotonicInstant.now().adding(milliseconds: exitGrace))
+                    guard exit == .exited(0) else {
+                        return .unavailable(
+                            "login helper reported an offline login but ended with \(HelperProcess.describe(exit))")
+                    }
+                    return .acceptedOffline(jti: jti, kid: kid, finger: finger, grant: grant, expires: expires)
                 case let .refused(jti, kid, code, detail):
                     last = .refused(jti: jti, kid: kid, finger: finger, code: code, reason: detail)
                 case let .unavailable(jti, kid, detail):
@@ -78,7 +93,9 @@ final class RunningHelper: RunningLogin {
                 }
             case .endOfOutput, .timedOut:
                 stop()
-                if last == nil && finger != nil { return .unavailable("stopped after a match, before the authenticator's answer") }
+                if last == nil && finger != nil {
+                    return .unavailable("stopped after a match, before the authenticator's answer")
+                }
                 return last
             case .garbage:
                 stop()

@@ -87,6 +87,15 @@ public struct HelperProcess: LoginHelper {
                             "login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
                     }
                     return .accepted(jti: jti, kid: kid, finger: finger)
+                case let .offline(jti, answeredKID, grant, expires):
+                    _ = relay(message)
+                    let exit = finish(child)
+                    guard let finger else { return .unavailable("login helper logged in offline without a match") }
+                    guard exit == .exited(0) else {
+                        return .unavailable(
+                            "login helper reported an offline login but ended with \(HelperProcess.describe(exit))")
+                    }
+                    return .acceptedOffline(jti: jti, kid: answeredKID, finger: finger, grant: grant, expires: expires)
                 case let .refused(jti, answeredKID, code, detail):
                     _ = relay(message)
                     finish(child)

@@ -208,6 +208,20 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
         try base.countAttempt(key: key, now: now, window: window)
     }
     func takeBackAttempt(key: String, now: Int64) throws(StoreError) { try base.takeBackAttempt(key: key, now: now) }
+    func grantStates(gids: [String], now: Int64) throws(StoreError) -> [String: GrantState] {
+        try base.grantStates(gids: gids, now: now)
+    }
+    func liveGrants(host: String?, now: Int64) throws(StoreError) -> [IssuedGrant] {
+        try base.liveGrants(host: host, now: now)
+    }
+    func withdrawGrants(host: String, user: String?, admin: String, now: Int64) throws(StoreError) -> Int {
+        try base.withdrawGrants(host: host, user: user, admin: admin, now: now)
+    }
+    func storeOfflineRecords(_ records: [VerifiedOfflineRecord], kid: String, peer: String, now: Int64)
+        throws(StoreError) -> OfflineUploadResult
+    {
+        try base.storeOfflineRecords(records, kid: kid, peer: peer, now: now)
+    }
 }
 
 /// A service over `store` wired as the daemon wires it: a group commit (not started) that

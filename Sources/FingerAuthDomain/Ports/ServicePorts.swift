@@ -3,6 +3,7 @@ import FingerAuthCore
 /// What the authenticator's service reaches of the registry: keys, host and access tokens,
 /// the policy, attestation challenges, shared failure counts and the store's health.
 public typealias ServiceRegistry = KeyRegistry & HostTokens & PolicyStore & ChallengeStore & FailureCounts & StoreUpkeep
+    & OfflineGrantStore
 
 /// Where the authenticator reads the time: whole seconds since the Unix epoch, from any
 /// thread. The daemon passes the database's clock, the admin commands the system's; tests

@@ -216,4 +216,4 @@ public protocol StoreUpkeep: Sendable {
 
 /// Every port at once: what a store implements and what the admin commands open.
 public typealias AuthStorage = KeyRegistry & HostTokens & AuditLog & PolicyStore & ChallengeStore & ConsoleQueries
-    & AdminAccounts & FailureCounts & BatchStore & StoreUpkeep
+    & AdminAccounts & FailureCounts & BatchStore & StoreUpkeep & OfflineGrantStore

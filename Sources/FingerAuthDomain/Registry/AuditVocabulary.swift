@@ -34,13 +34,23 @@ public enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
     case policyChange
     /// A host's EK pinned, changed or reset.
     case ekPin
+    /// A login a host made offline within a grant, reported at its next online contact; its
+    /// time is the login's, by the host's clock.
+    case offlineLogin
+    /// A host's offline records with a gap (a record missing) or a broken chain (a record
+    /// changed), found when they were uploaded.
+    case offlineGap
+    /// An admin withdrew a host's offline grants.
+    case grantWithdraw
     /// An event this release does not know: a row another release wrote.
     case other(String)
 
     /// Every event this release writes.
     public static let known: [AuditEventKind] = [
         .login, .oauthToken, .register, .revoke, .attestChallenge, .policyCheck, .refusals, .adminRevoke, .adminApprove,
-        .adminCreate, .adminSetup, .adminSignin, .adminReset, .adminRemove, .tokenCreate, .tokenRevoke, .policyChange, .ekPin,
+        .adminCreate, .adminSetup, .adminSignin, .adminReset, .adminRemove, .tokenCreate, .tokenRevoke, .policyChange,
+        .ekPin,
+        .offlineLogin, .offlineGap, .grantWithdraw,
     ]
 
     /// The event as the `event` column holds it.
@@ -64,6 +74,9 @@ public enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
         case .tokenRevoke: return "token_revoke"
         case .policyChange: return "policy_change"
         case .ekPin: return "ek_pin"
+        case .offlineLogin: return "offline_login"
+        case .offlineGap: return "offline_gap"
+        case .grantWithdraw: return "grant_withdraw"
         case let .other(name): return name
         }
     }

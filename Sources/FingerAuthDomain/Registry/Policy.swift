@@ -1,8 +1,11 @@
+import FingerAuthCore
+
 /// The authenticator's central policy: ordered rules, first match wins, that say who may
 /// register a key on which hosts and who may log in with one where, by user (name, user
 /// list, `*`), host (name, label, `*`), PAM service (name, `*`) and key kind. When no rule
 /// matches, the answer is allow (the behaviour before there was a policy); an admin who
-/// wants the opposite adds a last rule `deny` for `*`.
+/// wants the opposite adds a last rule `deny` for `*`. Offline grants are the exception:
+/// no matching `offline` rule means no grant.
 
 /// Which of the two kinds of request a rule is for.
 public enum PolicyStage: String, Sendable, CaseIterable {
@@ -10,6 +13,41 @@ public enum PolicyStage: String, Sendable, CaseIterable {
     case registration
     /// A login token (`/v1/login`, `/login`, the `/oauth2/token` grant).
     case login
+    /// Whether an accepted login at `/v1/login` also gets an offline grant, and its limits
+    /// (`OfflineLimits`). Unlike the other stages, no matching rule means no grant.
+    case offline
+}
+
+/// How long and how often an offline grant may be used: an `offline` rule's limits.
+public struct OfflineLimits: Sendable, Equatable {
+    /// The grant's lifetime from its issue, seconds (1 hour to 30 days, whole hours).
+    public var seconds: Int64
+    /// How many offline logins it allows (1 to 1,000).
+    public var uses: Int
+
+    public init(seconds: Int64, uses: Int) {
+        self.seconds = seconds
+        self.uses = uses
+    }
+
+    /// Why these limits cannot be stored, or nil.
+    public var problem: String? {
+        guard seconds >= 3600, seconds <= OfflineGrant.maxTTLSeconds, seconds % 3600 == 0 else {
+            return "offline hours are 1 to \(OfflineGrant.maxTTLSeconds / 3600)"
+        }
+        guard uses >= 1, uses <= OfflineGrant.maxUses else { return "offline uses are 1 to \(OfflineGrant.maxUses)" }
+        return nil
+    }
+
+    /// `86400,10`: the stored form.
+    public var text: String { "\(seconds),\(uses)" }
+
+    public init?(text: String) {
+        let parts = text.split(separator: ",")
+        guard parts.count == 2, let seconds = Int64(parts[0]), let uses = Int(parts[1]) else { return nil }
+        self.init(seconds: seconds, uses: uses)
+        guard problem == nil else { return nil }
+    }
 }
 
 /// What a matching rule decides.
@@ -46,9 +84,15 @@ public struct PolicyRule: Sendable, Equatable {
     /// nil: any kind.
     public var keyKind: KeyKind?
     public var action: PolicyAction
+    /// An `offline` rule that grants: the grant's limits; nil for every other rule.
+    public var offline: OfflineLimits?
 
-    public init(id: Int64 = 0, position: Int = 0, stage: PolicyStage, users: [String], hosts: [String],
-                services: [String] = ["*"], keyKind: KeyKind? = nil, action: PolicyAction) {
+    public init(
+        id: Int64 = 0, position: Int = 0, stage: PolicyStage, users: [String], hosts: [String],
+        services: [String] = ["*"], keyKind: KeyKind? = nil, action: PolicyAction,
+        offline: OfflineLimits? = nil
+    ) {
+        self.offline = offline
         self.id = id
         self.position = position
         self.stage = stage
@@ -64,6 +108,7 @@ public struct PolicyRule: Sendable, Equatable {
     public var summary: String {
         "\(stage.rawValue) users=\(users.joined(separator: ",")) hosts=\(hosts.joined(separator: ","))"
             + " services=\(services.joined(separator: ",")) key=\(keyKind?.rawValue ?? "*") -> \(action.rawValue)"
+            + (offline.map { " hours=\($0.seconds / 3600) uses=\($0.uses)" } ?? "")
     }
 
     /// Why `patterns` cannot be stored, or nil: empty lists, empty names, separators.
@@ -75,7 +120,8 @@ public struct PolicyRule: Sendable, Equatable {
             guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ",") }) else {
                 return "\(field): '\(pattern)' has a space, a comma or a character outside printable ASCII"
             }
-            for prefix in ["list:", "label:"] where pattern.hasPrefix(prefix) && pattern.utf8.count == prefix.utf8.count {
+            for prefix in ["list:", "label:"] where pattern.hasPrefix(prefix) && pattern.utf8.count == prefix.utf8.count
+            {
                 return "\(field): '\(pattern)' names no \(prefix.dropLast())"
             }
         }
@@ -94,8 +140,10 @@ public struct PolicySnapshot: Sendable, Equatable {
     /// pin on first use.
     public var provisionedEK: String?
 
-    public init(rules: [PolicyRule] = [], hostLabels: Set<String> = [], userLists: Set<String> = [],
-                provisionedEK: String? = nil) {
+    public init(
+        rules: [PolicyRule] = [], hostLabels: Set<String> = [], userLists: Set<String> = [],
+        provisionedEK: String? = nil
+    ) {
         self.rules = rules.sorted { $0.position < $1.position }
         self.hostLabels = hostLabels
         self.userLists = userLists
@@ -115,8 +163,10 @@ public struct PolicyRequest: Sendable, Equatable {
     /// attested before EKs were recorded.
     public var ek: String?
 
-    public init(stage: PolicyStage, user: String, host: String, service: String? = nil, keyKind: KeyKind = .software,
-                ek: String? = nil) {
+    public init(
+        stage: PolicyStage, user: String, host: String, service: String? = nil, keyKind: KeyKind = .software,
+        ek: String? = nil
+    ) {
         self.stage = stage
         self.user = user
         self.host = host
@@ -138,7 +188,9 @@ public struct PolicyDecision: Sendable, Equatable {
 
     /// `allow by rule 3`, `deny by rule 2 (require-hardware-key, software key)`, `allow (no rule matched)`.
     public var summary: String {
-        guard let rule else { return "allow (no rule matched: the default)" }
+        guard let rule else {
+            return allowed ? "allow (no rule matched: the default)" : "no offline grant (no offline rule matched)"
+        }
         let verdict = (allowed ? PolicyAction.allow : .deny).rawValue
         let why = rule.action == .allow || rule.action == .deny ? "" : " (\(rule.action.rawValue))"
         return "\(verdict) by rule \(rule.id)\(why): \(rule.summary)"
@@ -146,7 +198,8 @@ public struct PolicyDecision: Sendable, Equatable {
 }
 
 extension PolicySnapshot {
-    /// The first rule of `request.stage` that matches decides; none matching allows.
+    /// The first rule of `request.stage` that matches decides; none matching allows, but for
+    /// the `offline` stage, where none matching gives no grant.
     public func decide(_ request: PolicyRequest) -> PolicyDecision {
         for rule in rules where rule.stage == request.stage && matches(rule, request) {
             switch rule.action {
@@ -158,7 +211,17 @@ extension PolicySnapshot {
                 return PolicyDecision(allowed: provisioned, rule: rule)
             }
         }
-        return PolicyDecision(allowed: true, rule: nil)
+        return PolicyDecision(allowed: request.stage != .offline, rule: nil)
+    }
+
+    /// The offline grant `request` (a login) earns: the first matching `offline` rule's
+    /// limits and services when it allows, nil otherwise (also when no rule matches).
+    public func offlineGrant(for request: PolicyRequest) -> (limits: OfflineLimits, services: [String], rule: Int64)? {
+        var offline = request
+        offline.stage = .offline
+        let decision = decide(offline)
+        guard decision.allowed, let rule = decision.rule, let limits = rule.offline else { return nil }
+        return (limits, rule.services, rule.id)
     }
 
     private func matches(_ rule: PolicyRule, _ request: PolicyRequest) -> Bool {

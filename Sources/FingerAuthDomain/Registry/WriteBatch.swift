@@ -37,8 +37,10 @@ public struct TokenClaim: Sendable {
     public var acceptReason: AuditReason?
     public var time: Int64
 
-    public init(kid: String, user: String, host: String, jti: String, keepUntil: Int64, allowed: [KeyStatus],
-                effect: ClaimEffect = .none, audit: AuditEvent, acceptReason: AuditReason? = nil, time: Int64) {
+    public init(
+        kid: String, user: String, host: String, jti: String, keepUntil: Int64, allowed: [KeyStatus],
+        effect: ClaimEffect = .none, audit: AuditEvent, acceptReason: AuditReason? = nil, time: Int64
+    ) {
         self.kid = kid
         self.user = user
         self.host = host
@@ -59,6 +61,10 @@ public enum ClaimEffect: Sendable, Equatable {
     case accessToken(sha256: String, expires: Int64)
     /// Revokes the key itself (its holder's own revocation).
     case revokeKey
+    /// An accepted login at `/v1/login` on an authenticator that issues offline grants: the
+    /// key's live grants are withdrawn and, when the policy allows one, `grant` recorded in
+    /// their place.
+    case offlineGrant(IssuedGrant?)
 }
 
 /// How one item of a batch ended. A batch that fails as a whole throws instead: every

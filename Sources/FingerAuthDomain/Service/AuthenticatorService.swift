@@ -156,6 +156,9 @@ public final class AuthenticatorService: Sendable {
         case "/v1/policy/check":
             guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
             return limited(exchange) ?? policyCheck(request, exchange)
+        case "/v1/offline-sync", "/offline-sync":
+            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
+            return limited(exchange) ?? offlineSync(request, exchange)
         default:
             let prefix = "/v1/keys/"
             if path.hasPrefix(prefix) {

@@ -27,8 +27,10 @@ extension AuthenticatorService {
         return finish(event, answer, exchange, written: written, counting: counted)
     }
 
-    private func registerAnswer(_ request: HTTPRequest, _ event: inout AuditEvent,
-                                _ exchange: Exchange) -> (HTTPResponse, Bool) {
+    private func registerAnswer(
+        _ request: HTTPRequest, _ event: inout AuditEvent,
+        _ exchange: Exchange
+    ) -> (HTTPResponse, Bool) {
         if request.bodyTooLarge || request.body.count > Self.maxBodyBytes {
             event.reason = .code(.bodyTooLarge)
             return (.error(413, "body_too_large"), false)
@@ -53,8 +55,9 @@ extension AuthenticatorService {
             return (Names.invalidUser(named, field: "user"), false)
         }
         guard let user = body["user"]?.stringValue, Names.isValidUser(user),
-              let host = body["host"]?.stringValue, Names.isValidHost(host),
-              let jwkJSON = body["jwk"], let proof = body["proof"]?.stringValue else {
+            let host = body["host"]?.stringValue, Names.isValidHost(host),
+            let jwkJSON = body["jwk"], let proof = body["proof"]?.stringValue
+        else {
             event.reason = .code(.invalidRequest)
             return (.error(400, "invalid_request"), false)
         }
@@ -65,7 +68,8 @@ extension AuthenticatorService {
             return (.error(403, "host_mismatch"), false)
         }
         guard jwkJSON["kty"]?.stringValue == "RSA", let jwk = JWK(json: jwkJSON),
-              crypto.signatureKey(jwk) != nil, let kid = crypto.thumbprint(of: jwk) else {
+            crypto.signatureKey(jwk) != nil, let kid = crypto.thumbprint(of: jwk)
+        else {
             event.reason = .code(.invalidJWK)
             return (.error(400, "invalid_jwk"), false)
         }
@@ -104,12 +108,14 @@ extension AuthenticatorService {
         let stage = PolicyRequest(stage: .registration, user: user, host: host, keyKind: origin.policyKind, ek: ek)
         if let denied = policyRefusal(stage, &event) { return (denied, false) }
         let status: KeyStatus = settings.approval == .manual ? .pending : .active
-        let key = RegisteredKey(kid: kid, user: user, host: host, jwk: jwk, status: status, created: clock.now(),
-                                kind: origin, ek: ek)
+        let key = RegisteredKey(
+            kid: kid, user: user, host: host, jwk: jwk, status: status, created: clock.now(),
+            kind: origin, ek: ek)
         let result: RegistrationResult
         do {
-            result = try store.register(key, proofJTI: token.jti, keepUntil: token.keepUntil, audit: event,
-                                        keyLimit: settings.maxKeysPerUserHost, now: clock.now())
+            result = try store.register(
+                key, proofJTI: token.jti, keepUntil: token.keepUntil, audit: event,
+                keyLimit: settings.maxKeysPerUserHost, now: clock.now())
         } catch {
             log.message("register failed: \(error)")
             event.outcome = .error
@@ -119,17 +125,18 @@ extension AuthenticatorService {
         event = Registration.audit(event, result: result, status: key.status)
         switch result {
         case .created:
-            return (HTTPResponse(status: 201, json: .object([("kid", .string(kid)), ("status", .string(status.rawValue))])), true)
+            return (HTTPResponse(status: 201, json: registered(kid, status)), true)
         case .alreadyRegistered:
             let current = (try? store.registeredKey(kid: kid))?.status ?? status
-            return (HTTPResponse(status: 200, json: .object([("kid", .string(kid)), ("status", .string(current.rawValue))])), true)
+            return (HTTPResponse(status: 200, json: registered(kid, current)), true)
         case .conflict: return (.error(409, "kid_conflict"), true)
         case .revoked: return (.error(409, "key_revoked"), true)
         case .proofReplayed: return (.error(401, "proof_replayed"), true)
         case .tooManyKeys: return (.error(409, "too_many_keys"), true)
         case .ekMismatch:
-            log.message("registration for \(LogText.clean(user)) on \(LogText.clean(host)) refused: attested by another EK "
-                        + "than the host's pinned one (ek_mismatch)")
+            log.message(
+                "registration for \(LogText.clean(user)) on \(LogText.clean(host)) refused: attested by another EK "
+                    + "than the host's pinned one (ek_mismatch)")
             return (.error(403, "ek_mismatch"), true)
         }
     }
@@ -137,7 +144,8 @@ extension AuthenticatorService {
     /// 429 once `host` registered `host-registrations` keys (new or again) in this window:
     /// counted with the address's other refusals (one `refusals` row per window), not
     /// audited one by one, so that a host in a loop fills no table.
-    private func registrationsLimited(_ host: String, _ exchange: Exchange, _ event: inout AuditEvent) -> HTTPResponse? {
+    private func registrationsLimited(_ host: String, _ exchange: Exchange, _ event: inout AuditEvent) -> HTTPResponse?
+    {
         let wait: Int64?
         do { wait = try registrations.retryAfter(host, now: clock.now()) } catch {
             log.message("rate limit counter unavailable: \(error)")
@@ -147,8 +155,9 @@ extension AuthenticatorService {
         }
         guard let wait else { return nil }
         if refusals.add(peer: exchange.address, reason: .registrationsLimited, now: clock.now()) {
-            log.message("host \(LogText.clean(host)) registered \(registrations.limit.failures) keys within "
-                        + "\(registrations.limit.window) s: its registrations are answered 429 for \(wait) s")
+            log.message(
+                "host \(LogText.clean(host)) registered \(registrations.limit.failures) keys within "
+                    + "\(registrations.limit.window) s: its registrations are answered 429 for \(wait) s")
         } else {
             exchange.summary.quiet = true
         }
@@ -162,9 +171,12 @@ extension AuthenticatorService {
     /// 401 `invalid_token` unless it verified, then 401 with the reason or 204). 204 when
     /// revoked (or, with the host token, already revoked).
     func revoke(kid rawKid: String, _ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: .revoke, kid: LogText.clean(rawKid), outcome: .deny,
-                               peer: LogText.clean(exchange.address), verified: false)
-        if let credential = Self.bearer(request.authorization), credential.utf8.filter({ $0 == UInt8(ascii: ".") }).count == 2 {
+        var event = AuditEvent(
+            event: .revoke, kid: LogText.clean(rawKid), outcome: .deny,
+            peer: LogText.clean(exchange.address), verified: false)
+        if let credential = Self.bearer(request.authorization),
+            credential.utf8.filter({ $0 == UInt8(ascii: ".") }).count == 2
+        {
             return revokeByKeyHolder(kid: rawKid, jwt: credential, event, exchange)
         }
         let answer = revokeByHost(kid: rawKid, request, &event)
@@ -209,12 +221,14 @@ extension AuthenticatorService {
     }
 
     private func revokeByKeyHolder(kid: String, jwt: String, _ start: AuditEvent, _ exchange: Exchange) -> Step {
-        useToken(jwt, as: .revocation(kid: kid), event: start, exchange, allowed: [.active, .pending],
-                 effect: .revokeKey, acceptReason: .code(.keyHolder)) { [self] use in
+        useToken(
+            jwt, as: .revocation(kid: kid), event: start, exchange, allowed: [.active, .pending],
+            effect: .revokeKey, acceptReason: .code(.keyHolder)
+        ) { [self] use in
             switch use {
             case let .answered(row, answer, written):
                 return finish(row, answer, exchange, written: written)
-            case let .accepted(token, row):
+            case let .accepted(token, row, _):
                 verifier.keys.forget(token.identity.kid)
                 return finish(row, HTTPResponse(status: 204, json: nil), exchange, written: true)
             }
@@ -231,7 +245,8 @@ extension AuthenticatorService {
         case let .failure(failure):
             exchange.summary.outcome = .deny
             exchange.summary.reason = failure.code
-            return failure.response.status == 401 ? countingFailure(failure.response, exchange) : .answer(failure.response)
+            return failure.response.status == 401
+                ? countingFailure(failure.response, exchange) : .answer(failure.response)
         case let .success(h): host = h
         }
         return .answer(keyStatusAnswer(kid: kid, host: host))
@@ -243,11 +258,13 @@ extension AuthenticatorService {
         do { key = try store.registeredKey(kid: kid) } catch { return .error(503, "unavailable") }
         guard let key else { return .error(404, "unknown_kid") }
         guard key.host.sameBytes(as: host) else { return .error(403, "host_mismatch") }
-        return HTTPResponse(status: 200, json: .object([
-            ("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
-            ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
-            ("kind", .string(key.kind.rawValue)), ("ek", key.ek.map(JSONValue.string) ?? .null),
-        ]))
+        return HTTPResponse(
+            status: 200,
+            json: .object([
+                ("kid", .string(key.kid)), ("user", .string(key.user)), ("host", .string(key.host)),
+                ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
+                ("kind", .string(key.kind.rawValue)), ("ek", key.ek.map(JSONValue.string) ?? .null),
+            ]))
     }
 
     /// `GET /metrics`: with `metrics-token` set, only for `Authorization: Bearer <it>`
@@ -257,14 +274,20 @@ extension AuthenticatorService {
             guard let given = Self.bearer(request.authorization), ConstantTime.equal(given, expected) else {
                 exchange.summary.outcome = .deny
                 exchange.summary.reason = .code(.badMetricsToken)
-                return countingFailure(.error(401, "unauthorized",
-                                              headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd metrics\"")]), exchange)
+                return countingFailure(
+                    .error(
+                        401, "unauthorized",
+                        headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd metrics\"")]), exchange)
             }
         }
         let keys = try? store.keyCounts()
-        return .answer(HTTPResponse(status: 200, text: metrics.render(keys: keys, refusalsCounted: refusals.counted,
-                                                                       commits: writer.counts),
-                                    contentType: "text/plain; version=0.0.4; charset=utf-8"))
+        return .answer(
+            HTTPResponse(
+                status: 200,
+                text: metrics.render(
+                    keys: keys, refusalsCounted: refusals.counted,
+                    commits: writer.counts),
+                contentType: "text/plain; version=0.0.4; charset=utf-8"))
     }
 
     /// The host of the request's host token, recorded in `event` (which is then verified);
@@ -289,8 +312,10 @@ extension AuthenticatorService {
 
     /// The host of a valid `Authorization: Bearer <host token>`, or the 401/503 answer.
     func hostForBearer(_ header: String?) -> Result<String, BodyFailure> {
-        let unauthorized = BodyFailure(code: .code(.badHostToken), response: .error(
-            401, "bad_host_token", headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd\"")]))
+        let unauthorized = BodyFailure(
+            code: .code(.badHostToken),
+            response: .error(
+                401, "bad_host_token", headers: [("WWW-Authenticate", "Bearer realm=\"fingerauthd\"")]))
         guard let token = Self.bearer(header) else { return .failure(unauthorized) }
         do {
             guard let host = try store.host(forToken: token) else { return .failure(unauthorized) }
@@ -299,5 +324,15 @@ extension AuthenticatorService {
             log.message("token lookup failed: \(error)")
             return .failure(BodyFailure(code: .token(.unavailable), response: .error(503, "unavailable")))
         }
+    }
+}
+
+extension AuthenticatorService {
+    /// A registration's answer: the kid and its status, and the offline-grant keys for the
+    /// host to pin when a grant key is configured.
+    func registered(_ kid: String, _ status: KeyStatus) -> JSONValue {
+        var fields: [(String, JSONValue)] = [("kid", .string(kid)), ("status", .string(status.rawValue))]
+        if let signer = settings.grantSigner { fields.append(("grant_keys", grantKeys(signer))) }
+        return .object(fields)
     }
 }

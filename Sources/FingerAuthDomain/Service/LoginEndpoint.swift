@@ -9,6 +9,9 @@ import FingerAuthCore
 /// only, and are dropped when malformed: they never change the answer. On PostgreSQL the
 /// address's and the user's failure windows and the policy's facts are read in one statement
 /// (`LoginReads`) before the token is verified: with the claim's write, two round trips.
+/// Where a grant key is configured, the 200 also carries `offline_grant` (the grant the
+/// policy allows, or null: the host drops the one it holds) and `grant_keys` (the keys
+/// hosts pin), see `OfflineEndpoints`.
 extension AuthenticatorService {
     func login(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: .login, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
@@ -36,20 +39,19 @@ extension AuthenticatorService {
                 return finish(event, .error(400, "invalid_request"), exchange)
             }
             event.stages = body["stages"].flatMap(LoginStageReport.init(json:))
-            return useToken(jwt, event: event, exchange, reads: reads) { [self] use in
+            return useToken(jwt, event: event, exchange, reads: reads, issuesGrant: true) { [self] use in
                 switch use {
                 case let .answered(row, answer, written):
                     return finish(row, answer, exchange, written: written)
-                case let .accepted(token, row):
-                    let answer = HTTPResponse(
-                        status: 200,
-                        json: .object([
-                            ("ok", .bool(true)),
-                            ("sub", .string(token.identity.user)),
-                            ("kid", .string(token.identity.kid)),
-                            ("jti", .string(token.jti)),
-                        ]))
-                    return finish(row, answer, exchange, written: true)
+                case let .accepted(token, row, issued):
+                    var fields: [(String, JSONValue)] = [
+                        ("ok", .bool(true)),
+                        ("sub", .string(token.identity.user)),
+                        ("kid", .string(token.identity.kid)),
+                        ("jti", .string(token.jti)),
+                    ]
+                    fields += offlineAnswer(issued)
+                    return finish(row, HTTPResponse(status: 200, json: .object(fields)), exchange, written: true)
                 }
             }
         }

@@ -16,13 +16,15 @@ extension AuthenticatorService {
     static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
     func tokenGrant(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: .oauthToken, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
+        var event = AuditEvent(
+            event: .oauthToken, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         guard !request.bodyTooLarge, request.body.count <= Self.maxBodyBytes else {
             event.reason = .code(.bodyTooLarge)
             return finish(event, .error(413, "body_too_large"), exchange)
         }
         guard FormBody.isFormContentType(request.contentType), let form = FormBody.parse(request.body),
-              let grant = form["grant_type"] else {
+            let grant = form["grant_type"]
+        else {
             event.reason = .code(.invalidRequest)
             return finish(event, Self.oauthError("invalid_request"), exchange)
         }
@@ -42,24 +44,32 @@ extension AuthenticatorService {
         let accessToken = Base64URL.encode(random)
         let expires = clock.now() + settings.accessTokenTTL
         let lifetime = settings.accessTokenTTL
-        return useToken(assertion, event: event, exchange,
-                        effect: .accessToken(sha256: Hex.lowercase(digest), expires: expires),
-                        invalid: Self.oauthError("invalid_grant"),
-                        refusal: { reason in
-                            HTTPResponse(status: 400, json: .object([
-                                ("error", .string("invalid_grant")), ("error_description", .string(reason.rawValue)),
-                            ]))
-                        },
-                        unavailable: .error(503, "temporarily_unavailable")) { [self] use in
+        return useToken(
+            assertion, event: event, exchange,
+            effect: .accessToken(sha256: Hex.lowercase(digest), expires: expires),
+            invalid: Self.oauthError("invalid_grant"),
+            refusal: { reason in
+                HTTPResponse(
+                    status: 400,
+                    json: .object([
+                        ("error", .string("invalid_grant")), ("error_description", .string(reason.rawValue)),
+                    ]))
+            },
+            unavailable: .error(503, "temporarily_unavailable")
+        ) { [self] use in
             switch use {
             case let .answered(row, answer, written):
                 return finish(row, answer, exchange, written: written)
-            case let .accepted(_, row):
-                return finish(row, HTTPResponse(status: 200, json: .object([
-                    ("access_token", .string(accessToken)),
-                    ("token_type", .string("Bearer")),
-                    ("expires_in", .integer(lifetime)),
-                ]), headers: [("Pragma", "no-cache")]), exchange, written: true)
+            case let .accepted(_, row, _):
+                return finish(
+                    row,
+                    HTTPResponse(
+                        status: 200,
+                        json: .object([
+                            ("access_token", .string(accessToken)),
+                            ("token_type", .string("Bearer")),
+                            ("expires_in", .integer(lifetime)),
+                        ]), headers: [("Pragma", "no-cache")]), exchange, written: true)
             }
         }
     }
@@ -73,13 +83,15 @@ extension AuthenticatorService {
         case let .failure(failure):
             exchange.summary.outcome = .deny
             exchange.summary.reason = failure.code
-            return failure.response.status == 401 ? countingFailure(failure.response, exchange) : .answer(failure.response)
+            return failure.response.status == 401
+                ? countingFailure(failure.response, exchange) : .answer(failure.response)
         case .success:
             break
         }
         guard !request.bodyTooLarge, request.body.count <= Self.maxBodyBytes,
-              FormBody.isFormContentType(request.contentType), let form = FormBody.parse(request.body),
-              let token = form["token"] else {
+            FormBody.isFormContentType(request.contentType), let form = FormBody.parse(request.body),
+            let token = form["token"]
+        else {
             return .answer(Self.oauthError("invalid_request"))
         }
         let inactive = HTTPResponse(status: 200, json: .object([("active", .bool(false))]))
@@ -93,10 +105,13 @@ extension AuthenticatorService {
         guard let state, state.keyStatus == .active, state.expires > clock.now(), Names.isValidUser(state.user) else {
             return .answer(inactive)
         }
-        return .answer(HTTPResponse(status: 200, json: .object([
-            ("active", .bool(true)), ("sub", .string(state.user)), ("host", .string(state.host)),
-            ("kid", .string(state.kid)), ("iat", .integer(state.created)), ("exp", .integer(state.expires)),
-            ("token_type", .string("Bearer")),
-        ])))
+        return .answer(
+            HTTPResponse(
+                status: 200,
+                json: .object([
+                    ("active", .bool(true)), ("sub", .string(state.user)), ("host", .string(state.host)),
+                    ("kid", .string(state.kid)), ("iat", .integer(state.created)), ("exp", .integer(state.expires)),
+                    ("token_type", .string("Bearer")),
+                ])))
     }
 }

@@ -13,10 +13,15 @@ public enum PolicyRuleText {
     /// The rule, or the first problem. `field` turns a field's name (`stage`, `users`,
     /// `hosts`, `services`, `key`, `action`) into the caller's; `services` and `key` nil or
     /// empty mean `*`.
-    public static func rule(stage: String, users: String, hosts: String, services: String?, key: String?,
-                            action: String, field: (String) -> String) throws(Problem) -> PolicyRule {
+    /// `offlineHours` and `offlineUses` are an `offline` rule's limits: required when it
+    /// grants (any action but deny), refused on every other rule.
+    public static func rule(
+        stage: String, users: String, hosts: String, services: String?, key: String?,
+        action: String, offlineHours: String? = nil, offlineUses: String? = nil,
+        field: (String) -> String
+    ) throws(Problem) -> PolicyRule {
         guard let stageValue = PolicyStage(rawValue: stage) else {
-            throw Problem(message: "\(field("stage")) is login or registration")
+            throw Problem(message: "\(field("stage")) is login, registration or offline")
         }
         guard let actionValue = PolicyAction(rawValue: action) else {
             throw Problem(message: "\(field("action")) is allow, deny, require-hardware-key or require-provisioned-ek")
@@ -29,16 +34,41 @@ public enum PolicyRuleText {
         }
         for user in userPatterns where !user.hasPrefix("list:") && user != "*" {
             if let problem = UserName.problem(user) {
-                throw Problem(message: "\(field("users")): '\(LogText.clean(user, limit: 64))' is not a user name (\(problem); \(UserName.rule))")
+                throw Problem(
+                    message:
+                        "\(field("users")): '\(LogText.clean(user, limit: 64))' is not a user name (\(problem); \(UserName.rule))"
+                )
             }
         }
         var kind: KeyKind?
         if let key, !key.isEmpty, key != "*" {
-            guard let value = KeyKind(rawValue: key) else { throw Problem(message: "\(field("key")) is software, hardware or *") }
+            guard let value = KeyKind(rawValue: key) else {
+                throw Problem(message: "\(field("key")) is software, hardware or *")
+            }
             kind = value
         }
-        return PolicyRule(stage: stageValue, users: userPatterns, hosts: hostPatterns, services: servicePatterns,
-                          keyKind: kind, action: actionValue)
+        let hours = offlineHours.flatMap { $0.isEmpty ? nil : $0 }
+        let uses = offlineUses.flatMap { $0.isEmpty ? nil : $0 }
+        var offline: OfflineLimits?
+        if stageValue == .offline && actionValue != .deny {
+            guard let hours, let uses else {
+                throw Problem(
+                    message: "an offline rule that grants needs \(field("offline-hours")) and \(field("offline-uses"))")
+            }
+            guard let hourCount = Int64(hours), let useCount = Int(uses), hourCount <= OfflineGrant.maxTTLSeconds / 3600
+            else {
+                throw Problem(message: "\(field("offline-hours")) and \(field("offline-uses")) are whole numbers")
+            }
+            let limits = OfflineLimits(seconds: hourCount * 3600, uses: useCount)
+            if let problem = limits.problem { throw Problem(message: problem) }
+            offline = limits
+        } else if hours != nil || uses != nil {
+            throw Problem(
+                message: "\(field("offline-hours")) and \(field("offline-uses")) belong to an offline rule that grants")
+        }
+        return PolicyRule(
+            stage: stageValue, users: userPatterns, hosts: hostPatterns, services: servicePatterns,
+            keyKind: kind, action: actionValue, offline: offline)
     }
 
     /// `text` split at commas into patterns `PolicyRule.problem(in:field:)` accepts.

@@ -33,11 +33,16 @@ public struct ServiceSettings: Sendable {
     /// `host-registrations`: successful registrations (new keys, and the same key again) per
     /// host and window before 429; `failures` 0 turns it off.
     public var hostRegistrations = RateLimit(failures: 30, window: 300)
+    /// `grant-key`: the key that signs offline grants; without it no grant is issued (the
+    /// policy's `offline` rules then have no effect).
+    public var grantSigner: (any GrantSigner)?
 
-    public init(approval: Approval = .automatic, accessTokenTTL: Int64 = 300,
-                userLimit: RateLimit = RateLimit(failures: 10, window: 300),
-                addressLimit: RateLimit = RateLimit(failures: 50, window: 300),
-                metricsToken: String? = nil) {
+    public init(
+        approval: Approval = .automatic, accessTokenTTL: Int64 = 300,
+        userLimit: RateLimit = RateLimit(failures: 10, window: 300),
+        addressLimit: RateLimit = RateLimit(failures: 50, window: 300),
+        metricsToken: String? = nil
+    ) {
         self.approval = approval
         self.accessTokenTTL = accessTokenTTL
         self.userLimit = userLimit

@@ -3,8 +3,9 @@ import FingerAuthCore
 extension AuthenticatorService {
     /// How a token ended at its endpoint.
     enum TokenUse {
-        /// Accepted and its jti used up (the audit row is written).
-        case accepted(VerifiedToken, AuditEvent)
+        /// Accepted and its jti used up (the audit row is written), with the offline grant
+        /// recorded for it (a login at `/v1/login` that the policy gives one).
+        case accepted(VerifiedToken, AuditEvent, IssuedGrant?)
         /// Refused: the row to write (unless `written`) and the answer, already in the
         /// endpoint's own vocabulary (`invalid` for unverified ones).
         case answered(AuditEvent, HTTPResponse, written: Bool)
@@ -17,13 +18,14 @@ extension AuthenticatorService {
     /// ended into the endpoint's answer. `invalid` is the endpoint's one answer for every
     /// unverified token; `refusal` turns a verified refusal into the endpoint's answer.
     /// `reads`: a login's reads made ahead (`LoginReads`), used where they fit the verified
-    /// identity.
+    /// identity. `issuesGrant`: an accepted login also gets the offline grant its policy
+    /// allows (when a grant key is configured), recorded in the claim's transaction.
     func useToken(
         _ token: String, as purpose: TokenPurpose = .login, event start: AuditEvent, _ exchange: Exchange,
         allowed: [KeyStatus] = [.active], effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
         invalid: HTTPResponse = .error(401, "invalid_token"),
         refusal: @escaping (Refusal) -> HTTPResponse = { .error(401, $0.rawValue) },
-        unavailable: HTTPResponse = .error(503, "unavailable"), reads: LoginReads? = nil,
+        unavailable: HTTPResponse = .error(503, "unavailable"), reads: LoginReads? = nil, issuesGrant: Bool = false,
         then: @escaping (TokenUse) -> Step
     ) -> Step {
         var event = start
@@ -69,15 +71,27 @@ extension AuthenticatorService {
             if limitsUser, let limited = userLimited(verified.identity.user, exchange.address, reads, &event) {
                 return then(limited)
             }
+            var claimEffect = effect
+            var issued: IssuedGrant?
+            var accepted = acceptReason
             if purpose == .login {
                 let request = PolicyRequest(
                     stage: .login, user: verified.identity.user, host: verified.identity.host,
                     service: verified.service, keyKind: verified.identity.kind.policyKind,
                     ek: verified.identity.ek)
-                if let denied = policyRefusal(
-                    request, &event, snapshot: reads?.policy(user: request.user, host: request.host))
-                {
+                var snapshot = reads?.policy(user: request.user, host: request.host)
+                let grants = issuesGrant && settings.grantSigner != nil
+                if grants && snapshot == nil {
+                    // A failed read is read again (and answered 503) by the policy's own check.
+                    snapshot = try? store.policySnapshot(user: request.user, host: request.host)
+                }
+                if let denied = policyRefusal(request, &event, snapshot: snapshot) {
                     return then(.answered(event, denied, written: false))
+                }
+                if grants, let snapshot {
+                    issued = offlineGrant(verified, request, snapshot)
+                    claimEffect = .offlineGrant(issued)
+                    if let issued { accepted = .detail("offline grant \(issued.gid) until \(issued.notAfter)") }
                 }
                 if settings.requireHardwareKeys && verified.identity.kind != .attestedTPM {
                     event.reason = .code(.hardwareKeyRequired)
@@ -85,7 +99,9 @@ extension AuthenticatorService {
                 }
             }
             let claimed = event
-            return claim(verified, event: claimed, effect: effect, acceptReason: acceptReason, allowed: allowed) {
+            let reason = accepted
+            let grant = issued
+            return claim(verified, event: claimed, effect: claimEffect, acceptReason: reason, allowed: allowed) {
                 outcome in
                 var row = claimed
                 switch outcome {
@@ -95,8 +111,8 @@ extension AuthenticatorService {
                     return then(.answered(row, unavailable, written: false))
                 case .accepted?, .written?:
                     row.outcome = .accept
-                    row.reason = acceptReason
-                    return then(.accepted(verified, row))
+                    row.reason = reason
+                    return then(.accepted(verified, row, grant))
                 case let .refused(claimRefusal)?:
                     let reason = Refusal(claimRefusal)
                     row.reason = .token(reason)

@@ -1,5 +1,6 @@
 import CPostgres
 import FingerAuthDomain
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,8 +69,10 @@ final class PostgresConnection {
     /// defaults come before the URL, so that the URL's own parameters win; the session
     /// settings are made afterwards.
     init(url: String, statementTimeoutMilliseconds: Int) throws(StoreError) {
-        let keywords = ["connect_timeout", "application_name", "keepalives_idle", "keepalives_interval",
-                        "keepalives_count", "dbname"]
+        let keywords = [
+            "connect_timeout", "application_name", "keepalives_idle", "keepalives_interval",
+            "keepalives_count", "dbname",
+        ]
         let values = ["3", "fingerauthd", "10", "3", "3", url]
         let connection = Self.withCStrings(keywords) { keys in
             Self.withCStrings(values) { vals in PQconnectdbParams(keys, vals, 1) }
@@ -186,9 +189,10 @@ final class PostgresConnection {
     }
 
     /// Runs `body` with C copies of the parameters' text (NULL for SQL NULL), freed after.
-    private func withParameters<T>(_ parameters: [SQLValue], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+    private func withParameters<T>(_ parameters: [SQLValue], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T
+    {
         let raw: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.wire.flatMap { strdup($0) } }
-        defer { raw.forEach { free($0) } }
+        defer { for pointer in raw { free(pointer) } }
         let pointers: [UnsafePointer<CChar>?] = raw.map { $0.map { UnsafePointer($0) } }
         return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
     }
@@ -215,9 +219,10 @@ final class PostgresConnection {
     }
 
     /// Runs `body` with a NULL-terminated array of C copies of `strings` (freed after).
-    private static func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T?) -> T? {
+    private static func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T?) -> T?
+    {
         let raw: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
-        defer { raw.forEach { free($0) } }
+        defer { for pointer in raw { free(pointer) } }
         let pointers: [UnsafePointer<CChar>?] = raw.map { $0.map { UnsafePointer($0) } }
         return pointers.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return nil }
@@ -254,9 +259,13 @@ extension PostgresConnection: SQLConnection {
         case .challenges:
             _ = try execute("LOCK TABLE attestation_challenges IN SHARE ROW EXCLUSIVE MODE")
         case let .registration(user, host):
-            _ = try query("SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))", [.text(user + "\n" + host)])
+            _ = try query(
+                "SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))", [.text(user + "\n" + host)])
         case let .endorsementKey(host):
             _ = try query("SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))", [.text(host)])
+        case let .offlineChain(kid):
+            _ = try query(
+                "SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))", [.text("offline\n" + kid)])
         }
     }
 

@@ -170,6 +170,13 @@ enum PostgresSchema {
         """
         ALTER TABLE audit ADD COLUMN ready_ms BIGINT, ADD COLUMN match_ms BIGINT, ADD COLUMN connect_ms BIGINT;
         """,
+        // 11: offline grants (as SQLiteSchema's 11).
+        """
+        ALTER TABLE policy_rules DROP CONSTRAINT policy_rules_stage_check,
+            ADD CONSTRAINT policy_rules_stage_check CHECK (stage IN ('registration', 'login', 'offline')),
+            ADD COLUMN offline_limits TEXT;
+        \(OfflineTables.schema(integer: "BIGINT"))
+        """,
     ]
 
     /// The version this fingerauthd writes.

@@ -28,9 +28,16 @@ extension PostgresStore {
         case let .claim(claim):
             var token: String?
             var expires: Int64?
-            if case let .accessToken(sha256, until) = claim.effect {
+            var grants = false
+            var grant: IssuedGrant?
+            switch claim.effect {
+            case let .accessToken(sha256, until):
                 token = sha256
                 expires = until
+            case let .offlineGrant(issued):
+                grants = true
+                grant = issued
+            case .none, .revokeKey: break
             }
             return SQLStatement(
                 claimSQL,
@@ -42,6 +49,9 @@ extension PostgresStore {
                     .text(claim.audit.clientService),
                     .integer(claim.audit.stages?.ready), .integer(claim.audit.stages?.match),
                     .integer(claim.audit.stages?.connect),
+                    .boolean(grants), .text(grant?.gid), .integer(grant?.notAfter),
+                    .integer(grant.map { Int64($0.uses) }),
+                    .text(grant?.services.joined(separator: ",")), .integer(grant?.rule),
                 ])
         case let .audit(event, time):
             return AuditTables.insert(event, time: time)
@@ -66,8 +76,9 @@ extension PostgresStore {
     /// One statement per verified token (PostgreSQL's own: SQLite runs the same steps as
     /// statements of its batch's transaction): the key's row read and share-locked (a revocation
     /// either committed before and is seen, or waits for this transaction), the jti claimed
-    /// when the status allows it, the effect (access token, own revocation) applied only when
-    /// the claim succeeded, and the audit row written with the outcome.
+    /// when the status allows it, the effect (access token, own revocation, the key's offline
+    /// grants replaced) applied only when the claim succeeded, and the audit row written with
+    /// the outcome.
     static let claimSQL = #"""
         WITH k AS (
             SELECT status FROM keys WHERE kid = $1 AND "user" = $2 AND host = $3 FOR SHARE
@@ -83,6 +94,14 @@ extension PostgresStore {
         ), r AS (
             UPDATE keys SET status = 'revoked', revoked = $8
             WHERE $10::boolean AND kid = $1 AND status <> 'revoked' AND EXISTS (SELECT 1 FROM c)
+            RETURNING 1
+        ), w AS (
+            UPDATE offline_grants SET withdrawn = $8
+            WHERE $19::boolean AND kid = $1 AND withdrawn IS NULL AND EXISTS (SELECT 1 FROM c)
+            RETURNING 1
+        ), g AS (
+            INSERT INTO offline_grants (gid, "user", host, kid, issued, not_after, uses, services, rule)
+            SELECT $20, $2, $3, $1, $8, $21, $22, $23, $24 WHERE $20::text IS NOT NULL AND EXISTS (SELECT 1 FROM c)
             RETURNING 1
         ), a AS (
             INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, verified, count, service, client_service,

@@ -6,11 +6,13 @@ import FingerAuthDomain
 enum PolicyTables {
     /// Every rule, the host's labels and the user's lists, in one statement: one snapshot.
     static let snapshotSQL = """
-        SELECT 'rule', CAST(id AS TEXT), CAST(position AS TEXT), stage, users, hosts, services, key_kind, action
+        SELECT 'rule', CAST(id AS TEXT), CAST(position AS TEXT), stage, users, hosts, services, key_kind, action,
+               offline_limits
           FROM policy_rules
-        UNION ALL SELECT 'label', NULL, NULL, label, NULL, NULL, NULL, NULL, NULL FROM host_labels WHERE host = ?2
-        UNION ALL SELECT 'list', NULL, NULL, list, NULL, NULL, NULL, NULL, NULL FROM user_lists WHERE "user" = ?1
-        UNION ALL SELECT 'ek', NULL, NULL, ek_sha256, NULL, NULL, NULL, NULL, NULL FROM host_eks WHERE host = ?2 AND source = 'admin'
+        UNION ALL SELECT 'label', NULL, NULL, label, NULL, NULL, NULL, NULL, NULL, NULL FROM host_labels WHERE host = ?2
+        UNION ALL SELECT 'list', NULL, NULL, list, NULL, NULL, NULL, NULL, NULL, NULL FROM user_lists WHERE "user" = ?1
+        UNION ALL SELECT 'ek', NULL, NULL, ek_sha256, NULL, NULL, NULL, NULL, NULL, NULL FROM host_eks
+         WHERE host = ?2 AND source = 'admin'
         """
 
     static func snapshot(_ db: some SQLConnection, user: String, host: String) throws(StoreError) -> PolicySnapshot {
@@ -20,7 +22,7 @@ enum PolicyTables {
     /// The shared failure windows of at most two keys (`rate_counters`, PostgreSQL only), in
     /// the snapshot's columns: key, count, end.
     static let windowsSQL = """
-        UNION ALL SELECT 'window', key, CAST(count AS TEXT), CAST(expires AS TEXT), NULL, NULL, NULL, NULL, NULL
+        UNION ALL SELECT 'window', key, CAST(count AS TEXT), CAST(expires AS TEXT), NULL, NULL, NULL, NULL, NULL, NULL
           FROM rate_counters WHERE key IN (?3, ?4) AND expires > CAST(?5 AS BIGINT)
         """
 
@@ -43,7 +45,7 @@ enum PolicyTables {
                 snapshotSQL + "\n" + windowsSQL,
                 [user, host, failureKeys[0], failureKeys.last ?? failureKeys[0], String(now)])
         for row in rows {
-            guard row.count == 9, let kind = row[0] else { throw StoreError("corrupt policy snapshot") }
+            guard row.count == 10, let kind = row[0] else { throw StoreError("corrupt policy snapshot") }
             switch kind {
             case "rule": rules.append(try rule(Array(row[1...])))
             case "label": if let label = row[3] { labels.insert(label) }
@@ -62,7 +64,8 @@ enum PolicyTables {
     }
 
     static let rulesSQL = """
-        SELECT CAST(id AS TEXT), CAST(position AS TEXT), stage, users, hosts, services, key_kind, action
+        SELECT CAST(id AS TEXT), CAST(position AS TEXT), stage, users, hosts, services, key_kind, action,
+               offline_limits
           FROM policy_rules ORDER BY policy_rules.position
         """
 
@@ -72,19 +75,24 @@ enum PolicyTables {
         return rules
     }
 
-    /// (id, position, stage, users, hosts, services, key_kind, action) as text.
+    /// (id, position, stage, users, hosts, services, key_kind, action, offline_limits) as text.
     static func rule(_ row: [String?]) throws(StoreError) -> PolicyRule {
-        guard row.count == 8, let id = row[0].flatMap({ Int64($0) }), let position = row[1].flatMap({ Int($0) }),
+        guard row.count == 9, let id = row[0].flatMap({ Int64($0) }), let position = row[1].flatMap({ Int($0) }),
             let stage = row[2].flatMap({ PolicyStage(rawValue: $0) }), let users = row[3], let hosts = row[4],
             let services = row[5], let kind = row[6], let action = row[7].flatMap({ PolicyAction(rawValue: $0) }),
             kind == "*" || KeyKind(rawValue: kind) != nil
         else {
             throw StoreError("corrupt row in table policy_rules")
         }
+        var offline: OfflineLimits?
+        if let text = row[8] {
+            guard let limits = OfflineLimits(text: text) else { throw StoreError("corrupt row in table policy_rules") }
+            offline = limits
+        }
         func split(_ text: String) -> [String] { text.split(separator: ",").map(String.init) }
         return PolicyRule(
             id: id, position: position, stage: stage, users: split(users), hosts: split(hosts),
-            services: split(services), keyKind: KeyKind(rawValue: kind), action: action)
+            services: split(services), keyKind: KeyKind(rawValue: kind), action: action, offline: offline)
     }
 
     /// Hosts known to the authenticator — those with an enrollment token, a label, a key or
@@ -151,13 +159,14 @@ enum PolicyTables {
             let place = min(max(position ?? ids.count + 1, 1), ids.count + 1)
             let inserted = try db.textRows(
                 """
-                INSERT INTO policy_rules (position, stage, users, hosts, services, key_kind, action, created)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING CAST(id AS TEXT)
+                INSERT INTO policy_rules (position, stage, users, hosts, services, key_kind, action, created,
+                                          offline_limits)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING CAST(id AS TEXT)
                 """,
                 [
                     String(ids.count + 1), rule.stage.rawValue, rule.users.joined(separator: ","),
                     rule.hosts.joined(separator: ","), rule.services.joined(separator: ","),
-                    rule.keyKind?.rawValue ?? "*", rule.action.rawValue, String(now),
+                    rule.keyKind?.rawValue ?? "*", rule.action.rawValue, String(now), rule.offline?.text,
                 ])
             guard let id = inserted.first?.first.flatMap({ $0 }).flatMap({ Int64($0) }) else {
                 throw StoreError("no id for the new rule")

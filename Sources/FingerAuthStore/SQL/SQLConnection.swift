@@ -50,6 +50,8 @@ enum LockScope {
     case registration(user: String, host: String)
     /// The EK pin of one host: an admin's change and a registration's pin on first use.
     case endorsementKey(host: String)
+    /// The offline records of one key: two uploads of the same records store them once.
+    case offlineChain(kid: String)
 }
 
 /// How the two databases spell what the shared SQL cannot say once.
@@ -67,16 +69,18 @@ struct SQLDialect: Sendable {
     /// Whether the failure counts of the rate limits live in the database (`rate_counters`).
     let sharesFailureCounts: Bool
 
-    static let sqlite = SQLDialect(statementTime: "CAST(strftime('%s', 'now') AS INTEGER)",
-                                   clockTime: "CAST(strftime('%s', 'now') AS INTEGER)",
-                                   skipLocked: "", verified: "verified = 1", unverified: "verified = 0",
-                                   sharesFailureCounts: false)
+    static let sqlite = SQLDialect(
+        statementTime: "CAST(strftime('%s', 'now') AS INTEGER)",
+        clockTime: "CAST(strftime('%s', 'now') AS INTEGER)",
+        skipLocked: "", verified: "verified = 1", unverified: "verified = 0",
+        sharesFailureCounts: false)
 
     /// Rows another instance's pruner holds are skipped (SKIP LOCKED): no login waits on them.
-    static let postgres = SQLDialect(statementTime: "extract(epoch FROM now())::bigint",
-                                     clockTime: "extract(epoch FROM clock_timestamp())::bigint",
-                                     skipLocked: " FOR UPDATE SKIP LOCKED", verified: "verified", unverified: "NOT verified",
-                                     sharesFailureCounts: true)
+    static let postgres = SQLDialect(
+        statementTime: "extract(epoch FROM now())::bigint",
+        clockTime: "extract(epoch FROM clock_timestamp())::bigint",
+        skipLocked: " FOR UPDATE SKIP LOCKED", verified: "verified", unverified: "NOT verified",
+        sharesFailureCounts: true)
 }
 
 /// A connection the shared SQL runs on: `SQLiteDatabase` or `PostgresConnection`. Used by
@@ -111,14 +115,18 @@ extension SQLConnection {
     }
 
     /// Each row of `sql`, made into a value by `map`.
-    func rows<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Row) throws(StoreError) -> T) throws(StoreError) -> [T] {
+    func rows<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Row) throws(StoreError) -> T) throws(StoreError)
+        -> [T]
+    {
         var out: [T] = []
         try run(SQLStatement(sql, values)) { (row: Row) throws(StoreError) in out.append(try map(row)) }
         return out
     }
 
     /// The first row of `sql`, made into a value by `map`; nil when there is none.
-    func first<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Row) throws(StoreError) -> T) throws(StoreError) -> T? {
+    func first<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Row) throws(StoreError) -> T) throws(StoreError)
+        -> T?
+    {
         var out: T?
         try run(SQLStatement(sql, values)) { (row: Row) throws(StoreError) in
             if out == nil { out = try map(row) }

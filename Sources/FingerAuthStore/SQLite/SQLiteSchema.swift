@@ -9,10 +9,10 @@ import FingerAuthDomain
 /// (`keep_until`, the fleet's one replay window); audit rows say whether the request was
 /// verified, whom an unverified one only claimed to be, and how many refused requests a
 /// `refusals` row stands for; keys are found by host for bulk revocation.
-/// Versions 4 to 10: see each migration below.
+/// Versions 4 to 11: see each migration below.
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 10
+    static let version: Int64 = 11
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -31,7 +31,8 @@ enum SQLiteSchema {
             if current < 7 { try database.execute(fromVersion6) }
             if current < 8 { try database.execute(fromVersion7) }
             if current < 9 { try database.execute(fromVersion8) }
-            try database.execute(fromVersion9)
+            if current < 10 { try database.execute(fromVersion9) }
+            try database.execute(fromVersion10)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }
@@ -238,5 +239,32 @@ enum SQLiteSchema {
         ALTER TABLE audit ADD COLUMN ready_ms INTEGER;
         ALTER TABLE audit ADD COLUMN match_ms INTEGER;
         ALTER TABLE audit ADD COLUMN connect_ms INTEGER;
+        """
+
+    /// Version 11: offline grants — the policy's `offline` stage and each rule's limits
+    /// (the stage's CHECK means a rebuild, as in version 8), the grants issued, and the last
+    /// offline record held of each key.
+    private static let fromVersion10 = """
+        ALTER TABLE policy_rules RENAME TO policy_rules_v10;
+        CREATE TABLE policy_rules (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            position INTEGER NOT NULL,
+            stage TEXT NOT NULL CHECK (stage IN ('registration', 'login', 'offline')),
+            users TEXT NOT NULL,
+            hosts TEXT NOT NULL,
+            services TEXT NOT NULL,
+            key_kind TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('allow', 'deny', 'require-hardware-key', 'require-provisioned-ek')),
+            created INTEGER NOT NULL,
+            offline_limits TEXT
+        );
+        INSERT INTO policy_rules (id, position, stage, users, hosts, services, key_kind, action, created)
+            SELECT id, position, stage, users, hosts, services, key_kind, action, created FROM policy_rules_v10;
+        UPDATE sqlite_sequence SET seq = MAX(seq, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'policy_rules_v10'), 0))
+            WHERE name = 'policy_rules';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'policy_rules', seq FROM sqlite_sequence
+            WHERE name = 'policy_rules_v10' AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'policy_rules');
+        DROP TABLE policy_rules_v10;
+        \(OfflineTables.schema(integer: "INTEGER"))
         """
 }

@@ -47,6 +47,9 @@ extension SQLiteStore {
                 try db.run(TokenTables.insertAccessToken(sha256: sha256, claim: claim, expires: expires))
             case .revokeKey:
                 try db.run(KeyTables.markRevoked(kid: claim.kid, now: claim.time))
+            case let .offlineGrant(grant):
+                try db.run(OfflineTables.withdraw(kid: claim.kid, now: claim.time))
+                if let grant { try db.run(OfflineTables.insert(grant)) }
             }
         }
         var row = claim.audit

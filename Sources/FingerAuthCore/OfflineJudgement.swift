@@ -1,0 +1,68 @@
+/// The host's clocks at one moment: the wall clock, and the boot's monotonic clock
+/// (CLOCK_BOOTTIME, which counts suspend too) with the boot it belongs to.
+public struct GrantClockReading: Equatable, Sendable {
+    public var wall: Int64
+    public var bootID: String
+    public var bootMilliseconds: Int64
+
+    public init(wall: Int64, bootID: String, bootMilliseconds: Int64) {
+        self.wall = wall
+        self.bootID = bootID
+        self.bootMilliseconds = bootMilliseconds
+    }
+}
+
+/// A grant as the host keeps it (`offline-grant` in the user's state directory, root 0600):
+/// the token and the clocks when it arrived.
+public struct GrantReceipt: Equatable, Sendable {
+    public var token: String
+    public var received: GrantClockReading
+
+    public init(token: String, received: GrantClockReading) {
+        self.token = token
+        self.received = received
+    }
+
+    public var json: JSONValue {
+        .object([
+            ("grant", .string(token)), ("wall", .integer(received.wall)), ("boot_id", .string(received.bootID)),
+            ("boot_ms", .integer(received.bootMilliseconds)),
+        ])
+    }
+
+    public init?(json: JSONValue) {
+        guard let token = json["grant"]?.stringValue, let wall = json["wall"]?.int64Value,
+            let boot = json["boot_id"]?.stringValue, let ms = json["boot_ms"]?.int64Value
+        else { return nil }
+        self.init(token: token, received: GrantClockReading(wall: wall, bootID: boot, bootMilliseconds: ms))
+    }
+}
+
+/// Whether a verified grant may be used now, judged by both clocks: the time since it
+/// arrived is the larger of the monotonic time (same boot) and the wall clock's, and "now"
+/// on the wall clock is never earlier than the arrival or the last offline login
+/// (`latestSeen`). Setting the clock back therefore gains nothing; setting it forward only
+/// ends the grant sooner.
+public enum OfflineJudgement {
+    /// The wall time at which the grant stops (for the person's message), or why it cannot be used.
+    public static func judge(
+        _ grant: OfflineGrant, receipt: GrantClockReading, now: GrantClockReading, latestSeen: Int64,
+        usesSoFar: Int, service: String
+    ) -> Result<Int64, GrantRefusal> {
+        guard grant.covers(service: service) else { return .failure(GrantRefusal("grant is not for this service")) }
+        guard usesSoFar < grant.uses else {
+            return .failure(GrantRefusal("grant used up (\(grant.uses) of \(grant.uses) offline logins)"))
+        }
+        let effective = max(now.wall, latestSeen, receipt.wall)
+        var elapsed = effective - receipt.wall
+        if now.bootID == receipt.bootID {
+            guard now.bootMilliseconds >= receipt.bootMilliseconds else {
+                return .failure(GrantRefusal("monotonic clock behind the grant's arrival"))
+            }
+            elapsed = max(elapsed, (now.bootMilliseconds - receipt.bootMilliseconds) / 1000)
+        }
+        guard elapsed < grant.ttlSeconds else { return .failure(GrantRefusal("grant lifetime over")) }
+        guard effective < grant.notAfter else { return .failure(GrantRefusal("grant expired")) }
+        return .success(min(grant.notAfter, effective + (grant.ttlSeconds - elapsed)))
+    }
+}

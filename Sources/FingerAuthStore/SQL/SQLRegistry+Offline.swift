@@ -1,0 +1,31 @@
+import FingerAuthDomain
+
+// MARK: - Offline grants
+
+extension SQLRegistry {
+    public func grantStates(gids: [String], now: Int64) throws(StoreError) -> [String: GrantState] {
+        try read { (db) throws(StoreError) in try OfflineTables.states(db, gids: gids, now: now) }
+    }
+
+    public func liveGrants(host: String?, now: Int64) throws(StoreError) -> [IssuedGrant] {
+        try read { (db) throws(StoreError) in try OfflineTables.live(db, host: host, now: now) }
+    }
+
+    public func withdrawGrants(host: String, user: String?, admin: String, now: Int64) throws(StoreError) -> Int {
+        try write { (db) throws(StoreError) -> Int in
+            let count = try OfflineTables.withdraw(db, host: host, user: user, now: now)
+            let row = AuditEvent(
+                event: .grantWithdraw, user: user, host: host, outcome: .accept,
+                reason: .detail("by \(admin): \(count) grant\(count == 1 ? "" : "s") withdrawn"), peer: "local",
+                admin: admin)
+            try AuditTables.insert(db, row, time: now)
+            return count
+        }
+    }
+
+    public func storeOfflineRecords(_ records: [VerifiedOfflineRecord], kid: String, peer: String, now: Int64)
+        throws(StoreError) -> OfflineUploadResult
+    {
+        try write { (db) throws(StoreError) in try OfflineTables.store(db, records, kid: kid, peer: peer) }
+    }
+}
