@@ -36,6 +36,8 @@ INSTALL_BUILD_DEP := $(if $(NOBUILD),,build)
 # fingerauth-agent (screen lockers): installed, never enabled by install (see README,
 # "Screen lockers"); uninstall stops it first.
 AGENT_UNITS := fingerauth-agent.socket fingerauth-agent.service
+# The offline sync (fingerauth sync) and its timer: installed, never enabled by install.
+SYNC_UNITS := fingerauth-sync.service fingerauth-sync.timer
 
 .PHONY: install uninstall install-check
 
@@ -84,7 +86,7 @@ install: $(INSTALL_BUILD_DEP) install-check
 	  echo "systemd unit -> $(SYSTEMDUNITDIR)/fingerauthd.service (not enabled)"; \
 	else echo "install: no packaging/systemd/fingerauthd.service yet, skipped"; fi
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR)
-	@for unit in $(AGENT_UNITS); do \
+	@for unit in $(AGENT_UNITS) $(SYNC_UNITS); do \
 	  $(INSTALL) -m 0644 packaging/systemd/$$unit $(DESTDIR)$(SYSTEMDUNITDIR)/$$unit && \
 	  echo "systemd unit -> $(SYSTEMDUNITDIR)/$$unit (not enabled)" || exit 1; done
 	@if [ -f packaging/systemd/fingerauthd.sysusers.conf ]; then \
@@ -106,8 +108,9 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -f $(PAMCONFIGDIR)/fingerauth ] && command -v pam-auth-update >/dev/null; then \
 	  echo "pam-auth-update --package --remove fingerauth"; pam-auth-update --package --remove fingerauth; fi
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
-	  echo "systemctl disable --now $(AGENT_UNITS)"; systemctl disable --now $(AGENT_UNITS) >/dev/null 2>&1 || true; fi
-	rm -f $(foreach unit,$(AGENT_UNITS),$(DESTDIR)$(SYSTEMDUNITDIR)/$(unit)) $(DESTDIR)$(LIBEXECDIR)/fingerauth-agent
+	  echo "systemctl disable --now $(AGENT_UNITS) $(SYNC_UNITS)"; \
+	  systemctl disable --now $(AGENT_UNITS) $(SYNC_UNITS) >/dev/null 2>&1 || true; fi
+	rm -f $(foreach unit,$(AGENT_UNITS) $(SYNC_UNITS),$(DESTDIR)$(SYSTEMDUNITDIR)/$(unit)) $(DESTDIR)$(LIBEXECDIR)/fingerauth-agent
 	rm -f $(DESTDIR)$(PAMDIR)/pam_fingerauth.so $(DESTDIR)$(LIBEXECDIR)/fingerauth-login \
 	  $(DESTDIR)$(BINDIR)/fingerauth $(DESTDIR)$(SBINDIR)/fingerauthd \
 	  $(DESTDIR)$(PAMCONFIGDIR)/fingerauth $(DESTDIR)$(BASHCOMPDIR)/fingerauth \

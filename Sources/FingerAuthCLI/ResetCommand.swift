@@ -1,10 +1,12 @@
+import FingerAuthCore
+import FingerAuthCrypto
+import FingerAuthOffline
+import FingerAuthSystem
+import FingerAuthTPM
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
-import FingerAuthCrypto
-import FingerAuthSystem
-import FingerAuthTPM
 
 /// `fingerauth reset`: revokes the user's key at the authenticator, then deletes prints,
 /// keys and the registration. Works with a warning when the authenticator cannot be reached.
@@ -39,32 +41,49 @@ enum ResetCommand {
                 kids.append(record.kid)
             }
         }
+        // Offline logins not yet uploaded go to the authenticator first (best effort): their
+        // records are deleted below with the rest.
+        let book = OfflineBook(
+            stateDirectory: context.options.stateDirectory, user: context.user,
+            host: Authenticator(options: context.options).hostID)
+        if !book.unsent().isEmpty && !SyncCommand.upload([book], options: context.options) {
+            say("warning: \(book.unsent().count) offline login(s) of \(context.user) could not be uploaded; deleted")
+        }
         for kid in kids { revoke(kid, holder: keys[kid], context) }
 
         var removed = 0
         let prints = SafeFile.list(paths.printsDirectory)
-        SensorPrints.delete(context, fingers: prints.filter { $0.hasSuffix(StatePaths.printSuffix) }
-                                                   .map { String($0.dropLast(StatePaths.printSuffix.count)) })
-        let files = prints.map { paths.printsDirectory + "/" + $0 }
+        SensorPrints.delete(
+            context,
+            fingers: prints.filter { $0.hasSuffix(StatePaths.printSuffix) }
+                .map { String($0.dropLast(StatePaths.printSuffix.count)) })
+        let files =
+            prints.map { paths.printsDirectory + "/" + $0 }
             + [paths.deviceKey, paths.deviceKey + ".new", KeyRotation.oldPath(paths), paths.registration]
+            + [paths.offlineGrant, paths.offlineLog, paths.offlineSent]
         for file in files where SafeFile.exists(file) {
             do { try SafeFile.remove(file) } catch { throw CommandError("cannot delete: \(error)") }
             removed += 1
         }
         for directory in [paths.printsDirectory, paths.userDirectory] where SafeFile.exists(directory) {
             if rmdir(directory) != 0 {
-                throw CommandError("cannot remove \(directory): \(String(cString: strerror(errno))) (remove what is left by hand)")
+                throw CommandError(
+                    "cannot remove \(directory): \(String(cString: strerror(errno))) (remove what is left by hand)")
             }
         }
         let fingers = prints.filter { $0.hasSuffix(StatePaths.printSuffix) }.count
-        say(removed == 0 ? "\(context.user) had nothing enrolled on this host"
-                         : "deleted \(fingers) print(s), the device key and the registration of \(context.user)")
+        say(
+            removed == 0
+                ? "\(context.user) had nothing enrolled on this host"
+                : "deleted \(fingers) print(s), the device key and the registration of \(context.user)")
         return 0
     }
 
     private static func revoke(_ kid: String, holder: DeviceKey?, _ context: Context) {
         guard context.options.url != nil else {
-            printError("fingerauth: warning: no url configured, key \(kid) was not revoked at the authenticator; revoke it there: fingerauthd keys revoke --kid \(kid)")
+            printError(
+                "fingerauth: warning: no url configured, key \(kid) was not revoked at the authenticator; revoke it there: fingerauthd keys revoke --kid \(kid)"
+            )
             return
         }
         do {
@@ -75,7 +94,9 @@ enum ResetCommand {
         } catch {
             let why = error.unreachable ? "the authenticator is unreachable" : "the authenticator did not revoke it"
             printError("fingerauth: warning: \(why): \(error.message)")
-            printError("fingerauth: warning: key \(kid) may still be active; revoke it there: fingerauthd keys revoke --kid \(kid)")
+            printError(
+                "fingerauth: warning: key \(kid) may still be active; revoke it there: fingerauthd keys revoke --kid \(kid)"
+            )
         }
     }
 }

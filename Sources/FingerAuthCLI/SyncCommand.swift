@@ -81,6 +81,18 @@ enum SyncCommand {
         return 0
     }
 
+    /// One quiet sync of `books` (as `reset` does before it deletes them); whether the
+    /// authenticator took it.
+    static func upload(_ books: [OfflineBook], options: Options) -> Bool {
+        guard let login = options.url?.text, let url = OfflineSync.url(forLogin: login),
+            let body = OfflineSync.body(books),
+            case let .success(response) = Authenticator(options: options).send("POST", url, body: body),
+            response.status == 200, let json = try? JSONParser(maxBytes: 64 * 1024, maxDepth: 8).parse(response.body)
+        else { return false }
+        OfflineSync.apply(json, books: books, pins: GrantPins(stateDirectory: options.stateDirectory))
+        return books.allSatisfy { $0.unsent().isEmpty }
+    }
+
     /// `live until …` for a kept grant (not judged: that is the login's job), nil for none.
     private static func grantState(_ book: OfflineBook) -> String? {
         guard case let .success(receipt?) = book.receipt(),

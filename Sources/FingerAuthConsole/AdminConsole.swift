@@ -16,6 +16,7 @@ public struct ConsoleSettings: Sendable {
 
 /// What the console reads and changes of the registry.
 public typealias ConsoleRegistry = KeyRegistry & HostTokens & PolicyStore & AuditLog & ConsoleQueries & AdminAccounts
+    & OfflineGrantStore
     & FailureCounts
 
 /// The admin console served on the `admin-listen` listener: sign-in (an admin account made
@@ -121,6 +122,8 @@ public final class AdminConsole: ConsoleSurface {
                 return keyAction(request.path == "/keys/approve", kid: fields["kid"] ?? "", signedIn)
             case "/hosts/revoke":
                 return hostRevoke(host: fields["host"] ?? "", signedIn)
+            case "/hosts/withdraw-grants":
+                return grantWithdraw(host: fields["host"] ?? "", signedIn)
             case "/policy/add", "/policy/move", "/policy/remove":
                 return policyAction(request.path, fields, signedIn)
             default:

@@ -17,6 +17,8 @@ extension AdminConsole {
         let stages = try store.loginStages(
             hosts: hosts.map(\.host), since: who.now - LoginStageSummary.seconds,
             limit: LoginStageSummary.logins)
+        var grants: [String: [IssuedGrant]] = [:]
+        for host in hosts { grants[host.host] = try store.liveGrants(host: host.host, now: who.now) }
         let rows = hosts.map { host -> [String] in
             let seen = lastSeen[host.host]
             var seenText = seen.map(ConsoleHTML.time) ?? "never"
@@ -40,7 +42,8 @@ extension AdminConsole {
             return [
                 ConsoleHTML.escape(host.host), ConsoleHTML.escape(host.labels.joined(separator: ", ")),
                 "\(host.activeTokens) of \(host.tokens)", String(host.keys), seenText,
-                Self.stageCell(stages[host.host].map(LoginStageSummary.init)), ek, revoke,
+                Self.stageCell(stages[host.host].map(LoginStageSummary.init)), ek,
+                Self.grantCell(grants[host.host] ?? [], host: host.host, who), revoke,
             ]
         }
         let note = ConsoleHTML.message(message)
@@ -53,11 +56,14 @@ extension AdminConsole {
             + "not verified): <em>ready</em> from the helper's start to the reader armed and the authenticator "
             + "reached, <em>finger</em> from then to the match (the person's own time included), <em>connect</em> "
             + "the connection to the authenticator opened and answered.</p>"
+            + "<p>Offline grants: the live ones (unexpired, their key active, not replaced or withdrawn), each good "
+            + "for its user's fingerprint logins on that host while it cannot reach the authenticator, until its end "
+            + "or its uses run out; a withdrawn grant leaves the host at its next contact.</p>"
             + ConsoleHTML.table(
                 id: "hosts",
                 headers: [
                     "host", "labels", "enrollment tokens active", "keys", "last login (UTC)",
-                    "login times (ms)", "EK", "",
+                    "login times (ms)", "EK", "offline grants", "",
                 ], rows: rows)
             + Self.pager("/hosts", page: page, more: fetched.count > Self.pageSize)
         return ConsoleHTML.page(title: "Hosts", admin: who.admin, csrf: who.csrf, current: "/hosts", body: body)
@@ -74,6 +80,37 @@ extension AdminConsole {
         let count = [summary.ready, summary.match, summary.connect].compactMap { $0?.count }.max() ?? 0
         lines.append("\(count) login\(count == 1 ? "" : "s")")
         return lines.joined(separator: "<br>")
+    }
+
+    /// `alice until 2026-12-06 14:00 UTC, 20 uses` per live grant, and the button that
+    /// withdraws them; `none`.
+    static func grantCell(_ grants: [IssuedGrant], host: String, _ who: SignedIn) -> String {
+        guard !grants.isEmpty else { return "none" }
+        let lines = grants.map { grant in
+            "<span class=\"grant\">\(ConsoleHTML.escape(grant.user)) until \(ConsoleHTML.escape(UTCTime.minutes(grant.notAfter))), "
+                + "\(grant.uses) use\(grant.uses == 1 ? "" : "s")</span>"
+        }
+        return lines.joined(separator: "<br>")
+            + ConsoleHTML.button(
+                "Withdraw grants", action: "/hosts/withdraw-grants", fields: [("host", host)], csrf: who.csrf,
+                cls: "danger")
+    }
+
+    /// Withdraws `host`'s live offline grants (as `fingerauthd grants withdraw --host`), audited
+    /// with the admin's name.
+    func grantWithdraw(host: String, _ who: SignedIn) -> HTTPResponse {
+        do {
+            let count = try store.withdrawGrants(
+                host: host, user: nil, admin: who.admin, peer: LogText.clean(who.address), now: who.now)
+            log.message("console: \(who.admin) withdrew \(count) offline grant(s) of \(LogText.clean(host))")
+            return html(
+                200,
+                try hostsPage(
+                    who, message: "Withdrew \(count) offline grant\(count == 1 ? "" : "s") of \(host)."))
+        } catch {
+            log.message("console: grant withdraw: \(error)")
+            return unavailable(who, writing: true)
+        }
     }
 
     /// Revokes `host`'s enrollment tokens and keys; 404 when nothing of it was active.

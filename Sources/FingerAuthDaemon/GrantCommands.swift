@@ -108,7 +108,8 @@ enum GrantCommands {
         let host = try options.required("host", command: command)
         let user = options.optional("user")
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
-            let count = try store.withdrawGrants(host: host, user: user, admin: Admin.operatorName(), now: now)
+            let count = try store.withdrawGrants(
+                host: host, user: user, admin: Admin.operatorName(), peer: "local", now: now)
             print("withdrew \(count) grant\(count == 1 ? "" : "s") of \(host)\(user.map { " for " + $0 } ?? "")")
             return 0
         }

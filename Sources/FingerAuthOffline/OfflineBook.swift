@@ -73,7 +73,7 @@ public struct OfflineBook {
     public func usable(kid: String, service: String, pins: [String: GrantKeyJWK], now: GrantClockReading)
         -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal>
     {
-        withLog { (log) -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal> in
+        withLog(creating: false) { (log) -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal> in
             log.flatMap { judge($0, kid: kid, service: service, pins: pins, now: now) }
         }
     }
@@ -86,7 +86,7 @@ public struct OfflineBook {
         kid: String, service: String, jti: String, pins: [String: GrantKeyJWK], now: GrantClockReading,
         sign: ([UInt8]) -> [UInt8]?
     ) -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal> {
-        withLog { (log) -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal> in
+        withLog(creating: true) { (log) -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal> in
             let records: [(line: String, record: OfflineRecord)]
             switch log {
             case let .failure(why): return .failure(why)
@@ -136,7 +136,7 @@ public struct OfflineBook {
     /// The records of the log, in order (lines that do not parse are skipped: the
     /// authenticator sees the gap).
     public func records() -> [(line: String, record: OfflineRecord)] {
-        withLog { (try? $0.get()) ?? [] }
+        withLog(creating: false) { (try? $0.get()) ?? [] }
     }
 
     /// The `seq` of the last record of each device key the authenticator holds
@@ -178,9 +178,14 @@ public struct OfflineBook {
     }
 
     /// Runs `body` with the log's records while holding its lock (flock on the log file,
-    /// created root 0600 when missing; at most `lockWaitMilliseconds` of waiting).
-    private func withLog<T>(_ body: (Result<[(line: String, record: OfflineRecord)], GrantRefusal>) -> T) -> T {
-        let fd = open(paths.offlineLog, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0o600)
+    /// created root 0600 when missing and `creating`; at most `lockWaitMilliseconds` of
+    /// waiting). A log that does not exist has no records, and nothing to lock.
+    private func withLog<T>(
+        creating: Bool, _ body: (Result<[(line: String, record: OfflineRecord)], GrantRefusal>) -> T
+    ) -> T {
+        let fd = open(
+            paths.offlineLog, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (creating ? O_CREAT : 0), 0o600)
+        if fd < 0 && errno == ENOENT { return body(.success([])) }
         if fd >= 0 {
             let deadline = MonotonicInstant.now().adding(milliseconds: Self.lockWaitMilliseconds)
             while flock(fd, LOCK_EX | LOCK_NB) != 0 && MonotonicInstant.now() < deadline { usleep(5000) }

@@ -58,6 +58,35 @@ final class LoginFlowTests: XCTestCase {
         XCTAssertEqual(helper.jobs[0].issuer, "fallback-host")
     }
 
+    func testAnOfflineLoginForOurJTISucceedsAndSaysSoEvenWhenSilent() {
+        let talk = RecordingConversation()
+        let helper = ScriptedHelper(outcome: {
+            .acceptedOffline(
+                jti: $0.jti, kid: "kid-1", finger: "right-index-finger", grant: "g1", expires: 1_796_565_600)
+        })
+        let outcome = flow(helper: helper, conversation: talk).authenticate(
+            LoginRequest(user: "alice", service: "sudo", silent: true), options: testOptions())
+        XCTAssertEqual(outcome.code, .success)
+        XCTAssertEqual(outcome.category, .accepted)
+        XCTAssertEqual(
+            outcome.reason,
+            "finger right-index-finger matched, authenticator unreachable: offline grant g1, expires 2026-12-06 14:00 UTC"
+        )
+        XCTAssertEqual(
+            talk.infos,
+            [
+                LoginFlow.Text.placeFinger,
+                "Authenticator not reachable: logged in offline with this host's offline grant (expires 2026-12-06 14:00 UTC)",
+            ])
+        let other = ScriptedHelper(outcome: { _ in
+            .acceptedOffline(jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f", grant: "g", expires: 5)
+        })
+        let refused = flow(helper: other).authenticate(
+            LoginRequest(user: "alice", service: "s"), options: testOptions())
+        XCTAssertEqual(refused.code, .authInfoUnavailable)
+        XCTAssertEqual(refused.reason, "login helper answered for another token")
+    }
+
     func testAcceptanceOfAnotherTokenIsNotASuccess() {
         let helper = ScriptedHelper(outcome: { _ in .accepted(jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f") })
         let outcome = flow(helper: helper).authenticate(

@@ -214,8 +214,9 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     func liveGrants(host: String?, now: Int64) throws(StoreError) -> [IssuedGrant] {
         try base.liveGrants(host: host, now: now)
     }
-    func withdrawGrants(host: String, user: String?, admin: String, now: Int64) throws(StoreError) -> Int {
-        try base.withdrawGrants(host: host, user: user, admin: admin, now: now)
+    func withdrawGrants(host: String, user: String?, admin: String, peer: String, now: Int64) throws(StoreError) -> Int
+    {
+        try base.withdrawGrants(host: host, user: user, admin: admin, peer: peer, now: now)
     }
     func storeOfflineRecords(_ records: [VerifiedOfflineRecord], kid: String, peer: String, now: Int64)
         throws(StoreError) -> OfflineUploadResult

@@ -24,6 +24,8 @@ EXPECTED = {
     "usr/libexec/fingerauth/fingerauth-agent": 0o755,
     "lib/systemd/system/fingerauth-agent.socket": 0o644,
     "lib/systemd/system/fingerauth-agent.service": 0o644,
+    "lib/systemd/system/fingerauth-sync.service": 0o644,
+    "lib/systemd/system/fingerauth-sync.timer": 0o644,
     "usr/share/man/man8/fingerauth-agent.8.gz": 0o644,
 }
 

@@ -30,6 +30,8 @@ FILES = {  # path: mode
     "/usr/libexec/fingerauth/fingerauth-agent": 0o755,
     "/lib/systemd/system/fingerauth-agent.socket": 0o644,
     "/lib/systemd/system/fingerauth-agent.service": 0o644,
+    "/lib/systemd/system/fingerauth-sync.service": 0o644,
+    "/lib/systemd/system/fingerauth-sync.timer": 0o644,
     "/usr/share/man/man8/fingerauth-agent.8.gz": 0o644,
     # The module's texts in German, French and Spanish (po/*.po).
     "/usr/share/locale/de/LC_MESSAGES/fingerauth.mo": 0o644,

@@ -163,3 +163,53 @@ def test_sudo_on_a_terminal_in_sequential_mode_shows_the_prompt_and_nothing_else
     assert status == 0, term.screen
     assert "\x00" not in term.screen, repr(term.screen)
     assert term.screen == "Place your finger on the fingerprint reader\r\n", repr(term.screen)
+
+
+def test_sudo_offline_within_a_grant_runs_sudo_with_the_message_and_the_audit_catches_up(sudo_setup, observe):
+    """sudo: an offline rule and a grant key; one online sudo brings the grant; authenticator stopped -> the finger runs sudo offline, with the message; its record reaches the audit at the next contact; the grant's last use spent -> the password"""
+    install, user = sudo_setup
+    authd = install.authd
+    key = install.tmp / "grant.key"
+    import subprocess
+    made = subprocess.run([authd.binary, "grants", "new-key", "--out", str(key)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    port = authd.port
+    authd.stop()
+    authd.listen = "127.0.0.1:%d" % port
+    authd.args += ["--grant-key", str(key)]
+    authd.start()
+    added = authd.admin("policy", "add", "--stage", "offline", "--users", user.name, "--hosts", "*",
+                        "--action", "allow", "--offline-hours", "1", "--offline-uses", "1")
+    assert added.returncode == 0, added.stderr
+    install.feed("finger-right")
+    online = user.as_user(SUDO)
+    install.fed()
+    assert online.returncode == 0 and online.stdout == PLACE, online
+    grant = install.state / "users" / user.name / "offline-grant"
+    assert grant.exists()
+
+    authd.stop()
+    install.feed("finger-right")
+    offline = user.as_user(SUDO)  # stdin empty: a password prompt would fail the command
+    install.fed()
+    observe("offline: exit %d; stdout %r; stderr %r" % (offline.returncode, offline.stdout, offline.stderr.strip()))
+    assert offline.returncode == 0, offline.stderr
+    # sudo passes PAM_SILENT, yet the offline login says so.
+    assert offline.stdout.startswith(PLACE)
+    assert "logged in offline with this host's offline grant (expires " in offline.stdout + offline.stderr
+    line = install.log_lines()[-1]
+    assert "result=PAM_SUCCESS" in line and "offline grant" in line, line
+
+    # Its one use is spent: the password, at once, without a finger.
+    spent = user.as_user(SUDO, stdin_text=user.password + "\n")
+    assert spent.returncode == 0 and spent.stdout == "", spent
+    assert "grant used up (1 of 1 offline logins)" in install.log_lines()[-1]
+
+    authd.start()
+    install.feed("finger-right")
+    back = user.as_user(SUDO)
+    install.fed()
+    assert back.returncode == 0, back.stderr
+    rows = [r for r in authd.audit_rows() if r["event"] == "offline_login"]
+    assert [(r["user"], r["outcome"], r["service"]) for r in rows] == [
+        (user.name, "accept", "fa-e2e-sudo-" + user.name.split("-")[-1])]

@@ -179,3 +179,34 @@ def test_the_audit_log_between_two_times(world, admin):
     assert admin.get("/audit.csv?to=yesterday").status == 400
     csv_inside = admin.get("/audit.csv?event=login&from=%s" % today)
     assert csv_inside.text.count("\r\n") == 2  # the header and alice's login
+
+
+def test_the_hosts_page_shows_live_offline_grants_and_withdraws_them(world, admin):
+    """Offline grants (issue 36) on the hosts page: each live grant of the host, and the
+    button that withdraws them (audited with the admin); the host drops its grant at its
+    next contact."""
+    from test_offline_grants import Offline
+    offline = Offline(world)  # restarts fingerauthd with a grant key: a new console port
+    console = ConsoleClient(world.authd)
+    assert console.sign_in("ada").status == 303
+    world.enroll("alice", "finger-A")
+    approve_all(world)
+    assert console.get("/hosts").table_rows("hosts")[0][7] == "none"
+    offline.rule(hours=8, uses=3)
+    offline.online()
+    grant = offline.grant()
+    page = console.get("/hosts")
+    cell = page.table_rows("hosts")[0][7]
+    until = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(grant["exp"]))
+    assert cell.startswith("alice until %s, 3 uses" % until), cell
+    withdrawn = console.post("/hosts/withdraw-grants", {"csrf": page.field("csrf"), "host": "testhost"})
+    assert withdrawn.status == 200, withdrawn
+    assert withdrawn.element_text("message") == "Withdrew 1 offline grant of testhost."
+    assert withdrawn.table_rows("hosts")[0][7] == "none"
+    [row] = [r for r in world.authd.audit_rows() if r["event"] == "grant_withdraw"]
+    assert (row["host"], row["admin"], row["reason"]) == ("testhost", "ada", "by ada: 1 grant withdrawn")
+    assert console.post("/hosts/withdraw-grants", {"host": "testhost"}).status == 403
+    # The host learns it at its next contact.
+    done = world.cli("sync")
+    assert done.returncode == 0 and "alice: offline grant withdrawn, dropped" in done.stdout, done.stdout + done.stderr
+    assert not offline.grant_file.exists()

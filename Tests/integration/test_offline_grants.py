@@ -433,3 +433,43 @@ def test_a_screen_locker_logs_in_offline_through_the_agent_for_its_own_user_only
     other = w.login("alice", as_uid=USERS["bob"], service=w.service("locker", fallback=False))
     assert other.name != "PAM_SUCCESS", other
     assert len(o.log_file.read_text().splitlines()) == 1
+
+
+def pinned_kids(world):
+    return sorted(k["kid"] for k in json.loads((world.state / "grant-keys").read_text())["keys"])
+
+
+def test_a_grant_key_rotation_keeps_the_hosts_grants_through_its_overlap(offline, world):
+    offline.rule()
+    offline.online()
+    old_kid = jwt.get_unverified_header(offline.receipt()["grant"])["kid"]
+    assert pinned_kids(world) == [old_kid]
+    # Rotate: a new key signs, the old one is still published.
+    old_path = offline.key_path
+    new_path = world.tmp / "grant-new.key"
+    made = subprocess.run([world.authd.binary, "grants", "new-key", "--out", str(new_path)],
+                          capture_output=True, text=True, timeout=30)
+    assert made.returncode == 0, made.stderr
+    new_kid = re.search(r"grant key (\S+) written", made.stdout).group(1)
+    world.authd.args = [a for a in world.authd.args if a not in ("--grant-key", str(old_path))]
+    world.authd.args += ["--grant-key", str(new_path), "--grant-key-previous", str(old_path)]
+    offline.restart()
+    sync(world)
+    assert pinned_kids(world) == sorted([old_kid, new_kid])
+    # The old key's grant still works offline during the overlap.
+    offline.restart(stop_only=True)
+    assert offline.offline().name == "PAM_SUCCESS"
+    offline.restart()
+    offline.online()
+    assert jwt.get_unverified_header(offline.receipt()["grant"])["kid"] == new_kid
+    # The overlap over: the old key is no longer published, nor pinned after the next contact.
+    world.authd.args = [a for a in world.authd.args if a not in ("--grant-key-previous", str(old_path))]
+    offline.restart()
+    sync(world)
+    assert pinned_kids(world) == [new_kid]
+    offline.restart(stop_only=True)
+    assert offline.offline().name == "PAM_SUCCESS"
+    # A grant the old key signs now is refused here.
+    forge(offline, world, key=serialization.load_pem_private_key(old_path.read_bytes(), password=None))
+    assert offline.offline(scans=()).name == "PAM_AUTHINFO_UNAVAIL"
+    assert "grant signed by a key this host does not pin" in world.log_lines()[-1]

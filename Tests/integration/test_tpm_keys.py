@@ -319,3 +319,23 @@ def test_enrolling_with_another_machines_tpm_is_refused_and_says_what_to_do(worl
     assert [k["user"] for k in server_keys(world)] == ["alice"]
     rows = [r for r in world.authd.audit_rows() if r["reason"] == "ek_mismatch"]
     assert [(r["event"], r["user"], r["host"]) for r in rows] == [("attest_challenge", "bob", "testhost")], rows
+
+
+def test_a_tpm_key_logs_in_offline_within_a_grant_for_hardware_keys_and_its_record_verifies(world):
+    """Offline grants (issue 36) with a TPM key: the policy grants to hardware keys only; with
+    the authenticator stopped the TPM signs the offline record after the finger, and the
+    authenticator verifies it with the registered key at the next contact."""
+    from test_offline_grants import OFFLINE_TEXT, Offline
+    offline = Offline(world)
+    enroll_tpm(world)
+    offline.rule(action="require-hardware-key")
+    offline.online()
+    assert offline.grant_file.exists()
+    offline.restart(stop_only=True)
+    login = offline.offline()
+    assert login.name == "PAM_SUCCESS", login
+    assert OFFLINE_TEXT.match(login.infos[-1]), login.infos
+    offline.restart()
+    offline.online()
+    [row] = [r for r in world.authd.audit_rows() if r["event"] == "offline_login"]
+    assert (row["user"], row["kid"], row["outcome"]) == ("alice", world.kid("alice"), "accept")

@@ -80,8 +80,8 @@ public protocol OfflineGrantStore: Sendable {
     /// Live grants (of `host`, or every host), newest first.
     func liveGrants(host: String?, now: Int64) throws(StoreError) -> [IssuedGrant]
     /// Withdraws the live grants of `host` (and of `user` when given), with an audit row by
-    /// `admin`; how many.
-    func withdrawGrants(host: String, user: String?, admin: String, now: Int64) throws(StoreError) -> Int
+    /// `admin` from `peer`; how many.
+    func withdrawGrants(host: String, user: String?, admin: String, peer: String, now: Int64) throws(StoreError) -> Int
     /// Stores one key's verified records in sequence order, in one transaction: each record
     /// after the last one held becomes an `offline_login` row at its own time; a record whose
     /// `seq` skips ahead or whose `prev` is not the last record's hash first writes an

@@ -11,12 +11,14 @@ extension SQLRegistry {
         try read { (db) throws(StoreError) in try OfflineTables.live(db, host: host, now: now) }
     }
 
-    public func withdrawGrants(host: String, user: String?, admin: String, now: Int64) throws(StoreError) -> Int {
+    public func withdrawGrants(host: String, user: String?, admin: String, peer: String, now: Int64)
+        throws(StoreError) -> Int
+    {
         try write { (db) throws(StoreError) -> Int in
             let count = try OfflineTables.withdraw(db, host: host, user: user, now: now)
             let row = AuditEvent(
                 event: .grantWithdraw, user: user, host: host, outcome: .accept,
-                reason: .detail("by \(admin): \(count) grant\(count == 1 ? "" : "s") withdrawn"), peer: "local",
+                reason: .detail("by \(admin): \(count) grant\(count == 1 ? "" : "s") withdrawn"), peer: peer,
                 admin: admin)
             try AuditTables.insert(db, row, time: now)
             return count

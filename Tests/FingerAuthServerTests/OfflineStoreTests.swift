@@ -1,0 +1,110 @@
+import FingerAuthCore
+import FingerAuthDomain
+import FingerAuthStore
+import XCTest
+
+/// Offline grants and uploaded offline records on each backend, one body for both: a grant
+/// recorded with its login's claim, what "live" means, and the chain of records per key.
+final class OfflineStoreTests: StoreBackendTestCase {
+    func register(_ store: any AuthStorage, _ kid: String, user: String) throws {
+        let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
+        let key = RegisteredKey(kid: kid, user: user, host: "host1", jwk: maker.jwk, status: .active, created: 10)
+        XCTAssertEqual(
+            try store.register(
+                key, proofJTI: "proof-" + kid, keepUntil: 1000, audit: AuditEvent(event: .register, outcome: .deny),
+                now: 10), .created)
+    }
+
+    func grant(_ gid: String, kid: String = "k1", user: String = "alice", until: Int64 = 10_000) -> IssuedGrant {
+        IssuedGrant(
+            gid: gid, user: user, host: "host1", kid: kid, issued: 100, notAfter: until, uses: 3, services: ["sudo"],
+            rule: 7)
+    }
+
+    func login(_ kid: String, jti: String, user: String = "alice", grant: IssuedGrant?) -> WriteItem {
+        .claim(
+            TokenClaim(
+                kid: kid, user: user, host: "host1", jti: jti, keepUntil: 500, allowed: [.active],
+                effect: .offlineGrant(grant), audit: AuditEvent(event: .login, outcome: .deny, peer: "10.0.0.1"),
+                time: 100))
+    }
+
+    func testAGrantIsLiveUntilReplacedWithdrawnExpiredOrItsKeyRevoked() throws {
+        try onEachBackend { store, _ in
+            try register(store, "k1", user: "alice")
+            try register(store, "k2", user: "bob")
+            XCTAssertEqual(try store.commit([login("k1", jti: "a", grant: grant("g1"))]), [.accepted])
+            XCTAssertEqual(try store.liveGrants(host: nil, now: 200), [grant("g1")])
+            XCTAssertEqual(try store.grantStates(gids: ["g1", "nope"], now: 200), ["g1": .live, "nope": .withdrawn])
+            XCTAssertEqual(try store.grantStates(gids: ["g1"], now: 10_000), ["g1": .withdrawn])
+            // The key's next login replaces it; a login without a grant withdraws it.
+            XCTAssertEqual(try store.commit([login("k1", jti: "b", grant: grant("g2"))]), [.accepted])
+            XCTAssertEqual(try store.grantStates(gids: ["g1", "g2"], now: 200), ["g1": .withdrawn, "g2": .live])
+            XCTAssertEqual(try store.commit([login("k1", jti: "c", grant: nil)]), [.accepted])
+            XCTAssertEqual(try store.liveGrants(host: "host1", now: 200), [])
+            // A refused claim (replayed jti) records no grant.
+            XCTAssertEqual(try store.commit([login("k1", jti: "a", grant: grant("g3"))]), [.refused(.replayed)])
+            XCTAssertEqual(try store.grantStates(gids: ["g3"], now: 200), ["g3": .withdrawn])
+            // Revoking the key withdraws its grant without a write of its own.
+            let bobs = grant("g4", kid: "k2", user: "bob")
+            XCTAssertEqual(try store.commit([login("k2", jti: "d", user: "bob", grant: bobs)]), [.accepted])
+            XCTAssertEqual(try store.liveGrants(host: "host1", now: 200), [bobs])
+            XCTAssertEqual(try store.revoke(kid: "k2", now: 300), .revoked)
+            XCTAssertEqual(try store.liveGrants(host: "host1", now: 400), [])
+            // An admin's withdrawal, with its audit row.
+            XCTAssertEqual(try store.commit([login("k1", jti: "e", grant: grant("g5"))]), [.accepted])
+            XCTAssertEqual(try store.liveGrants(host: "other", now: 200), [])
+            XCTAssertEqual(
+                try store.withdrawGrants(host: "host1", user: "alice", admin: "root", peer: "local", now: 500), 1)
+            XCTAssertEqual(try store.grantStates(gids: ["g5"], now: 600), ["g5": .withdrawn])
+            let row = try XCTUnwrap(try store.auditEvents().last)
+            XCTAssertEqual(row.event, .grantWithdraw)
+            XCTAssertEqual(row.reason?.text, "by root: 1 grant withdrawn")
+        }
+    }
+
+    func record(_ seq: Int64, previous: String, hash: String, at: Int64 = 1000) -> VerifiedOfflineRecord {
+        VerifiedOfflineRecord(
+            record: OfflineRecord(
+                seq: seq, gid: "g1", user: "alice", host: "host1", kid: "k1", jti: "j\(seq)", service: "sudo",
+                at: at + seq,
+                previous: previous), lineHash: hash)
+    }
+
+    func testRecordsAreStoredOnceInOrderAndEveryGapIsFlagged() throws {
+        try onEachBackend { store, _ in
+            let first = [record(2, previous: "h1", hash: "h2"), record(1, previous: "", hash: "h1")]
+            XCTAssertEqual(
+                try store.storeOfflineRecords(first, kid: "k1", peer: "10.0.0.1", now: 5000),
+                OfflineUploadResult(lastSeq: 2, stored: 2, flagged: 0))
+            // Sent again (the host lost the answer): nothing new.
+            XCTAssertEqual(
+                try store.storeOfflineRecords(first, kid: "k1", peer: "10.0.0.1", now: 5000),
+                OfflineUploadResult(lastSeq: 2, stored: 0, flagged: 0))
+            // Record 3 never came: a gap, then record 4.
+            XCTAssertEqual(
+                try store.storeOfflineRecords([record(4, previous: "h3", hash: "h4")], kid: "k1", peer: "p", now: 5000),
+                OfflineUploadResult(lastSeq: 4, stored: 1, flagged: 1))
+            // Record 5 that does not chain, and record 5 again in another form.
+            XCTAssertEqual(
+                try store.storeOfflineRecords([record(5, previous: "zz", hash: "h5")], kid: "k1", peer: "p", now: 5000),
+                OfflineUploadResult(lastSeq: 5, stored: 1, flagged: 1))
+            XCTAssertEqual(
+                try store.storeOfflineRecords(
+                    [record(5, previous: "h4", hash: "h5b")], kid: "k1", peer: "p", now: 5000),
+                OfflineUploadResult(lastSeq: 5, stored: 0, flagged: 1))
+            let rows = try store.auditRecords(AuditFilter(limit: 100))
+            XCTAssertEqual(
+                rows.map { "\($0.event.event.name) \($0.time) \($0.event.reason?.text ?? "-")" },
+                [
+                    "offline_login 1001 grant g1, record 1", "offline_login 1002 grant g1, record 2",
+                    "offline_gap 1004 record 3 missing", "offline_login 1004 grant g1, record 4",
+                    "offline_gap 1005 record 5 does not follow record 4 (changed or removed)",
+                    "offline_login 1005 grant g1, record 5", "offline_gap 1005 record 5 differs from the one held",
+                ])
+            XCTAssertEqual(rows[0].event.jti, "j1")
+            XCTAssertEqual(rows[0].event.service, "sudo")
+            XCTAssertEqual(rows[2].event.outcome, .deny)
+        }
+    }
+}
