@@ -58,6 +58,7 @@ public struct OfflineBook {
         } catch {
             return .failure(GrantRefusal("offline grant not kept: \(error)"))
         }
+        compact()
         return .success(grant)
     }
 
@@ -179,19 +180,56 @@ public struct OfflineBook {
 
     /// Runs `body` with the log's records while holding its lock (flock on the log file,
     /// created root 0600 when missing and `creating`; at most `lockWaitMilliseconds` of
-    /// waiting). A log that does not exist has no records, and nothing to lock.
+    /// waiting, then a refusal). A log that does not exist has no records, and nothing to
+    /// lock. A log compacted (replaced) while this waited is locked again.
     private func withLog<T>(
         creating: Bool, _ body: (Result<[(line: String, record: OfflineRecord)], GrantRefusal>) -> T
     ) -> T {
-        let fd = open(
-            paths.offlineLog, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (creating ? O_CREAT : 0), 0o600)
-        if fd < 0 && errno == ENOENT { return body(.success([])) }
-        if fd >= 0 {
-            let deadline = MonotonicInstant.now().adding(milliseconds: Self.lockWaitMilliseconds)
-            while flock(fd, LOCK_EX | LOCK_NB) != 0 && MonotonicInstant.now() < deadline { usleep(5000) }
+        let deadline = MonotonicInstant.now().adding(milliseconds: Self.lockWaitMilliseconds)
+        for _ in 0..<3 {
+            let fd = open(
+                paths.offlineLog, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (creating ? O_CREAT : 0), 0o600)
+            if fd < 0 { return errno == ENOENT ? body(.success([])) : body(readLog()) }
+            var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+            while !locked && MonotonicInstant.now() < deadline {
+                usleep(5000)
+                locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+            }
+            guard locked else {
+                close(fd)
+                return body(.failure(GrantRefusal("offline-log: held by another login")))
+            }
+            var held = stat()
+            var current = stat()
+            guard fstat(fd, &held) == 0, lstat(paths.offlineLog, &current) == 0, held.st_ino == current.st_ino,
+                held.st_dev == current.st_dev
+            else {
+                close(fd)
+                continue
+            }
+            let result = body(readLog())
+            close(fd)
+            return result
         }
-        defer { if fd >= 0 { close(fd) } }
-        return body(readLog())
+        return body(.failure(GrantRefusal("offline-log: replaced while waiting")))
+    }
+
+    /// Drops the records the authenticator holds from the log, but the last of each device
+    /// key (the next record chains to it); under the log's lock. Called when a new grant
+    /// replaces the old one, so that no record of the grant in use (its count of uses) goes.
+    func compact() {
+        withLog(creating: false) { log in
+            guard case let .success(records) = log, !records.isEmpty else { return }
+            let held = sent()
+            var last: [String: Int64] = [:]
+            for entry in records { last[entry.record.kid] = max(last[entry.record.kid] ?? 0, entry.record.seq) }
+            let kept = records.filter {
+                $0.record.seq > held[$0.record.kid] ?? 0 || $0.record.seq == last[$0.record.kid]
+            }
+            guard kept.count < records.count else { return }
+            try? SafeFile.writeAtomically(
+                paths.offlineLog, Array(kept.map { $0.line + "\n" }.joined().utf8), mode: 0o600)
+        }
     }
 
     /// The log's records; a refusal when it may not be trusted (owner, mode, a link, too

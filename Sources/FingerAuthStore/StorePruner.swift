@@ -55,7 +55,8 @@ public final class StorePruner: @unchecked Sendable {
                 log(
                     "pruned \(result.replay) jti, \(result.accessTokens) access tokens, \(result.audit) audit rows, "
                         + "\(result.unverifiedAudit) unverified audit rows"
-                        + (result.rateCounters > 0 ? ", \(result.rateCounters) rate-limit windows" : ""))
+                        + (result.rateCounters > 0 ? ", \(result.rateCounters) rate-limit windows" : "")
+                        + (result.grants > 0 ? ", \(result.grants) ended offline grants" : ""))
             }
             return result
         } catch {

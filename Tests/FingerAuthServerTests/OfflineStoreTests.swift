@@ -63,6 +63,23 @@ final class OfflineStoreTests: StoreBackendTestCase {
         }
     }
 
+    func testPruningRemovesEndedGrantsAndKeepsLiveOnes() throws {
+        try onEachBackend { store, _ in
+            try register(store, "k1", user: "alice")
+            try register(store, "k2", user: "bob")
+            let far: Int64 = 4_000_000_000
+            XCTAssertEqual(try store.commit([login("k1", jti: "a", grant: grant("old", until: far))]), [.accepted])
+            XCTAssertEqual(try store.commit([login("k1", jti: "b", grant: grant("new", until: far))]), [.accepted])
+            let expired = grant("gone", kid: "k2", user: "bob", until: 200)
+            XCTAssertEqual(try store.commit([login("k2", jti: "c", user: "bob", grant: expired)]), [.accepted])
+            XCTAssertEqual(try store.prune(PrunePolicy()).grants, 2)
+            XCTAssertEqual(try store.liveGrants(host: nil, now: 300).map(\.gid), ["new"])
+            XCTAssertEqual(
+                try store.grantStates(gids: ["old", "new", "gone"], now: 300),
+                ["old": .withdrawn, "new": .live, "gone": .withdrawn])
+        }
+    }
+
     func record(_ seq: Int64, previous: String, hash: String, at: Int64 = 1000) -> VerifiedOfflineRecord {
         VerifiedOfflineRecord(
             record: OfflineRecord(

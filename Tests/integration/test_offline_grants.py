@@ -331,9 +331,16 @@ def test_offline_logins_reach_the_audit_in_order_at_the_next_online_login(offlin
     assert max(r["id"] for r in uploaded) < [r for r in rows if r["event"] == "login"][-1]["id"]
     assert audit(world, "offline_gap") == []
     assert (offline.user_dir / "offline-sent").read_text() == "%s 3\n" % world.kid("alice")
-    # Held records are not sent again.
+    # Held records are not sent again, and the log keeps only the last (the next one chains to it).
     offline.online()
     assert len(audit(world, "offline_login")) == 3
+    assert offline_jtis(offline) == jtis[-1:]
+    offline.restart(stop_only=True)
+    assert offline.offline().name == "PAM_SUCCESS"
+    offline.restart()
+    offline.online()
+    assert [r["reason"].split(", ")[-1] for r in audit(world, "offline_login")] == ["record %d" % n for n in (1, 2, 3, 4)]
+    assert audit(world, "offline_gap") == []
 
 
 @pytest.mark.parametrize("change", ["removed", "altered"])

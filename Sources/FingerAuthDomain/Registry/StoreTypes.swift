@@ -256,16 +256,23 @@ public struct PruneResult: Sendable, Equatable {
     /// Expired shared rate-limit windows (PostgreSQL only).
     public var rateCounters: Int
 
-    public init(replay: Int = 0, accessTokens: Int = 0, audit: Int = 0, unverifiedAudit: Int = 0, rateCounters: Int = 0)
-    {
+    /// Offline grants that ended (expired, replaced or withdrawn): a host asking about one
+    /// hears "withdrawn" all the same.
+    public var grants: Int
+
+    public init(
+        replay: Int = 0, accessTokens: Int = 0, audit: Int = 0, unverifiedAudit: Int = 0, rateCounters: Int = 0,
+        grants: Int = 0
+    ) {
         self.replay = replay
         self.accessTokens = accessTokens
         self.audit = audit
         self.unverifiedAudit = unverifiedAudit
         self.rateCounters = rateCounters
+        self.grants = grants
     }
 
-    public var total: Int { replay + accessTokens + audit + unverifiedAudit + rateCounters }
+    public var total: Int { replay + accessTokens + audit + unverifiedAudit + rateCounters + grants }
 }
 
 /// What a pruning pass removes, in the database's own time.

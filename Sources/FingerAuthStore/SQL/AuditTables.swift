@@ -140,6 +140,14 @@ enum AuditTables {
                     DELETE FROM access_tokens WHERE sha256 IN (SELECT sha256 FROM access_tokens WHERE expires < \(now) \(tail))
                     """)
             ),
+            (
+                \.grants,
+                SQLStatement(
+                    """
+                    DELETE FROM offline_grants WHERE gid IN
+                    (SELECT gid FROM offline_grants WHERE not_after < \(now) OR withdrawn IS NOT NULL \(tail))
+                    """)
+            ),
         ]
         if dialect.sharesFailureCounts {
             statements.append(

@@ -57,15 +57,17 @@ enum OfflineTables {
            AND EXISTS (SELECT 1 FROM keys k WHERE k.kid = g.kid AND k.status = 'active')
         """
 
+    /// Where each of `gids` stands, in one statement (a sync names at most 32).
     static func states(_ db: some SQLConnection, gids: [String], now: Int64) throws(StoreError) -> [String: GrantState]
     {
         var states: [String: GrantState] = [:]
         for gid in gids { states[gid] = .withdrawn }
-        for gid in gids {
-            let live = try db.textRows(
-                "SELECT g.gid FROM offline_grants g WHERE g.gid = ?2 AND \(liveCondition)", [String(now), gid])
-            if !live.isEmpty { states[gid] = .live }
-        }
+        guard !gids.isEmpty else { return states }
+        let placeholders = (0..<gids.count).map { "?\($0 + 2)" }.joined(separator: ", ")
+        let live = try db.textRows(
+            "SELECT g.gid FROM offline_grants g WHERE g.gid IN (\(placeholders)) AND \(liveCondition)",
+            [String(now)] + gids)
+        for row in live { if let gid = row.first ?? nil { states[gid] = .live } }
         return states
     }
 
