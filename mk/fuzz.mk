@@ -2,10 +2,11 @@
 # the config file, the pam.d arguments, the login helper's lines and its request, the authenticator's
 # answers (their JSON, and the HTTP framing the helper's client reads: HTTPWire.swift, compiled
 # into the same module with its `import FingerAuthCore` line left out), JWTs and JSON, the agent's requests and replies, the TPM structures of a key attestation,
+# offline grants, their receipts and the offline log's records and their judgement,
 # the command-line words every program parses. `make fuzz` runs each target FUZZ_SECONDS (default 60);
 # `make test` runs a smoke of FUZZ_SMOKE_SECONDS each. A crash fails the run and leaves
 # its input in build/fuzz/.
-FUZZ_TARGETS := config pam-args scan-message login-request authenticator-response http-answer jwt agent-message tpm-structures command-line
+FUZZ_TARGETS := config pam-args scan-message login-request authenticator-response http-answer jwt agent-message tpm-structures command-line offline
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 8
 FUZZER := $(BUILD)/fuzz/fa-fuzz

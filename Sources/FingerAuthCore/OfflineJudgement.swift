@@ -53,16 +53,24 @@ public enum OfflineJudgement {
         guard usesSoFar < grant.uses else {
             return .failure(GrantRefusal("grant used up (\(grant.uses) of \(grant.uses) offline logins)"))
         }
+        // The clocks come from files and the kernel: every difference is checked, and one
+        // that does not fit refuses.
+        let outOfRange = GrantRefusal("clocks out of range")
         let effective = max(now.wall, latestSeen, receipt.wall)
-        var elapsed = effective - receipt.wall
+        let (wallElapsed, wallOverflow) = effective.subtractingReportingOverflow(receipt.wall)
+        guard !wallOverflow else { return .failure(outOfRange) }
+        var elapsed = wallElapsed
         if now.bootID == receipt.bootID {
             guard now.bootMilliseconds >= receipt.bootMilliseconds else {
                 return .failure(GrantRefusal("monotonic clock behind the grant's arrival"))
             }
-            elapsed = max(elapsed, (now.bootMilliseconds - receipt.bootMilliseconds) / 1000)
+            let (monotonic, overflow) = now.bootMilliseconds.subtractingReportingOverflow(receipt.bootMilliseconds)
+            guard !overflow else { return .failure(outOfRange) }
+            elapsed = max(elapsed, monotonic / 1000)
         }
         guard elapsed < grant.ttlSeconds else { return .failure(GrantRefusal("grant lifetime over")) }
         guard effective < grant.notAfter else { return .failure(GrantRefusal("grant expired")) }
-        return .success(min(grant.notAfter, effective + (grant.ttlSeconds - elapsed)))
+        let (end, overflow) = effective.addingReportingOverflow(grant.ttlSeconds - elapsed)
+        return .success(overflow ? grant.notAfter : min(grant.notAfter, end))
     }
 }

@@ -34,6 +34,8 @@ public struct OfflineRecord: Equatable, Sendable {
     }
 
     public static let type = "fingerauth-offline+jwt"
+    /// Bound of `seq` and `at` (2^40): whoever reads them adds to them without overflow.
+    public static let maxSeq: Int64 = 1 << 40
     /// Most records one upload carries; older ones wait for the next contact.
     public static let maxPerUpload = 12
 
@@ -54,7 +56,8 @@ public struct OfflineRecord: Equatable, Sendable {
             let user = json["sub"]?.stringValue, let host = json["host"]?.stringValue,
             let kid = json["kid"]?.stringValue, let jti = json["jti"]?.stringValue,
             let service = json["service"]?.stringValue, let at = json["at"]?.int64Value,
-            let previous = json["prev"]?.stringValue, seq > 0
+            let previous = json["prev"]?.stringValue, seq > 0, seq <= OfflineRecord.maxSeq, at >= 0,
+            at <= OfflineRecord.maxSeq
         else { return nil }
         self.init(
             seq: seq, gid: gid, user: user, host: host, kid: kid, jti: jti, service: service, at: at,

@@ -1,6 +1,6 @@
 // libFuzzer entry point for FingerAuthCore's parsers of outside input. One binary, the
 // target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message, login-request,
-// authenticator-response, http-answer, jwt, agent-message, tpm-structures, command-line. Built by
+// authenticator-response, http-answer, jwt, agent-message, tpm-structures, command-line, offline. Built by
 // `make fuzz` with swiftc -sanitize=fuzzer,address together with Sources/FingerAuthCore and the
 // HTTP client's framing (HTTPWire.swift; see mk/fuzz.mk). A trap here is a finding.
 
@@ -108,6 +108,40 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             }
             if let reply = AgentReply(line: String(line)) {
                 guard AgentReply(line: reply.line) == reply else { abort() }
+            }
+        }
+    case "offline":
+        // What a host keeps and reads back of offline grants (the grant, its receipt, the
+        // offline log's records) and what judges them: no input traps, and a grant that
+        // verifies judges to an end within its own bounds.
+        struct Accepting: GrantSignatureCheck {
+            func verifyES256(key: GrantKeyJWK, signature: [UInt8], data: [UInt8]) -> Bool { true }
+        }
+        var numbers: [Int64] = []
+        var index = 0
+        while index + 8 <= min(bytes.count, 48) {
+            numbers.append(bytes[index..<(index + 8)].reduce(Int64(0)) { $0 << 8 | Int64($1) })
+            index += 8
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if let record = OfflineRecord(line: line) {
+                guard OfflineRecord(claims: record.claims) == record else { abort() }
+            }
+            if let json = try? JSONParser().parse(Array(line.utf8)), let receipt = GrantReceipt(json: json) {
+                guard GrantReceipt(json: receipt.json) == receipt else { abort() }
+            }
+            guard let key = GrantKeyJWK(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32)),
+                case let .success(grant) = OfflineGrant.verified(
+                    line, keys: ["k": key], check: Accepting(), user: "alice", host: "h", kid: "d")
+            else { continue }
+            guard numbers.count == 6 else { continue }
+            let arrival = GrantClockReading(wall: numbers[0], bootID: "b", bootMilliseconds: numbers[1])
+            let now = GrantClockReading(
+                wall: numbers[2], bootID: numbers[5] & 1 == 0 ? "b" : "c", bootMilliseconds: numbers[3])
+            if case let .success(end) = OfflineJudgement.judge(
+                grant, receipt: arrival, now: now, latestSeen: numbers[4], usesSoFar: 0, service: "sudo")
+            {
+                guard end <= grant.notAfter else { abort() }
             }
         }
     default:
