@@ -144,6 +144,23 @@ final class OfflineGrantTests: XCTestCase {
         }
     }
 
+    func testExtremeClocksAndRecordNumbersAreRefusedNotTrapped() {
+        let far = OfflineJudgement.judge(
+            grant, receipt: reading(wall: Int64.min, ms: Int64.min), now: reading(wall: Int64.max, ms: Int64.max),
+            latestSeen: 0, usesSoFar: 0, service: "sudo")
+        XCTAssertEqual(far, .failure(GrantRefusal("clocks out of range")))
+        let record = OfflineRecord(
+            seq: OfflineRecord.maxSeq, gid: "g", user: "alice", host: "h", kid: "k", jti: "j", service: "sudo", at: 5,
+            previous: "")
+        XCTAssertEqual(OfflineRecord(claims: record.claims), record)
+        var beyond = record
+        beyond.seq = OfflineRecord.maxSeq + 1
+        XCTAssertNil(OfflineRecord(claims: beyond.claims))
+        beyond = record
+        beyond.at = -1
+        XCTAssertNil(OfflineRecord(claims: beyond.claims))
+    }
+
     func testUTCTimeToTheMinute() {
         XCTAssertEqual(UTCTime.minutes(0), "1970-01-01 00:00 UTC")
         XCTAssertEqual(UTCTime.minutes(1_796_565_600), "2026-12-06 14:00 UTC")
