@@ -1,3 +1,4 @@
+import FingerAuthCore
 import FingerAuthDomain
 
 /// The console's HTML: every page built here from escaped text, one stylesheet served by
@@ -16,29 +17,18 @@ enum ConsoleHTML {
             case "'": out += "&#39;"
             default:
                 // Control characters are shown, not passed on.
-                if scalar.value < 0x20 || scalar.value == 0x7F { out += "\u{FFFD}" } else { out.unicodeScalars.append(scalar) }
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\u{FFFD}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
             }
         }
         return out
     }
 
     /// Seconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
-    static func time(_ seconds: Int64) -> String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let rest = seconds - days * 86_400
-        // Civil from days (Howard Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(year)-\(two(month))-\(two(day)) \(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60))"
-    }
+    static func time(_ seconds: Int64) -> String { UTCTime.seconds(seconds) }
 
     /// `YYYY-MM-DD`, `YYYY-MM-DD HH:MM` or `YYYY-MM-DDTHH:MM` (UTC) as seconds since the
     /// epoch; nil for anything else.
@@ -54,12 +44,14 @@ enum ConsoleHTML {
             return value
         }
         guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              year >= 1970, (1...12).contains(month), (1...31).contains(day) else { return nil }
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            year >= 1970, (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
         var seconds: Int64 = 0
         if bytes.count == 16 {
             guard bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
-                  let hour = number(11..<13), let minute = number(14..<16), hour < 24, minute < 60 else { return nil }
+                let hour = number(11..<13), let minute = number(14..<16), hour < 24, minute < 60
+            else { return nil }
             seconds = hour * 3600 + minute * 60
         }
         // Days from civil (Howard Hinnant's algorithm), the inverse of `time`.
@@ -78,11 +70,13 @@ enum ConsoleHTML {
     static func page(title: String, admin: String?, csrf: String?, current: String = "", body: String) -> String {
         var nav = ""
         if let admin, let csrf {
-            let links = [("/overview", "Overview"), ("/audit", "Audit log"), ("/keys", "Keys"), ("/hosts", "Hosts"),
-                         ("/policy", "Policy")]
-                .map { path, name in
-                    "<a href=\"\(path)\"\(path == current ? " class=\"current\"" : "")>\(name)</a>"
-                }.joined(separator: " ")
+            let links = [
+                ("/overview", "Overview"), ("/audit", "Audit log"), ("/keys", "Keys"), ("/hosts", "Hosts"),
+                ("/policy", "Policy"),
+            ]
+            .map { path, name in
+                "<a href=\"\(path)\"\(path == current ? " class=\"current\"" : "")>\(name)</a>"
+            }.joined(separator: " ")
             nav = """
                 <nav>\(links)
                 <form class="signout" method="post" action="/signout">\(csrfField(csrf))\
@@ -116,8 +110,10 @@ enum ConsoleHTML {
     }
 
     /// A one-button form posting `fields` (and the CSRF token) to `action`.
-    static func button(_ label: String, action: String, fields: [(String, String)], csrf: String, cls: String) -> String {
-        let hidden = fields.map { "<input type=\"hidden\" name=\"\(escape($0.0))\" value=\"\(escape($0.1))\">" }.joined()
+    static func button(_ label: String, action: String, fields: [(String, String)], csrf: String, cls: String) -> String
+    {
+        let hidden = fields.map { "<input type=\"hidden\" name=\"\(escape($0.0))\" value=\"\(escape($0.1))\">" }
+            .joined()
         return "<form class=\"inline\" method=\"post\" action=\"\(action)\">\(hidden)\(csrfField(csrf))"
             + "<button type=\"submit\" class=\"\(cls)\">\(escape(label))</button></form>"
     }

@@ -166,5 +166,7 @@ final class OfflineGrantTests: XCTestCase {
         XCTAssertEqual(UTCTime.minutes(1_796_565_600), "2026-12-06 14:00 UTC")
         XCTAssertEqual(UTCTime.minutes(1_709_251_140), "2024-02-29 23:59 UTC")
         XCTAssertEqual(UTCTime.minutes(951_868_800), "2000-03-01 00:00 UTC")
+        XCTAssertEqual(UTCTime.seconds(1_709_251_199), "2024-02-29 23:59:59")
+        XCTAssertEqual(UTCTime.seconds(-1), "1969-12-31 23:59:59")
     }
 }

@@ -16,7 +16,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from support.world import HOST_ID, World
+from support.world import HOST_ID
+from test_agent import lw  # noqa: F401  (fixture: the agent's world)
 
 OFFLINE_TEXT = re.compile(
     r"^Authenticator not reachable: logged in offline with this host's offline grant "
@@ -398,34 +399,13 @@ def test_a_remote_session_is_skipped_offline_exactly_as_online(offline, world):
     assert not offline.log_file.exists() or offline.log_file.read_text() == ""
 
 
-@pytest.fixture
-def agent_world(ca):
-    """An offline-granting world whose files an unprivileged user can reach, with the agent."""
-    import shutil
-    import tempfile
-    from support.agent import Agent
-    tmp = tempfile.mkdtemp(prefix="fa-offline-agent.")
-    os.chmod(tmp, 0o755)
-    w = World(tmp, ca)
-    agent = None
-    try:
-        w.start_authenticator()
-        os.chmod(w.tmp / "passdb", 0o644)
-        o = Offline(w)
-        w.enroll("alice", "finger-A")
-        agent = Agent(w).start()
-        w.agent = agent
-        yield o
-    finally:
-        if agent is not None:
-            agent.stop()
-        w.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def test_a_screen_locker_logs_in_offline_through_the_agent_for_its_own_user_only(agent_world):
+def test_a_screen_locker_logs_in_offline_through_the_agent_for_its_own_user_only(lw):
+    """The agent's world (files an unprivileged user can reach, the agent running), with a
+    grant key: the agent runs the same helper, so the same grant."""
     from support.world import USERS
-    o, w = agent_world, agent_world.world
+    w = lw
+    o = Offline(w)
+    w.enroll("alice", "finger-A")
     o.rule()
     online = w.login("alice", scans=["finger-A"], as_uid=USERS["alice"], service=w.service("locker", fallback=False))
     assert online.name == "PAM_SUCCESS", online
