@@ -460,3 +460,64 @@ def test_a_grant_key_rotation_keeps_the_hosts_grants_through_its_overlap(offline
     forge(offline, world, key=serialization.load_pem_private_key(old_path.read_bytes(), password=None))
     assert offline.offline(scans=()).name == "PAM_AUTHINFO_UNAVAIL"
     assert "grant signed by a key this host does not pin" in world.log_lines()[-1]
+
+
+class StatusServer:
+    """A stand-in at the authenticator's address that answers every request with `status`."""
+
+    def __init__(self, world, status):
+        import http.server
+        from support.fakeauth import TLSServer
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def answer(self):
+                length = int(self.headers.get("Content-Length", "0"))
+                self.rfile.read(min(length, 1 << 16))
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            do_GET = do_POST = answer
+
+            def log_message(self, *args):
+                pass
+
+        self.server = TLSServer(Handler, world.ca.server_cert, world.ca.server_key)
+
+
+@pytest.mark.parametrize("where", ["502", "503", "504", "silent", "no-such-name"])
+def test_every_kind_of_unreachable_uses_the_grant(offline, world, where):
+    """Connection refused is above; a gateway with nobody behind it, a server that never
+    answers (the warm-up's 3 s bound) and a name that does not resolve are the same."""
+    from support.fakeauth import SilentServer
+    offline.rule()
+    offline.online()
+    if where == "silent":
+        with SilentServer() as silent:
+            world.write_conf(url=silent.url + "/v1/login")
+            login = offline.offline()
+    elif where == "no-such-name":
+        world.write_conf(url="https://fingerauth-test.invalid/v1/login")
+        login = offline.offline()
+    else:
+        with StatusServer(world, int(where)).server as server:
+            world.write_conf(url=server.url + "/v1/login")
+            login = offline.offline()
+    assert login.name == "PAM_SUCCESS", login
+    assert OFFLINE_TEXT.match(login.infos[-1]), login.infos
+    assert len(offline.log_file.read_text().splitlines()) == 1
+
+
+@pytest.mark.parametrize("status", [500, 429, 404])
+def test_an_authenticator_that_answers_is_not_unreachable_and_the_grant_stays_unused(offline, world, status):
+    offline.rule()
+    offline.online()
+    with StatusServer(world, status).server as server:
+        world.write_conf(url=server.url + "/v1/login")
+        login = offline.offline()
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert not offline.log_file.exists() or offline.log_file.read_text() == ""
+    assert offline.grant_file.exists()
+    assert "authenticator answered %d" % status in world.log_lines()[-1], world.log_lines()[-1]
