@@ -1,4 +1,5 @@
 import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,26 +39,39 @@ enum StatusCommand {
         } catch {
             // Only a configuration that cannot be read gets here with a valid user: the
             // checklist says so; a wrong --user is an ordinary error.
-            guard (try? Context.loadOptions(args, requireURL: false)) == nil, let fallback = Context.defaultUser(args) else {
+            guard (try? Context.loadOptions(args, requireURL: false)) == nil, let fallback = Context.defaultUser(args)
+            else {
                 throw error
             }
             user = fallback
-            checks = [.fail("config", error.message, fix: "correct the configuration file and run fingerauth status again")]
-            for name in ["login-helper", "backend", "reader", "fprintd", "lid", "enrolled", "key", "registered", "authenticator", "clock", "policy"] {
+            checks = [
+                .fail("config", error.message, fix: "correct the configuration file and run fingerauth status again")
+            ]
+            for name in [
+                "login-helper", "backend", "reader", "fprintd", "lid", "enrolled", "key", "registered", "authenticator",
+                "clock", "policy",
+            ] {
                 checks.append(.skip(name, "the configuration could not be read"))
             }
             checks.append(LocalChecks.pam(directory: pamDirectory))
             checks.append(.skip("sessions", "the configuration could not be read"))
+            checks.append(.skip("offline", "the configuration could not be read"))
         }
         let blocking = checks.filter { $0.result == .fail }
         if args.has("json") {
-            say(JSONEncoding.encode(.object([("user", .string(user)), ("ready", .bool(blocking.isEmpty)),
-                                             ("checks", .array(checks.map(\.json)))])))
+            say(
+                JSONEncoding.encode(
+                    .object([
+                        ("user", .string(user)), ("ready", .bool(blocking.isEmpty)),
+                        ("checks", .array(checks.map(\.json))),
+                    ])))
         } else {
             say("fingerauth status for \(user)")
             for check in checks { say(check.text) }
-            say(blocking.isEmpty ? "fingerprint login for \(user): ready"
-                                 : "fingerprint login for \(user): blocked by \(blocking.map(\.name).joined(separator: ", "))")
+            say(
+                blocking.isEmpty
+                    ? "fingerprint login for \(user): ready"
+                    : "fingerprint login for \(user): blocked by \(blocking.map(\.name).joined(separator: ", "))")
         }
         return blocking.isEmpty ? 0 : 1
     }
@@ -83,6 +97,7 @@ enum StatusCommand {
         }
         checks.append(LocalChecks.pam(directory: pamDirectory, prompt: options.prompt))
         checks.append(SeatCheck.sessions(options))
+        checks.append(OfflineCheck.run(context, key: key))
         return checks
     }
 }

@@ -521,3 +521,26 @@ def test_an_authenticator_that_answers_is_not_unreachable_and_the_grant_stays_un
     assert not offline.log_file.exists() or offline.log_file.read_text() == ""
     assert offline.grant_file.exists()
     assert "authenticator answered %d" % status in world.log_lines()[-1], world.log_lines()[-1]
+
+
+def test_status_says_where_the_users_offline_grant_stands(offline, world):
+    def line():
+        done = world.cli("status", "--user", "alice", "--json", "--pam-dir", str(world.confdir))
+        [check] = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "offline"]
+        return check
+    assert line()["status"] == "pass" and line()["detail"].startswith("no offline grant"), line()
+    offline.rule(uses=2, services="fa-only,sudo")
+    offline.online()
+    now = line()
+    assert now["status"] == "pass", now
+    assert re.fullmatch(r"grant until \d{4}-\d\d-\d\d \d\d:\d\d UTC, 2 of 2 offline logins left, for fa-only,sudo",
+                        now["detail"]), now
+    offline.restart(stop_only=True)
+    assert offline.offline().name == "PAM_SUCCESS"
+    after = line()
+    assert "1 of 2 offline logins left" in after["detail"] and "1 offline login(s) not yet uploaded" in after["detail"]
+    assert after["status"] == "pass", after
+    os.chmod(offline.grant_file, 0o644)
+    unsafe = line()
+    assert unsafe["status"] == "warn" and "offline-grant: mode 644 is too open" in unsafe["detail"], unsafe
+    assert unsafe["fix"].startswith("fingerauth sync")

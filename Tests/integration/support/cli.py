@@ -9,7 +9,7 @@ from support.vreader import enroll_commands
 __all__ = ["run", "enroll", "manual_approval", "server_keys", "active_kids", "status_lines", "status_checks", "CHECK_NAMES"]
 
 CHECK_NAMES = ["config", "login-helper", "backend", "reader", "fprintd", "lid", "enrolled", "key", "registered",
-               "authenticator", "clock", "policy", "pam", "sessions"]
+               "authenticator", "clock", "policy", "pam", "sessions", "offline"]
 
 
 def run(world, *args, feed=None, env=None, uid=None, timeout=60):
