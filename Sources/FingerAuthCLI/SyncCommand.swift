@@ -95,10 +95,7 @@ enum SyncCommand {
 
     /// `live until …` for a kept grant (not judged: that is the login's job), nil for none.
     private static func grantState(_ book: OfflineBook) -> String? {
-        guard case let .success(receipt?) = book.receipt(),
-            let jws = try? CompactJWT(parsing: receipt.token, maxBytes: OfflineGrant.maxBytes),
-            let grant = OfflineGrant(claims: jws.claims)
-        else { return nil }
+        guard case let .success(receipt?) = book.receipt(), let grant = receipt.unverifiedGrant else { return nil }
         return "kept, not after \(UTCTime.minutes(grant.notAfter))"
     }
 }

@@ -34,6 +34,19 @@ public enum HelperOutcome: Equatable, Sendable {
     case conversationFailed
 }
 
+extension HelperMessage {
+    /// The acceptance an `ACCEPTED` or `OFFLINE` line stands for once `finger` matched; nil
+    /// for every other line.
+    public func acceptance(finger: String) -> HelperOutcome? {
+        switch self {
+        case let .accepted(jti, kid): return .accepted(jti: jti, kid: kid, finger: finger)
+        case let .offline(jti, kid, grant, expires):
+            return .acceptedOffline(jti: jti, kid: kid, finger: finger, grant: grant, expires: expires)
+        default: return nil
+        }
+    }
+}
+
 extension HelperOutcome {
     /// An acceptance, online or within an offline grant: the only outcomes that may succeed.
     public var isAcceptance: Bool {

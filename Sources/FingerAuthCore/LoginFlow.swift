@@ -225,31 +225,25 @@ public struct LoginFlow {
     public func decide(_ outcome: HelperOutcome, job: LoginJob, request: LoginRequest) -> LoginOutcome {
         let options = job.options
         switch outcome {
-        case let .accepted(jti, kid, finger):
+        case let .accepted(jti, kid, finger), let .acceptedOffline(jti, kid, finger, _, _):
             guard sameBytes(jti, job.jti) else {
                 return say(
                     LoginOutcome(
                         .authInfoUnavailable, "login helper answered for another token", kid: kid, jti: job.jti,
                         finger: finger), .readerUnavailable, request, options)
             }
-            return LoginOutcome(
-                .success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger)
-        case let .acceptedOffline(jti, kid, finger, grant, expires):
-            guard sameBytes(jti, job.jti) else {
-                return say(
-                    LoginOutcome(
-                        .authInfoUnavailable, "login helper answered for another token", kid: kid, jti: job.jti,
-                        finger: finger), .readerUnavailable, request, options)
+            guard case let .acceptedOffline(_, _, _, grant, expires) = outcome else {
+                return LoginOutcome(
+                    .success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger
+                )
             }
             let until = UTCTime.minutes(expires)
             // Shown even under PAM_SILENT: the person must know this login was not checked online.
             _ = conversation.info(texts(request, options).text(.offlineLogin, expires: until))
-            var offline = LoginOutcome(
+            return LoginOutcome(
                 .success,
                 "finger \(finger) matched, authenticator unreachable: offline grant \(grant), expires \(until)",
                 kid: kid, jti: job.jti, finger: finger)
-            offline.shownCategory = .accepted
-            return offline
         case let .refused(_, kid, finger, code, why):
             return say(
                 LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), code.text, request, options)

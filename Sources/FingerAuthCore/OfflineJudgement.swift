@@ -30,6 +30,20 @@ public struct GrantReceipt: Equatable, Sendable {
         ])
     }
 
+    /// The grant's claims as written, its signature not checked: enough to show it; a login
+    /// verifies it (`OfflineGrant.verified`).
+    public var unverifiedGrant: OfflineGrant? {
+        unverifiedClaims.flatMap(OfflineGrant.init(claims:))
+    }
+
+    /// The grant's `gid`, its signature not checked: it only names the grant to the
+    /// authenticator, which says whether that grant still stands.
+    public var gid: String? { unverifiedClaims?["gid"]?.stringValue }
+
+    private var unverifiedClaims: JSONValue? {
+        (try? CompactJWT(parsing: token, maxBytes: OfflineGrant.maxBytes))?.claims
+    }
+
     public init?(json: JSONValue) {
         guard let token = json["grant"]?.stringValue, let wall = json["wall"]?.int64Value,
             let boot = json["boot_id"]?.stringValue, let ms = json["boot_ms"]?.int64Value

@@ -21,6 +21,11 @@ public enum Digest {
     public static func thumbprint(of jwk: JWK) -> String? {
         sha256(jwk.thumbprintInput).map(Base64URL.encode)
     }
+
+    /// The same of an offline-grant key: the `kid` its grants name and hosts pin it by.
+    public static func thumbprint(of key: GrantKeyJWK) -> String? {
+        sha256(key.thumbprintInput).map(Base64URL.encode)
+    }
 }
 
 /// Cryptographically secure random bytes (RAND_bytes).

@@ -16,14 +16,14 @@ public final class GrantSigningKey: @unchecked Sendable {
     private init(pkey: OpaquePointer) throws(CryptoError) {
         guard let x = GrantSigningKey.coordinate(pkey, OSSL_PKEY_PARAM_EC_PUB_X),
             let y = GrantSigningKey.coordinate(pkey, OSSL_PKEY_PARAM_EC_PUB_Y),
-            let jwk = GrantKeyJWK(x: x, y: y), let digest = Digest.sha256(jwk.thumbprintInput)
+            let jwk = GrantKeyJWK(x: x, y: y), let thumbprint = Digest.thumbprint(of: jwk)
         else {
             EVP_PKEY_free(pkey)
             throw CryptoError(operation: "grant key", reason: "cannot read the public key")
         }
         self.pkey = pkey
         publicKey = jwk
-        kid = Base64URL.encode(digest)
+        kid = thumbprint
     }
 
     deinit { EVP_PKEY_free(pkey) }

@@ -157,8 +157,9 @@ final class AuthenticatorSession: @unchecked Sendable {
             book.drop()
             return
         }
-        if let keys = answer["grant_keys"] { try? pins.pin(keys) }
-        if case .failure = book.keep(token, kid: kid, pins: pins.keys(), now: now) { book.drop() }
+        // The keys pinned after this answer, read once: the grant is checked against them.
+        let pinned = answer["grant_keys"].flatMap { try? pins.pin($0) } ?? pins.keys()
+        if case .failure = book.keep(token, kid: kid, pins: pinned, now: now) { book.drop() }
     }
 
     /// Whether the user's offline grant allows a login now, asked when the authenticator

@@ -25,20 +25,23 @@ public struct GrantPins {
     public static func keys(in array: JSONValue) -> [String: GrantKeyJWK] {
         var found: [String: GrantKeyJWK] = [:]
         for value in (array.arrayValue ?? []).prefix(8) {
-            guard let key = GrantKeyJWK(json: value), let digest = Digest.sha256(key.thumbprintInput) else { continue }
-            found[Base64URL.encode(digest)] = key
+            guard let key = GrantKeyJWK(json: value), let kid = Digest.thumbprint(of: key) else { continue }
+            found[kid] = key
         }
         return found
     }
 
     /// Pins the keys of `array` (an answer's `grant_keys`) in place of the file's, unless they
-    /// are the same; an array without a usable key changes nothing.
-    public func pin(_ array: JSONValue) throws(SafeFileError) {
+    /// are the same; an array without a usable key changes nothing. The keys pinned now.
+    @discardableResult
+    public func pin(_ array: JSONValue) throws(SafeFileError) -> [String: GrantKeyJWK] {
         let served = GrantPins.keys(in: array)
-        guard !served.isEmpty, served != keys() else { return }
+        let pinned = keys()
+        guard !served.isEmpty, served != pinned else { return pinned }
         let list = served.sorted { $0.key < $1.key }.map { $0.value.json(kid: $0.key) }
         // Not fsynced: a pin lost in a crash comes back with the next online answer.
         try SafeFile.writeAtomically(
             path, JSONEncoding.encodeBytes(.object([("keys", .array(list))])) + [0x0A], mode: 0o644, durable: false)
+        return served
     }
 }

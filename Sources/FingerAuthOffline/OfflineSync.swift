@@ -18,7 +18,7 @@ public enum OfflineSync {
         var gids: [JSONValue] = []
         var lines: [JSONValue] = []
         for book in books {
-            if case let .success(receipt?) = book.receipt(), let gid = gid(of: receipt.token) {
+            if case let .success(receipt?) = book.receipt(), let gid = receipt.gid {
                 gids.append(.string(gid))
             }
             lines += book.unsent(limit: OfflineRecord.maxPerUpload - lines.count).map { .string($0.line) }
@@ -34,7 +34,7 @@ public enum OfflineSync {
         let states = answer["grants"]
         let held = answer["records"]
         for book in books {
-            if case let .success(receipt?) = book.receipt(), let gid = gid(of: receipt.token),
+            if case let .success(receipt?) = book.receipt(), let gid = receipt.gid,
                 states?[gid]?.stringValue == "withdrawn"
             {
                 book.drop()
@@ -44,11 +44,5 @@ public enum OfflineSync {
             }
         }
         if let keys = answer["grant_keys"] { try? pins.pin(keys) }
-    }
-
-    /// The `gid` of a grant token, read without its signature (it only names the grant).
-    static func gid(of token: String) -> String? {
-        guard let jws = try? CompactJWT(parsing: token, maxBytes: OfflineGrant.maxBytes) else { return nil }
-        return jws.claims["gid"]?.stringValue
     }
 }

@@ -56,8 +56,8 @@ final class RunningHelper: RunningLogin {
                 case let .noMatch(left):
                     if left == 0 { last = .tooManyTries }
                 case let .match(matched): finger = matched
-                case let .accepted(jti, kid):
-                    guard let finger else {
+                case .accepted, .offline:
+                    guard let finger, let acceptance = message.acceptance(finger: finger) else {
                         stop()
                         return .unavailable("login helper accepted without a match")
                     }
@@ -66,18 +66,7 @@ final class RunningHelper: RunningLogin {
                         return .unavailable(
                             "login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
                     }
-                    return .accepted(jti: jti, kid: kid, finger: finger)
-                case let .offline(jti, kid, grant, expires):
-                    guard let finger else {
-                        stop()
-                        return .unavailable("login helper logged in offline without a match")
-                    }
-                    let exit = child.finish(until: MonotonicInstant.now().adding(milliseconds: exitGrace))
-                    guard exit == .exited(0) else {
-                        return .unavailable(
-                            "login helper reported an offline login but ended with \(HelperProcess.describe(exit))")
-                    }
-                    return .acceptedOffline(jti: jti, kid: kid, finger: finger, grant: grant, expires: expires)
+                    return acceptance
                 case let .refused(jti, kid, code, detail):
                     last = .refused(jti: jti, kid: kid, finger: finger, code: code, reason: detail)
                 case let .unavailable(jti, kid, detail):

@@ -40,7 +40,6 @@ public struct HelperProcess: LoginHelper {
         }
         var deadline = MonotonicInstant.now().adding(milliseconds: startupMilliseconds)
         var finger: String?
-        var kid = "-"
         var phase = "before the reader was ready"
         while true {
             switch child.readLine(until: deadline) {
@@ -77,25 +76,17 @@ public struct HelperProcess: LoginHelper {
                     finger = matched
                     phase = "after a match"
                     deadline = MonotonicInstant.now().adding(milliseconds: verdictMilliseconds)
-                case let .accepted(jti, answeredKID):
+                case .accepted, .offline:
                     _ = relay(message)
-                    kid = answeredKID
                     let exit = finish(child)
-                    guard let finger else { return .unavailable("login helper accepted without a match") }
+                    guard let finger, let acceptance = message.acceptance(finger: finger) else {
+                        return .unavailable("login helper accepted without a match")
+                    }
                     guard exit == .exited(0) else {
                         return .unavailable(
                             "login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
                     }
-                    return .accepted(jti: jti, kid: kid, finger: finger)
-                case let .offline(jti, answeredKID, grant, expires):
-                    _ = relay(message)
-                    let exit = finish(child)
-                    guard let finger else { return .unavailable("login helper logged in offline without a match") }
-                    guard exit == .exited(0) else {
-                        return .unavailable(
-                            "login helper reported an offline login but ended with \(HelperProcess.describe(exit))")
-                    }
-                    return .acceptedOffline(jti: jti, kid: answeredKID, finger: finger, grant: grant, expires: expires)
+                    return acceptance
                 case let .refused(jti, answeredKID, code, detail):
                     _ = relay(message)
                     finish(child)
