@@ -52,6 +52,7 @@ enum SyncCommand {
             }
             let unsentBefore = books.map { $0.unsent().count }.reduce(0, +)
             OfflineSync.apply(json, books: books, pins: GrantPins(stateDirectory: options.stateDirectory))
+            if let now = GrantClock.read() { ClockFloor(stateDirectory: options.stateDirectory).raise(to: now.wall) }
             synced += 1
             let unsentAfter = books.map { $0.unsent().count }.reduce(0, +)
             if unsentAfter == 0 || unsentAfter >= unsentBefore { break }

@@ -53,24 +53,30 @@ public struct GrantReceipt: Equatable, Sendable {
 }
 
 /// Whether a verified grant may be used now, judged by both clocks: the time since it
-/// arrived is the larger of the monotonic time (same boot) and the wall clock's, and "now"
-/// on the wall clock is never earlier than the arrival or the last offline login
-/// (`latestSeen`). Setting the clock back therefore gains nothing; setting it forward only
-/// ends the grant sooner.
+/// arrived is the larger of the monotonic time (same boot) and the wall clock's. The wall
+/// clock may not be behind the latest time this host saw — the clock floor (`floor`: any
+/// online answer, sync or offline login), the grant's arrival and the last offline login
+/// (`latestSeen`) — or the grant is refused: after a reboot the monotonic clock starts anew,
+/// and a clock set back would otherwise stop the grant's hours. Setting the clock forward
+/// only ends the grant sooner.
 public enum OfflineJudgement {
     /// The wall time at which the grant stops (for the person's message), or why it cannot be used.
     public static func judge(
         _ grant: OfflineGrant, receipt: GrantClockReading, now: GrantClockReading, latestSeen: Int64,
-        usesSoFar: Int, service: String
+        floor: Int64 = 0, usesSoFar: Int, service: String
     ) -> Result<Int64, GrantRefusal> {
         guard grant.covers(service: service) else { return .failure(GrantRefusal("grant is not for this service")) }
         guard usesSoFar < grant.uses else {
             return .failure(GrantRefusal("grant used up (\(grant.uses) of \(grant.uses) offline logins)"))
         }
+        let seen = max(floor, latestSeen, receipt.wall)
+        guard now.wall >= seen else {
+            return .failure(GrantRefusal("clock behind the last time this host saw (\(UTCTime.seconds(seen)) UTC)"))
+        }
         // The clocks come from files and the kernel: every difference is checked, and one
         // that does not fit refuses.
         let outOfRange = GrantRefusal("clocks out of range")
-        let effective = max(now.wall, latestSeen, receipt.wall)
+        let effective = now.wall
         let (wallElapsed, wallOverflow) = effective.subtractingReportingOverflow(receipt.wall)
         guard !wallOverflow else { return .failure(outOfRange) }
         var elapsed = wallElapsed

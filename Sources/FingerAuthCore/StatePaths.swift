@@ -29,6 +29,9 @@ public struct StatePaths: Sendable {
     public var offlineSent: String { userDirectory + "/offline-sent" }
     /// `<state_dir>/grant-keys` — the authenticator's grant keys this host pins; root, 0644.
     public var grantKeys: String { root + "/grant-keys" }
+    /// `<state_dir>/clock-floor` — the latest wall-clock time this host saw at an online answer,
+    /// a sync or an offline login (`ClockFloor`); root, 0600.
+    public var clockFloor: String { root + "/clock-floor" }
 
     public static let printSuffix = ".fpt"
 }

@@ -68,6 +68,10 @@ final class AuthenticatorSession: @unchecked Sendable {
         case let .success(response):
             unreachable = nil
             connectMilliseconds = MonotonicInstant.now().milliseconds &- started.milliseconds
+            if sync != nil, let now = GrantClock.read() {
+                // An answer while the user holds a grant: the clock has shown this time.
+                ClockFloor(stateDirectory: job.options.stateDirectory).raise(to: now.wall)
+            }
             if sync != nil, response.status == 200,
                 let answer = try? JSONParser(maxBytes: AuthenticatorVerdict.maxBodyBytes, maxDepth: 8).parse(
                     response.body)

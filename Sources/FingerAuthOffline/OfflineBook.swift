@@ -8,7 +8,8 @@ import Glibc
 
 /// One user's offline state on this host, under their state directory (all root, 0600):
 /// the grant (`offline-grant`), the offline logins made with it (`offline-log`, signed
-/// records appended one a line) and how far the authenticator holds them (`offline-sent`).
+/// records appended one a line) and how far the authenticator holds them (`offline-sent`);
+/// judged against the host's clock floor (`ClockFloor`), which each offline login raises.
 /// Used by the login helper and by `fingerauth sync`; every reader and writer takes the
 /// log's lock, so that two logins at once cannot both use a grant's last use.
 public struct OfflineBook {
@@ -104,6 +105,7 @@ public struct OfflineBook {
             guard let signature = sign(input) else { return .failure(GrantRefusal("device key did not sign")) }
             let line = CompactJWT.serialize(signingInput: input, signature: signature)
             if let why = append(line) { return .failure(GrantRefusal("offline log: \(why)")) }
+            ClockFloor(stateDirectory: paths.root).raise(to: now.wall)
             return judged
         }
     }
@@ -125,10 +127,16 @@ public struct OfflineBook {
         case let .failure(why): return .failure(why)
         case let .success(verified): grant = verified
         }
+        let floor: Int64
+        switch ClockFloor(stateDirectory: paths.root).read() {
+        case let .failure(why): return .failure(why)
+        case let .success(kept): floor = kept
+        }
         let used = records.filter { $0.record.gid.sameBytes(as: grant.gid) }.count
         let latest = records.map(\.record.at).max() ?? 0
         return OfflineJudgement.judge(
-            grant, receipt: receipt.received, now: now, latestSeen: latest, usesSoFar: used, service: service
+            grant, receipt: receipt.received, now: now, latestSeen: latest, floor: floor, usesSoFar: used,
+            service: service
         ).map { (grant, $0) }
     }
 

@@ -90,16 +90,18 @@ final class OfflineGrantTests: XCTestCase {
         // The monotonic clock says 8 h, the wall clock 1 h (set back): over.
         XCTAssertEqual(
             judge(reading(wall: 4600, ms: 50_000 + 8 * 3_600_000)), .failure(GrantRefusal("grant lifetime over")))
-        // The wall clock before the arrival and the monotonic clock barely moved: judged from
-        // the arrival, not from the earlier time.
-        XCTAssertEqual(judge(reading(wall: 10, ms: 60_000)), .success(1000 + 8 * 3600 - 10))
-        // An offline login at 20,000 and the clock set back to 5,000 since: "now" is 20,000.
+        // The wall clock behind the arrival, or behind the last offline login: refused, whatever
+        // the monotonic clock says.
+        XCTAssertEqual(
+            judge(reading(wall: 10, ms: 60_000)),
+            .failure(GrantRefusal("clock behind the last time this host saw (1970-01-01 00:16:40 UTC)")))
         XCTAssertEqual(
             judge(reading(wall: 5000, ms: 60_000), latest: 20_000),
-            .success(min(grant.notAfter, 20_000 + 8 * 3600 - 19_000)))
+            .failure(GrantRefusal("clock behind the last time this host saw (1970-01-01 05:33:20 UTC)")))
+        // At the last offline login's time, the hours are counted from the arrival to it.
         XCTAssertEqual(
-            judge(reading(wall: 5000, ms: 60_000), latest: 1000 + 8 * 3600),
-            .failure(GrantRefusal("grant lifetime over")))
+            judge(reading(wall: 20_000, ms: 60_000), latest: 20_000),
+            .success(min(grant.notAfter, 20_000 + 8 * 3600 - 19_000)))
         // Another boot: the monotonic clock says nothing; the wall clock decides.
         XCTAssertEqual(judge(reading(wall: 2000, boot: "b2", ms: 10)), .success(1000 + 8 * 3600))
         XCTAssertEqual(
@@ -107,6 +109,25 @@ final class OfflineGrantTests: XCTestCase {
         // The same boot with a monotonic clock behind the arrival cannot be.
         XCTAssertEqual(
             judge(reading(wall: 2000, ms: 10)), .failure(GrantRefusal("monotonic clock behind the grant's arrival")))
+    }
+
+    func testAnotherBootWithTheClockSetBackBehindTheFloorIsRefused() {
+        // The host saw 9,000 (an online answer, a sync) before it rebooted; the clock now says
+        // 2,000: by the wall clock only 1,000 s went by since the grant came. Refused.
+        let behind = OfflineJudgement.judge(
+            grant, receipt: reading(wall: 1000, ms: 50_000), now: reading(wall: 2000, boot: "b2", ms: 10),
+            latestSeen: 0, floor: 9000, usesSoFar: 0, service: "sudo")
+        XCTAssertEqual(
+            behind, .failure(GrantRefusal("clock behind the last time this host saw (1970-01-01 02:30:00 UTC)")))
+        // At or past the floor the wall clock counts again, from the arrival.
+        let at = OfflineJudgement.judge(
+            grant, receipt: reading(wall: 1000, ms: 50_000), now: reading(wall: 9000, boot: "b2", ms: 10),
+            latestSeen: 0, floor: 9000, usesSoFar: 0, service: "sudo")
+        XCTAssertEqual(at, .success(1000 + 8 * 3600))
+        let over = OfflineJudgement.judge(
+            grant, receipt: reading(wall: 1000, ms: 50_000), now: reading(wall: 1000 + 8 * 3600, boot: "b2", ms: 10),
+            latestSeen: 0, floor: 1000 + 8 * 3600, usesSoFar: 0, service: "sudo")
+        XCTAssertEqual(over, .failure(GrantRefusal("grant lifetime over")))
     }
 
     func testTheGrantsEndUsesAndServicesBind() {
