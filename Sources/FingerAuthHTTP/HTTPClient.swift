@@ -243,7 +243,7 @@ public final class HTTPConnection {
                     .failure(
                         HTTPFailure(
                             kind: .tooLarge,
-                            message: "request to the authenticator failed: answer too large (body over \(settings.maxResponseBytes) bytes)")))
+                            message: "request to the authenticator failed: answer larger than \(settings.maxResponseBytes) bytes (too large)")))
             case let .framingTooLarge(what): return failed("answer too large: \(what)")
             case let .complete(status, body, date, keepAlive):
                 sessions.save(from: stream)
