@@ -33,14 +33,16 @@ static inline long fa_probe_now_ms(void) {
     return (long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-/* The name servers of /etc/resolv.conf (glibc's default, 127.0.0.1, when none is named). */
+/* The name servers of /etc/resolv.conf (glibc's default, 127.0.0.1, when none is named;
+ * none at all when those named cannot be read here, e.g. a scoped IPv6 address). */
 static inline int fa_probe_servers(struct sockaddr_storage *out, socklen_t *lengths) {
-    int count = 0;
+    int count = 0, named = 0;
     FILE *file = fopen("/etc/resolv.conf", "re");
     char line[512];
     while (file != NULL && count < FA_PROBE_SERVERS && fgets(line, sizeof line, file) != NULL) {
         char address[128];
         if (sscanf(line, " nameserver %127s", address) != 1) continue;
+        named++;
         memset(&out[count], 0, sizeof out[count]);
         struct sockaddr_in *v4 = (struct sockaddr_in *)&out[count];
         struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&out[count];
@@ -55,7 +57,7 @@ static inline int fa_probe_servers(struct sockaddr_storage *out, socklen_t *leng
         }
     }
     if (file != NULL) fclose(file);
-    if (count == 0) {
+    if (count == 0 && named == 0) {
         struct sockaddr_in *v4 = (struct sockaddr_in *)&out[0];
         memset(&out[0], 0, sizeof out[0]);
         v4->sin_family = AF_INET;
@@ -106,7 +108,7 @@ static inline int fa_probe_dns(const char *host, int timeout_ms, int *detail, lo
     unsigned char query[300];
     int size = fa_probe_query(host, id, query, sizeof query);
     *detail = 0;
-    if (size == 0) return FA_PROBE_LOCAL;
+    if (size == 0 || count == 0) return FA_PROBE_LOCAL;
     struct pollfd fds[FA_PROBE_SERVERS];
     int open = 0, local = 0, route = 0;
     for (int i = 0; i < count; i++) {

@@ -227,7 +227,9 @@ private func connectSocket(host: String, port: Int, until deadline: Deadline, wa
             HTTPFailure(
                 kind: .timeout, message: "authenticator timed out: Resolving timed out after \(spent()) milliseconds"))
     }
-    guard status == 0, list != nil else { return .failure(lookupFailure(host: host, status: status, until: deadline, watch: watch)) }
+    guard status == 0, list != nil else {
+        return .failure(lookupFailure(host: host, status: status, until: deadline, watch: watch))
+    }
     var errors: [Int32] = []
     var entry = list
     while let info = entry?.pointee {
@@ -283,7 +285,8 @@ private func lookupFailure(host: String, status: Int32, until deadline: Deadline
 {
     let prefix = "cannot connect to the authenticator: Could not resolve host: \(host)"
     guard status == EAI_NONAME || status == EAI_AGAIN || status == EAI_FAIL || status == EAI_NODATA_VALUE else {
-        return HTTPFailure(kind: .local, message: prefix + " (\(String(cString: gai_strerror(status))), an error of this host)")
+        return HTTPFailure(
+            kind: .local, message: prefix + " (\(String(cString: gai_strerror(status))), an error of this host)")
     }
     var detail: Int32 = 0
     var stalled = 0
@@ -293,11 +296,13 @@ private func lookupFailure(host: String, status: Int32, until deadline: Deadline
     switch probe {
     case FA_PROBE_ANSWERED where detail == FA_PROBE_HAS_ADDRESSES:
         return HTTPFailure(
-            kind: .local, message: prefix + " (the name server gave addresses, the lookup here failed: an error of this host)")
+            kind: .local,
+            message: prefix + " (the name server gave addresses, the lookup here failed: an error of this host)")
     case FA_PROBE_ANSWERED where detail == 3 || detail == 0:
         return HTTPFailure(kind: .noSuchName, message: prefix + " (the name server answered: no such name)")
     case FA_PROBE_ANSWERED:
-        return HTTPFailure(kind: .nameServerFailed, message: prefix + " (the name server answered: failure, code \(detail))")
+        return HTTPFailure(
+            kind: .nameServerFailed, message: prefix + " (the name server answered: failure, code \(detail))")
     case FA_PROBE_NO_ROUTE:
         return HTTPFailure(
             kind: .noRoute, message: prefix + " (no name server reachable: \(String(cString: strerror(detail))))")

@@ -76,12 +76,15 @@ public struct HTTPAnswerReader: Sendable {
                 guard let end = find(crlf, from: max(start, scanned - 1)) else {
                     state = .chunkLine(start: start, scanned: data.count)
                     if data.count - start > HTTPAnswerReader.maxChunkLineBytes {
-                        return finish(.framingTooLarge("chunk line (extensions) over \(HTTPAnswerReader.maxChunkLineBytes) bytes"))
+                        return finish(
+                            .framingTooLarge("chunk line (extensions) over \(HTTPAnswerReader.maxChunkLineBytes) bytes")
+                        )
                     }
                     return ended ? finish(.invalid("answer ended inside a chunk")) : .incomplete
                 }
                 guard end - start <= HTTPAnswerReader.maxChunkLineBytes else {
-                    return finish(.framingTooLarge("chunk line (extensions) over \(HTTPAnswerReader.maxChunkLineBytes) bytes"))
+                    return finish(
+                        .framingTooLarge("chunk line (extensions) over \(HTTPAnswerReader.maxChunkLineBytes) bytes"))
                 }
                 let sizeText = String(decoding: data[start..<end], as: UTF8.self).prefix(while: { $0 != ";" })
                     .trimmingSpaces()

@@ -243,7 +243,9 @@ public final class HTTPConnection {
                     .failure(
                         HTTPFailure(
                             kind: .tooLarge,
-                            message: "request to the authenticator failed: answer larger than \(settings.maxResponseBytes) bytes (too large)")))
+                            message:
+                                "request to the authenticator failed: answer larger than \(settings.maxResponseBytes) bytes (too large)"
+                        )))
             case let .framingTooLarge(what): return failed("answer too large: \(what)")
             case let .complete(status, body, date, keepAlive):
                 sessions.save(from: stream)

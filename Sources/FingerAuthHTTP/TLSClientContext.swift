@@ -51,8 +51,9 @@ final class TLSClientContext {
     /// the TLS object, or why it failed (certificate, name, pin, time).
     func handshake(fd: Int32, host: String, session: OpaquePointer?, until deadline: Deadline, watch: ProgressWatch)
         -> Result<
-        OpaquePointer, HTTPFailure
-    > {
+            OpaquePointer, HTTPFailure
+        >
+    {
         func fail(_ kind: HTTPFailure.Kind, _ why: String) -> Result<OpaquePointer, HTTPFailure> {
             .failure(
                 HTTPFailure(

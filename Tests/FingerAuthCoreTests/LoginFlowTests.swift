@@ -80,7 +80,8 @@ final class LoginFlowTests: XCTestCase {
                 "Authenticator not reachable: logged in offline with this host's offline grant (expires 2026-12-06 14:00 UTC)",
             ])
         let other = ScriptedHelper(outcome: { _ in
-            .acceptedOffline(jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f", grant: "g", expires: 5, cause: "timeout")
+            .acceptedOffline(
+                jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f", grant: "g", expires: 5, cause: "timeout")
         })
         let refused = flow(helper: other).authenticate(
             LoginRequest(user: "alice", service: "s"), options: testOptions())

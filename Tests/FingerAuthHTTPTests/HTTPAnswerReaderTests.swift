@@ -69,7 +69,8 @@ final class HTTPAnswerReaderTests: XCTestCase {
         // The same for a Content-Length body and for one that ends with the stream.
         let sized = Array("HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n".utf8) + [UInt8](repeating: 7, count: 65536)
         let (sizedResult, sizedReader) = read(sized, limit: 1 << 20, step: 1)
-        XCTAssertEqual(sizedResult, .complete(status: 200, body: [UInt8](repeating: 7, count: 65536), date: nil, keepAlive: true))
+        XCTAssertEqual(
+            sizedResult, .complete(status: 200, body: [UInt8](repeating: 7, count: 65536), date: nil, keepAlive: true))
         XCTAssertLessThanOrEqual(sizedReader.work, 6 * sized.count)
     }
 }
