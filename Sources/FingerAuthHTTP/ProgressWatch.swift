@@ -39,5 +39,5 @@ final class ProgressWatch {
 
     /// Whether a timeout of a request bounded by `bound` ms counts as the far end's silence:
     /// the process lost less than a quarter of it.
-    func ranThrough(bound: Int) -> Bool { stalledMilliseconds * 4 < Int64(max(0, bound)) }
+    func ranThrough(bound: Int) -> Bool { stalledMilliseconds < Int64(max(0, bound)) / 4 }
 }
