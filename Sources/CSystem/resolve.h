@@ -49,8 +49,11 @@ static inline long fa_resolve_now_ms(void) {
  * FA_RESOLVE_TIMED_OUT. A numeric address needs no lookup and no thread. A lookup that
  * ran out is cancelled; when the resolver thread still works on it (gai_cancel cannot stop
  * a lookup in progress), its request is left to that thread rather than freed under it:
- * a few hundred bytes, once per timed-out lookup, in a process that then reports failure. */
-static inline int fa_resolve(const char *host, const char *port, int timeout_ms, struct addrinfo **out) {
+ * a few hundred bytes, once per timed-out lookup, in a process that then reports failure.
+ * The wait goes in slices of 50 ms: *stalled_ms grows by the time a slice overran, the time
+ * this process was not running (frozen, stopped, starved). */
+static inline int fa_resolve(const char *host, const char *port, int timeout_ms, struct addrinfo **out,
+                             long *stalled_ms) {
     struct addrinfo numeric;
     memset(&numeric, 0, sizeof numeric);
     numeric.ai_socktype = SOCK_STREAM;
@@ -77,10 +80,14 @@ static inline int fa_resolve(const char *host, const char *port, int timeout_ms,
     long deadline = fa_resolve_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     int status;
     while ((status = fa_gai_error(&r->request)) == FA_EAI_INPROGRESS) {
-        long left = deadline - fa_resolve_now_ms();
+        long before = fa_resolve_now_ms();
+        long left = deadline - before;
         if (left <= 0) break;
-        struct timespec wait = {left / 1000, (left % 1000) * 1000000};
-        (void)fa_gai_suspend((const struct fa_gaicb *const *)list, 1, &wait);
+        long slice = left < 50 ? left : 50;
+        struct timespec wait = {0, slice * 1000000};
+        int waited = fa_gai_suspend((const struct fa_gaicb *const *)list, 1, &wait);
+        long overran = fa_resolve_now_ms() - before - slice;
+        if (waited == EAI_AGAIN && overran > 10) *stalled_ms += overran;
     }
     if (status == FA_EAI_INPROGRESS) {
         int cancelled = fa_gai_cancel(&r->request);

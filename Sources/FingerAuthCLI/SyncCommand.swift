@@ -42,7 +42,10 @@ enum SyncCommand {
             guard let body = OfflineSync.body(books) else { break }
             let response: HTTPResponse
             switch authenticator.send("POST", url, body: body) {
-            case let .failure(failure): throw CommandError("\(failure.message) (url \(url))", unreachable: true)
+            case let .failure(failure):
+                throw CommandError(
+                    "\(failure.message) [\(failure.kind.rawValue)] (url \(url))", unreachable: failure.isNetworkEvidence
+                )
             case let .success(answer): response = answer
             }
             guard response.status == 200,

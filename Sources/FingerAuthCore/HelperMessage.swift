@@ -6,9 +6,12 @@
 ///     NOMATCH <tries left>             a finger that did not match; 0 left ends the login
 ///     MATCH <finger>                   an enrolled finger matched; the reader is closed
 ///     ACCEPTED <jti> <kid>             the authenticator accepted this token for this user
-///     OFFLINE <jti> <kid> <gid> <exp>  the authenticator could not be reached; the finger and a
-///                                      fresh signature of the device key logged in within the
-///                                      offline grant <gid>, which ends at <exp> (epoch seconds)
+///     OFFLINE <jti> <kid> <gid> <exp> <cause>
+///                                      the authenticator could not be reached (<cause>: the
+///                                      network's word, e.g. refused, no-route, no-such-name,
+///                                      timeout, http-503); the finger and a fresh signature of
+///                                      the device key logged in within the offline grant <gid>,
+///                                      which ends at <exp> (epoch seconds)
 ///     REFUSED <jti> <kid> <code> <why> the authenticator said no (401/403, another user…);
 ///                                      <code> a `RefusalCode`, which alone chooses the person's text
 ///     UNAVAILABLE <jti> <kid> <why>    the authenticator could not answer properly (5xx, timeout…)
@@ -21,7 +24,7 @@ public enum HelperMessage: Equatable, Sendable {
     case noMatch(triesLeft: Int)
     case match(finger: String)
     case accepted(jti: String, kid: String)
-    case offline(jti: String, kid: String, grant: String, expires: Int64)
+    case offline(jti: String, kid: String, grant: String, expires: Int64, cause: String)
     case refused(jti: String, kid: String, code: RefusalCode, detail: String)
     case unavailable(jti: String, kid: String, detail: String)
     case fail(HelperFailure, detail: String)
@@ -39,10 +42,10 @@ public enum HelperMessage: Equatable, Sendable {
         case let .noMatch(left): text = "NOMATCH \(left)"
         case let .match(finger): text = "MATCH " + HelperMessage.clean(finger)
         case let .accepted(jti, kid): text = "ACCEPTED " + HelperMessage.word(jti) + " " + HelperMessage.word(kid)
-        case let .offline(jti, kid, grant, expires):
+        case let .offline(jti, kid, grant, expires, cause):
             text =
                 "OFFLINE " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " " + HelperMessage.word(grant)
-                + " \(expires)"
+                + " \(expires) " + HelperMessage.word(cause)
         case let .refused(jti, kid, code, detail):
             text =
                 "REFUSED " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " " + code.rawValue + " "
@@ -86,10 +89,12 @@ public enum HelperMessage: Equatable, Sendable {
             self = .accepted(jti: String(fields[0]), kid: String(fields[1]))
         case "OFFLINE":
             let fields = rest.split(separator: " ", omittingEmptySubsequences: false)
-            guard fields.count == 4, !fields[0].isEmpty, !fields[1].isEmpty, !fields[2].isEmpty,
+            guard fields.count == 5, !fields[0].isEmpty, !fields[1].isEmpty, !fields[2].isEmpty, !fields[4].isEmpty,
                 let expires = Int64(fields[3]), expires > 0
             else { return nil }
-            self = .offline(jti: String(fields[0]), kid: String(fields[1]), grant: String(fields[2]), expires: expires)
+            self = .offline(
+                jti: String(fields[0]), kid: String(fields[1]), grant: String(fields[2]), expires: expires,
+                cause: String(fields[4]))
         case "REFUSED":
             // The code is one of `RefusalCode`, exactly: a line without one is no verdict.
             let fields = rest.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)

@@ -15,8 +15,9 @@ public enum HelperOutcome: Equatable, Sendable {
     /// The finger matched and the authenticator accepted the token `jti` (helper exited 0).
     case accepted(jti: String, kid: String, finger: String)
     /// The authenticator could not be reached; the finger matched and the helper logged in
-    /// within the offline grant `grant`, which ends at `expires` (helper exited 0).
-    case acceptedOffline(jti: String, kid: String, finger: String, grant: String, expires: Int64)
+    /// within the offline grant `grant`, which ends at `expires` (helper exited 0); `cause`
+    /// names why the authenticator counted as unreachable.
+    case acceptedOffline(jti: String, kid: String, finger: String, grant: String, expires: Int64, cause: String)
     /// The finger matched; the authenticator refused the token: `code` chooses the text the
     /// person sees, `reason` is for the log.
     case refused(jti: String, kid: String, finger: String?, code: RefusalCode, reason: String)
@@ -40,8 +41,8 @@ extension HelperMessage {
     public func acceptance(finger: String) -> HelperOutcome? {
         switch self {
         case let .accepted(jti, kid): return .accepted(jti: jti, kid: kid, finger: finger)
-        case let .offline(jti, kid, grant, expires):
-            return .acceptedOffline(jti: jti, kid: kid, finger: finger, grant: grant, expires: expires)
+        case let .offline(jti, kid, grant, expires, cause):
+            return .acceptedOffline(jti: jti, kid: kid, finger: finger, grant: grant, expires: expires, cause: cause)
         default: return nil
         }
     }

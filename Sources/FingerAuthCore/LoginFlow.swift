@@ -225,14 +225,14 @@ public struct LoginFlow {
     public func decide(_ outcome: HelperOutcome, job: LoginJob, request: LoginRequest) -> LoginOutcome {
         let options = job.options
         switch outcome {
-        case let .accepted(jti, kid, finger), let .acceptedOffline(jti, kid, finger, _, _):
+        case let .accepted(jti, kid, finger), let .acceptedOffline(jti, kid, finger, _, _, _):
             guard sameBytes(jti, job.jti) else {
                 return say(
                     LoginOutcome(
                         .authInfoUnavailable, "login helper answered for another token", kid: kid, jti: job.jti,
                         finger: finger), .readerUnavailable, request, options)
             }
-            guard case let .acceptedOffline(_, _, _, grant, expires) = outcome else {
+            guard case let .acceptedOffline(_, _, _, grant, expires, cause) = outcome else {
                 return LoginOutcome(
                     .success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger
                 )
@@ -242,7 +242,7 @@ public struct LoginFlow {
             _ = conversation.info(texts(request, options).text(.offlineLogin, expires: until))
             return LoginOutcome(
                 .success,
-                "finger \(finger) matched, authenticator unreachable: offline grant \(grant), expires \(until)",
+                "finger \(finger) matched, authenticator unreachable (\(cause)): offline grant \(grant), expires \(until)",
                 kid: kid, jti: job.jti, finger: finger)
         case let .refused(_, kid, finger, code, why):
             return say(

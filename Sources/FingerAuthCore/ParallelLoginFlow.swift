@@ -100,7 +100,7 @@ public struct ParallelLoginFlow {
     static func summary(_ outcome: HelperOutcome) -> String {
         switch outcome {
         case .accepted: return "finger accepted"
-        case let .acceptedOffline(_, _, _, grant, _): return "finger accepted offline (grant \(grant))"
+        case let .acceptedOffline(_, _, _, grant, _, cause): return "finger accepted offline (grant \(grant), \(cause))"
         case let .refused(_, _, _, _, why): return "authenticator refused: " + why
         case let .authenticatorUnavailable(_, _, _, why): return "authenticator unavailable: " + why
         case let .unreachable(why): return "authenticator unreachable: " + why

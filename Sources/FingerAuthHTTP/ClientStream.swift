@@ -15,11 +15,17 @@ final class ClientStream {
     private let ssl: OpaquePointer?
     /// Where it goes.
     let url: AuthenticatorURL
+    /// When the connection last carried an answer (or was opened): a kept connection idle
+    /// for long may be one the server is closing.
+    var lastUsed = MonotonicInstant.now()
+    /// The current request's watch on this process's own progress.
+    var watch = ProgressWatch()
 
-    private init(fd: Int32, ssl: OpaquePointer?, url: AuthenticatorURL) {
+    private init(fd: Int32, ssl: OpaquePointer?, url: AuthenticatorURL, watch: ProgressWatch) {
         self.fd = fd
         self.ssl = ssl
         self.url = url
+        self.watch = watch
     }
 
     deinit {
@@ -31,25 +37,25 @@ final class ClientStream {
     /// then for `https` completes a TLS handshake with `tls`, offering `session` to resume.
     static func open(
         _ url: AuthenticatorURL, tls: TLSClientContext?, session: OpaquePointer?,
-        connectBy: Deadline, deadline: Deadline
+        connectBy: Deadline, deadline: Deadline, watch: ProgressWatch
     ) -> Result<ClientStream, HTTPFailure> {
         let until = min(connectBy, deadline)
         let fd: Int32
-        switch connectSocket(host: url.host, port: url.effectivePort, until: until) {
+        switch connectSocket(host: url.host, port: url.effectivePort, until: until, watch: watch) {
         case let .failure(failure): return .failure(failure)
         case let .success(socket): fd = socket
         }
-        guard url.isHTTPS else { return .success(ClientStream(fd: fd, ssl: nil, url: url)) }
+        guard url.isHTTPS else { return .success(ClientStream(fd: fd, ssl: nil, url: url, watch: watch)) }
         guard let tls else {
             close(fd)
             return .failure(HTTPFailure(kind: .tls, message: "TLS failure with the authenticator: no TLS context"))
         }
-        switch tls.handshake(fd: fd, host: url.host, session: session, until: until) {
+        switch tls.handshake(fd: fd, host: url.host, session: session, until: until, watch: watch) {
         case let .failure(failure):
             close(fd)
             return .failure(failure)
         case let .success(ssl):
-            return .success(ClientStream(fd: fd, ssl: ssl, url: url))
+            return .success(ClientStream(fd: fd, ssl: ssl, url: url, watch: watch))
         }
     }
 
@@ -81,9 +87,15 @@ final class ClientStream {
         case failed(String)
     }
 
+    /// Bytes of the last `write` that went out (the kernel or TLS took them), also when it
+    /// failed part way.
+    private(set) var lastWritten = 0
+
     /// Writes all of `bytes` before `deadline`.
     func write(_ bytes: [UInt8], until deadline: Deadline) -> IOResult {
         var sent = 0
+        lastWritten = 0
+        defer { lastWritten = sent }
         while sent < bytes.count {
             let step = bytes.withUnsafeBytes { buffer -> (Int, Int32) in
                 guard let base = buffer.baseAddress else { return (0, 0) }
@@ -174,16 +186,20 @@ final class ClientStream {
         } else if code != EAGAIN && code != EWOULDBLOCK && code != EINTR {
             return .failed(String(cString: strerror(code)))
         }
-        return ClientStream.poll(fd, events: events, until: deadline) ? .ready : .timedOut
+        return ClientStream.poll(fd, events: events, until: deadline, watch: watch) ? .ready : .timedOut
     }
 
-    /// Waits for `events` on `fd` until `deadline`; false when the time ran out.
-    static func poll(_ fd: Int32, events: Int16, until deadline: Deadline) -> Bool {
+    /// Waits for `events` on `fd` until `deadline`, in slices that `watch` measures; false
+    /// when the time ran out.
+    static func poll(_ fd: Int32, events: Int16, until deadline: Deadline, watch: ProgressWatch) -> Bool {
         while true {
+            watch.mark()
             let left = deadline.remaining
             if left == 0 { return false }
+            let slice = min(left, ProgressWatch.sliceMilliseconds)
             var entry = pollfd(fd: fd, events: events, revents: 0)
-            let n = Glibc.poll(&entry, 1, left)
+            watch.willSleep(slice)
+            let n = Glibc.poll(&entry, 1, slice)
             if n > 0 { return true }
             if n < 0 && errno != EINTR { return true } // the next call reports the error
         }
@@ -192,10 +208,18 @@ final class ClientStream {
 
 /// The TCP connection: the name resolved within the bound (`fa_resolve`), then each
 /// address in turn, a non-blocking connect each, until one answers or the time runs out.
-private func connectSocket(host: String, port: Int, until deadline: Deadline) -> Result<Int32, HTTPFailure> {
+/// A failure says whose it is (`HTTPFailure.Kind`): the far end's refusal, no route and a
+/// name server's answer are the network's word; an error of this host's own (no port, no
+/// descriptor, no memory) is not, whatever the errno's usual meaning.
+private func connectSocket(host: String, port: Int, until deadline: Deadline, watch: ProgressWatch) -> Result<
+    Int32, HTTPFailure
+> {
     let started = MonotonicInstant.now()
     var list: UnsafeMutablePointer<addrinfo>?
-    let status = fa_resolve(host, String(port), Int32(deadline.remaining), &list)
+    var stalled = 0
+    watch.mark()
+    let status = fa_resolve(host, String(port), Int32(deadline.remaining), &list, &stalled)
+    watch.measured(stalled)
     defer { if let list { freeaddrinfo(list) } }
     let spent = { MonotonicInstant.now().milliseconds - started.milliseconds }
     if status == FA_RESOLVE_TIMED_OUT {
@@ -204,11 +228,9 @@ private func connectSocket(host: String, port: Int, until deadline: Deadline) ->
                 kind: .timeout, message: "authenticator timed out: Resolving timed out after \(spent()) milliseconds"))
     }
     guard status == 0, list != nil else {
-        return .failure(
-            HTTPFailure(kind: .refused, message: "cannot connect to the authenticator: Could not resolve host: \(host)")
-        )
+        return .failure(lookupFailure(host: host, status: status, until: deadline, watch: watch))
     }
-    var lastError: Int32 = ECONNREFUSED
+    var errors: [Int32] = []
     var entry = list
     while let info = entry?.pointee {
         entry = info.ai_next
@@ -216,18 +238,18 @@ private func connectSocket(host: String, port: Int, until deadline: Deadline) ->
             info.ai_family, info.ai_socktype | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
             info.ai_protocol)
         guard fd >= 0 else {
-            lastError = errno
+            errors.append(errno)
             continue
         }
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         if Glibc.connect(fd, info.ai_addr, info.ai_addrlen) == 0 { return .success(fd) }
         guard errno == EINPROGRESS else {
-            lastError = errno
+            errors.append(errno)
             close(fd)
             continue
         }
-        guard ClientStream.poll(fd, events: Int16(POLLOUT), until: deadline) else {
+        guard ClientStream.poll(fd, events: Int16(POLLOUT), until: deadline, watch: watch) else {
             close(fd)
             return .failure(
                 HTTPFailure(
@@ -237,16 +259,64 @@ private func connectSocket(host: String, port: Int, until deadline: Deadline) ->
         var soError: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         if getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length) == 0 && soError == 0 { return .success(fd) }
-        lastError = soError == 0 ? errno : soError
+        errors.append(soError == 0 ? errno : soError)
         close(fd)
     }
+    // Any error of this host's own outweighs the network's word on another address.
+    let last = errors.last ?? ECONNREFUSED
+    let local = errors.first(where: { ![ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains($0) })
+    let kind: HTTPFailure.Kind =
+        local != nil ? .local : errors.allSatisfy({ $0 == ECONNREFUSED }) ? .refused : .noRoute
+    let shown = local ?? last
     return .failure(
         HTTPFailure(
-            kind: .refused,
+            kind: kind,
             message:
-                "cannot connect to the authenticator: Failed to connect to \(host) port \(port): \(String(cString: strerror(lastError)))"
+                "cannot connect to the authenticator: Failed to connect to \(host) port \(port): \(String(cString: strerror(shown)))"
+                + (kind == .local ? " (an error of this host)" : "")
         ))
 }
+
+/// After a failed lookup: whether a name server answered (`fa_probe_dns`) — NXDOMAIN or no
+/// address, SERVFAIL — or the network said there is no way to one; a query that could not
+/// leave this host, or an error getaddrinfo itself calls local, is this host's problem.
+private func lookupFailure(host: String, status: Int32, until deadline: Deadline, watch: ProgressWatch)
+    -> HTTPFailure
+{
+    let prefix = "cannot connect to the authenticator: Could not resolve host: \(host)"
+    guard status == EAI_NONAME || status == EAI_AGAIN || status == EAI_FAIL || status == EAI_NODATA_VALUE else {
+        return HTTPFailure(
+            kind: .local, message: prefix + " (\(String(cString: gai_strerror(status))), an error of this host)")
+    }
+    var detail: Int32 = 0
+    var stalled = 0
+    watch.mark()
+    let probe = fa_probe_dns(host, min(Int32(deadline.remaining), 1500), &detail, &stalled)
+    watch.measured(stalled)
+    switch probe {
+    case FA_PROBE_ANSWERED where detail == FA_PROBE_HAS_ADDRESSES:
+        return HTTPFailure(
+            kind: .local,
+            message: prefix + " (the name server gave addresses, the lookup here failed: an error of this host)")
+    case FA_PROBE_ANSWERED where detail == 3 || detail == 0:
+        return HTTPFailure(kind: .noSuchName, message: prefix + " (the name server answered: no such name)")
+    case FA_PROBE_ANSWERED:
+        return HTTPFailure(
+            kind: .nameServerFailed, message: prefix + " (the name server answered: failure, code \(detail))")
+    case FA_PROBE_NO_ROUTE:
+        return HTTPFailure(
+            kind: .noRoute, message: prefix + " (no name server reachable: \(String(cString: strerror(detail))))")
+    case FA_PROBE_SILENT:
+        return HTTPFailure(kind: .timeout, message: prefix + " (no name server answered in time)")
+    default:
+        let why = detail == 0 ? "no query could be made" : String(cString: strerror(detail))
+        return HTTPFailure(
+            kind: .local, message: prefix + " (the query could not leave this host: \(why), an error of this host)")
+    }
+}
+
+/// glibc's EAI_NODATA (-5), hidden from Swift without _GNU_SOURCE.
+private let EAI_NODATA_VALUE: Int32 = -5
 
 /// The text of a NUL-terminated buffer C filled.
 func cText(_ buffer: [CChar]) -> String {

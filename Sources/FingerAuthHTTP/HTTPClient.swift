@@ -33,10 +33,53 @@ public struct HTTPResponse: Sendable {
 
 /// Why no answer came; the text is for logs and people, free of secrets.
 public struct HTTPFailure: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable { case refused, timeout, tls, tooLarge, other }
+    /// Whose the failure is. Only the network's own word — the far end refused, no route, a
+    /// name server answered, a silence that outlasted a running process — is evidence that
+    /// the authenticator cannot be reached (`isNetworkEvidence`); this host's own errors, a
+    /// process kept from running, and an authenticator that answered wrongly are not.
+    public enum Kind: String, Sendable {
+        /// The far end refused the connection (ECONNREFUSED).
+        case refused
+        /// No route to the host or its network (ENETUNREACH, EHOSTUNREACH), or to a name server.
+        case noRoute = "no-route"
+        /// A name server answered: no such name (NXDOMAIN), or no address for it.
+        case noSuchName = "no-such-name"
+        /// A name server answered with a failure (SERVFAIL, REFUSED).
+        case nameServerFailed = "name-server-failed"
+        /// The time ran out while this process was running (`ProgressWatch`).
+        case timeout
+        /// The time ran out while this process was kept from running (frozen, stopped, starved).
+        case stalled
+        /// An error of this host: no local port or address (EADDRNOTAVAIL), no descriptor
+        /// (EMFILE, ENFILE), no buffer or memory (ENOBUFS, ENOMEM), a lookup that never left.
+        case local = "local-error"
+        /// TLS: certificate verification, pin, dates, host name, the handshake.
+        case tls
+        /// The answer's body was larger than the bound.
+        case tooLarge = "too-large"
+        /// The far end answered wrongly: garbled, framing over its bounds, cut off, closed
+        /// without an answer, the connection broken mid-exchange.
+        case badAnswer = "bad-answer"
+        /// Not sent: a bad URL, a refused protocol, a request header with a line break.
+        case other
+    }
     public var kind: Kind
     public var message: String
     public var description: String { message }
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// Whether this failure is positive evidence that the network, not this host nor the
+    /// authenticator's answer, kept the answer away.
+    public var isNetworkEvidence: Bool {
+        switch kind {
+        case .refused, .noRoute, .noSuchName, .nameServerFailed, .timeout: return true
+        case .stalled, .local, .tls, .tooLarge, .badAnswer, .other: return false
+        }
+    }
 }
 
 /// One HTTP request, hardened for use by the helper and the command line: no redirects,
@@ -68,13 +111,40 @@ public final class HTTPConnection {
         sessions = SessionCache(settings: settings)
     }
 
+    /// How long a kept connection may have been idle and still carry a request: well under
+    /// fingerauthd's 10 s idle limit, so that no request goes into a connection the server
+    /// is closing. A fresh connection resumes the TLS session: it costs a round trip.
+    public static let maxKeptIdleMilliseconds: Int64 = 5000
+
     /// One request. A kept connection is used only while it is quiet (`ClientStream.isQuiet`:
-    /// no goodbye from the server). A request on one that the server closed in the instant
-    /// before the write (nothing of an answer came back) is sent once more on a new
-    /// connection, as browsers and libcurl do; a request on a new connection is sent once.
+    /// no goodbye from the server) and was idle for at most `maxKeptIdleMilliseconds`. A
+    /// request on one that the server closed in the instant before the write (nothing of an
+    /// answer came back) is sent once more on a new connection, as browsers and libcurl do —
+    /// but a POST only when not one byte of it was written: a POST that went out may have
+    /// been acted on (a login token spent), and is never sent twice. A request on a new
+    /// connection is sent once.
     public func send(method: String, url: String, body: [UInt8]?, headers: [String] = []) -> Result<
         HTTPResponse, HTTPFailure
     > {
+        let watch = ProgressWatch()
+        let result = attempt(method: method, url: url, body: body, headers: headers, watch: watch)
+        // A timeout the process slept through (frozen, stopped, starved) is no evidence of silence.
+        if case let .failure(failure) = result, failure.kind == .timeout,
+            !watch.ranThrough(bound: settings.totalTimeoutMilliseconds)
+        {
+            return .failure(
+                HTTPFailure(
+                    kind: .stalled,
+                    message:
+                        "\(failure.message); this process was kept from running for \(watch.stalledMilliseconds) ms of it (frozen, stopped or starved): no evidence the authenticator is unreachable"
+                ))
+        }
+        return result
+    }
+
+    private func attempt(method: String, url: String, body: [UInt8]?, headers: [String], watch: ProgressWatch)
+        -> Result<HTTPResponse, HTTPFailure>
+    {
         let target: AuthenticatorURL
         switch AuthenticatorURL.parse(url) {
         case let .success(parsed): target = parsed
@@ -89,16 +159,29 @@ public final class HTTPConnection {
         }
         let deadline = Deadline.now().adding(milliseconds: Int64(max(0, settings.totalTimeoutMilliseconds)))
         let request = HTTPWire.request(method: method, url: target, body: body, headers: headers)
-        if let kept = stream, kept.url.sameServer(as: target), kept.isQuiet() {
+        let idempotent = method == "GET" || method == "HEAD"
+        if let kept = stream, kept.url.sameServer(as: target),
+            MonotonicInstant.now().milliseconds &- kept.lastUsed.milliseconds <= HTTPConnection.maxKeptIdleMilliseconds,
+            kept.isQuiet()
+        {
             stream = nil
+            kept.watch = watch
             switch exchange(kept, request: request, method: method, deadline: deadline) {
-            case .closedBeforeAnswer: break // a new connection below
+            case let .closedBeforeAnswer(written) where idempotent || written == 0:
+                break // a new connection below
+            case .closedBeforeAnswer:
+                return .failure(
+                    HTTPFailure(
+                        kind: .badAnswer,
+                        message:
+                            "request to the authenticator failed: the kept connection closed after the request went out (not sent again)"
+                    ))
             case let .finished(result): return result
             }
         }
         stream = nil
         let opened: ClientStream
-        switch open(target, deadline: deadline) {
+        switch open(target, deadline: deadline, watch: watch) {
         case let .failure(failure): return .failure(failure)
         case let .success(fresh): opened = fresh
         }
@@ -106,13 +189,15 @@ public final class HTTPConnection {
         case .closedBeforeAnswer:
             return .failure(
                 HTTPFailure(
-                    kind: .other,
+                    kind: .badAnswer,
                     message: "request to the authenticator failed: the server closed the connection without an answer"))
         case let .finished(result): return result
         }
     }
 
-    private func open(_ target: AuthenticatorURL, deadline: Deadline) -> Result<ClientStream, HTTPFailure> {
+    private func open(_ target: AuthenticatorURL, deadline: Deadline, watch: ProgressWatch) -> Result<
+        ClientStream, HTTPFailure
+    > {
         if target.isHTTPS && tls == nil {
             switch TLSClientContext.make(settings: settings) {
             case let .failure(failure): return .failure(failure)
@@ -122,61 +207,65 @@ public final class HTTPConnection {
         let connectBy = Deadline.now().adding(milliseconds: Int64(max(0, settings.connectTimeoutMilliseconds)))
         let saved = target.isHTTPS ? sessions.load(for: target) : nil
         defer { if let saved { SSL_SESSION_free(saved) } }
-        return ClientStream.open(target, tls: tls, session: saved, connectBy: connectBy, deadline: deadline)
+        return ClientStream.open(
+            target, tls: tls, session: saved, connectBy: connectBy, deadline: deadline, watch: watch)
     }
 
     private enum Exchange {
-        case closedBeforeAnswer
+        /// Nothing of an answer came back; `written`: bytes of the request written before.
+        case closedBeforeAnswer(written: Int)
         case finished(Result<HTTPResponse, HTTPFailure>)
     }
 
     private func exchange(_ stream: ClientStream, request: [UInt8], method: String, deadline: Deadline) -> Exchange {
+        func failed(_ why: String) -> Exchange {
+            .finished(.failure(HTTPFailure(kind: .badAnswer, message: "request to the authenticator failed: \(why)")))
+        }
         switch stream.write(request, until: deadline) {
         case .done: break
-        case .closed: return .closedBeforeAnswer
+        case .closed: return .closedBeforeAnswer(written: stream.lastWritten)
         case .timedOut: return .finished(.failure(timedOut(received: 0)))
-        case let .failed(why):
-            return .finished(
-                .failure(HTTPFailure(kind: .other, message: "request to the authenticator failed: \(why)")))
+        case let .failed(why): return failed(why)
         }
-        var received: [UInt8] = []
+        var reader = HTTPAnswerReader(method: method, limit: settings.maxResponseBytes)
         var ended = false
+        var chunk: [UInt8] = []
         while true {
-            switch HTTPWire.parse(received, ended: ended, method: method, limit: settings.maxResponseBytes) {
+            switch reader.result(ended: ended) {
             case .incomplete:
                 if ended {
-                    return received.isEmpty
-                        ? .closedBeforeAnswer
-                        : .finished(
-                            .failure(
-                                HTTPFailure(
-                                    kind: .other, message: "request to the authenticator failed: the answer was cut off"
-                                )))
+                    return reader.received == 0
+                        ? .closedBeforeAnswer(written: request.count) : failed("the answer was cut off")
                 }
-            case let .invalid(why):
-                return .finished(
-                    .failure(HTTPFailure(kind: .other, message: "request to the authenticator failed: \(why)")))
+            case let .invalid(why): return failed(why)
             case .tooLarge:
                 return .finished(
                     .failure(
-                        HTTPFailure(kind: .tooLarge, message: "answer larger than \(settings.maxResponseBytes) bytes")))
+                        HTTPFailure(
+                            kind: .tooLarge,
+                            message:
+                                "request to the authenticator failed: answer larger than \(settings.maxResponseBytes) bytes (too large)"
+                        )))
+            case let .framingTooLarge(what): return failed("answer too large: \(what)")
             case let .complete(status, body, date, keepAlive):
                 sessions.save(from: stream)
-                if keepAlive && !ended { self.stream = stream }
+                if keepAlive && !ended {
+                    stream.lastUsed = MonotonicInstant.now()
+                    self.stream = stream
+                }
                 return .finished(.success(HTTPResponse(status: status, body: body, date: date)))
             }
-            switch stream.read(into: &received, capacity: 16 * 1024, until: deadline) {
-            case .done: continue
+            chunk.removeAll(keepingCapacity: true)
+            switch stream.read(into: &chunk, capacity: 16 * 1024, until: deadline) {
+            case .done: reader.append(chunk)
             case .closed: ended = true
-            case .timedOut: return .finished(.failure(timedOut(received: received.count)))
+            case .timedOut: return .finished(.failure(timedOut(received: reader.received)))
             case let .failed(why):
-                if received.isEmpty { return .closedBeforeAnswer }
-                return .finished(
-                    .failure(HTTPFailure(kind: .other, message: "request to the authenticator failed: \(why)")))
+                if reader.received == 0 { return .closedBeforeAnswer(written: request.count) }
+                return failed(why)
             }
         }
     }
-
     private func timedOut(received: Int) -> HTTPFailure {
         HTTPFailure(
             kind: .timeout,

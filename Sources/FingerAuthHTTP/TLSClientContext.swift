@@ -49,9 +49,11 @@ final class TLSClientContext {
 
     /// The handshake on connected socket `fd` for `host`, offering `session` to resume;
     /// the TLS object, or why it failed (certificate, name, pin, time).
-    func handshake(fd: Int32, host: String, session: OpaquePointer?, until deadline: Deadline) -> Result<
-        OpaquePointer, HTTPFailure
-    > {
+    func handshake(fd: Int32, host: String, session: OpaquePointer?, until deadline: Deadline, watch: ProgressWatch)
+        -> Result<
+            OpaquePointer, HTTPFailure
+        >
+    {
         func fail(_ kind: HTTPFailure.Kind, _ why: String) -> Result<OpaquePointer, HTTPFailure> {
             .failure(
                 HTTPFailure(
@@ -89,7 +91,7 @@ final class TLSClientContext {
                 let detail = cText(text)
                 return fail(.tls, detail.isEmpty ? "the handshake failed (connection closed)" : detail)
             }
-            guard ClientStream.poll(fd, events: events, until: deadline) else {
+            guard ClientStream.poll(fd, events: events, until: deadline, watch: watch) else {
                 SSL_free(ssl)
                 return fail(.timeout, "the TLS handshake did not finish in time")
             }

@@ -22,6 +22,11 @@ final class AuthenticatorSession: @unchecked Sendable {
     private let connection: HTTPConnection
     /// Why the authenticator could not be reached; nil once the warm-up got any answer.
     private(set) var unreachable: String? = "not tried"
+    /// The failure's kind (`HTTPFailure.Kind`'s name, or `http-503`…) when it is positive
+    /// evidence that the network is the problem: only then may an offline grant be used.
+    /// nil for an error of this host, a process kept from running, a TLS failure or a wrong
+    /// answer: those fall to the password.
+    private(set) var offlineCause: String?
     private var signed: (token: String, issuedAt: Int64)?
     /// How long the warm-up request took to be answered (the connection opened and one round
     /// trip), for the login's `stages`; nil when it got no answer.
@@ -47,7 +52,8 @@ final class AuthenticatorSession: @unchecked Sendable {
     /// Opens the connection with a real request (`GET` of the login URL: an HTTP answer proves
     /// the name resolves, the port answers and the certificate verifies). 502, 503 and 504 — a gateway with no server
     /// behind it, an authenticator whose database is down — count as unreachable: the POST
-    /// would get the same, so nobody should be asked for a finger. When the user has an
+    /// would get the same, so nobody should be asked for a finger. Of the failures, only the
+    /// network's word (`HTTPFailure.isNetworkEvidence`) opens the offline grant. When the user has an
     /// offline grant or offline logins not yet uploaded, the warm-up is the offline sync
     /// (`OfflineSync`) instead, and its answer is applied.
     func prepare() {
@@ -65,6 +71,7 @@ final class AuthenticatorSession: @unchecked Sendable {
         switch sent {
         case let .success(response) where (502...504).contains(response.status):
             unreachable = "authenticator answered \(response.status)"
+            offlineCause = "http-\(response.status)"
         case let .success(response):
             unreachable = nil
             connectMilliseconds = MonotonicInstant.now().milliseconds &- started.milliseconds
@@ -78,7 +85,9 @@ final class AuthenticatorSession: @unchecked Sendable {
             {
                 OfflineSync.apply(answer, books: [book], pins: pins)
             }
-        case let .failure(failure): unreachable = failure.message
+        case let .failure(failure):
+            unreachable = "\(failure.message) [\(failure.kind.rawValue)]"
+            if failure.isNetworkEvidence { offlineCause = failure.kind.rawValue }
         }
         connection.settings.totalTimeoutMilliseconds = bound
     }
@@ -179,14 +188,14 @@ final class AuthenticatorSession: @unchecked Sendable {
     /// within the grant — or why not.
     func offlineLogin() -> HelperMessage {
         let kid = key?.kid ?? ""
-        guard let key, let now = GrantClock.read() else {
+        guard let key, let cause = offlineCause, let now = GrantClock.read() else {
             return .unavailable(jti: job.jti, kid: kid, detail: "authenticator unreachable; offline login impossible")
         }
         switch book.recordLogin(
             kid: key.kid, service: job.service, jti: job.jti, pins: pins.keys(), now: now, sign: key.signRS256)
         {
         case let .success(granted):
-            return .offline(jti: job.jti, kid: kid, grant: granted.grant.gid, expires: granted.expires)
+            return .offline(jti: job.jti, kid: kid, grant: granted.grant.gid, expires: granted.expires, cause: cause)
         case let .failure(why):
             return .unavailable(jti: job.jti, kid: kid, detail: "authenticator unreachable; offline grant: \(why)")
         }

@@ -110,9 +110,17 @@ enum LoginCommand {
                 .fail(.unreachable, detail: "authenticator did not answer within \(warmUpWaitMilliseconds) ms"))
             return .failed
         }
-        // Unreachable (refused, DNS, a timeout, 502–504): only a usable offline grant goes on.
+        // Unreachable (refused, no route, a name server's no, a timeout while running, 502–504):
+        // only a usable offline grant goes on. Any other failure (this host's own error, a
+        // helper kept from running, TLS, a wrong answer) is no evidence: the password.
         var offline = false
         if let why = session.unreachable {
+            guard session.offlineCause != nil else {
+                reader.close()
+                LineOutput.emit(
+                    .fail(.unreachable, detail: "\(why); offline: not used, no evidence the network is the problem"))
+                return .failed
+            }
             switch session.offlineGrant() {
             case .success: offline = true
             case let .failure(refusal):

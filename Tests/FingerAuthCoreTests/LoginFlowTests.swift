@@ -62,7 +62,8 @@ final class LoginFlowTests: XCTestCase {
         let talk = RecordingConversation()
         let helper = ScriptedHelper(outcome: {
             .acceptedOffline(
-                jti: $0.jti, kid: "kid-1", finger: "right-index-finger", grant: "g1", expires: 1_796_565_600)
+                jti: $0.jti, kid: "kid-1", finger: "right-index-finger", grant: "g1", expires: 1_796_565_600,
+                cause: "refused")
         })
         let outcome = flow(helper: helper, conversation: talk).authenticate(
             LoginRequest(user: "alice", service: "sudo", silent: true), options: testOptions())
@@ -70,7 +71,7 @@ final class LoginFlowTests: XCTestCase {
         XCTAssertEqual(outcome.category, .accepted)
         XCTAssertEqual(
             outcome.reason,
-            "finger right-index-finger matched, authenticator unreachable: offline grant g1, expires 2026-12-06 14:00 UTC"
+            "finger right-index-finger matched, authenticator unreachable (refused): offline grant g1, expires 2026-12-06 14:00 UTC"
         )
         XCTAssertEqual(
             talk.infos,
@@ -79,7 +80,8 @@ final class LoginFlowTests: XCTestCase {
                 "Authenticator not reachable: logged in offline with this host's offline grant (expires 2026-12-06 14:00 UTC)",
             ])
         let other = ScriptedHelper(outcome: { _ in
-            .acceptedOffline(jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f", grant: "g", expires: 5)
+            .acceptedOffline(
+                jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f", grant: "g", expires: 5, cause: "timeout")
         })
         let refused = flow(helper: other).authenticate(
             LoginRequest(user: "alice", service: "s"), options: testOptions())

@@ -154,12 +154,12 @@ final class OfflineGrantTests: XCTestCase {
     }
 
     func testTheOfflineLineReadsBackAndNothingElseIsOne() {
-        let line = HelperMessage.offline(jti: "j1", kid: "k1", grant: "g1", expires: 1_796_565_600)
-        XCTAssertEqual(line.line, "OFFLINE j1 k1 g1 1796565600")
+        let line = HelperMessage.offline(jti: "j1", kid: "k1", grant: "g1", expires: 1_796_565_600, cause: "no-route")
+        XCTAssertEqual(line.line, "OFFLINE j1 k1 g1 1796565600 no-route")
         XCTAssertEqual(HelperMessage(line: line.line), line)
         for bad in [
-            "OFFLINE j1 k1 g1", "OFFLINE j1 k1 g1 soon", "OFFLINE j1 k1 g1 -5", "OFFLINE j1 k1 g1 0",
-            "OFFLINE  k1 g1 5", "OFFLINE j1 k1 g1 5 extra",
+            "OFFLINE j1 k1 g1", "OFFLINE j1 k1 g1 soon", "OFFLINE j1 k1 g1 -5 refused", "OFFLINE j1 k1 g1 0 refused",
+            "OFFLINE  k1 g1 5 refused", "OFFLINE j1 k1 g1 5", "OFFLINE j1 k1 g1 5 refused extra", "OFFLINE j1 k1 g1 5 ",
         ] {
             XCTAssertNil(HelperMessage(line: bad), bad)
         }

@@ -179,7 +179,13 @@ def test_an_http_1_0_answer_ends_with_the_stream(world):
     # a signed chunk size: the helper trapped on it before (the http-answer fuzz target)
     (head(200, [("Transfer-Encoding", "chunked")]) + b"-d\r\n" + b"x" * 40 + b"\r\n", "malformed chunked body"),
     (b"SSH-2.0-OpenSSH_9.2\r\n\r\n", "not an HTTP/1.x answer"),
-], ids=["huge-head", "cut-body", "endless-chunks", "gzip", "negative-chunk", "not-http"])
+    # trailers and chunk extensions are bounded like the head (a megabyte was read whole before)
+    (head(200, [("Transfer-Encoding", "chunked")]) + b"0\r\nX-Pad: " + b"a" * (1 << 20) + b"\r\n\r\n",
+     "answer too large: trailers over 16384 bytes"),
+    (head(200, [("Transfer-Encoding", "chunked")]) + b"2;x=" + b"a" * (1 << 20) + b"\r\nok\r\n0\r\n\r\n",
+     "answer too large: chunk line (extensions) over 1024 bytes"),
+], ids=["huge-head", "cut-body", "endless-chunks", "gzip", "negative-chunk", "not-http", "huge-trailer",
+        "huge-extension"])
 def test_a_malformed_answer_is_no_verdict(world, answer, reason):
     def respond(method, body):
         return (warm_up(method), False) if method == "GET" else (answer, True)
@@ -189,3 +195,58 @@ def test_a_malformed_answer_is_no_verdict(world, answer, reason):
     assert login.name == "PAM_AUTHINFO_UNAVAIL", login
     line = outcome_line(world)
     assert reason in line, line
+
+
+def test_a_login_post_cut_after_it_went_out_is_never_sent_again(world):
+    """The kept connection is cut after the POST went out (the server read it, then closed
+    without a word): the token may have been spent, so the helper does not send it again on
+    a new connection (the authenticator would answer "replayed" and the audit hold an
+    acceptance for a login that failed). One POST, and the login fails saying why."""
+    posts = []
+
+    def respond(method, body):
+        if method == "GET":
+            return warm_up(method), False
+        posts.append(body)
+        return b"", True
+
+    with RawServer(world.ca, respond) as server:
+        login = login_through(world, server)
+    assert login.name == "PAM_AUTHINFO_UNAVAIL", login
+    assert len(posts) == 1, len(posts)
+    line = outcome_line(world)
+    assert "closed after the request went out (not sent again)" in line, line
+
+
+def late_finger_login(world, url, after=5.5):
+    world.write_conf(url=url, timeout="15")
+    world.reader.feed(["SCAN finger-A"], after=after)
+    try:
+        return world.login("alice", service=world.service("fa-only", fallback=False))
+    finally:
+        world.reader.wait()
+
+
+def test_a_connection_idle_past_the_margin_does_not_carry_the_login(world):
+    """fingerauthd closes a connection idle for 10 s, the default finger timeout: a login
+    written into a connection the server is closing would be lost. The warm-up's connection,
+    idle over 5 s when the finger comes, is left; the POST goes on a new one."""
+    def respond(method, body):
+        if method == "GET":
+            return warm_up(method), False
+        text = verdict(body)
+        return head(200, [("Content-Length", str(len(text)))]) + text, False
+
+    world.enroll("alice", "finger-A")
+    with RawServer(world.ca, respond) as server:
+        login = late_finger_login(world, server.url)
+        assert login.name == "PAM_SUCCESS", login
+        assert server.connections == 2, server.connections
+
+
+def test_a_finger_after_the_idle_margin_logs_in_with_the_real_authenticator(world):
+    world.enroll("alice", "finger-A")
+    login = late_finger_login(world, world.settings["url"])
+    assert login.name == "PAM_SUCCESS", login
+    rows = [r for r in world.authd.audit_rows() if r["event"] == "login"]
+    assert rows[-1]["outcome"] == "accept" and len([r for r in rows if r["outcome"] != "accept"]) == 0, rows
