@@ -103,9 +103,12 @@ enum ConsoleHTML {
     }
 
     /// A table; cells are HTML already (escape what comes from outside before).
-    static func table(id: String, headers: [String], rows: [[String]]) -> String {
+    /// A table of `rows` (HTML already escaped); `classes` gives a row its class (by index).
+    static func table(id: String, headers: [String], rows: [[String]], classes: [Int: String] = [:]) -> String {
         let head = headers.map { "<th>\(escape($0))</th>" }.joined()
-        let body = rows.map { "<tr>" + $0.map { "<td>\($0)</td>" }.joined() + "</tr>" }.joined(separator: "\n")
+        let body = rows.enumerated().map { index, row in
+            (classes[index].map { "<tr class=\"\($0)\">" } ?? "<tr>") + row.map { "<td>\($0)</td>" }.joined() + "</tr>"
+        }.joined(separator: "\n")
         return "<table id=\"\(id)\"><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table>"
     }
 
@@ -129,6 +132,7 @@ enum ConsoleHTML {
         .figures span{display:inline-block;margin-right:2em;font-size:1.1em}.message{padding:.5em 1em;background:#fff3cd}
         .error{padding:.5em 1em;background:#fde2e1}svg{background:#fff;border:1px solid #d5dae1}
         .accepted{fill:#2f855a}.refused{fill:#c53030}label{display:inline-block;margin-right:1em}
+        tr.attention td{background:#fde2e1}tr.attention mark{background:#c53030;color:#fff;padding:0 .3em}
         code{font-size:.85em}form.add p,form.test p{margin:.4em 0}.decision{padding:.5em 1em;background:#e6f0ff}
         """
 }

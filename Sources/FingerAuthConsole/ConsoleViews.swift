@@ -58,10 +58,16 @@ extension AdminConsole {
         let filters = [("user", query.user), ("host", query.host), ("event", query.event), ("outcome", query.outcome),
                        ("from", ConsoleForms.query(request, "from")), ("to", ConsoleForms.query(request, "to"))]
         let kept = filters.compactMap { name, value in value.map { "\(name)=\(Self.percentEncode($0))" } }
-        let rows = records.map { record -> [String] in
+        var attention: [Int: String] = [:]
+        let rows = records.enumerated().map { index, record -> [String] in
             let e = record.event
             let user = e.user.map(ConsoleHTML.escape) ?? e.claimedUser.map { "<em>claimed: \(ConsoleHTML.escape($0))</em>" } ?? ""
-            return [ConsoleHTML.time(record.time), ConsoleHTML.escape(e.event.name), ConsoleHTML.escape(e.outcome.name), user,
+            var event = ConsoleHTML.escape(e.event.name)
+            if Self.needsAttention(e) {
+                attention[index] = "attention"
+                event = "<mark title=\"an offline login no grant covers, or a gap in a host's records\">\(event)</mark>"
+            }
+            return [ConsoleHTML.time(record.time), event, ConsoleHTML.escape(e.outcome.name), user,
                     ConsoleHTML.escape(e.host ?? ""), "<code>\(ConsoleHTML.escape(e.kid ?? ""))</code>",
                     ConsoleHTML.escape(e.reason?.text ?? ""), ConsoleHTML.escape(e.peer ?? ""), String(e.count),
                     ConsoleHTML.escape(e.admin ?? "")]
@@ -71,12 +77,18 @@ extension AdminConsole {
             <button type="submit">Filter</button> <small>times in UTC: YYYY-MM-DD or YYYY-MM-DD HH:MM; from is \
             included, to is not</small></form>\(problem.map { "<p class=\"error\" id=\"filter-error\">\(ConsoleHTML.escape($0))</p>" } ?? "")
             <p><a id="csv" href="/audit.csv\(kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))">Export CSV</a></p>
-            \(ConsoleHTML.table(id: "audit", headers: ["time (UTC)", "event", "outcome", "user", "host", "kid", "reason", "peer", "count", "admin"], rows: rows))
+            \(ConsoleHTML.table(id: "audit", headers: ["time (UTC)", "event", "outcome", "user", "host", "kid", "reason", "peer", "count", "admin"], rows: rows, classes: attention))
             """
         if records.count == query.limit, let last = records.last {
             body += "<p><a id=\"older\" href=\"/audit?\((kept + ["before=\(last.id)"]).joined(separator: "&"))\">Older</a></p>"
         }
         return ConsoleHTML.page(title: "Audit log", admin: who.admin, csrf: who.csrf, current: "/audit", body: body)
+    }
+
+    /// A row a person should look at: an offline login that no grant covers (or made after
+    /// its key's revocation), or a gap in a host's offline records.
+    static func needsAttention(_ event: AuditEvent) -> Bool {
+        (event.event == .offlineLogin && event.outcome != .accept) || event.event == .offlineGap
     }
 
     /// The filtered audit rows as CSV (RFC 4180), newest first, at most 10,000.

@@ -89,8 +89,10 @@ enum Admin {
     }
 
     /// Prints `rows` under `header` in aligned columns (two spaces apart); empty cells as `-`.
+    /// Prints `rows` under `header` in aligned columns, each cell's control characters (line
+    /// breaks too: a cell is one line) escaped (`TerminalText`).
     static func printTable(_ header: [String], _ rows: [[String]]) {
-        let all = [header] + rows.map { $0.map { $0.isEmpty ? "-" : $0 } }
+        let all = [header] + rows.map { $0.map { $0.isEmpty ? "-" : TerminalText.escaped($0) } }
         var widths = [Int](repeating: 0, count: header.count)
         for row in all {
             for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }

@@ -148,32 +148,38 @@ public struct OfflineBook {
         withLog(creating: false) { (try? $0.get()) ?? [] }
     }
 
-    /// The `seq` of the last record of each device key the authenticator holds
-    /// (`offline-sent`: `KID SEQ` lines).
-    public func sent() -> [String: Int64] {
-        guard let bytes = try? SafeFile.read(paths.offlineSent, rule: .secret) else { return [:] }
-        var held: [String: Int64] = [:]
+    /// The records the authenticator acknowledged one by one, as (device key, `seq`)
+    /// (`offline-sent`: `KID SEQ` lines, one per record).
+    public func sent() -> Set<AcknowledgedRecord> {
+        guard let bytes = try? SafeFile.read(paths.offlineSent, rule: .secret) else { return [] }
+        var held: Set<AcknowledgedRecord> = []
         for line in bytes.split(separator: 0x0A) {
             let fields = line.split(separator: 0x20)
             guard fields.count == 2, let seq = Int64(String(decoding: fields[1], as: UTF8.self)) else { continue }
-            held[String(decoding: fields[0], as: UTF8.self)] = seq
+            held.insert(AcknowledgedRecord(kid: String(decoding: fields[0], as: UTF8.self), seq: seq))
         }
         return held
     }
 
-    /// Notes that the authenticator holds `kid`'s records up to `seq`.
-    public func markSent(kid: String, seq: Int64) {
+    /// Notes that the authenticator holds `kid`'s records numbered `seqs` (each one it named).
+    public func markSent(kid: String, seqs: [Int64]) {
+        guard !seqs.isEmpty, !kid.isEmpty, !kid.contains(" "), !kid.contains("\n") else { return }
         var held = sent()
-        guard seq > held[kid] ?? 0, !kid.contains(" "), !kid.contains("\n") else { return }
-        held[kid] = seq
-        let text = held.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)\n" }.joined()
-        try? SafeFile.writeAtomically(paths.offlineSent, Array(text.utf8), mode: 0o600)
+        let before = held.count
+        for seq in seqs { held.insert(AcknowledgedRecord(kid: kid, seq: seq)) }
+        guard held.count > before else { return }
+        writeSent(held)
     }
 
-    /// The records not yet held by the authenticator, oldest first, at most `limit`.
+    private func writeSent(_ held: Set<AcknowledgedRecord>) {
+        let lines = held.sorted { ($0.kid, $0.seq) < ($1.kid, $1.seq) }.map { "\($0.kid) \($0.seq)\n" }
+        try? SafeFile.writeAtomically(paths.offlineSent, Array(lines.joined().utf8), mode: 0o600)
+    }
+
+    /// The records the authenticator has not acknowledged, oldest first, at most `limit`.
     public func unsent(limit: Int = OfflineRecord.maxPerUpload) -> [(line: String, record: OfflineRecord)] {
         let held = sent()
-        return Array(records().filter { $0.record.seq > held[$0.record.kid] ?? 0 }.prefix(limit))
+        return Array(records().filter { !held.contains(AcknowledgedRecord($0.record)) }.prefix(limit))
     }
 
     /// The file's error with its short name for its path: the helper's lines are short.
@@ -222,9 +228,10 @@ public struct OfflineBook {
         return body(.failure(GrantRefusal("offline-log: replaced while waiting")))
     }
 
-    /// Drops the records the authenticator holds from the log, but the last of each device
-    /// key (the next record chains to it); under the log's lock. Called when a new grant
-    /// replaces the old one, so that no record of the grant in use (its count of uses) goes.
+    /// Drops the records the authenticator acknowledged from the log, but the last of each
+    /// device key (the next record chains to it), and forgets the acknowledgements of records
+    /// no longer in the log; under the log's lock. Called when a new grant replaces the old
+    /// one, so that no record of the grant in use (its count of uses) goes.
     func compact() {
         withLog(creating: false) { log in
             guard case let .success(records) = log, !records.isEmpty else { return }
@@ -232,11 +239,12 @@ public struct OfflineBook {
             var last: [String: Int64] = [:]
             for entry in records { last[entry.record.kid] = max(last[entry.record.kid] ?? 0, entry.record.seq) }
             let kept = records.filter {
-                $0.record.seq > held[$0.record.kid] ?? 0 || $0.record.seq == last[$0.record.kid]
+                !held.contains(AcknowledgedRecord($0.record)) || $0.record.seq == last[$0.record.kid]
             }
             guard kept.count < records.count else { return }
             try? SafeFile.writeAtomically(
                 paths.offlineLog, Array(kept.map { $0.line + "\n" }.joined().utf8), mode: 0o600)
+            writeSent(held.intersection(kept.map { AcknowledgedRecord($0.record) }))
         }
     }
 
@@ -274,5 +282,20 @@ public struct OfflineBook {
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == bytes.count, fsync(fd) == 0 else { return "write failed" }
         return nil
+    }
+}
+
+/// One record the authenticator named in a sync's `held`: its device key and `seq`.
+public struct AcknowledgedRecord: Hashable, Sendable {
+    public var kid: String
+    public var seq: Int64
+
+    public init(kid: String, seq: Int64) {
+        self.kid = kid
+        self.seq = seq
+    }
+
+    init(_ record: OfflineRecord) {
+        self.init(kid: record.kid, seq: record.seq)
     }
 }

@@ -27,12 +27,13 @@ public enum OfflineSync {
         return JSONEncoding.encodeBytes(.object([("grants", .array(gids)), ("records", .array(lines))]))
     }
 
-    /// Applies a 200 answer: a withdrawn grant is dropped, the records the authenticator now
-    /// holds are marked sent, and the grant keys it names are pinned. What it says no more
-    /// about is left as it is.
+    /// Applies a 200 answer: a withdrawn grant is dropped, the records the authenticator names
+    /// one by one in `held` or `rejected` (`{kid: [seq…]}`: it holds them, or will never
+    /// take them) are marked sent, and the grant keys it names are pinned. What it says no
+    /// more about is left as it is: a record not named is sent again at the next contact.
     public static func apply(_ answer: JSONValue, books: [OfflineBook], pins: GrantPins) {
         let states = answer["grants"]
-        let held = answer["records"]
+        let named = [answer["held"], answer["rejected"]]
         for book in books {
             if case let .success(receipt?) = book.receipt(), let gid = receipt.gid,
                 states?[gid]?.stringValue == "withdrawn"
@@ -40,7 +41,8 @@ public enum OfflineSync {
                 book.drop()
             }
             for kid in Set(book.records().map(\.record.kid)) {
-                if let seq = held?[kid]?.int64Value { book.markSent(kid: kid, seq: seq) }
+                let seqs = named.flatMap { $0?[kid]?.arrayValue ?? [] }.compactMap(\.int64Value)
+                book.markSent(kid: kid, seqs: seqs)
             }
         }
         if let keys = answer["grant_keys"] { try? pins.pin(keys) }

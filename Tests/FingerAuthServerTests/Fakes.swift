@@ -218,11 +218,10 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
     {
         try base.withdrawGrants(host: host, user: user, admin: admin, peer: peer, now: now)
     }
-    func storeOfflineRecords(_ records: [VerifiedOfflineRecord], kid: String, peer: String, now: Int64)
-        throws(StoreError) -> OfflineUploadResult
-    {
-        try base.storeOfflineRecords(records, kid: kid, peer: peer, now: now)
+    func storeOfflineRecords(_ upload: OfflineUpload) throws(StoreError) -> OfflineUploadResult {
+        try base.storeOfflineRecords(upload)
     }
+    func holdsOfflineGrants() throws(StoreError) -> Bool { try base.holdsOfflineGrants() }
 }
 
 /// A service over `store` wired as the daemon wires it: a group commit (not started) that

@@ -79,49 +79,4 @@ final class OfflineStoreTests: StoreBackendTestCase {
                 ["old": .withdrawn, "new": .live, "gone": .withdrawn])
         }
     }
-
-    func record(_ seq: Int64, previous: String, hash: String, at: Int64 = 1000) -> VerifiedOfflineRecord {
-        VerifiedOfflineRecord(
-            record: OfflineRecord(
-                seq: seq, gid: "g1", user: "alice", host: "host1", kid: "k1", jti: "j\(seq)", service: "sudo",
-                at: at + seq,
-                previous: previous), lineHash: hash)
-    }
-
-    func testRecordsAreStoredOnceInOrderAndEveryGapIsFlagged() throws {
-        try onEachBackend { store, _ in
-            let first = [record(2, previous: "h1", hash: "h2"), record(1, previous: "", hash: "h1")]
-            XCTAssertEqual(
-                try store.storeOfflineRecords(first, kid: "k1", peer: "10.0.0.1", now: 5000),
-                OfflineUploadResult(lastSeq: 2, stored: 2, flagged: 0))
-            // Sent again (the host lost the answer): nothing new.
-            XCTAssertEqual(
-                try store.storeOfflineRecords(first, kid: "k1", peer: "10.0.0.1", now: 5000),
-                OfflineUploadResult(lastSeq: 2, stored: 0, flagged: 0))
-            // Record 3 never came: a gap, then record 4.
-            XCTAssertEqual(
-                try store.storeOfflineRecords([record(4, previous: "h3", hash: "h4")], kid: "k1", peer: "p", now: 5000),
-                OfflineUploadResult(lastSeq: 4, stored: 1, flagged: 1))
-            // Record 5 that does not chain, and record 5 again in another form.
-            XCTAssertEqual(
-                try store.storeOfflineRecords([record(5, previous: "zz", hash: "h5")], kid: "k1", peer: "p", now: 5000),
-                OfflineUploadResult(lastSeq: 5, stored: 1, flagged: 1))
-            XCTAssertEqual(
-                try store.storeOfflineRecords(
-                    [record(5, previous: "h4", hash: "h5b")], kid: "k1", peer: "p", now: 5000),
-                OfflineUploadResult(lastSeq: 5, stored: 0, flagged: 1))
-            let rows = try store.auditRecords(AuditFilter(limit: 100))
-            XCTAssertEqual(
-                rows.map { "\($0.event.event.name) \($0.time) \($0.event.reason?.text ?? "-")" },
-                [
-                    "offline_login 1001 grant g1, record 1", "offline_login 1002 grant g1, record 2",
-                    "offline_gap 1004 record 3 missing", "offline_login 1004 grant g1, record 4",
-                    "offline_gap 1005 record 5 does not follow record 4 (changed or removed)",
-                    "offline_login 1005 grant g1, record 5", "offline_gap 1005 record 5 differs from the one held",
-                ])
-            XCTAssertEqual(rows[0].event.jti, "j1")
-            XCTAssertEqual(rows[0].event.service, "sudo")
-            XCTAssertEqual(rows[2].event.outcome, .deny)
-        }
-    }
 }

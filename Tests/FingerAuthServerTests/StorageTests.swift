@@ -127,7 +127,7 @@ final class StorageTests: XCTestCase {
         check.standardOutput = out
         try check.run()
         check.waitUntilExit()
-        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n11\n")
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n12\n")
     }
 
     /// Version 9 rebuilds the rules table (SQLite cannot alter its CHECK for the new action):

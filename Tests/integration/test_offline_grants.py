@@ -331,6 +331,7 @@ def test_offline_logins_reach_the_audit_in_order_at_the_next_online_login(offlin
     # Uploaded by the warm-up, before the online login's own row.
     assert max(r["id"] for r in uploaded) < [r for r in rows if r["event"] == "login"][-1]["id"]
     assert audit(world, "offline_gap") == []
+    # Each record acknowledged one by one; the new grant compacted the log to the last.
     assert (offline.user_dir / "offline-sent").read_text() == "%s 3\n" % world.kid("alice")
     # Held records are not sent again, and the log keeps only the last (the next one chains to it).
     offline.online()
@@ -365,7 +366,7 @@ def test_a_removed_or_altered_offline_record_is_flagged_when_uploaded(offline, w
     assert synced["users"][0]["uploaded"] == len(lines) and synced["users"][0]["left"] == 0, synced
     rows = [r for r in world.authd.audit_rows() if r["event"] in ("offline_login", "offline_gap")]
     assert [(r["event"], r["reason"].split(", ")[-1]) for r in rows] == [
-        ("offline_login", "record 1"), ("offline_gap", "record 2 missing"), ("offline_login", "record 3")]
+        ("offline_login", "record 1"), ("offline_gap", "seq_jump: record 2 missing"), ("offline_login", "record 3")]
     gap = rows[1]
     assert gap["outcome"] == "deny" and gap["user"] == "alice" and gap["kid"] == world.kid("alice")
 
@@ -385,7 +386,8 @@ def test_the_sync_endpoint_refuses_what_is_not_a_sync_and_drops_a_strangers_reco
                          "jti": "j", "service": "sudo", "at": int(time.time()), "prev": ""}, stranger,
                         algorithm="RS256", headers={"typ": "fingerauth-offline+jwt", "kid": world.kid("alice")})
     answer = authd.post_json("/v1/offline-sync", {"grants": [], "records": [record]})
-    assert answer.status == 200 and answer.json()["records"] == {}
+    assert answer.status == 200 and answer.json()["held"] == {}
+    assert answer.json()["rejected"] == {world.kid("alice"): [1]}
     assert audit(world, "offline_login") == [] and audit(world, "offline_gap") == []
 
 

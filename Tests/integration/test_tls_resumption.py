@@ -191,3 +191,27 @@ def test_drafts_of_helpers_that_died_mid_save_are_removed_and_a_live_ones_kept(w
     assert login_counting(world) == ("PAM_SUCCESS", 1, 0)
     assert not dead.exists()
     assert live.exists() and other.exists()
+
+
+def openssl_session(world, version, tmp):
+    """The session `openssl s_client -<version>` saves after one request (`-sess_out`), as
+    `openssl sess_id -text` prints it."""
+    path = tmp / ("session-" + version)
+    request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    done = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % world.authd.port, "-" + version,
+                           "-CAfile", world.ca.ca_cert, "-sess_out", str(path), "-ign_eof", "-quiet"],
+                          input=request, capture_output=True, timeout=30)
+    assert b'"ok":true' in done.stdout, done
+    shown = subprocess.run(["openssl", "sess_id", "-in", str(path), "-text", "-noout"], capture_output=True,
+                           text=True, timeout=30)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
+def test_session_tickets_are_issued_for_tls_1_3_only(world, tmp_path):
+    """A TLS 1.2 ticket would be sealed by the process's ticket key for as long as it runs,
+    and a 1.2 resumption has no fresh key exchange: the docs promise TLS 1.3 tickets only."""
+    tls13 = openssl_session(world, "tls1_3", tmp_path)
+    assert "TLSv1.3" in tls13 and "TLS session ticket:" in tls13, tls13
+    tls12 = openssl_session(world, "tls1_2", tmp_path)
+    assert "TLSv1.2" in tls12 and "TLS session ticket:" not in tls12, tls12

@@ -58,18 +58,50 @@ public struct VerifiedOfflineRecord: Sendable, Equatable {
     }
 }
 
-/// How an upload of one key's records ended: the last sequence number the authenticator
-/// holds for the key (the host need not send up to it again) and how many rows it wrote.
+/// How an upload of one key's records ended: the `seq` of each record the authenticator
+/// now holds (stored now or before) and of each it will never store — the host may drop
+/// exactly these — and how many rows it wrote, flagged and left for a later upload.
 public struct OfflineUploadResult: Sendable, Equatable {
-    public var lastSeq: Int64
+    public var held: [Int64]
+    /// A never-approved key's records, and a revoked key's outside its grants or past their uses.
+    public var rejected: [Int64]
     public var stored: Int
-    /// Gaps and broken chains found (each one an `offline_gap` audit row).
+    /// Gaps, rewinds and broken chains found (each one an `offline_gap` audit row).
     public var flagged: Int
+    /// Records past the key's rows of the window (`OfflineUpload.maxRowsPerKey`): neither
+    /// held nor rejected, the host sends them again later.
+    public var deferred: Int
 
-    public init(lastSeq: Int64, stored: Int, flagged: Int) {
-        self.lastSeq = lastSeq
+    public init(held: [Int64] = [], rejected: [Int64] = [], stored: Int = 0, flagged: Int = 0, deferred: Int = 0) {
+        self.held = held
+        self.rejected = rejected
         self.stored = stored
         self.flagged = flagged
+        self.deferred = deferred
+    }
+}
+
+/// One key's verified records as one upload hands them to the store (`WriteItem.offlineRecords`).
+public struct OfflineUpload: Sendable, Equatable {
+    public var records: [VerifiedOfflineRecord]
+    public var kid: String
+    public var peer: String
+    /// The authenticator's receipt time: every row is stored at it.
+    public var now: Int64
+
+    /// Most `offline_login` and `offline_gap` rows one key writes per `rowWindow` seconds
+    /// (by receipt time); records past it wait, unacknowledged, for a later upload.
+    public static let maxRowsPerKey = 64
+    public static let rowWindow: Int64 = 3600
+    /// How far a record's claimed time may lie outside its grant's window (or after its
+    /// receipt) and still count as inside: the host's clock is not the authenticator's.
+    public static let skew: Int64 = ReplayWindow.maxSkew
+
+    public init(records: [VerifiedOfflineRecord], kid: String, peer: String, now: Int64) {
+        self.records = records
+        self.kid = kid
+        self.peer = peer
+        self.now = now
     }
 }
 
@@ -82,12 +114,17 @@ public protocol OfflineGrantStore: Sendable {
     /// Withdraws the live grants of `host` (and of `user` when given), with an audit row by
     /// `admin` from `peer`; how many.
     func withdrawGrants(host: String, user: String?, admin: String, peer: String, now: Int64) throws(StoreError) -> Int
-    /// Stores one key's verified records in sequence order, in one transaction: each record
-    /// after the last one held becomes an `offline_login` row at its own time; a record whose
-    /// `seq` skips ahead or whose `prev` is not the last record's hash first writes an
-    /// `offline_gap` row; records held already are skipped.
-    func storeOfflineRecords(_ records: [VerifiedOfflineRecord], kid: String, peer: String, now: Int64)
-        throws(StoreError) -> OfflineUploadResult
+    /// Stores one key's verified records (`upload`) in sequence order, in one transaction,
+    /// each judged against the grant it names (`OfflineRecordRows` in FingerAuthStore): an
+    /// `offline_login` row at the receipt time (the claimed time in `claimed_time`) —
+    /// `accept` inside a grant of that key, `deny` with the reason otherwise — after an
+    /// `offline_gap` row where the `seq` jumps, rewinds or repeats or the chain breaks. A
+    /// pending key's records, and a revoked key's outside its grants or past their uses, are
+    /// stored nowhere. Records held already are acknowledged without a row.
+    func storeOfflineRecords(_ upload: OfflineUpload) throws(StoreError) -> OfflineUploadResult
+    /// Whether the authenticator holds any offline grant (issued, even ended or withdrawn):
+    /// without one, and without a grant key, `/v1/offline-sync` is not served.
+    func holdsOfflineGrants() throws(StoreError) -> Bool
 }
 
 /// The offline-grant key as the service uses it: FingerAuthCrypto's `GrantSigningKey`.

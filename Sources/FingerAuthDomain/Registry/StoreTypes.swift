@@ -100,6 +100,9 @@ public struct AuditEvent: Sendable, Equatable {
     /// A verified login's times as its helper reported them (`LoginStageReport`: nobody
     /// vouches for them); nil for every other row.
     public var stages: LoginStageReport?
+    /// An offline record's own time as its host claims it (`at`): nobody vouches for it.
+    /// The row's time is the authenticator's receipt. Nil for every other row.
+    public var claimedTime: Int64?
 
     public init(
         event: AuditEventKind, user: String? = nil, claimedUser: String? = nil, host: String? = nil,

@@ -12,6 +12,8 @@ public enum WriteItem: Sendable {
     /// One failure for a shared rate-limit key (PostgreSQL): in its open window, or in a new
     /// one of `window` seconds from `now`.
     case failure(key: String, now: Int64, window: Int64)
+    /// One key's offline records of one upload (`OfflineGrantStore.storeOfflineRecords`).
+    case offlineRecords(OfflineUpload)
 }
 
 /// What a verified token does to the registry, in one transaction: the key is read again
@@ -76,6 +78,8 @@ public enum WriteOutcome: Sendable, Equatable {
     case accepted
     /// The claim was refused inside the transaction; the audit row says why.
     case refused(ClaimRefusal)
+    /// An upload's offline records were judged and stored.
+    case offlineStored(OfflineUploadResult)
 }
 
 /// Why a claim was refused inside the write transaction.

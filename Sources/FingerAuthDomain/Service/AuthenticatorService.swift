@@ -17,6 +17,8 @@ public final class AuthenticatorService: Sendable {
     /// answer per connection and pause (64 connections: 6,400 a second, not 40,000), and
     /// the pause costs the server no thread and no CPU.
     public static let tarpit = 0.010
+    /// An address may make this many times a key's offline uploads per window.
+    public static let uploadAddressFactor = 8
 
     let store: any ServiceRegistry
     let writer: any Committer
@@ -32,6 +34,9 @@ public final class AuthenticatorService: Sendable {
     let addresses: FailureLimiter
     /// Registrations (new keys and the same key again) per host and window.
     let registrations: FailureLimiter
+    /// Offline uploads per device key, and per address.
+    let keyUploads: FailureLimiter
+    let addressUploads: FailureLimiter
     /// Refused requests of addresses past their limit, counted together; the group
     /// commit drains it into `refusals` rows about once a second.
     public let refusals: RefusalCounter
@@ -58,6 +63,11 @@ public final class AuthenticatorService: Sendable {
         self.users = FailureLimiter(settings.userLimit, store: store, scope: "user:")
         self.addresses = FailureLimiter(settings.addressLimit, store: store, scope: "address:")
         self.registrations = FailureLimiter(settings.hostRegistrations, store: store, scope: "registration:")
+        self.keyUploads = FailureLimiter(settings.offlineUploads, store: store, scope: "offline-key:")
+        let perAddress = RateLimit(
+            failures: settings.offlineUploads.failures * Self.uploadAddressFactor,
+            window: settings.offlineUploads.window)
+        self.addressUploads = FailureLimiter(perAddress, store: store, scope: "offline-address:")
         self.verifier = TokenVerifier(policy: policy, clock: clock, keys: KeyCache(store, crypto: crypto))
     }
 

@@ -43,11 +43,25 @@ extension AuthenticatorService {
     }
 
     /// `POST /v1/offline-sync` `{"grants":[gid…],"records":[record…]}`: 200
-    /// `{"grants":{gid:"live"|"withdrawn"},"records":{kid:last seq held},"grant_keys":[…]}`.
+    /// `{"grants":{gid:"live"|"withdrawn"},"held":{kid:[seq…]},"rejected":{kid:[seq…]},
+    /// "grant_keys":[…]}` — `held` names, one by one, the records the authenticator holds,
+    /// `rejected` those it will never store (not verified, a never-approved key, a revoked
+    /// key's outside its grants); the host drops only these and sends the rest again.
     /// No credential: a gid is a random name only its host knows and says no more than
     /// live or not, and each record carries its device key's signature. A record that does
-    /// not verify is dropped (and counts against the address): the next one shows the gap.
+    /// not verify, or whose key was never approved, is dropped and counts against the
+    /// address. Every upload that carries records counts against its address and each of
+    /// its keys (`ServiceSettings.offlineUploads`). Not served (404) where no grant key is
+    /// configured and no grant is held: nothing there could ever make a record valid.
     func offlineSync(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
+        if settings.grantSigner == nil {
+            do {
+                guard try store.holdsOfflineGrants() else { return .answer(.error(404, "not_found")) }
+            } catch {
+                log.message("offline sync unavailable: \(error)")
+                return .answer(.error(503, "unavailable"))
+            }
+        }
         let body: JSONValue
         switch Self.jsonBody(request) {
         case let .failure(failure): return countingFailure(failure.response, exchange)
@@ -61,54 +75,108 @@ extension AuthenticatorService {
             gids.count <= Self.maxSyncGrants, lines.count <= Self.maxSyncRecords,
             gids.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 && $0.utf8.allSatisfy(Base64URL.isAlphabet) })
         else { return countingFailure(.error(400, "invalid_request"), exchange) }
+        let now = clock.now()
+        var items: [WriteItem] = []
+        if !lines.isEmpty {
+            if let wait = uploadLimited(addressUploads, exchange.address, now: now, exchange) { return wait }
+            items += addressUploads.failureItems(exchange.address, now: now)
+        }
         var byKey: [String: [VerifiedOfflineRecord]] = [:]
         var forged = 0
+        var rejected: [String: [Int64]] = [:]
         for line in lines {
             if let verified = verifiedRecord(line) {
                 byKey[verified.record.kid, default: []].append(verified)
             } else {
                 forged += 1
+                // Named back by what it claims: only its sender keeps such a record.
+                if let claimed = OfflineRecord(line: line), TokenVerifier.isWellFormedKid(claimed.kid) {
+                    rejected[claimed.kid, default: []].append(claimed.seq)
+                }
             }
         }
-        let now = clock.now()
-        var held: [(String, JSONValue)] = []
+        for kid in byKey.keys.sorted() {
+            if let wait = uploadLimited(keyUploads, kid, now: now, exchange) { return wait }
+            items += keyUploads.failureItems(kid, now: now)
+        }
+        if forged > 0 { items += addresses.failureItems(exchange.address, now: now) }
         let states: [String: GrantState]
-        do {
-            for (kid, records) in byKey.sorted(by: { $0.key < $1.key }) {
-                let result = try store.storeOfflineRecords(
-                    records, kid: kid, peer: LogText.clean(exchange.address), now: now)
-                held.append((kid, .integer(result.lastSeq)))
-                if result.flagged > 0 { log.message("offline records of key \(kid): \(result.flagged) gap(s) flagged") }
-            }
-            states = try store.grantStates(gids: gids, now: now)
-        } catch {
+        do { states = try store.grantStates(gids: gids, now: now) } catch {
             log.message("offline sync unavailable: \(error)")
             return .answer(.error(503, "unavailable"))
         }
-        var fields: [(String, JSONValue)] = [
-            ("grants", .object(gids.map { ($0, .string((states[$0] ?? .withdrawn).rawValue)) })),
-            ("records", .object(held)),
+        let peer = LogText.clean(exchange.address)
+        let kids = byKey.keys.sorted()
+        let uploads = kids.compactMap { kid in
+            byKey[kid].map { WriteItem.offlineRecords(OfflineUpload(records: $0, kid: kid, peer: peer, now: now)) }
+        }
+        let fields: [(String, JSONValue)] = [
+            ("grants", .object(gids.map { ($0, .string((states[$0] ?? .withdrawn).rawValue)) }))
         ]
-        if let signer = settings.grantSigner { fields.append(("grant_keys", grantKeys(signer))) }
-        let answer = HTTPResponse(status: 200, json: .object(fields))
-        return forged > 0 ? countingFailure(answer, exchange) : .answer(answer)
+        let keys: [(String, JSONValue)] = settings.grantSigner.map { [("grant_keys", grantKeys($0))] } ?? []
+        func named(_ seqs: [String: [Int64]]) -> JSONValue {
+            .object(seqs.sorted { $0.key < $1.key }.map { ($0.key, .array($0.value.map(JSONValue.integer))) })
+        }
+        guard !uploads.isEmpty || !items.isEmpty else {
+            return .answer(
+                HTTPResponse(
+                    status: 200, json: .object(fields + [("held", .object([])), ("rejected", named(rejected))] + keys)))
+        }
+        return .write(uploads + items) { [self] result in
+            guard case let .success(outcomes) = result else {
+                log.message("offline sync unavailable: records not stored")
+                return .answer(.error(503, "unavailable"))
+            }
+            var held: [String: [Int64]] = [:]
+            var refused = rejected
+            for (kid, outcome) in zip(kids, outcomes) {
+                guard case let .offlineStored(stored) = outcome else { continue }
+                held[kid] = stored.held
+                if !stored.rejected.isEmpty { refused[kid, default: []] += stored.rejected }
+                if stored.flagged > 0 || !stored.rejected.isEmpty || stored.deferred > 0 {
+                    log.message(
+                        "offline records of key \(kid): \(stored.flagged) gap(s) flagged, \(stored.rejected.count) "
+                            + "rejected, \(stored.deferred) deferred (rows per key)")
+                }
+            }
+            return .answer(
+                HTTPResponse(
+                    status: 200, json: .object(fields + [("held", named(held)), ("rejected", named(refused))] + keys)))
+        }
+    }
+
+    /// The 429 when `key` is past its offline uploads (`limiter`), or nil.
+    private func uploadLimited(_ limiter: FailureLimiter, _ key: String, now: Int64, _ exchange: Exchange) -> Step? {
+        let wait: Int64?
+        do { wait = try limiter.retryAfter(key, now: now) } catch {
+            log.message("rate limit counter unavailable: \(error)")
+            return .answer(.error(503, "unavailable"))
+        }
+        guard let wait else { return nil }
+        exchange.summary.outcome = .deny
+        exchange.summary.reason = .code(.rateLimited)
+        metrics.rateLimited(scope: "offline")
+        return .answer(Self.tooMany(wait))
     }
 
     /// The record of `line` once its device key's signature verified and that key is
-    /// registered to the record's user and host (in any status: a record made before a
-    /// revocation is still evidence).
+    /// registered to the record's user and host and was approved (active, or revoked since:
+    /// a record made before a revocation is still evidence; a pending key's is nobody's),
+    /// and its `jti`, `service` and `gid` are words a login token could carry
+    /// (`TokenVerifier.isClaimWord`).
     private func verifiedRecord(_ line: String) -> VerifiedOfflineRecord? {
         guard let jws = try? CompactJWT(parsing: line, maxBytes: 4096),
             jws.header["alg"]?.stringValue == "RS256", jws.header["typ"]?.stringValue == OfflineRecord.type,
             let kid = jws.header["kid"]?.stringValue, TokenVerifier.isWellFormedKid(kid),
             let record = OfflineRecord(claims: jws.claims), record.kid.sameBytes(as: kid),
+            TokenVerifier.isClaimWord(record.jti, maxBytes: verifier.policy.maxJTIBytes),
+            TokenVerifier.isClaimWord(record.service), TokenVerifier.isClaimWord(record.gid),
             let found = try? verifier.keys.lookup(kid, now: clock.now()), let publicKey = found.1,
+            found.0.status != .pending,
             found.0.user.sameBytes(as: record.user), found.0.host.sameBytes(as: record.host),
             publicKey.verifyRS256(signature: jws.signature, data: jws.signingInput),
             let digest = crypto.sha256(Array(line.utf8))
         else { return nil }
-        var kept = record
-        kept.at = min(record.at, clock.now())
-        return VerifiedOfflineRecord(record: kept, lineHash: Base64URL.encode(digest))
+        return VerifiedOfflineRecord(record: record, lineHash: Base64URL.encode(digest))
     }
 }

@@ -36,6 +36,10 @@ public struct ServiceSettings: Sendable {
     /// `grant-key`: the key that signs offline grants; without it no grant is issued (the
     /// policy's `offline` rules then have no effect).
     public var grantSigner: (any GrantSigner)?
+    /// Offline uploads (`/v1/offline-sync` requests that carry records, whatever became of
+    /// them) per device key and window before 429; an address may make `addressFactor`
+    /// times as many (a site's hosts behind one address). `failures` 0 turns it off.
+    public var offlineUploads = RateLimit(failures: 10, window: 300)
 
     public init(
         approval: Approval = .automatic, accessTokenTTL: Int64 = 300,

@@ -105,7 +105,7 @@ extension AuthenticatorService {
                 outcome in
                 var row = claimed
                 switch outcome {
-                case nil:
+                case nil, .offlineStored?:
                     row.outcome = .error
                     row.reason = .token(.unavailable)
                     return then(.answered(row, unavailable, written: false))

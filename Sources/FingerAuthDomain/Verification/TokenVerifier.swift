@@ -87,12 +87,10 @@ public struct TokenVerifier: Sendable {
             var clientService: String?
             if purpose == .login {
                 let name = try requiredString(jwt.claims["service"], missing: .missingService)
-                guard name.utf8.count <= 64, Self.isPrintableASCII(name) else { throw Refusal.badService }
+                guard Self.isClaimWord(name) else { throw Refusal.badService }
                 service = name
                 if let claimed = jwt.claims["client_service"] {
-                    guard let word = claimed.stringValue, !word.isEmpty, word.utf8.count <= 64,
-                        Self.isPrintableASCII(word)
-                    else {
+                    guard let word = claimed.stringValue, Self.isClaimWord(word) else {
                         throw Refusal.badService
                     }
                     clientService = word
@@ -170,9 +168,7 @@ public struct TokenVerifier: Sendable {
         guard lifetime <= policy.maxTTL else { throw .ttlTooLong }
         guard Self.audienceMatches(claims["aud"], policy.audience) else { throw .audience }
         guard let jti = claims["jti"] else { throw .missingJTI }
-        guard let text = jti.stringValue, Self.isPrintableASCII(text),
-            !text.isEmpty, text.utf8.count <= policy.maxJTIBytes
-        else { throw .badJTI }
+        guard let text = jti.stringValue, Self.isClaimWord(text, maxBytes: policy.maxJTIBytes) else { throw .badJTI }
         return (text, exp)
     }
 
@@ -191,6 +187,13 @@ public struct TokenVerifier: Sendable {
             return items.contains { $0.stringValue?.sameBytes(as: audience) == true }
         default: return false
         }
+    }
+
+    /// A word a token or an offline record may carry (`jti`, `service`, `client_service`,
+    /// `gid`): not empty, at most `maxBytes` bytes, printable ASCII without spaces — nothing
+    /// that could steer a terminal or forge a line where an admin reads it.
+    public static func isClaimWord(_ text: String, maxBytes: Int = 64) -> Bool {
+        !text.isEmpty && text.utf8.count <= maxBytes && isPrintableASCII(text)
     }
 
     static func isPrintableASCII(_ text: String) -> Bool {

@@ -177,6 +177,8 @@ enum PostgresSchema {
             ADD COLUMN offline_limits TEXT;
         \(OfflineTables.schema(integer: "BIGINT"))
         """,
+        // 12: an offline record's claimed time and each grant's uses so far (as SQLiteSchema's 12).
+        OfflineTables.fromVersion11(integer: "BIGINT"),
     ]
 
     /// The version this fingerauthd writes.

@@ -5,6 +5,24 @@ import FingerAuthDomain
 extension PostgresStore {
     public func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
         guard !items.isEmpty else { return [] }
+        // Offline uploads read before they write: each is a transaction of its own (on
+        // PostgreSQL the batch is one pipeline of single statements); the rest are pipelined.
+        guard !items.contains(where: Self.isOfflineUpload) else {
+            var outcomes: [WriteOutcome] = []
+            var rest: [WriteItem] = []
+            var places: [Int] = []
+            for item in items {
+                if case let .offlineRecords(upload) = item {
+                    outcomes.append(.offlineStored(try storeOfflineRecords(upload)))
+                } else {
+                    places.append(outcomes.count)
+                    outcomes.append(.written)
+                    rest.append(item)
+                }
+            }
+            for (place, outcome) in zip(places, try commit(rest)) { outcomes[place] = outcome }
+            return outcomes
+        }
         let statements = items.map(Self.statement)
         let results = try pool.withConnection(retry: false) { (db) throws(StoreError) -> [PostgresResult] in
             try db.pipeline(statements)
@@ -17,10 +35,15 @@ extension PostgresStore {
         for (item, result) in zip(items, results) {
             switch item {
             case let .claim(claim): outcomes.append(try Self.outcome(of: claim, result))
-            case .audit, .refusals, .failure: outcomes.append(.written)
+            case .audit, .refusals, .failure, .offlineRecords: outcomes.append(.written)
             }
         }
         return outcomes
+    }
+
+    static func isOfflineUpload(_ item: WriteItem) -> Bool {
+        if case .offlineRecords = item { return true }
+        return false
     }
 
     static func statement(_ item: WriteItem) -> SQLStatement {
@@ -59,6 +82,9 @@ extension PostgresStore {
             return AuditTables.refusals(peer: peer, window: window, count: count, reason: reason)
         case let .failure(key, now, window):
             return AuditTables.failure(key: key, now: now, window: window)
+        case .offlineRecords:
+            // Never pipelined: `commit` stores uploads in transactions of their own.
+            return SQLStatement("SELECT 1")
         }
     }
 

@@ -9,15 +9,15 @@ enum AuditTables {
         SQLStatement(
             #"""
             INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count,
-                               rule, admin, service, client_service, ready_ms, match_ms, connect_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                               rule, admin, service, client_service, ready_ms, match_ms, connect_ms, claimed_time)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
             """#,
             [
                 .integer(time), .text(event.event.name), .text(event.user), .text(event.host), .text(event.kid),
                 .text(event.jti), .text(event.outcome.name), .text(event.reason?.text), .text(event.peer),
                 .text(event.claimedUser), .boolean(event.verified), .integer(event.count), .integer(event.rule),
                 .text(event.admin), .text(event.service), .text(event.clientService), .integer(event.stages?.ready),
-                .integer(event.stages?.match), .integer(event.stages?.connect),
+                .integer(event.stages?.match), .integer(event.stages?.connect), .integer(event.claimedTime),
             ])
     }
 
@@ -42,7 +42,7 @@ enum AuditTables {
         try db.rows(
             #"""
             SELECT id, "time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule,
-                   service, client_service, ready_ms, match_ms, connect_ms FROM
+                   service, client_service, ready_ms, match_ms, connect_ms, claimed_time FROM
             (SELECT * FROM audit WHERE (CAST(?1 AS TEXT) IS NULL OR "user" = ?1)
                AND (CAST(?2 AS BIGINT) IS NULL OR "time" >= ?2) ORDER BY id DESC LIMIT ?3) AS recent
             ORDER BY id
@@ -59,6 +59,7 @@ enum AuditTables {
             event.clientService = row.text(15)
             let stages = LoginStageReport(ready: row.int64(16), match: row.int64(17), connect: row.int64(18))
             event.stages = stages == LoginStageReport() ? nil : stages
+            event.claimedTime = row.int64(19)
             return AuditRecord(id: row.int64(0) ?? 0, time: row.int64(1) ?? 0, event: event)
         }
     }
@@ -145,7 +146,9 @@ enum AuditTables {
                 SQLStatement(
                     """
                     DELETE FROM offline_grants WHERE gid IN
-                    (SELECT gid FROM offline_grants WHERE not_after < \(now) OR withdrawn IS NOT NULL \(tail))
+                    (SELECT gid FROM offline_grants
+                      WHERE not_after < \(now) - \(OfflineTables.keptAfterEnd) OR withdrawn < \(now) - \(OfflineTables.keptAfterEnd)
+                      \(tail))
                     """)
             ),
         ]

@@ -32,6 +32,24 @@ enum OfflineTables {
         """
     }
 
+    /// Schema 12: an offline record's claimed time (its row's `time` is the receipt) and the
+    /// uses of each grant its host reported so far.
+    static func fromVersion11(integer: String) -> String {
+        """
+        ALTER TABLE audit ADD COLUMN claimed_time \(integer);
+        ALTER TABLE offline_grants ADD COLUMN used INTEGER NOT NULL DEFAULT 0;
+        """
+    }
+
+    /// How long a grant is kept after it ended or was withdrawn, seconds: the records a host
+    /// uploads later are still judged against it (after that they name no grant).
+    static let keptAfterEnd: Int64 = 30 * 86_400
+
+    /// Whether any grant is held (`OfflineGrantStore.holdsOfflineGrants`).
+    static func holdsAny(_ db: some SQLConnection) throws(StoreError) -> Bool {
+        try !db.textRows("SELECT gid FROM offline_grants LIMIT 1", []).isEmpty
+    }
+
     /// Withdraws the key's live grants (a new login replaces them).
     static func withdraw(kid: String, now: Int64) -> SQLStatement {
         SQLStatement(
@@ -100,72 +118,5 @@ enum OfflineTables {
             UPDATE offline_grants SET withdrawn = ?1
              WHERE withdrawn IS NULL AND host = ?2 AND (CAST(?3 AS TEXT) IS NULL OR "user" = ?3)
             """#, [.integer(now), .text(host), .text(user)])
-    }
-
-    /// One key's records after the last one held, in order, inside the caller's transaction
-    /// (`OfflineGrantStore.storeOfflineRecords`).
-    static func store(_ db: some SQLConnection, _ records: [VerifiedOfflineRecord], kid: String, peer: String)
-        throws(StoreError) -> OfflineUploadResult
-    {
-        try db.serialize(.offlineChain(kid: kid))
-        let held = try db.textRows("SELECT CAST(seq AS TEXT), hash FROM offline_chains WHERE kid = ?1", [kid])
-        var last: Int64 = 0
-        var lastHash = ""
-        if let row = held.first {
-            guard row.count == 2, let seq = row[0].flatMap({ Int64($0) }), let hash = row[1] else {
-                throw StoreError("corrupt row in table offline_chains")
-            }
-            last = seq
-            lastHash = hash
-        }
-        var stored = 0
-        var flagged = 0
-        for verified in records.sorted(by: { $0.record.seq < $1.record.seq }) {
-            let record = verified.record
-            if record.seq < last { continue }
-            if record.seq == last {
-                // Held already; the same record again is a retry, another one is a changed record.
-                if verified.lineHash != lastHash {
-                    try AuditTables.insert(
-                        db, gap(record, peer, "record \(record.seq) differs from the one held"), time: record.at)
-                    flagged += 1
-                }
-                continue
-            }
-            if record.seq > last + 1 {
-                let missing =
-                    record.seq - 1 == last + 1 ? "record \(last + 1)" : "records \(last + 1) to \(record.seq - 1)"
-                try AuditTables.insert(db, gap(record, peer, "\(missing) missing"), time: record.at)
-                flagged += 1
-            } else if !record.previous.sameBytes(as: lastHash) {
-                try AuditTables.insert(
-                    db, gap(record, peer, "record \(record.seq) does not follow record \(last) (changed or removed)"),
-                    time: record.at)
-                flagged += 1
-            }
-            var row = AuditEvent(
-                event: .offlineLogin, user: record.user, host: record.host, kid: record.kid, jti: record.jti,
-                outcome: .accept, reason: .detail("grant \(record.gid), record \(record.seq)"), peer: peer,
-                verified: true)
-            row.service = record.service
-            try AuditTables.insert(db, row, time: record.at)
-            last = record.seq
-            lastHash = verified.lineHash
-            stored += 1
-        }
-        if stored > 0 {
-            _ = try db.execute(
-                """
-                INSERT INTO offline_chains (kid, seq, hash) VALUES (?1, ?2, ?3)
-                ON CONFLICT (kid) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash
-                """, [.text(kid), .integer(last), .text(lastHash)])
-        }
-        return OfflineUploadResult(lastSeq: last, stored: stored, flagged: flagged)
-    }
-
-    private static func gap(_ record: OfflineRecord, _ peer: String, _ why: String) -> AuditEvent {
-        AuditEvent(
-            event: .offlineGap, user: record.user, host: record.host, kid: record.kid, outcome: .deny,
-            reason: .detail(why), peer: peer, verified: true)
     }
 }

@@ -25,9 +25,11 @@ extension SQLRegistry {
         }
     }
 
-    public func storeOfflineRecords(_ records: [VerifiedOfflineRecord], kid: String, peer: String, now: Int64)
-        throws(StoreError) -> OfflineUploadResult
-    {
-        try write { (db) throws(StoreError) in try OfflineTables.store(db, records, kid: kid, peer: peer) }
+    public func storeOfflineRecords(_ upload: OfflineUpload) throws(StoreError) -> OfflineUploadResult {
+        try write { (db) throws(StoreError) in try OfflineRecordRows.store(db, upload) }
+    }
+
+    public func holdsOfflineGrants() throws(StoreError) -> Bool {
+        try read { (db) throws(StoreError) in try OfflineTables.holdsAny(db) }
     }
 }

@@ -21,6 +21,8 @@ extension SQLiteStore {
                 case .failure:
                     // SQLite's failure counts live in the process (sharesFailureCounts false).
                     outcomes.append(.written)
+                case let .offlineRecords(upload):
+                    outcomes.append(.offlineStored(try OfflineRecordRows.store(db, upload)))
                 }
             }
             return outcomes
