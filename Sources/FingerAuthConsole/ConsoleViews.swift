@@ -41,10 +41,11 @@ extension AdminConsole {
             }
             return value
         }
-        let query = ConsoleAuditQuery(user: ConsoleForms.query(request, "user"), host: ConsoleForms.query(request, "host"),
-                                      event: ConsoleForms.query(request, "event"), outcome: ConsoleForms.query(request, "outcome"),
-                                      since: time("from"), until: time("to"),
-                                      beforeID: ConsoleForms.query(request, "before").flatMap { Int64($0) }, limit: 50)
+        let query = ConsoleAuditQuery(
+            user: ConsoleForms.query(request, "user"), host: ConsoleForms.query(request, "host"),
+            event: ConsoleForms.query(request, "event"), outcome: ConsoleForms.query(request, "outcome"),
+            since: time("from"), until: time("to"),
+            beforeID: ConsoleForms.query(request, "before").flatMap { Int64($0) }, limit: 50)
         return (query, problem)
     }
 
@@ -55,22 +56,28 @@ extension AdminConsole {
         func field(_ name: String, _ value: String?) -> String {
             "<label>\(name) <input name=\"\(name)\" value=\"\(ConsoleHTML.escape(value ?? ""))\"></label>"
         }
-        let filters = [("user", query.user), ("host", query.host), ("event", query.event), ("outcome", query.outcome),
-                       ("from", ConsoleForms.query(request, "from")), ("to", ConsoleForms.query(request, "to"))]
+        let filters = [
+            ("user", query.user), ("host", query.host), ("event", query.event), ("outcome", query.outcome),
+            ("from", ConsoleForms.query(request, "from")), ("to", ConsoleForms.query(request, "to")),
+        ]
         let kept = filters.compactMap { name, value in value.map { "\(name)=\(Self.percentEncode($0))" } }
         var attention: [Int: String] = [:]
         let rows = records.enumerated().map { index, record -> [String] in
             let e = record.event
-            let user = e.user.map(ConsoleHTML.escape) ?? e.claimedUser.map { "<em>claimed: \(ConsoleHTML.escape($0))</em>" } ?? ""
+            let user =
+                e.user.map(ConsoleHTML.escape) ?? e.claimedUser.map { "<em>claimed: \(ConsoleHTML.escape($0))</em>" }
+                ?? ""
             var event = ConsoleHTML.escape(e.event.name)
             if Self.needsAttention(e) {
                 attention[index] = "attention"
                 event = "<mark title=\"an offline login no grant covers, or a gap in a host's records\">\(event)</mark>"
             }
-            return [ConsoleHTML.time(record.time), event, ConsoleHTML.escape(e.outcome.name), user,
-                    ConsoleHTML.escape(e.host ?? ""), "<code>\(ConsoleHTML.escape(e.kid ?? ""))</code>",
-                    ConsoleHTML.escape(e.reason?.text ?? ""), ConsoleHTML.escape(e.peer ?? ""), String(e.count),
-                    ConsoleHTML.escape(e.admin ?? "")]
+            return [
+                ConsoleHTML.time(record.time), event, ConsoleHTML.escape(e.outcome.name), user,
+                ConsoleHTML.escape(e.host ?? ""), "<code>\(ConsoleHTML.escape(e.kid ?? ""))</code>",
+                ConsoleHTML.escape(e.reason?.text ?? ""), ConsoleHTML.escape(e.peer ?? ""), String(e.count),
+                ConsoleHTML.escape(e.admin ?? ""),
+            ]
         }
         var body = """
             <form id="filter" method="get" action="/audit">\(filters.map { field($0.0, $0.1) }.joined())\
@@ -80,7 +87,8 @@ extension AdminConsole {
             \(ConsoleHTML.table(id: "audit", headers: ["time (UTC)", "event", "outcome", "user", "host", "kid", "reason", "peer", "count", "admin"], rows: rows, classes: attention))
             """
         if records.count == query.limit, let last = records.last {
-            body += "<p><a id=\"older\" href=\"/audit?\((kept + ["before=\(last.id)"]).joined(separator: "&"))\">Older</a></p>"
+            body +=
+                "<p><a id=\"older\" href=\"/audit?\((kept + ["before=\(last.id)"]).joined(separator: "&"))\">Older</a></p>"
         }
         return ConsoleHTML.page(title: "Audit log", admin: who.admin, csrf: who.csrf, current: "/audit", body: body)
     }
@@ -94,33 +102,43 @@ extension AdminConsole {
     /// The filtered audit rows as CSV (RFC 4180), newest first, at most 10,000.
     func auditCSV(_ request: HTTPRequest) throws(StoreError) -> HTTPResponse {
         var (query, problem) = auditQuery(request)
-        if let problem { return HTTPResponse(status: 400, body: Array((problem + "\n").utf8), contentType: "text/plain; charset=utf-8") }
+        if let problem {
+            return HTTPResponse(
+                status: 400, body: Array((problem + "\n").utf8), contentType: "text/plain; charset=utf-8")
+        }
         query.limit = 10_000
         let records = try store.consoleAudit(query)
         func cell(_ text: String?) -> String {
             var value = text ?? ""
             // A leading =, +, - or @ would be a formula in a spreadsheet.
             if let first = value.first, "=+-@".contains(first) { value = "'" + value }
-            return "\"" + value.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+            return "\"" + value.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"")
+                + "\""
         }
         var lines = ["id,time,event,outcome,user,claimed_user,host,kid,reason,peer,count,admin"]
         for record in records {
             let e = record.event
-            lines.append([String(record.id), ConsoleHTML.time(record.time), cell(e.event.name), cell(e.outcome.name), cell(e.user),
-                          cell(e.claimedUser), cell(e.host), cell(e.kid), cell(e.reason?.text), cell(e.peer), String(e.count),
-                          cell(e.admin)].joined(separator: ","))
+            lines.append(
+                [
+                    String(record.id), ConsoleHTML.time(record.time), cell(e.event.name), cell(e.outcome.name),
+                    cell(e.user),
+                    cell(e.claimedUser), cell(e.host), cell(e.kid), cell(e.reason?.text), cell(e.peer), String(e.count),
+                    cell(e.admin),
+                ].joined(separator: ","))
         }
-        return HTTPResponse(status: 200, body: Array((lines.joined(separator: "\r\n") + "\r\n").utf8),
-                            contentType: "text/csv; charset=utf-8",
-                            headers: [("Content-Disposition", "attachment; filename=\"fingerauth-audit.csv\"")])
+        return HTTPResponse(
+            status: 200, body: Array((lines.joined(separator: "\r\n") + "\r\n").utf8),
+            contentType: "text/csv; charset=utf-8",
+            headers: [("Content-Disposition", "attachment; filename=\"fingerauth-audit.csv\"")])
     }
 
     static func percentEncode(_ text: String) -> String {
         var out = ""
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 let hex = String(byte, radix: 16, uppercase: true)
@@ -138,7 +156,8 @@ extension AdminConsole {
     /// The 1-based page a request asks for (`?page=N`); 1 when absent or not a number.
     static func pageNumber(_ request: HTTPRequest?) -> Int {
         guard let request, let text = ConsoleForms.query(request, "page"), text.utf8.count <= 6,
-              let number = Int(text), number >= 1 else { return 1 }
+            let number = Int(text), number >= 1
+        else { return 1 }
         return number
     }
 
@@ -167,19 +186,33 @@ extension AdminConsole {
         let rows = keys.map { key -> [String] in
             var actions: [String] = []
             if key.status == .pending {
-                actions.append(ConsoleHTML.button("Approve", action: "/keys/approve", fields: [("kid", key.kid)], csrf: who.csrf, cls: "approve"))
+                actions.append(
+                    ConsoleHTML.button(
+                        "Approve", action: "/keys/approve", fields: [("kid", key.kid)], csrf: who.csrf, cls: "approve"))
             }
             if key.status != .revoked {
-                actions.append(ConsoleHTML.button("Revoke", action: "/keys/revoke", fields: [("kid", key.kid)], csrf: who.csrf, cls: "danger"))
+                actions.append(
+                    ConsoleHTML.button(
+                        "Revoke", action: "/keys/revoke", fields: [("kid", key.kid)], csrf: who.csrf, cls: "danger"))
             }
-            return ["<code>\(ConsoleHTML.escape(key.kid))</code>", ConsoleHTML.escape(key.user), ConsoleHTML.escape(key.host),
-                    key.kind.rawValue, "<span class=\"status\">\(key.status.rawValue)</span>", ConsoleHTML.time(key.created),
-                    lastLogins[key.kid].map(ConsoleHTML.time) ?? "never", Self.ekCell(key.ek), actions.joined(separator: " ")]
+            return [
+                "<code>\(ConsoleHTML.escape(key.kid))</code>", ConsoleHTML.escape(key.user),
+                ConsoleHTML.escape(key.host),
+                key.kind.rawValue, "<span class=\"status\">\(key.status.rawValue)</span>",
+                ConsoleHTML.time(key.created),
+                lastLogins[key.kid].map(ConsoleHTML.time) ?? "never", Self.ekCell(key.ek),
+                actions.joined(separator: " "),
+            ]
         }
         let note = ConsoleHTML.message(message)
-        let body = note + "<p>EK: the TPM endorsement key that attested the key (SHA-256 of its public key).</p>"
-            + ConsoleHTML.table(id: "keys", headers: ["kid", "user", "host", "kind", "status", "registered (UTC)",
-                                                      "last login (UTC)", "EK", ""], rows: rows)
+        let body =
+            note + "<p>EK: the TPM endorsement key that attested the key (SHA-256 of its public key).</p>"
+            + ConsoleHTML.table(
+                id: "keys",
+                headers: [
+                    "kid", "user", "host", "kind", "status", "registered (UTC)",
+                    "last login (UTC)", "EK", "",
+                ], rows: rows)
             + Self.pager("/keys", page: page, more: fetched.count > Self.pageSize)
         return ConsoleHTML.page(title: "Keys", admin: who.admin, csrf: who.csrf, current: "/keys", body: body)
     }
@@ -189,8 +222,9 @@ extension AdminConsole {
         let clean = LogText.clean(kid)
         do {
             let key = try store.registeredKey(kid: kid)
-            var event = AuditEvent(event: approve ? .adminApprove : .adminRevoke, user: key?.user, host: key?.host,
-                                   kid: clean, outcome: .accept, peer: LogText.clean(who.address), admin: who.admin)
+            var event = AuditEvent(
+                event: approve ? .adminApprove : .adminRevoke, user: key?.user, host: key?.host,
+                kid: clean, outcome: .accept, peer: LogText.clean(who.address), admin: who.admin)
             let message: String
             if approve {
                 switch try store.approve(kid: kid) {
@@ -229,7 +263,9 @@ extension AdminConsole {
 /// green, refusals red above them, one column per hour of the last 168.
 enum ConsoleChart {
     static func svg(hours: [(hour: Int64, accepted: Int64, refused: Int64)], from start: Int64) -> String {
-        let width = 5, height = 160, columns = 168
+        let width = 5
+        let height = 160
+        let columns = 168
         let peak = max(1, hours.map { $0.accepted + $0.refused }.max() ?? 1)
         var bars: [String] = []
         for entry in hours {
@@ -240,13 +276,18 @@ enum ConsoleChart {
             let refusedHeight = Int(Double(height) * Double(entry.refused) / Double(peak))
             let label = "\(ConsoleHTML.time(entry.hour)): \(entry.accepted) accepted, \(entry.refused) refused"
             if entry.accepted > 0 {
-                bars.append("<rect class=\"accepted\" x=\"\(x)\" y=\"\(height - acceptedHeight)\" width=\"\(width - 1)\" height=\"\(max(acceptedHeight, 1))\"><title>\(label)</title></rect>")
+                bars.append(
+                    "<rect class=\"accepted\" x=\"\(x)\" y=\"\(height - acceptedHeight)\" width=\"\(width - 1)\" height=\"\(max(acceptedHeight, 1))\"><title>\(label)</title></rect>"
+                )
             }
             if entry.refused > 0 {
-                bars.append("<rect class=\"refused\" x=\"\(x)\" y=\"\(height - acceptedHeight - refusedHeight)\" width=\"\(width - 1)\" height=\"\(max(refusedHeight, 1))\"><title>\(label)</title></rect>")
+                bars.append(
+                    "<rect class=\"refused\" x=\"\(x)\" y=\"\(height - acceptedHeight - refusedHeight)\" width=\"\(width - 1)\" height=\"\(max(refusedHeight, 1))\"><title>\(label)</title></rect>"
+                )
             }
         }
-        return "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(columns * width)\" height=\"\(height)\" "
+        return
+            "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(columns * width)\" height=\"\(height)\" "
             + "viewBox=\"0 0 \(columns * width) \(height)\" role=\"img\" aria-label=\"logins per hour\">"
             + bars.joined() + "</svg>"
     }
