@@ -52,15 +52,14 @@ def soffline(sworld):
     return o
 
 
-_KEYS = {}
-
-
 def device_key(world, user="alice"):
-    """The user's device key and kid, read once per world."""
-    if (id(world), user) not in _KEYS:
+    """The user's device key and kid, read once per world (kept on the world itself: an id()
+    of a world that is gone may be a new world's)."""
+    keys = world.__dict__.setdefault("_offline_device_keys", {})
+    if user not in keys:
         pem = world.paths(user)[2].read_bytes()
-        _KEYS[(id(world), user)] = (serialization.load_pem_private_key(pem, password=None), world.kid(user))
-    return _KEYS[(id(world), user)]
+        keys[user] = (serialization.load_pem_private_key(pem, password=None), world.kid(user))
+    return keys[user]
 
 
 def signed_record(world, seq, gid, prev="", at=None, service="fa-only", jti=None, user="alice"):
