@@ -1,7 +1,7 @@
 # libFuzzer over FingerAuthCore's parsers of outside input (Tests/fuzz/FuzzTargets.swift):
 # the config file, the pam.d arguments, the login helper's lines and its request, the authenticator's
-# answers (their JSON, and the HTTP framing the helper's client reads: HTTPWire.swift, compiled
-# into the same module with its `import FingerAuthCore` line left out), JWTs and JSON, the agent's requests and replies, the TPM structures of a key attestation,
+# answers (their JSON, and the HTTP framing the helper's client reads: HTTPWire.swift and
+# HTTPAnswerReader.swift, compiled into the same module with their `import FingerAuthCore` lines left out), JWTs and JSON, the agent's requests and replies, the TPM structures of a key attestation,
 # offline grants, their receipts and the offline log's records and their judgement,
 # the command-line words every program parses. `make fuzz` runs each target FUZZ_SECONDS (default 60);
 # `make test` runs a smoke of FUZZ_SMOKE_SECONDS each. A crash fails the run and leaves
@@ -15,11 +15,15 @@ TEST_STAGES += fuzz-smoke
 
 .PHONY: fuzz fuzz-smoke fuzz-build
 
-$(FUZZER): Tests/fuzz/FuzzTargets.swift $(wildcard Sources/FingerAuthCore/*.swift) Sources/FingerAuthHTTP/HTTPWire.swift mk/fuzz.mk
+# The HTTP framing the helper's client reads, compiled into the fuzz module.
+FUZZ_HTTP := HTTPWire HTTPAnswerReader
+
+$(FUZZER): Tests/fuzz/FuzzTargets.swift $(wildcard Sources/FingerAuthCore/*.swift) \
+  $(FUZZ_HTTP:%=Sources/FingerAuthHTTP/%.swift) mk/fuzz.mk
 	@mkdir -p $(BUILD)/fuzz
-	sed '/^import FingerAuthCore$$/d' Sources/FingerAuthHTTP/HTTPWire.swift > $(BUILD)/fuzz/HTTPWire.swift
+	@for f in $(FUZZ_HTTP); do sed '/^import FingerAuthCore$$/d' Sources/FingerAuthHTTP/$$f.swift > $(BUILD)/fuzz/$$f.swift; done
 	swiftc -swift-version 6 -sanitize=fuzzer,address -parse-as-library -O -module-name FuzzCore -use-ld=lld \
-	  Sources/FingerAuthCore/*.swift $(BUILD)/fuzz/HTTPWire.swift Tests/fuzz/FuzzTargets.swift -o $@
+	  Sources/FingerAuthCore/*.swift $(FUZZ_HTTP:%=$(BUILD)/fuzz/%.swift) Tests/fuzz/FuzzTargets.swift -o $@
 
 fuzz-build: $(FUZZER)
 

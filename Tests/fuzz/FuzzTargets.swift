@@ -2,7 +2,7 @@
 // target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message, login-request,
 // authenticator-response, http-answer, jwt, agent-message, tpm-structures, command-line, offline. Built by
 // `make fuzz` with swiftc -sanitize=fuzzer,address together with Sources/FingerAuthCore and the
-// HTTP client's framing (HTTPWire.swift; see mk/fuzz.mk). A trap here is a finding.
+// HTTP client's framing (HTTPWire.swift, HTTPAnswerReader.swift; see mk/fuzz.mk). A trap here is a finding.
 
 #if canImport(Glibc)
 import Glibc
@@ -77,6 +77,21 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
                 }
             }
         }
+        // Read as it arrives, in pieces of a size the input picks, the answer is the same as
+        // read whole: the reader resumes where it stopped and never loses or repeats a byte.
+        let piece = max(1, Int(bytes.first ?? 1) % 7)
+        var reader = HTTPAnswerReader(method: method, limit: limit)
+        var stepwise = HTTPWire.Parse.incomplete
+        var start = 0
+        while start < data.count, stepwise == .incomplete {
+            let end = min(data.count, start + piece)
+            reader.append(data[start..<end])
+            stepwise = reader.result(ended: false)
+            start = end
+        }
+        if stepwise == .incomplete { stepwise = reader.result(ended: true) }
+        let whole = HTTPWire.parse(data, ended: start >= data.count, method: method, limit: limit)
+        if case .complete = stepwise, stepwise != whole, start >= data.count { abort() }
     case "jwt":
         if let jwt = try? CompactJWT(parsing: text) {
             _ = JSONEncoding.encode(jwt.claims)
