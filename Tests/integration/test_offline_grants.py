@@ -499,7 +499,12 @@ def test_every_kind_of_unreachable_uses_the_grant(offline, world, where):
     if where == "silent":
         with SilentServer() as silent:
             world.write_conf(url=silent.url + "/v1/login")
-            login = offline.offline()
+            # The reader's socket exists while the helper still waits out the warm-up's 3 s,
+            # and the device reads a command only once the verify runs: the finger comes
+            # after that bound, as a person's would, not into a socket nobody reads yet.
+            world.reader.feed(["SCAN finger-A"], after=3.5)
+            login = offline.offline(scans=())
+            world.reader.wait()
     elif where == "no-such-name":
         world.write_conf(url="https://fingerauth-test.invalid/v1/login")
         login = offline.offline()
