@@ -79,7 +79,7 @@ final class ChildProcessTests: XCTestCase {
             guard fclose(file) == 0 else { return nil }
             var spawned: pid_t = 0
             var cArgs = argv.map { strdup($0) } + [nil]
-            defer { cArgs.forEach { free($0) } }
+            defer { for arg in cArgs { free(arg) } }
             guard posix_spawn(&spawned, argv[0], nil, nil, &cArgs, environ) == 0 else { return nil }
             if spawned == pid { return spawned }
             Glibc.kill(spawned, SIGKILL)
