@@ -1,6 +1,7 @@
 import CSystem
 import FingerAuthCore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +19,9 @@ enum AgentListener {
     /// The descriptor, and whether systemd (or systemd-socket-activate) passed it.
     static func open(path: String) -> Result<(fd: Int32, activated: Bool), Failure> {
         if let fd = activated() { return .success((fd, true)) }
-        guard let slash = path.lastIndex(of: "/") else { return .failure(Failure(message: "\(path) is not an absolute path")) }
+        guard let slash = path.lastIndex(of: "/") else {
+            return .failure(Failure(message: "\(path) is not an absolute path"))
+        }
         let directory = slash == path.startIndex ? "/" : String(path[..<slash])
         if mkdir(directory, 0o755) != 0 && errno != EEXIST {
             return .failure(Failure(message: "cannot create \(directory): \(String(cString: strerror(errno)))"))
@@ -37,7 +40,9 @@ enum AgentListener {
             unlink(path)
         }
         let fd = fa_unix_listen(path, 32)
-        guard fd >= 0 else { return .failure(Failure(message: "cannot listen on \(path): \(String(cString: strerror(errno)))")) }
+        guard fd >= 0 else {
+            return .failure(Failure(message: "cannot listen on \(path): \(String(cString: strerror(errno)))"))
+        }
         guard chmod(path, 0o666) == 0 else {
             close(fd)
             return .failure(Failure(message: "cannot chmod \(path): \(String(cString: strerror(errno)))"))

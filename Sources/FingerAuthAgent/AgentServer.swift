@@ -1,6 +1,7 @@
 import CSystem
 import FingerAuthCore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +37,9 @@ final class AgentServer {
             let ready = poll(&pfd, 1, children.isEmpty ? 1000 : 200)
             if ready < 0 {
                 if errno == EINTR { continue }
-                fa_syslog(LOG_AUTHPRIV | LOG_ERR, "poll on the listening socket failed: \(String(cString: strerror(errno))); exiting")
+                fa_syslog(
+                    LOG_AUTHPRIV | LOG_ERR,
+                    "poll on the listening socket failed: \(String(cString: strerror(errno))); exiting")
                 return 1
             }
             guard ready > 0 else { continue }
@@ -54,10 +57,15 @@ final class AgentServer {
             let sameUID = children.values.filter { $0.uid == peerUID }.count
             guard children.count < AgentServer.maxConnections, sameUID < AgentServer.maxPerUID else {
                 // Short and never waiting: the parent must stay free to accept.
-                _ = client.send(AgentReply.result(AgentResult(code: .authInfoUnavailable, reason: OutcomeCategory.agentBusy.rawValue)).line,
-                                withinMilliseconds: 50)
+                _ = client.send(
+                    AgentReply.result(
+                        AgentResult(code: .authInfoUnavailable, reason: OutcomeCategory.agentBusy.rawValue)
+                    ).line,
+                    withinMilliseconds: 50)
                 AgentLog(uid: peerUID, pid: peerPID, started: MonotonicInstant.now())
-                    .write(LOG_NOTICE, "refused: \(sameUID) connections of this uid, \(children.count) in all; reader not armed")
+                    .write(
+                        LOG_NOTICE,
+                        "refused: \(sameUID) connections of this uid, \(children.count) in all; reader not armed")
                 continue
             }
             let yieldTurn = turns.mustYield(peerUID, running: sameUID > 0, now: MonotonicInstant.now().milliseconds)
@@ -66,13 +74,17 @@ final class AgentServer {
                 close(listenFD)
                 // A backstop behind every deadline inside: the longest login the agent allows.
                 alarm(UInt32(AgentProtocol.maxLoginMilliseconds / 1000 + 15))
-                let status = AgentSession(client: client, uid: peerUID, pid: peerPID, configPath: configPath,
-                                          lockPath: lockPath, yieldTurn: yieldTurn).run()
+                let status = AgentSession(
+                    client: client, uid: peerUID, pid: peerPID, configPath: configPath,
+                    lockPath: lockPath, yieldTurn: yieldTurn
+                ).run()
                 client.close()
                 _exit(status)
             }
             if child < 0 {
-                fa_syslog(LOG_AUTHPRIV | LOG_ERR, "fork failed: \(String(cString: strerror(errno))); client uid=\(peerUID) closed")
+                fa_syslog(
+                    LOG_AUTHPRIV | LOG_ERR,
+                    "fork failed: \(String(cString: strerror(errno))); client uid=\(peerUID) closed")
             } else {
                 children[child] = (peerUID, peerPID)
             }

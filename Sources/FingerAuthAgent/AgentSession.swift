@@ -1,6 +1,7 @@
 import CSystem
 import FingerAuthCore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,7 +60,9 @@ struct AgentSession {
         }
         switch request {
         case .status:
-            _ = client.send(AgentReply.status(software: "fingerauth-agent/" + agentVersion).line, withinMilliseconds: AgentSession.writeMilliseconds)
+            _ = client.send(
+                AgentReply.status(software: "fingerauth-agent/" + agentVersion).line,
+                withinMilliseconds: AgentSession.writeMilliseconds)
             log.write(LOG_INFO, "status asked")
             return Exit.success
         case let .login(user, service, silent):
@@ -74,37 +77,46 @@ struct AgentSession {
         func end(_ outcome: LoginOutcome, _ text: String? = nil, exit: Int32? = nil) -> Int32 {
             log.outcome(outcome, user: user, clientService: clientService)
             if let text, !silent { send(.error(text)) }
-            send(.result(AgentResult(code: outcome.code, reason: outcome.category.rawValue, finger: outcome.finger,
-                                     kid: outcome.kid, jti: outcome.jti)))
+            send(
+                .result(
+                    AgentResult(
+                        code: outcome.code, reason: outcome.category.rawValue, finger: outcome.finger,
+                        kid: outcome.kid, jti: outcome.jti)))
             return exit ?? (outcome.code == .success ? Exit.success : Exit.other)
         }
         // The caller's own user only (as unix_chkpwd): uid -> name through NSS, byte for byte.
         let users = SystemUserDatabase()
         guard let caller = users.name(of: uid) else {
-            return refuse(user: user, clientService: clientService, silent: silent, log: log, why: "caller uid \(uid) has no user name")
+            return refuse(
+                user: user, clientService: clientService, silent: silent, log: log,
+                why: "caller uid \(uid) has no user name")
         }
         guard Array(caller.utf8) == Array(user.utf8) else {
             let shown = users.exists(user) ? user : "an unknown name"
-            return refuse(user: user, clientService: clientService, silent: silent, log: log,
-                          why: "uid \(uid) (\(caller)) asked for another user (\(shown)); reader not armed")
+            return refuse(
+                user: user, clientService: clientService, silent: silent, log: log,
+                why: "uid \(uid) (\(caller)) asked for another user (\(shown)); reader not armed")
         }
         let options: Options
         do {
-            options = try OptionsLoader.load(arguments: ["conf=" + configPath],
-                                             unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
-                                             readFile: ConfigurationFile.read)
+            options = try OptionsLoader.load(
+                arguments: ["conf=" + configPath],
+                unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
+                readFile: ConfigurationFile.read)
         } catch {
             return end(LoginOutcome(.serviceError, "configuration error: \(error)"))
         }
         let helper = HelperProcess()
-        var flow = LoginFlow(helper: helper, store: FileEnrollmentStore(), conversation: talk, random: SystemRandom(),
-                             users: users, ledger: FileAttemptLedger(directory: options.attemptsDirectory),
-                             hostName: currentHostName())
+        var flow = LoginFlow(
+            helper: helper, store: FileEnrollmentStore(), conversation: talk, random: SystemRandom(),
+            users: users, ledger: FileAttemptLedger(directory: options.attemptsDirectory),
+            hostName: currentHostName())
         flow.trace = { _ in }
         // The token's `service` is the agent's own name; the client's word is only its
         // `client_service`. The module decided about remote sessions before it asked.
-        let request = LoginRequest(user: user, service: AgentProtocol.serviceClaim, remote: nil, silent: silent,
-                                   clientService: clientService)
+        let request = LoginRequest(
+            user: user, service: AgentProtocol.serviceClaim, remote: nil, silent: silent,
+            clientService: clientService)
         // Enrollment and the attempt limit (the same records as sudo and su), before the lock.
         let job: LoginJob
         switch flow.prepare(request, options: options) {
@@ -112,7 +124,8 @@ struct AgentSession {
         case let .failure(stop): return end(stop.outcome)
         }
         if yieldTurn {
-            var turn = LoginOutcome(.authInfoUnavailable, "another user waits for the reader and this uid just had it; reader not armed")
+            var turn = LoginOutcome(
+                .authInfoUnavailable, "another user waits for the reader and this uid just had it; reader not armed")
             turn.shownCategory = .otherUsersTurn
             return end(turn, AgentSession.busyText, exit: Exit.busy)
         }
@@ -127,7 +140,8 @@ struct AgentSession {
             busy.shownCategory = .readerBusy
             return end(busy, AgentSession.busyText, exit: Exit.busy)
         }
-        let bound = helper.startupMilliseconds + Int64(options.timeoutSeconds) * 1000 + helper.scanGraceMilliseconds
+        let bound =
+            helper.startupMilliseconds + Int64(options.timeoutSeconds) * 1000 + helper.scanGraceMilliseconds
             + helper.verdictMilliseconds + helper.exitGraceMilliseconds + 3 * AgentSession.writeMilliseconds
         send(.hello(milliseconds: Int(bound)))
         // From here until the verdict, a client that goes away ends this process (SIGIO):

@@ -1,6 +1,7 @@
 import CSystem
 import FingerAuthCore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import CSystem
 import FingerAuthCore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,14 +46,17 @@ if arguments.has("version") {
 let configPath = arguments["config"] ?? Options.defaultConfigPath
 let listenPath = arguments["listen"]
 let copyToStderr = arguments.has("stderr")
-guard geteuid() == 0 else { fail("must run as root (it reads the root-only state and starts the login helper as root)") }
+guard geteuid() == 0 else {
+    fail("must run as root (it reads the root-only state and starts the login helper as root)")
+}
 signal(SIGPIPE, SIG_IGN)
 umask(0o077)
 openlog("fingerauth-agent", LOG_PID | (copyToStderr ? fa_log_perror() : 0), LOG_AUTHPRIV)
 
 let options: Options
 do {
-    options = try OptionsLoader.load(arguments: ["conf=" + configPath], requireURL: false, readFile: ConfigurationFile.read)
+    options = try OptionsLoader.load(
+        arguments: ["conf=" + configPath], requireURL: false, readFile: ConfigurationFile.read)
 } catch {
     fail("configuration: \(error)")
 }
@@ -62,7 +66,8 @@ switch AgentListener.open(path: socketPath) {
 case let .success((fd, activated)):
     listener = fd
     let how = activated ? "the socket passed by systemd (LISTEN_FDS); lock \(socketPath).lock" : socketPath
-    fa_syslog(LOG_AUTHPRIV | LOG_INFO, "listening on \(how) (protocol \(AgentProtocol.version), version \(agentVersion))")
+    fa_syslog(
+        LOG_AUTHPRIV | LOG_INFO, "listening on \(how) (protocol \(AgentProtocol.version), version \(agentVersion))")
 case let .failure(why): fail(why.message)
 }
 let server = AgentServer(listenFD: listener, configPath: configPath, lockPath: socketPath + ".lock")

@@ -32,7 +32,8 @@ struct Authenticator {
     /// nil when the answer is something else.
     static func policyRefusal(_ response: HTTPResponse, user: String, host: String) -> String? {
         guard response.status == 403, let json = try? JSONParser().parse(response.body),
-              json["error"]?.stringValue == "policy_denied" else { return nil }
+            json["error"]?.stringValue == "policy_denied"
+        else { return nil }
         return policyText(user: user, host: host, rule: json["rule"]?.int64Value)
     }
 
@@ -57,8 +58,11 @@ struct Authenticator {
     func checkPolicy(user: String, service: String? = nil, token: String) -> PolicyAnswer {
         var members: [(String, JSONValue)] = [("user", .string(user))]
         if let service { members.append(("service", .string(service))) }
-        guard case let .success(response) = send("POST", policyCheckURL, body: JSONEncoding.encodeBytes(.object(members)),
-                                                 token: token) else { return .unknown(status: nil) }
+        guard
+            case let .success(response) = send(
+                "POST", policyCheckURL, body: JSONEncoding.encodeBytes(.object(members)),
+                token: token)
+        else { return .unknown(status: nil) }
         let json = try? JSONParser().parse(response.body)
         switch response.status {
         case 200: return .allowed
@@ -76,9 +80,10 @@ struct Authenticator {
         do {
             token = try SafeFile.read(options.tokenFile, rule: .secret)
         } catch {
-            throw CommandError("host enrollment token: \(error) (create one on the authenticator: "
-                + "fingerauthd token create --host \(hostID), then install it: "
-                + "install -m 0600 /dev/stdin \(options.tokenFile))")
+            throw CommandError(
+                "host enrollment token: \(error) (create one on the authenticator: "
+                    + "fingerauthd token create --host \(hostID), then install it: "
+                    + "install -m 0600 /dev/stdin \(options.tokenFile))")
         }
         defer { wipe(&token) }
         return String(decoding: token, as: UTF8.self).filter { !$0.isWhitespace }
@@ -88,10 +93,13 @@ struct Authenticator {
     var hostID: String { options.hostID ?? currentHostName() }
 
     /// One request with the configured TLS settings.
-    func send(_ method: String, _ url: String, body: [UInt8]? = nil, token: String? = nil) -> Result<HTTPResponse, HTTPFailure> {
-        HTTPClient.send(method: method, url: url, body: body,
-                        headers: token.map { ["Authorization: Bearer " + $0] } ?? [],
-                        settings: HTTPSettings(options: options))
+    func send(_ method: String, _ url: String, body: [UInt8]? = nil, token: String? = nil) -> Result<
+        HTTPResponse, HTTPFailure
+    > {
+        HTTPClient.send(
+            method: method, url: url, body: body,
+            headers: token.map { ["Authorization: Bearer " + $0] } ?? [],
+            settings: HTTPSettings(options: options))
     }
 
     /// How a `DELETE /v1/keys/<kid>` ended.
@@ -110,7 +118,9 @@ struct Authenticator {
         do {
             credential = try hostToken()
         } catch {
-            guard let holder, holder.kid == kid, let user, let jwt = keyHolderToken(holder, user: user) else { throw error }
+            guard let holder, holder.kid == kid, let user, let jwt = keyHolderToken(holder, user: user) else {
+                throw error
+            }
             credential = jwt
             signedByKey = true
         }
@@ -123,10 +133,16 @@ struct Authenticator {
             case 200, 204: return .revoked
             case 404: return .unknown
             case 401 where signedByKey:
-                throw CommandError("the authenticator refused the request signed by key \(kid): \(Self.reason(response))")
-            case 401: throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile))")
-            case 403: throw CommandError("key \(kid) belongs to another host at the authenticator; ask its admin to revoke it")
-            default: throw CommandError("the authenticator answered \(response.status) to DELETE \(url): \(Self.reason(response))")
+                throw CommandError(
+                    "the authenticator refused the request signed by key \(kid): \(Self.reason(response))")
+            case 401:
+                throw CommandError("the authenticator refused this host's enrollment token (\(options.tokenFile))")
+            case 403:
+                throw CommandError(
+                    "key \(kid) belongs to another host at the authenticator; ask its admin to revoke it")
+            default:
+                throw CommandError(
+                    "the authenticator answered \(response.status) to DELETE \(url): \(Self.reason(response))")
             }
         }
     }
@@ -134,12 +150,14 @@ struct Authenticator {
     /// A 60-second RS256 token signed by `key` for `user`, as a key holder's credential.
     private func keyHolderToken(_ key: DeviceKey, user: String) -> String? {
         guard let jti = SystemRandom().bytes(16) else { return nil }
-        var claims = LoginClaims(issuer: hostID, subject: user, audience: options.effectiveAudience,
-                                 issuedAt: SystemClock().now(), ttlSeconds: 60, jti: Base64URL.encode(jti),
-                                 service: "fingerauth-revoke")
+        var claims = LoginClaims(
+            issuer: hostID, subject: user, audience: options.effectiveAudience,
+            issuedAt: SystemClock().now(), ttlSeconds: 60, jti: Base64URL.encode(jti),
+            service: "fingerauth-revoke")
         claims.hardwareKey = key.isHardware
-        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid, typ: TokenType.keyRevocation),
-                                            claims: claims.json)
+        let input = CompactJWT.signingInput(
+            header: LoginClaims.header(kid: key.kid, typ: TokenType.keyRevocation),
+            claims: claims.json)
         guard let signature = key.signRS256(input) else { return nil }
         return CompactJWT.serialize(signingInput: input, signature: signature)
     }

@@ -2,6 +2,7 @@ import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthSystem
 import FingerAuthTPM
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +26,9 @@ struct Context {
             let why = name.flatMap(UserName.problem).map { ": \($0); FingerAuth takes \(UserName.rule)" } ?? ""
             throw CommandError("\(args["user"].map { "'\($0)'" } ?? "the calling user") is not a valid user name\(why)")
         }
-        guard SystemUserDatabase().exists(name) else { throw CommandError("no such user: \(name) (check the name, or create the account first)") }
+        guard SystemUserDatabase().exists(name) else {
+            throw CommandError("no such user: \(name) (check the name, or create the account first)")
+        }
         user = name
     }
 
@@ -36,12 +39,15 @@ struct Context {
         var options: Options
         do {
             let named = args["config"] != nil
-            options = try OptionsLoader.load(arguments: named ? ["conf=" + configPath] : [], requireURL: requireURL,
-                                             unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
-                                             readFile: ConfigurationFile.read)
+            options = try OptionsLoader.load(
+                arguments: named ? ["conf=" + configPath] : [], requireURL: requireURL,
+                unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
+                readFile: ConfigurationFile.read)
         } catch {
             let text = "\(error)"
-            throw CommandError("configuration: " + (text.contains("fix:") ? text : text + " (fix it in \(configPath); see fingerauth(1))"))
+            throw CommandError(
+                "configuration: "
+                    + (text.contains("fix:") ? text : text + " (fix it in \(configPath); see fingerauth(1))"))
         }
         if let dir = args["state-dir"] {
             do { try options.set("state_dir", dir, source: "--state-dir") } catch { throw CommandError("\(error)") }
@@ -60,8 +66,9 @@ struct Context {
     /// Refuses to go on unless running as root, saying how to run it instead.
     static func requireRoot(_ command: String) throws(CommandError) {
         guard geteuid() == 0 else {
-            throw CommandError("fingerauth \(command) must run as root: it reads and writes root-only files "
-                + "under the state directory (try: sudo fingerauth \(command))")
+            throw CommandError(
+                "fingerauth \(command) must run as root: it reads and writes root-only files "
+                    + "under the state directory (try: sudo fingerauth \(command))")
         }
     }
 

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthCrypto
 import FingerAuthReader
 import FingerAuthSystem
 
@@ -18,9 +19,12 @@ enum EnrollCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try CommandArguments(words, valued: Context.commonOptions.union(["finger", "store"]), switches: ["force", "no-register"])
+        let args = try CommandArguments(
+            words, valued: Context.commonOptions.union(["finger", "store"]), switches: ["force", "no-register"])
         let fingerName = args["finger"] ?? Finger.rightIndex.rawValue
-        guard let finger = Finger(rawValue: fingerName) else { throw UsageError(message: "unknown finger '\(fingerName)'") }
+        guard let finger = Finger(rawValue: fingerName) else {
+            throw UsageError(message: "unknown finger '\(fingerName)'")
+        }
         try Context.requireRoot("enroll")
         let register = !args.has("no-register")
         let context = try Context(args, requireURL: register)
@@ -41,15 +45,19 @@ enum EnrollCommand {
 
         let reader: FingerprintReader
         do {
-            reader = try FingerprintReader.open(virtualReader: context.options.virtualReader,
-                                                virtualStorageReader: context.options.virtualStorageReader)
+            reader = try FingerprintReader.open(
+                virtualReader: context.options.virtualReader,
+                virtualStorageReader: context.options.virtualStorageReader)
         } catch {
             throw CommandError("\(error.message)")
         }
-        say("enrolling \(finger.rawValue) for \(context.user) on \(reader.name): place your finger on the reader, lift it, and repeat until every stage is done")
+        say(
+            "enrolling \(finger.rawValue) for \(context.user) on \(reader.name): place your finger on the reader, lift it, and repeat until every stage is done"
+        )
         let print: [UInt8]
         do {
-            print = try reader.enroll(finger: finger, username: context.user, deadline: .after(seconds: 120)) { progress in
+            print = try reader.enroll(finger: finger, username: context.user, deadline: .after(seconds: 120)) {
+                progress in
                 switch progress {
                 case let .stage(done, total): say("stage \(done)/\(total)")
                 case let .retry(hint): say(hint)
@@ -63,7 +71,9 @@ enum EnrollCommand {
         } catch {
             throw CommandError("cannot save the print: \(error)")
         }
-        say("enrolled \(finger.rawValue) for \(context.user)" + (reader.hasStorage ? " (the print is stored on the sensor)" : ""))
+        say(
+            "enrolled \(finger.rawValue) for \(context.user)"
+                + (reader.hasStorage ? " (the print is stored on the sensor)" : ""))
         return try keyAndRegistration(context, store: store, register: register)
     }
 
@@ -73,7 +83,8 @@ enum EnrollCommand {
         if SafeFile.exists(context.paths.deviceKey) {
             key = .init(try context.loadDeviceKey(), created: false)
         } else {
-            key = .init(try KeyCommands.createKey(context, store: store, bits: store == .tpm ? 2048 : 3072), created: true)
+            key = .init(
+                try KeyCommands.createKey(context, store: store, bits: store == .tpm ? 2048 : 3072), created: true)
             say("created device key: kid \(key.key.kid)" + (key.key.isHardware ? " (RSA-2048 in the TPM)" : ""))
         }
         guard register else {
@@ -92,8 +103,6 @@ enum EnrollCommand {
         return 0
     }
 }
-
-import FingerAuthCrypto
 
 /// A device key and whether this enrollment made it.
 struct DeviceKeyRef {

@@ -10,13 +10,17 @@ import FingerAuthSystem
 enum FprintdEnrollment {
     static func enroll(_ choice: ReaderBackendChoice, finger: Finger, user: String, force: Bool) throws(CommandError) {
         guard let client = choice.fprintd else {
-            throw CommandError("fprintd cannot be used (\(choice.fprintdProblem ?? "not reachable")); start it, or enroll with "
-                               + "\(Fprintd.enrollCommand(user: user, finger: finger.rawValue)) once it runs")
+            throw CommandError(
+                "fprintd cannot be used (\(choice.fprintdProblem ?? "not reachable")); start it, or enroll with "
+                    + "\(Fprintd.enrollCommand(user: user, finger: finger.rawValue)) once it runs")
         }
         if choice.fprintdFingers.contains(finger.rawValue) && !force {
-            throw CommandError("\(finger.rawValue) is already enrolled for \(user) in fprintd (use --force to replace it)")
+            throw CommandError(
+                "\(finger.rawValue) is already enrolled for \(user) in fprintd (use --force to replace it)")
         }
-        say("enrolling \(finger.rawValue) for \(user) through fprintd on \(client.readerName): place your finger on the reader, lift it, and repeat until every stage is done")
+        say(
+            "enrolling \(finger.rawValue) for \(user) through fprintd on \(client.readerName): place your finger on the reader, lift it, and repeat until every stage is done"
+        )
         do {
             let device = try client.claim(user: user, deadline: .after(seconds: 10))
             defer { device.release() }
@@ -27,7 +31,9 @@ enum FprintdEnrollment {
                 }
             }
         } catch {
-            throw CommandError("enrollment through fprintd failed: \(error.message) (or enroll with \(Fprintd.enrollCommand(user: user, finger: finger.rawValue)))")
+            throw CommandError(
+                "enrollment through fprintd failed: \(error.message) (or enroll with \(Fprintd.enrollCommand(user: user, finger: finger.rawValue)))"
+            )
         }
         say("enrolled \(finger.rawValue) for \(user) in fprintd")
     }

@@ -8,12 +8,14 @@ enum HTTPDate {
         // prefix(while:) does not stop at. Newlines are dropped here.
         let parts = text.filter { !$0.isNewline }.split(separator: " ")
         guard parts.count == 6, parts[5] == "GMT",
-              let day = Int64(parts[1]), let monthIndex = months.firstIndex(of: String(parts[2])),
-              let year = Int64(parts[3]) else { return nil }
+            let day = Int64(parts[1]), let monthIndex = months.firstIndex(of: String(parts[2])),
+            let year = Int64(parts[3])
+        else { return nil }
         let clock = parts[4].split(separator: ":")
         guard clock.count == 3, let h = Int64(clock[0]), let m = Int64(clock[1]), let s = Int64(clock[2]),
-              (1...31).contains(day), (0...23).contains(h), (0...59).contains(m), (0...60).contains(s),
-              (1970...9999).contains(year) else { return nil }
+            (1...31).contains(day), (0...23).contains(h), (0...59).contains(m), (0...60).contains(s),
+            (1970...9999).contains(year)
+        else { return nil }
         return daysFromCivil(year: year, month: Int64(monthIndex) + 1, day: day) * 86400 + h * 3600 + m * 60 + s
     }
 

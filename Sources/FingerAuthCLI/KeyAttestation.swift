@@ -22,21 +22,25 @@ struct KeyAttestation {
         guard let tpmKey = hardware as? TPMDeviceKey else { throw CommandError("this hardware key cannot be attested") }
         let attestor = TPMAttestor(connection: tpmKey.connection)
         defer { attestor.close() }
-        let certificate: [UInt8], akPublic: [UInt8]
+        let certificate: [UInt8]
+        let akPublic: [UInt8]
         do {
             certificate = try attestor.endorsementCertificate()
             akPublic = try attestor.attestationKey()
         } catch {
             throw CommandError("cannot prepare the TPM attestation: \(error.description); \(error.advice)")
         }
-        let request = JSONEncoding.encodeBytes(.object([
-            ("user", .string(user)), ("host", .string(authenticator.hostID)),
-            ("ek_certificate", .string(Base64URL.encode(certificate))), ("ak_public", .string(Base64URL.encode(akPublic))),
-        ]))
+        let request = JSONEncoding.encodeBytes(
+            .object([
+                ("user", .string(user)), ("host", .string(authenticator.hostID)),
+                ("ek_certificate", .string(Base64URL.encode(certificate))),
+                ("ak_public", .string(Base64URL.encode(akPublic))),
+            ]))
         let challenge = try ask(request)
         do {
-            let credential = try attestor.activate(credentialBlob: challenge.credentialBlob,
-                                                   encryptedSecret: challenge.encryptedSecret)
+            let credential = try attestor.activate(
+                credentialBlob: challenge.credentialBlob,
+                encryptedSecret: challenge.encryptedSecret)
             let certified = try attestor.certify(tpmKey, nonce: challenge.nonce)
             return .object([
                 ("challenge", .string(challenge.id)),
@@ -46,7 +50,8 @@ struct KeyAttestation {
                 ("certify_signature", .string(Base64URL.encode(certified.signature))),
             ])
         } catch {
-            throw CommandError("the TPM could not answer the authenticator's challenge: \(error.description); \(error.advice)")
+            throw CommandError(
+                "the TPM could not answer the authenticator's challenge: \(error.description); \(error.advice)")
         }
     }
 
@@ -74,20 +79,26 @@ struct KeyAttestation {
                 let reason = Authenticator.reason(response)
                 switch reason {
                 case "attestation_not_configured":
-                    throw CommandError("the authenticator does not check TPM attestation (its admin starts fingerauthd with --tpm-ek-ca), "
-                        + "so it cannot accept a TPM key; or use a file key: fingerauth key create --store file --force --user \(user)")
+                    throw CommandError(
+                        "the authenticator does not check TPM attestation (its admin starts fingerauthd with --tpm-ek-ca), "
+                            + "so it cannot accept a TPM key; or use a file key: fingerauth key create --store file --force --user \(user)"
+                    )
                 case "ek_untrusted":
-                    throw CommandError("the authenticator does not trust this TPM's EK certificate (not issued by a CA in its --tpm-ek-ca)")
+                    throw CommandError(
+                        "the authenticator does not trust this TPM's EK certificate (not issued by a CA in its --tpm-ek-ca)"
+                    )
                 case "ek_mismatch":
                     throw CommandError(Self.ekMismatch(host: authenticator.hostID))
                 default:
-                    throw CommandError("the authenticator refused the TPM attestation challenge (\(response.status)): \(reason)")
+                    throw CommandError(
+                        "the authenticator refused the TPM attestation challenge (\(response.status)): \(reason)")
                 }
             }
             guard let json, let id = json["challenge"]?.stringValue,
-                  let blob = json["credential_blob"]?.stringValue.flatMap(Base64URL.decode),
-                  let secret = json["encrypted_secret"]?.stringValue.flatMap(Base64URL.decode),
-                  let nonce = json["nonce"]?.stringValue.flatMap(Base64URL.decode) else {
+                let blob = json["credential_blob"]?.stringValue.flatMap(Base64URL.decode),
+                let secret = json["encrypted_secret"]?.stringValue.flatMap(Base64URL.decode),
+                let nonce = json["nonce"]?.stringValue.flatMap(Base64URL.decode)
+            else {
                 throw CommandError("the authenticator's attestation challenge does not parse")
             }
             return Challenge(id: id, credentialBlob: blob, encryptedSecret: secret, nonce: nonce)

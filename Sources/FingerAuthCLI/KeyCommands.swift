@@ -32,7 +32,8 @@ enum KeyCommands {
         let rest = Array(words.dropFirst())
         switch sub {
         case "create":
-            let args = try CommandArguments(rest, valued: Context.commonOptions.union(["bits", "store"]), switches: ["force"])
+            let args = try CommandArguments(
+                rest, valued: Context.commonOptions.union(["bits", "store"]), switches: ["force"])
             try Context.requireRoot("key create")
             let context = try Context(args, requireURL: false)
             let store = try KeyStores.choose(args, options: context.options)
@@ -47,9 +48,13 @@ enum KeyCommands {
             let context = try Context(args, requireURL: false)
             let key = try context.loadDeviceKey()
             if args.has("json") {
-                say(JSONEncoding.encode(.object([("user", .string(context.user)), ("kid", .string(key.kid)),
-                                                 ("bits", .integer(Int64(key.jwk.bits))), ("store", .string(key.storeName)),
-                                                 ("jwk", key.jwk.json)])))
+                say(
+                    JSONEncoding.encode(
+                        .object([
+                            ("user", .string(context.user)), ("kid", .string(key.kid)),
+                            ("bits", .integer(Int64(key.jwk.bits))), ("store", .string(key.storeName)),
+                            ("jwk", key.jwk.json),
+                        ])))
             } else {
                 say("user: \(context.user)")
                 say("kid:  \(key.kid)")
@@ -84,14 +89,19 @@ enum KeyCommands {
             defer { attestor.close() }
             der = try attestor.endorsementCertificate()
         } catch {
-            throw CommandError("cannot read the EK certificate of the TPM at \(tcti): \(error.description); \(error.advice)")
+            throw CommandError(
+                "cannot read the EK certificate of the TPM at \(tcti): \(error.description); \(error.advice)")
         }
         guard let certificate = try? X509Certificate(der: der), let ek = EndorsementKeyID.of(certificate) else {
             throw CommandError("the TPM's EK certificate (NV index 0x1c00002) does not parse")
         }
         if json {
-            say(JSONEncoding.encode(.object([("ek", .string(ek)), ("host", .string(options.hostID ?? currentHostName())),
-                                             ("certificate_subject", .string(certificate.subject))])))
+            say(
+                JSONEncoding.encode(
+                    .object([
+                        ("ek", .string(ek)), ("host", .string(options.hostID ?? currentHostName())),
+                        ("certificate_subject", .string(certificate.subject)),
+                    ])))
         } else {
             say(ek)
         }
@@ -99,9 +109,12 @@ enum KeyCommands {
     }
 
     /// Makes and saves a new device key; refuses to replace one unless `replace`.
-    static func createKey(_ context: Context, store: KeyStores.Store, bits: Int, replace: Bool = false) throws(CommandError) -> DeviceKey {
+    static func createKey(_ context: Context, store: KeyStores.Store, bits: Int, replace: Bool = false)
+        throws(CommandError) -> DeviceKey
+    {
         if SafeFile.exists(context.paths.deviceKey) && !replace {
-            throw CommandError("\(context.user) already has a device key (use --force to replace it, or: fingerauth key rotate)")
+            throw CommandError(
+                "\(context.user) already has a device key (use --force to replace it, or: fingerauth key rotate)")
         }
         try context.makeUserDirectories()
         return try KeyStores.generate(store, bits: bits, to: context.paths.deviceKey, options: context.options)

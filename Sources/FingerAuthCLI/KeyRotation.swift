@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthSystem
 import FingerAuthTPM
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `fingerauth key rotate`, in an order that never leaves the user without a registered key:
 /// new key beside the old one (`device.key.new`), register it, swap it in (the old one
@@ -29,7 +30,9 @@ struct KeyRotation {
             holder = loaded
             oldKid = loaded.kid
         } catch {
-            guard let described = DeviceKeyLoader.describe(context.paths.deviceKey), described.store == "tpm" else { throw error }
+            guard let described = DeviceKeyLoader.describe(context.paths.deviceKey), described.store == "tpm" else {
+                throw error
+            }
             say("the old TPM key \(described.kid) cannot be used (\(error.message)); replacing it")
             holder = nil
             oldKid = described.kid
@@ -52,12 +55,17 @@ struct KeyRotation {
         }
         say("new key \(fresh.kid) is now in use for \(context.user)")
         do {
-            let result = try Authenticator(options: context.options).revoke(kid: oldKid, holder: holder, user: context.user)
-            say(result == .revoked ? "revoked old key \(oldKid) at the authenticator"
-                                   : "old key \(oldKid) was not registered at the authenticator")
+            let result = try Authenticator(options: context.options).revoke(
+                kid: oldKid, holder: holder, user: context.user)
+            say(
+                result == .revoked
+                    ? "revoked old key \(oldKid) at the authenticator"
+                    : "old key \(oldKid) was not registered at the authenticator")
         } catch {
             printError("fingerauth: the old key \(oldKid) is still active at the authenticator: \(error.message)")
-            printError("fingerauth: it is kept in \(oldPath); revoke it later: fingerauth revoke --user \(context.user) --kid \(oldKid)")
+            printError(
+                "fingerauth: it is kept in \(oldPath); revoke it later: fingerauth revoke --user \(context.user) --kid \(oldKid)"
+            )
             return 1
         }
         do {

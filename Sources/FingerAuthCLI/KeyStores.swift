@@ -17,7 +17,9 @@ enum KeyStores {
     static func choose(_ args: CommandArguments, options: Options) throws(UsageError) -> Store {
         let choice: KeyStoreChoice
         if let given = args["store"] {
-            guard let parsed = KeyStoreChoice(rawValue: given) else { throw UsageError(message: "--store must be tpm, file or auto") }
+            guard let parsed = KeyStoreChoice(rawValue: given) else {
+                throw UsageError(message: "--store must be tpm, file or auto")
+            }
             choice = parsed
         } else {
             choice = options.keyStore
@@ -28,7 +30,8 @@ enum KeyStores {
         case .auto:
             let tcti = options.tpmTCTI ?? TPMConnection.defaultTCTI
             guard TPMProbe.state(tcti: tcti) == .ready, let connection = try? TPMConnection(tcti: tcti),
-                  (try? TPMAttestor(connection: connection).endorsementCertificate()) != nil else { return .file }
+                (try? TPMAttestor(connection: connection).endorsementCertificate()) != nil
+            else { return .file }
             return .tpm
         }
     }
@@ -42,13 +45,16 @@ enum KeyStores {
             guard bits == 2048 || bits == 3072 else { throw UsageError(message: "--bits must be 3072 or 2048") }
             return bits
         case .tpm:
-            guard args["bits"] == nil || args["bits"] == "2048" else { throw UsageError(message: "a TPM key is RSA-2048 (--bits 2048)") }
+            guard args["bits"] == nil || args["bits"] == "2048" else {
+                throw UsageError(message: "a TPM key is RSA-2048 (--bits 2048)")
+            }
             return 2048
         }
     }
 
     /// A new key of `store` written to `path` (root 0600, atomically).
-    static func generate(_ store: Store, bits: Int, to path: String, options: Options) throws(CommandError) -> DeviceKey {
+    static func generate(_ store: Store, bits: Int, to path: String, options: Options) throws(CommandError) -> DeviceKey
+    {
         switch store {
         case .file:
             do {

@@ -16,8 +16,12 @@ enum ListCommand {
         let context = try Context(args, requireURL: false)
         let fingers = try enrolledFingers(context)
         if args.has("json") {
-            say(JSONEncoding.encode(.object([("user", .string(context.user)),
-                                             ("fingers", .array(fingers.map { .string($0) }))])))
+            say(
+                JSONEncoding.encode(
+                    .object([
+                        ("user", .string(context.user)),
+                        ("fingers", .array(fingers.map { .string($0) })),
+                    ])))
         } else if fingers.isEmpty {
             say("\(context.user) has no enrolled fingers (enroll one: fingerauth enroll --user \(context.user))")
         } else {

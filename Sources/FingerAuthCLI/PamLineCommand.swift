@@ -14,7 +14,8 @@ enum PamLineCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try CommandArguments(words, valued: ["config", "state-dir", "pam-dir"], switches: ["json"], maxPositional: 1)
+        let args = try CommandArguments(
+            words, valued: ["config", "state-dir", "pam-dir"], switches: ["json"], maxPositional: 1)
         let service = args.positional.first ?? "sudo"
         guard PortableWord.isValid(service) else { throw UsageError(message: "'\(service)' is not a PAM service name") }
         let options = try Context.loadOptions(args, requireURL: true)
@@ -27,8 +28,12 @@ enum PamLineCommand {
         let file = directory + "/" + service
         let placement = placementNote(service)
         if args.has("json") {
-            say(JSONEncoding.encode(.object([("service", .string(service)), ("file", .string(file)),
-                                             ("line", .string(line)), ("placement", .string(placement))])))
+            say(
+                JSONEncoding.encode(
+                    .object([
+                        ("service", .string(service)), ("file", .string(file)),
+                        ("line", .string(line)), ("placement", .string(placement)),
+                    ])))
         } else {
             say(line)
             say("# \(file): \(placement)")
@@ -37,15 +42,19 @@ enum PamLineCommand {
     }
 
     private static func placementNote(_ service: String) -> String {
-        let base = "put it before the password (@include common-auth); `sufficient` lets the password follow when the finger is not accepted"
+        let base =
+            "put it before the password (@include common-auth); `sufficient` lets the password follow when the finger is not accepted"
         switch service {
         case "sshd":
-            return base + "; remote sessions are skipped unless remote=allow is added (nobody sits at this host's reader)"
+            return base
+                + "; remote sessions are skipped unless remote=allow is added (nobody sits at this host's reader)"
         case "common-auth":
-            return "put it first: every service that includes common-auth then tries the finger (remote sessions are skipped)"
+            return
+                "put it first: every service that includes common-auth then tries the finger (remote sessions are skipped)"
         default:
             if let locker = userLockers[service] {
-                return "put it first, before the file's `auth include login` or @include common-auth; \(locker) calls PAM as you, "
+                return
+                    "put it first, before the file's `auth include login` or @include common-auth; \(locker) calls PAM as you, "
                     + "so the module asks fingerauth-agent, which must be running (as root: systemctl enable --now fingerauth-agent.socket)"
             }
             if let note = rootLockers[service] { return base + "; " + note }

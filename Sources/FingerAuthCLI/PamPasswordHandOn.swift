@@ -21,10 +21,13 @@ enum PamPasswordHandOn {
         var found: [String] = []
         for name in files.names {
             let rows = files.lines[name] ?? []
-            guard let at = rows.firstIndex(where: { isAuth($0) && $0.contains { $0.contains(PamServices.module) } }) else { continue }
+            guard let at = rows.firstIndex(where: { isAuth($0) && $0.contains { $0.contains(PamServices.module) } })
+            else { continue }
             let line = rows[at]
             var mode = configured
-            for word in line where word.hasPrefix("prompt=") { mode = PromptMode(rawValue: String(word.dropFirst(7))) ?? mode }
+            for word in line where word.hasPrefix("prompt=") {
+                mode = PromptMode(rawValue: String(word.dropFirst(7))) ?? mode
+            }
             guard mode == .parallel else { continue }
             var after = Array(rows[(at + 1)...])
             // One level of includes after our line (`@include common-auth`, `auth include …`).

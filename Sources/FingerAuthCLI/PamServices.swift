@@ -9,9 +9,10 @@ enum PamServices {
     /// The services that use the module, sorted, each with how (`direct` or `via FILE`).
     static func using(directory: String) -> [(service: String, how: String)] {
         let (names, lines) = read(directory)
-        let direct = Set(lines.compactMap { name, rows in
-            rows.contains { $0.contains { $0.contains(module) } } ? name : nil
-        })
+        let direct = Set(
+            lines.compactMap { name, rows in
+                rows.contains { $0.contains { $0.contains(module) } } ? name : nil
+            })
         return names.compactMap { name in
             if direct.contains(name) { return (name, "direct") }
             if let via = includedFile(lines[name] ?? [], among: direct, type: nil) { return (name, "via \(via)") }
@@ -26,12 +27,15 @@ enum PamServices {
     static func withoutSessionRecord(directory: String) -> [String] {
         let (names, lines) = read(directory)
         func isSession(_ words: [Substring]) -> Bool { words.first == "session" || words.first == "-session" }
-        let direct = Set(lines.compactMap { name, rows in
-            rows.contains { isSession($0) && $0.contains { $0.contains(module) } } ? name : nil
-        })
+        let direct = Set(
+            lines.compactMap { name, rows in
+                rows.contains { isSession($0) && $0.contains { $0.contains(module) } } ? name : nil
+            })
         return names.filter { name in
             let rows = lines[name] ?? []
-            guard rows.contains(where: { isSession($0) && $0.contains { $0.contains("pam_loginuid") } }) else { return false }
+            guard rows.contains(where: { isSession($0) && $0.contains { $0.contains("pam_loginuid") } }) else {
+                return false
+            }
             return !direct.contains(name) && includedFile(rows, among: direct, type: "session") == nil
         }
     }
@@ -41,7 +45,8 @@ enum PamServices {
         for words in rows {
             if words.count >= 2, words[0] == "@include", files.contains(String(words[1])) { return String(words[1]) }
             if words.count >= 3, words[1] == "include" || words[1] == "substack", files.contains(String(words[2])),
-               type.map({ words[0] == $0 || words[0] == "-" + $0 }) ?? true {
+                type.map({ words[0] == $0 || words[0] == "-" + $0 }) ?? true
+            {
                 return String(words[2])
             }
         }
@@ -54,7 +59,9 @@ enum PamServices {
     /// The readable files of `directory` (backups left out), each as its non-comment lines
     /// split into words.
     private static func read(_ directory: String) -> (names: [String], lines: [String: [[Substring]]]) {
-        let names = SafeFile.list(directory).filter { !$0.hasPrefix(".") && !$0.hasSuffix("~") && !$0.hasSuffix(".dpkg-old") }
+        let names = SafeFile.list(directory).filter {
+            !$0.hasPrefix(".") && !$0.hasSuffix("~") && !$0.hasSuffix(".dpkg-old")
+        }
         var lines: [String: [[Substring]]] = [:]
         for name in names {
             let rule = FileRule(owner: nil, forbiddenBits: 0, maxBytes: 256 * 1024)

@@ -24,8 +24,9 @@ struct ReaderBackendChoice {
     static func decide(_ options: Options, user: String, forEnroll: Bool) -> ReaderBackendChoice {
         let deadline = Deadline.after(seconds: busSeconds)
         if options.reader == .libfprint {
-            return ReaderBackendChoice(kind: .libfprint, why: "reader = libfprint", fprintd: nil, fprintdFingers: [],
-                                       fprintdProblem: nil)
+            return ReaderBackendChoice(
+                kind: .libfprint, why: "reader = libfprint", fprintd: nil, fprintdFingers: [],
+                fprintdProblem: nil)
         }
         var client: FprintdClient?
         var problem: String?
@@ -48,19 +49,27 @@ struct ReaderBackendChoice {
             }
         }
         if options.reader == .fprintd {
-            return ReaderBackendChoice(kind: .fprintd, why: "reader = fprintd", fprintd: client, fprintdFingers: fingers,
-                                       fprintdProblem: problem)
+            return ReaderBackendChoice(
+                kind: .fprintd, why: "reader = fprintd", fprintd: client, fprintdFingers: fingers,
+                fprintdProblem: problem)
         }
         if client != nil && (forEnroll || !fingers.isEmpty) {
-            let why = fingers.isEmpty ? "reader = auto: fprintd is installed" : "reader = auto: fprintd holds \(user)'s prints"
-            return ReaderBackendChoice(kind: .fprintd, why: why, fprintd: client, fprintdFingers: fingers, fprintdProblem: nil)
+            let why =
+                fingers.isEmpty
+                ? "reader = auto: fprintd is installed" : "reader = auto: fprintd holds \(user)'s prints"
+            return ReaderBackendChoice(
+                kind: .fprintd, why: why, fprintd: client, fprintdFingers: fingers, fprintdProblem: nil)
         }
         if distrusted, let problem {
             // A name held by someone else than root: say so, do not fall back in silence.
-            return ReaderBackendChoice(kind: .fprintd, why: "reader = auto", fprintd: nil, fprintdFingers: [], fprintdProblem: problem)
+            return ReaderBackendChoice(
+                kind: .fprintd, why: "reader = auto", fprintd: nil, fprintdFingers: [], fprintdProblem: problem)
         }
-        let why = client == nil ? "reader = auto: fprintd not available (\(problem ?? "not installed"))"
-                                : "reader = auto: fprintd holds no prints for \(user)"
-        return ReaderBackendChoice(kind: .libfprint, why: why, fprintd: client, fprintdFingers: fingers, fprintdProblem: nil)
+        let why =
+            client == nil
+            ? "reader = auto: fprintd not available (\(problem ?? "not installed"))"
+            : "reader = auto: fprintd holds no prints for \(user)"
+        return ReaderBackendChoice(
+            kind: .libfprint, why: why, fprintd: client, fprintdFingers: fingers, fprintdProblem: nil)
     }
 }

@@ -14,28 +14,40 @@ enum ReaderChecks {
         case .fprintd:
             guard let client = choice.fprintd else {
                 let problem = choice.fprintdProblem ?? "not reachable"
-                checks.append(.fail("backend", "fprintd (\(choice.why)): \(problem)",
-                                    fix: "start fprintd (systemctl start fprintd), or set reader = libfprint in \(context.configPath)"))
+                checks.append(
+                    .fail(
+                        "backend", "fprintd (\(choice.why)): \(problem)",
+                        fix:
+                            "start fprintd (systemctl start fprintd), or set reader = libfprint in \(context.configPath)"
+                    ))
                 checks.append(.skip("reader", "fprintd not reachable"))
                 checks.append(.skip("fprintd", "fprintd not reachable"))
                 checks.append(lid(options))
                 checks.append(.skip("enrolled", "fprintd not reachable"))
                 return checks
             }
-            checks.append(.pass("backend", "fprintd (\(choice.why)): root holds \(Fprintd.busName) on \(options.systemBus); "
-                                           + "fprintd's prints, FingerAuth's device key"))
+            checks.append(
+                .pass(
+                    "backend",
+                    "fprintd (\(choice.why)): root holds \(Fprintd.busName) on \(options.systemBus); "
+                        + "fprintd's prints, FingerAuth's device key"))
             checks.append(.pass("reader", "\(client.readerName) (through fprintd)"))
-            checks.append(.pass("fprintd", "running; it verifies for FingerAuth and releases the reader after each login"))
+            checks.append(
+                .pass("fprintd", "running; it verifies for FingerAuth and releases the reader after each login"))
             checks.append(lid(options))
             if choice.fprintdFingers.isEmpty {
-                checks.append(.fail("enrolled", "\(context.user) has no finger enrolled in fprintd",
-                                    fix: "fingerauth enroll --user \(context.user) (goes through fprintd), or "
-                                       + Fprintd.enrollCommand(user: context.user, finger: "right-index-finger")))
+                checks.append(
+                    .fail(
+                        "enrolled", "\(context.user) has no finger enrolled in fprintd",
+                        fix: "fingerauth enroll --user \(context.user) (goes through fprintd), or "
+                            + Fprintd.enrollCommand(user: context.user, finger: "right-index-finger")))
             } else {
                 checks.append(.pass("enrolled", choice.fprintdFingers.joined(separator: ", ") + " (in fprintd)"))
             }
         case .libfprint, .auto:
-            checks.append(.pass("backend", "libfprint (\(choice.why)): FingerAuth's prints, the reader opened by the login helper"))
+            checks.append(
+                .pass(
+                    "backend", "libfprint (\(choice.why)): FingerAuth's prints, the reader opened by the login helper"))
             let pids = LocalChecks.fprintdProcesses()
             let reader = LocalChecks.reader(options, fprintd: pids)
             checks.append(reader)
@@ -55,8 +67,10 @@ enum ReaderChecks {
         case .open: return .pass("lid", "open (\(read.source))")
         case .unknown: return .pass("lid", "no lid state found (\(read.source)): the reader is used")
         case .closed:
-            return .warn("lid", "closed (\(read.source)): a built-in reader is skipped and the password comes at once (lid = skip)",
-                         fix: "open the lid, use a reader on an external port, or set lid = ignore")
+            return .warn(
+                "lid",
+                "closed (\(read.source)): a built-in reader is skipped and the password comes at once (lid = skip)",
+                fix: "open the lid, use a reader on an external port, or set lid = ignore")
         }
     }
 }

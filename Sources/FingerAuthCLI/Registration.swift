@@ -26,8 +26,9 @@ struct Registration: Equatable {
             values[String(key)] = String(value)
         }
         guard let kid = values["kid"], !kid.isEmpty else { return nil }
-        return Registration(kid: kid, authenticator: values["authenticator"] ?? "",
-                            time: Int64(values["time"] ?? "") ?? 0, status: values["status"] ?? "active")
+        return Registration(
+            kid: kid, authenticator: values["authenticator"] ?? "",
+            time: Int64(values["time"] ?? "") ?? 0, status: values["status"] ?? "active")
     }
 
     /// `status` when it is a plain word (`active`, `pending`, or another lower-case token of
@@ -35,7 +36,8 @@ struct Registration: Equatable {
     static func statusWord(_ status: String) -> String? {
         let bytes = Array(status.utf8)
         guard !bytes.isEmpty, bytes.count <= 32, let first = bytes.first, first >= 0x61 && first <= 0x7a,
-              bytes.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f || $0 == 0x2d }) else {
+            bytes.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f || $0 == 0x2d })
+        else {
             return nil
         }
         return status

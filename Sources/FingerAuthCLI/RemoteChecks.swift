@@ -21,19 +21,27 @@ enum RemoteChecks {
         case let .failure(failure):
             let fix: String
             switch failure.kind {
-            case .tls: fix = "set cafile = the CA that signed the authenticator's certificate (and check pinned_pubkey, the host name in url)"
-            case .refused: fix = "start the authenticator or correct url in the configuration; check the network and firewall"
+            case .tls:
+                fix =
+                    "set cafile = the CA that signed the authenticator's certificate (and check pinned_pubkey, the host name in url)"
+            case .refused:
+                fix = "start the authenticator or correct url in the configuration; check the network and firewall"
             case .timeout: fix = "the authenticator does not answer in time; check it and the network"
             default: fix = "check url, cafile and the authenticator"
             }
-            return (.fail("authenticator", "\(url): \(failure.message)", fix: fix), false,
-                    .skip("clock", "no answer from the authenticator to compare clocks with"))
+            return (
+                .fail("authenticator", "\(url): \(failure.message)", fix: fix), false,
+                .skip("clock", "no answer from the authenticator to compare clocks with")
+            )
         case let .success(response):
             let received = SystemClock().now()
             let tls = url.hasPrefix("https://") ? "TLS certificate valid" : "plain http (loopback, allow_http)"
-            let check: StatusCheck = response.status == 200
+            let check: StatusCheck =
+                response.status == 200
                 ? .pass("authenticator", "\(url) answered 200; \(tls)")
-                : .fail("authenticator", "\(url) answered \(response.status)", fix: "the authenticator is not healthy; look at its log")
+                : .fail(
+                    "authenticator", "\(url) answered \(response.status)",
+                    fix: "the authenticator is not healthy; look at its log")
             return (check, true, clock(response.date, sent: sent, received: received))
         }
     }
@@ -42,15 +50,18 @@ enum RemoteChecks {
         let date = header.map { Authenticator.printable($0.filter { !$0.isNewline }) }
         guard let date, let server = HTTPDate.parse(date) else {
             let seen = date.map { " (Date: \($0))" } ?? ""
-            return .warn("clock", "the authenticator sent no usable Date header\(seen); skew unknown",
-                         fix: "keep the clock synchronised (timedatectl set-ntp true)")
+            return .warn(
+                "clock", "the authenticator sent no usable Date header\(seen); skew unknown",
+                fix: "keep the clock synchronised (timedatectl set-ntp true)")
         }
         // The server stamped its Date between `sent` and `received`, to the second.
         let skew: Int64 = server < sent ? sent - server : (server > received ? received - server : 0)
         let text = "skew \(skew >= 0 ? "+" : "")\(skew) s against the authenticator's Date (\(date))"
         let magnitude = skew < 0 ? -skew : skew
         if magnitude > skewFail {
-            return .fail("clock", text + "; tokens will be refused", fix: "synchronise the clock: timedatectl set-ntp true (or chronyc makestep)")
+            return .fail(
+                "clock", text + "; tokens will be refused",
+                fix: "synchronise the clock: timedatectl set-ntp true (or chronyc makestep)")
         }
         if magnitude > skewWarn {
             return .warn("clock", text, fix: "synchronise the clock: timedatectl set-ntp true")
@@ -72,26 +83,34 @@ enum RemoteChecks {
             return .fail("registered", "\(error)", fix: "chown root:root \(path) && chmod 600 \(path)")
         }
         guard let record else {
-            return .fail("registered", "key \(key.kid) was never registered from this host (no \(path))",
-                         fix: "fingerauth register --user \(user)")
+            return .fail(
+                "registered", "key \(key.kid) was never registered from this host (no \(path))",
+                fix: "fingerauth register --user \(user)")
         }
         guard record.kid == key.kid else {
-            return .fail("registered", "\(path) names key \(record.kid), but the device key is \(key.kid)",
-                         fix: "fingerauth register --user \(user)")
+            return .fail(
+                "registered", "\(path) names key \(record.kid), but the device key is \(key.kid)",
+                fix: "fingerauth register --user \(user)")
         }
         guard record.status != "revoked" else {
-            return .fail("registered", "key \(key.kid) was revoked (recorded in \(path))", fix: "fingerauth key rotate --user \(user)")
+            return .fail(
+                "registered", "key \(key.kid) was revoked (recorded in \(path))",
+                fix: "fingerauth key rotate --user \(user)")
         }
         if record.status == "pending" {
-            return .warn("registered", "key \(key.kid) was pending approval when registered (\(path)); logins are refused until an admin approves it",
-                         fix: "on the authenticator: fingerauthd keys approve --kid \(key.kid)")
+            return .warn(
+                "registered",
+                "key \(key.kid) was pending approval when registered (\(path)); logins are refused until an admin approves it",
+                fix: "on the authenticator: fingerauthd keys approve --kid \(key.kid)")
         }
         let local = "registered locally (\(path): kid \(key.kid), status \(record.status))"
         guard reachable else { return .warn("registered", local + "; the authenticator cannot be asked now") }
         let authenticator = Authenticator(options: context.options)
         guard let token = try? authenticator.hostToken() else {
-            return .warn("registered", local + "; cannot ask the authenticator without the host token (\(context.options.tokenFile))",
-                         fix: "install this host's enrollment token at \(context.options.tokenFile) (root 0600)")
+            return .warn(
+                "registered",
+                local + "; cannot ask the authenticator without the host token (\(context.options.tokenFile))",
+                fix: "install this host's enrollment token at \(context.options.tokenFile) (root 0600)")
         }
         let url = authenticator.keysURL + "/" + key.kid
         switch authenticator.send("GET", url, token: token) {
@@ -103,16 +122,23 @@ enum RemoteChecks {
             case (200, _):
                 let status = json?["status"]?.stringValue ?? "unknown"
                 if status == "active" { return .pass("registered", "key \(key.kid) is active at the authenticator") }
-                return .fail("registered", "key \(key.kid) is \(Authenticator.printable(status)) at the authenticator",
-                             fix: "fingerauth key rotate --user \(user)")
+                return .fail(
+                    "registered", "key \(key.kid) is \(Authenticator.printable(status)) at the authenticator",
+                    fix: "fingerauth key rotate --user \(user)")
             case (404, "unknown_kid"):
-                return .fail("registered", "the authenticator does not know key \(key.kid)", fix: "fingerauth register --user \(user)")
+                return .fail(
+                    "registered", "the authenticator does not know key \(key.kid)",
+                    fix: "fingerauth register --user \(user)")
             case (403, _):
-                return .fail("registered", "key \(key.kid) is registered to another host at the authenticator",
-                             fix: "fingerauth key rotate --user \(user)")
+                return .fail(
+                    "registered", "key \(key.kid) is registered to another host at the authenticator",
+                    fix: "fingerauth key rotate --user \(user)")
             default:
-                return .warn("registered", local + "; not confirmed: the authenticator has no key-status endpoint "
-                             + "(GET /v1/keys/<kid> answered \(response.status)), so a revocation made there is not visible here")
+                return .warn(
+                    "registered",
+                    local + "; not confirmed: the authenticator has no key-status endpoint "
+                        + "(GET /v1/keys/<kid> answered \(response.status)), so a revocation made there is not visible here"
+                )
             }
         }
     }
@@ -136,13 +162,18 @@ extension RemoteChecks {
             case let .denied(rule): refused.append(service + (rule.map { " (rule \($0))" } ?? ""))
             case .unknown(status: nil): return .warn("policy", "the authenticator did not answer about its policy")
             case let .unknown(status?):
-                return .skip("policy", "the authenticator has no policy check (POST /v1/policy/check answered \(status))")
+                return .skip(
+                    "policy", "the authenticator has no policy check (POST /v1/policy/check answered \(status))")
             }
         }
         guard refused.isEmpty else {
-            return .warn("policy", "the authenticator's policy refuses \(context.user)'s finger at: \(refused.joined(separator: ", "))",
-                         fix: "those services ask for the password; to change it, on the authenticator: fingerauthd policy list")
+            return .warn(
+                "policy",
+                "the authenticator's policy refuses \(context.user)'s finger at: \(refused.joined(separator: ", "))",
+                fix: "those services ask for the password; to change it, on the authenticator: fingerauthd policy list")
         }
-        return .pass("policy", "the authenticator's policy allows \(context.user)'s finger at \(services.joined(separator: ", "))")
+        return .pass(
+            "policy",
+            "the authenticator's policy allows \(context.user)'s finger at \(services.joined(separator: ", "))")
     }
 }

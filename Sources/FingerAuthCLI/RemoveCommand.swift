@@ -19,7 +19,9 @@ enum RemoveCommand {
         case (.some, true): throw UsageError(message: "--finger and --all cannot be used together")
         default: break
         }
-        if let name = args["finger"], Finger(rawValue: name) == nil { throw UsageError(message: "unknown finger '\(name)'") }
+        if let name = args["finger"], Finger(rawValue: name) == nil {
+            throw UsageError(message: "unknown finger '\(name)'")
+        }
         try Context.requireRoot("remove")
         let context = try Context(args, requireURL: false)
         let enrolled = try ListCommand.enrolledFingers(context)

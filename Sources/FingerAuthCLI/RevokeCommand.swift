@@ -27,7 +27,9 @@ enum RevokeCommand {
         }
         try forget(kid: kid, context: context)
         if args["kid"] == nil || DeviceKeyLoader.describe(context.paths.deviceKey)?.kid == kid {
-            say("fingerprint login for \(context.user) is off until a new key is registered: fingerauth key rotate --user \(context.user)")
+            say(
+                "fingerprint login for \(context.user) is off until a new key is registered: fingerauth key rotate --user \(context.user)"
+            )
         }
         return 0
     }
@@ -40,7 +42,8 @@ enum RevokeCommand {
             return try context.loadDeviceKey().kid
         }
         if let record = try? Registration.load(context.paths.registration) { return record.kid }
-        throw CommandError("\(context.user) has no device key and no registration; nothing to revoke (or give --kid KID)")
+        throw CommandError(
+            "\(context.user) has no device key and no registration; nothing to revoke (or give --kid KID)")
     }
 
     /// Marks the registration revoked and deletes a leftover old key with that kid.
@@ -49,7 +52,9 @@ enum RevokeCommand {
         if var record = try? Registration.load(paths.registration), record.kid == kid {
             record.status = "revoked"
             record.time = SystemClock().now()
-            do { try record.save(paths.registration) } catch { throw CommandError("revoked, but cannot record it: \(error)") }
+            do { try record.save(paths.registration) } catch {
+                throw CommandError("revoked, but cannot record it: \(error)")
+            }
         }
         let old = KeyRotation.oldPath(paths)
         if DeviceKeyLoader.describe(old)?.kid == kid {

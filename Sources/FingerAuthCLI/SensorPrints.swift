@@ -14,15 +14,17 @@ enum SensorPrints {
         var onSensor: [(finger: String, data: [UInt8])] = []
         for finger in fingers {
             guard let data = try? SafeFile.read(context.paths.printFile(finger: finger), rule: rule),
-                  FingerprintReader.isSensorPrint(data) else { continue }
+                FingerprintReader.isSensorPrint(data)
+            else { continue }
             onSensor.append((finger, data))
         }
         guard !onSensor.isEmpty else { return }
         let reader: FingerprintReader
         do {
-            reader = try FingerprintReader.open(virtualReader: context.options.virtualReader,
-                                                virtualStorageReader: context.options.virtualStorageReader,
-                                                deadline: .after(seconds: 5))
+            reader = try FingerprintReader.open(
+                virtualReader: context.options.virtualReader,
+                virtualStorageReader: context.options.virtualStorageReader,
+                deadline: .after(seconds: 5))
         } catch {
             for print in onSensor { leftOnSensor(print.finger, context.user, why: error.message) }
             return
@@ -41,7 +43,8 @@ enum SensorPrints {
     }
 
     private static func leftOnSensor(_ finger: String, _ user: String, why: String) {
-        printError("fingerauth: warning: \(finger) of \(user) may still be stored on the sensor (\(why)); "
-                   + "the sensor refuses that finger for a new enrollment until it is deleted there")
+        printError(
+            "fingerauth: warning: \(finger) of \(user) may still be stored on the sensor (\(why)); "
+                + "the sensor refuses that finger for a new enrollment until it is deleted there")
     }
 }

@@ -11,14 +11,18 @@ struct StatusCheck {
     let detail: String
     let fix: String?
 
-    static func pass(_ name: String, _ detail: String) -> StatusCheck { StatusCheck(name: name, result: .pass, detail: detail, fix: nil) }
+    static func pass(_ name: String, _ detail: String) -> StatusCheck {
+        StatusCheck(name: name, result: .pass, detail: detail, fix: nil)
+    }
     static func warn(_ name: String, _ detail: String, fix: String? = nil) -> StatusCheck {
         StatusCheck(name: name, result: .warn, detail: detail, fix: fix)
     }
     static func fail(_ name: String, _ detail: String, fix: String) -> StatusCheck {
         StatusCheck(name: name, result: .fail, detail: detail, fix: fix)
     }
-    static func skip(_ name: String, _ detail: String) -> StatusCheck { StatusCheck(name: name, result: .skip, detail: detail, fix: nil) }
+    static func skip(_ name: String, _ detail: String) -> StatusCheck {
+        StatusCheck(name: name, result: .skip, detail: detail, fix: nil)
+    }
 
     /// The line for a terminal: `[ok]`, `[warn]`, `[FAIL]` or `[skip]`, the name, the detail,
     /// and the fix on the next line.
@@ -37,7 +41,9 @@ struct StatusCheck {
     }
 
     var json: JSONValue {
-        .object([("name", .string(name)), ("status", .string(result.rawValue)), ("detail", .string(detail)),
-                 ("fix", fix.map { .string($0) } ?? .null)])
+        .object([
+            ("name", .string(name)), ("status", .string(result.rawValue)), ("detail", .string(detail)),
+            ("fix", fix.map { .string($0) } ?? .null),
+        ])
     }
 }

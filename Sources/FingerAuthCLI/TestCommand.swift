@@ -1,8 +1,9 @@
+import FingerAuthCore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
-import FingerAuthSystem
 
 /// `fingerauth test`: the whole login as the module runs it — the same `LoginFlow` and the
 /// same login helper (`HelperProcess` → `fingerauth-login`), started the same clean way —
@@ -34,16 +35,21 @@ enum TestCommand {
         }
         Step.report(true, "config", "\(context.configPath), url \(context.options.url?.text ?? "-")", since: started)
         if context.options.disabled {
-            Step.report(false, "result", "disabled = yes in the configuration: the module does nothing (PAM_IGNORE)", since: started)
+            Step.report(
+                false, "result", "disabled = yes in the configuration: the module does nothing (PAM_IGNORE)",
+                since: started)
             return 1
         }
-        let flow = LoginFlow(helper: TimedHelper(), store: TimedStore(), conversation: PrintingConversation(),
-                             random: SystemRandom(), users: SystemUserDatabase(),
-                             ledger: FileAttemptLedger(directory: context.options.attemptsDirectory), hostName: currentHostName())
+        let flow = LoginFlow(
+            helper: TimedHelper(), store: TimedStore(), conversation: PrintingConversation(),
+            random: SystemRandom(), users: SystemUserDatabase(),
+            ledger: FileAttemptLedger(directory: context.options.attemptsDirectory), hostName: currentHostName())
         let outcome = flow.authenticate(LoginRequest(user: context.user, service: service), options: context.options)
         let accepted = outcome.code == .success
-        let detail = accepted ? "accepted by the authenticator for \(context.user) (PAM_SUCCESS)"
-                              : "\(outcome.code): \(outcome.reason)" + advice(outcome, user: context.user)
+        let detail =
+            accepted
+            ? "accepted by the authenticator for \(context.user) (PAM_SUCCESS)"
+            : "\(outcome.code): \(outcome.reason)" + advice(outcome, user: context.user)
         Step.report(accepted, "result", detail, since: started)
         return accepted ? 0 : 1
     }
@@ -126,6 +132,12 @@ struct TimedStore: EnrollmentStore {
 
 /// What the module would show the user, shown here indented.
 struct PrintingConversation: Conversation {
-    func info(_ text: String) -> Bool { say("     > \(text)"); return true }
-    func error(_ text: String) -> Bool { say("     > \(text)"); return true }
+    func info(_ text: String) -> Bool {
+        say("     > \(text)")
+        return true
+    }
+    func error(_ text: String) -> Bool {
+        say("     > \(text)")
+        return true
+    }
 }

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthReader
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,7 +38,8 @@ enum TrialCommand {
         case "start":
             return try start(try CommandArguments(rest, valued: ["config", "state-dir", "user"]))
         case "touch":
-            return try touch(try CommandArguments(rest, valued: ["config", "state-dir", "times", "wait"], switches: ["wrong"]))
+            return try touch(
+                try CommandArguments(rest, valued: ["config", "state-dir", "times", "wait"], switches: ["wrong"]))
         case "stop":
             return try stop(try CommandArguments(rest, valued: ["config", "state-dir"]))
         default:
@@ -57,11 +59,17 @@ enum TrialCommand {
             say("a trial is running already: virtual_reader = \(options.virtualReader ?? socket) in \(configPath)")
         } else {
             if let configured = options.virtualReader {
-                throw CommandError("\(configPath) sets virtual_reader = \(configured) already, outside a trial; remove that line first")
+                throw CommandError(
+                    "\(configPath) sets virtual_reader = \(configured) already, outside a trial; remove that line first"
+                )
             }
-            guard socket.utf8.count < 108 else { throw CommandError("\(socket) is too long for a socket path (state_dir)") }
+            guard socket.utf8.count < 108 else {
+                throw CommandError("\(socket) is too long for a socket path (state_dir)")
+            }
             do {
-                if !SafeFile.exists(options.stateDirectory) { try SafeFile.makeDirectory(options.stateDirectory, mode: 0o700) }
+                if !SafeFile.exists(options.stateDirectory) {
+                    try SafeFile.makeDirectory(options.stateDirectory, mode: 0o700)
+                }
                 try SafeFile.makeDirectory(options.stateDirectory + "/trial", mode: 0o700)
             } catch {
                 throw CommandError("cannot create the trial's directory: \(error)")
@@ -99,7 +107,9 @@ enum TrialCommand {
                     break
                 case .failure(.notListening):
                     guard deadline.remaining > 0 else {
-                        throw CommandError("the virtual reader was not opened within \(wait) s: touch it while a command waits for a finger")
+                        throw CommandError(
+                            "the virtual reader was not opened within \(wait) s: touch it while a command waits for a finger"
+                        )
                     }
                     usleep(20_000)
                     continue
@@ -108,7 +118,9 @@ enum TrialCommand {
                 }
                 break
             }
-            say("the trial's \(args.has("wrong") ? "wrong " : "")finger touched the virtual reader" + (times > 1 ? " (\(touch)/\(times))" : ""))
+            say(
+                "the trial's \(args.has("wrong") ? "wrong " : "")finger touched the virtual reader"
+                    + (times > 1 ? " (\(touch)/\(times))" : ""))
         }
         return 0
     }
@@ -134,7 +146,9 @@ enum TrialCommand {
             let paths = StatePaths(root: options.stateDirectory, user: user)
             let prints = SafeFile.list(paths.printsDirectory).filter { $0.hasSuffix(StatePaths.printSuffix) }
             let virtual = prints.filter { name in
-                guard let data = try? SafeFile.read(paths.printsDirectory + "/" + name, rule: .secret) else { return false }
+                guard let data = try? SafeFile.read(paths.printsDirectory + "/" + name, rule: .secret) else {
+                    return false
+                }
                 // Only a print that names the virtual driver is handed to libfprint (which aborts
                 // on some corrupt prints): a real reader's print is never read here.
                 return contains(data, Array(FingerprintReader.virtualDriver.utf8))
@@ -157,7 +171,9 @@ enum TrialCommand {
                 }
             } else {
                 for name in virtual { try? SafeFile.remove(paths.printsDirectory + "/" + name) }
-                say("\(user): deleted \(virtual.count) print(s) of the virtual reader; the other prints and the key stay")
+                say(
+                    "\(user): deleted \(virtual.count) print(s) of the virtual reader; the other prints and the key stay"
+                )
             }
         }
         say("trial stopped" + (status == 0 ? "" : " (with the errors above)"))
@@ -169,7 +185,9 @@ enum TrialCommand {
         return (0...(bytes.count - part.count)).contains { bytes[$0..<($0 + part.count)].elementsEqual(part) }
     }
 
-    private static func number(_ text: String?, name: String, default fallback: Int, range: ClosedRange<Int>) throws(UsageError) -> Int {
+    private static func number(_ text: String?, name: String, default fallback: Int, range: ClosedRange<Int>)
+        throws(UsageError) -> Int
+    {
         guard let text else { return fallback }
         guard let value = Int(text), range.contains(value) else {
             throw UsageError(message: "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")

@@ -1,4 +1,5 @@
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,8 @@ import Glibc
 /// closed lid covers). Later lines win, so these win over the admin's. Nothing else of the
 /// file is touched; a file without the markers has no trial.
 enum TrialConfig {
-    static let begin = "# >>> fingerauth trial: libfprint's virtual reader plays the fingerprint reader;"
+    static let begin =
+        "# >>> fingerauth trial: libfprint's virtual reader plays the fingerprint reader;"
         + " `fingerauth trial stop` removes these lines"
     static let end = "# <<< fingerauth trial"
 
@@ -25,7 +27,8 @@ enum TrialConfig {
     static func removing(from text: String) -> String? {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         guard let first = lines.firstIndex(where: { $0 == begin }),
-              let last = lines[first...].firstIndex(where: { $0 == end }) else { return nil }
+            let last = lines[first...].firstIndex(where: { $0 == end })
+        else { return nil }
         return (lines[..<first] + lines[(last + 1)...]).joined(separator: "\n")
     }
 

@@ -31,7 +31,9 @@ enum ConsoleForms {
 
     /// A query value, decoded; nil when absent, empty or malformed.
     static func query(_ request: HTTPRequest, _ name: String) -> String? {
-        guard let raw = request.query[name], !raw.isEmpty, let value = decode(Substring(raw)), !value.isEmpty else { return nil }
+        guard let raw = request.query[name], !raw.isEmpty, let value = decode(Substring(raw)), !value.isEmpty else {
+            return nil
+        }
         return value
     }
 }

@@ -9,26 +9,38 @@ import FingerAuthDomain
 extension AdminConsole {
     static let policyQueryNames = ["test_user", "test_host", "test_service", "test_stage", "test_key"]
 
-    func policyPage(_ request: HTTPRequest?, _ who: SignedIn, message: String? = nil, error: String? = nil) throws(StoreError) -> String {
+    func policyPage(_ request: HTTPRequest?, _ who: SignedIn, message: String? = nil, error: String? = nil)
+        throws(StoreError) -> String
+    {
         let rules = try store.policyRules()
         let rows = rules.map { rule -> [String] in
             var moves: [String] = []
             if rule.position > 1 {
-                moves.append(ConsoleHTML.button("Up", action: "/policy/move",
-                                                 fields: [("id", String(rule.id)), ("position", String(rule.position - 1))],
-                                                 csrf: who.csrf, cls: "up"))
+                moves.append(
+                    ConsoleHTML.button(
+                        "Up", action: "/policy/move",
+                        fields: [("id", String(rule.id)), ("position", String(rule.position - 1))],
+                        csrf: who.csrf, cls: "up"))
             }
             if rule.position < rules.count {
-                moves.append(ConsoleHTML.button("Down", action: "/policy/move",
-                                                 fields: [("id", String(rule.id)), ("position", String(rule.position + 1))],
-                                                 csrf: who.csrf, cls: "down"))
+                moves.append(
+                    ConsoleHTML.button(
+                        "Down", action: "/policy/move",
+                        fields: [("id", String(rule.id)), ("position", String(rule.position + 1))],
+                        csrf: who.csrf, cls: "down"))
             }
-            moves.append(ConsoleHTML.button("Remove", action: "/policy/remove", fields: [("id", String(rule.id))],
-                                            csrf: who.csrf, cls: "danger"))
-            return [String(rule.position), String(rule.id), rule.stage.rawValue,
-                    ConsoleHTML.escape(rule.users.joined(separator: ",")), ConsoleHTML.escape(rule.hosts.joined(separator: ",")),
-                    ConsoleHTML.escape(rule.services.joined(separator: ",")), rule.keyKind?.rawValue ?? "*", rule.action.rawValue,
-                    moves.joined(separator: " ")]
+            moves.append(
+                ConsoleHTML.button(
+                    "Remove", action: "/policy/remove", fields: [("id", String(rule.id))],
+                    csrf: who.csrf, cls: "danger"))
+            return [
+                String(rule.position), String(rule.id), rule.stage.rawValue,
+                ConsoleHTML.escape(rule.users.joined(separator: ",")),
+                ConsoleHTML.escape(rule.hosts.joined(separator: ",")),
+                ConsoleHTML.escape(rule.services.joined(separator: ",")), rule.keyKind?.rawValue ?? "*",
+                rule.action.rawValue,
+                moves.joined(separator: " "),
+            ]
         }
         var body = ""
         body += ConsoleHTML.message(message)
@@ -50,9 +62,13 @@ extension AdminConsole {
             """
         let lists = try store.userLists()
         if !lists.isEmpty {
-            body += "<h2>User lists</h2>" + ConsoleHTML.table(id: "lists", headers: ["list", "users"], rows: lists.map {
-                [ConsoleHTML.escape($0.list), ConsoleHTML.escape($0.users.joined(separator: ", "))]
-            })
+            body +=
+                "<h2>User lists</h2>"
+                + ConsoleHTML.table(
+                    id: "lists", headers: ["list", "users"],
+                    rows: lists.map {
+                        [ConsoleHTML.escape($0.list), ConsoleHTML.escape($0.users.joined(separator: ", "))]
+                    })
         }
         return ConsoleHTML.page(title: "Policy", admin: who.admin, csrf: who.csrf, current: "/policy", body: body)
     }
@@ -86,8 +102,9 @@ extension AdminConsole {
         if stage == .login && service == nil {
             return form + "<p class=\"error\" id=\"decision\">A login needs a service (the PAM service, e.g. sudo).</p>"
         }
-        let request = PolicyRequest(stage: stage, user: user, host: host, service: stage == .login ? service : nil,
-                                    keyKind: KeyKind(rawValue: value("test_key") ?? "software") ?? .software)
+        let request = PolicyRequest(
+            stage: stage, user: user, host: host, service: stage == .login ? service : nil,
+            keyKind: KeyKind(rawValue: value("test_key") ?? "software") ?? .software)
         do {
             let decision = try store.policySnapshot(user: user, host: host).decide(request)
             form += "<p class=\"decision\" id=\"decision\">\(ConsoleHTML.escape(decision.summary))</p>"
@@ -104,19 +121,25 @@ extension AdminConsole {
         case "/policy/add":
             var position: Int?
             if let text = fields["position"], !text.isEmpty {
-                guard let value = Int(text), value >= 1 else { return policyRefusal(who, "position is a number, 1 or more.") }
+                guard let value = Int(text), value >= 1 else {
+                    return policyRefusal(who, "position is a number, 1 or more.")
+                }
                 position = value
             }
             do {
-                let rule = try PolicyRuleText.rule(stage: fields["stage"] ?? "", users: fields["users"] ?? "",
-                                                   hosts: fields["hosts"] ?? "", services: fields["services"],
-                                                   key: fields["key"], action: fields["action"] ?? "") { $0 }
+                let rule = try PolicyRuleText.rule(
+                    stage: fields["stage"] ?? "", users: fields["users"] ?? "",
+                    hosts: fields["hosts"] ?? "", services: fields["services"],
+                    key: fields["key"], action: fields["action"] ?? ""
+                ) { $0 }
                 change = .addRule(rule, position: position)
             } catch {
                 return policyRefusal(who, error.message)
             }
         case "/policy/move":
-            guard let id = fields["id"].flatMap({ Int64($0) }), let position = fields["position"].flatMap({ Int($0) }), position >= 1 else {
+            guard let id = fields["id"].flatMap({ Int64($0) }), let position = fields["position"].flatMap({ Int($0) }),
+                position >= 1
+            else {
                 return policyRefusal(who, "No such rule or position.")
             }
             change = .moveRule(id: id, position: position)
@@ -124,8 +147,9 @@ extension AdminConsole {
             guard let id = fields["id"].flatMap({ Int64($0) }) else { return policyRefusal(who, "No such rule.") }
             change = .removeRule(id: id)
         }
-        let base = AuditEvent(event: .policyChange, outcome: .accept, reason: .detail("by \(who.admin) (console)"),
-                              peer: LogText.clean(who.address), admin: who.admin)
+        let base = AuditEvent(
+            event: .policyChange, outcome: .accept, reason: .detail("by \(who.admin) (console)"),
+            peer: LogText.clean(who.address), admin: who.admin)
         do {
             let result = try store.changePolicy(change, audit: base, now: who.now)
             let message: String

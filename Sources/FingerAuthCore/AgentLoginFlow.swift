@@ -60,21 +60,31 @@ public struct AgentLoginFlow {
     /// `PAM_AUTHINFO_UNAVAIL` for anything short of one.
     public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
         if options.disabled { return LoginOutcome(.ignore, "disabled") }
-        if let problem = UserName.problem(request.user) { return LoginOutcome(.userUnknown, "user name not acceptable (\(problem))") }
+        if let problem = UserName.problem(request.user) {
+            return LoginOutcome(.userUnknown, "user name not acceptable (\(problem))")
+        }
         guard users.exists(request.user) else { return LoginOutcome(.userUnknown, "user unknown to the system") }
-        if let why = request.remote, !options.allowRemote { return LoginOutcome(.ignore, "remote session skipped (\(why))") }
+        if let why = request.remote, !options.allowRemote {
+            return LoginOutcome(.ignore, "remote session skipped (\(why))")
+        }
         trace("not root: asking the agent at \(options.agentSocket) for \(request.user), service \(request.service)")
         let channel: AgentChannel
         switch connector.connect(options.agentSocket) {
         case let .success(c): channel = c
         case let .failure(why):
-            return say(LoginOutcome(.authInfoUnavailable,
-                                    "agent not reachable at \(options.agentSocket): \(why.message) (systemctl enable --now fingerauth-agent.socket)"),
-                       AgentLoginFlow.agentMissingText, request)
+            return say(
+                LoginOutcome(
+                    .authInfoUnavailable,
+                    "agent not reachable at \(options.agentSocket): \(why.message) (systemctl enable --now fingerauth-agent.socket)"
+                ),
+                AgentLoginFlow.agentMissingText, request)
         }
-        let ask = AgentRequest.login(user: request.user, service: LoginFlow.serviceName(request.service), silent: request.silent)
+        let ask = AgentRequest.login(
+            user: request.user, service: LoginFlow.serviceName(request.service), silent: request.silent)
         guard channel.send(ask.line, withinMilliseconds: AgentProtocol.firstLineMilliseconds) else {
-            return say(LoginOutcome(.authInfoUnavailable, "agent did not take the request"), LoginFlow.Text.readerUnavailable, request)
+            return say(
+                LoginOutcome(.authInfoUnavailable, "agent did not take the request"), LoginFlow.Text.readerUnavailable,
+                request)
         }
         var deadline = time.nowMilliseconds() &+ AgentProtocol.firstLineMilliseconds
         var first = true
@@ -84,7 +94,9 @@ public struct AgentLoginFlow {
             switch read {
             case let .line(text):
                 guard let reply = AgentReply(line: text) else {
-                    return say(LoginOutcome(.authInfoUnavailable, "agent sent an unreadable line"), LoginFlow.Text.readerUnavailable, request)
+                    return say(
+                        LoginOutcome(.authInfoUnavailable, "agent sent an unreadable line"),
+                        LoginFlow.Text.readerUnavailable, request)
                 }
                 trace("agent: \(reply.line)")
                 switch reply {
@@ -97,16 +109,23 @@ public struct AgentLoginFlow {
                 case let .result(r):
                     return LoginOutcome(r.code, "agent: " + r.reason, kid: r.kid, jti: r.jti, finger: r.finger)
                 case .hello, .status:
-                    return say(LoginOutcome(.authInfoUnavailable, "agent sent a line out of order"), LoginFlow.Text.readerUnavailable, request)
+                    return say(
+                        LoginOutcome(.authInfoUnavailable, "agent sent a line out of order"),
+                        LoginFlow.Text.readerUnavailable, request)
                 }
                 first = false
             case .closed:
-                return say(LoginOutcome(.authInfoUnavailable, "agent closed the connection without a verdict"),
-                           LoginFlow.Text.readerUnavailable, request)
+                return say(
+                    LoginOutcome(.authInfoUnavailable, "agent closed the connection without a verdict"),
+                    LoginFlow.Text.readerUnavailable, request)
             case .timedOut:
-                return say(LoginOutcome(.authInfoUnavailable, "agent gave no verdict in time"), LoginFlow.Text.readerUnavailable, request)
+                return say(
+                    LoginOutcome(.authInfoUnavailable, "agent gave no verdict in time"),
+                    LoginFlow.Text.readerUnavailable, request)
             case .garbage:
-                return say(LoginOutcome(.authInfoUnavailable, "agent sent too much"), LoginFlow.Text.readerUnavailable, request)
+                return say(
+                    LoginOutcome(.authInfoUnavailable, "agent sent too much"), LoginFlow.Text.readerUnavailable, request
+                )
             }
         }
     }

@@ -63,7 +63,8 @@ public enum AgentRequest: Equatable, Sendable {
     public init?(line: String) {
         let bytes = Array(line.utf8)
         guard bytes.count < AgentProtocol.maxRequestBytes, AgentWire.isPrintable(bytes),
-              line.hasPrefix(AgentProtocol.requestPrefix) else { return nil }
+            line.hasPrefix(AgentProtocol.requestPrefix)
+        else { return nil }
         let fields = line.dropFirst(AgentProtocol.requestPrefix.utf8.count)
             .split(separator: " ", omittingEmptySubsequences: false)
         switch fields.first {
@@ -71,7 +72,9 @@ public enum AgentRequest: Equatable, Sendable {
             guard fields.count == 1 else { return nil }
             self = .status
         case "LOGIN":
-            guard fields.count == 4, UserName.isValid(String(fields[1])), AgentWire.isWord(fields[2], max: 64) else { return nil }
+            guard fields.count == 4, UserName.isValid(String(fields[1])), AgentWire.isWord(fields[2], max: 64) else {
+                return nil
+            }
             switch fields[3] {
             case "silent": self = .login(user: String(fields[1]), service: String(fields[2]), silent: true)
             case "verbose": self = .login(user: String(fields[1]), service: String(fields[2]), silent: false)
@@ -95,11 +98,14 @@ public enum AgentReply: Equatable, Sendable {
     public var line: String {
         let text: String
         switch self {
-        case let .hello(ms): text = "AGENT \(AgentProtocol.version) \(max(0, min(ms, AgentProtocol.maxLoginMilliseconds)))"
+        case let .hello(ms):
+            text = "AGENT \(AgentProtocol.version) \(max(0, min(ms, AgentProtocol.maxLoginMilliseconds)))"
         case let .info(t): text = "INFO " + AgentWire.text(t, max: 256)
         case let .error(t): text = "ERROR " + AgentWire.text(t, max: 256)
         case let .result(r):
-            text = "RESULT \(r.code.rawValue) " + [r.finger, r.kid, r.jti].map { AgentWire.word($0) }.joined(separator: " ")
+            text =
+                "RESULT \(r.code.rawValue) "
+                + [r.finger, r.kid, r.jti].map { AgentWire.word($0) }.joined(separator: " ")
                 + " " + AgentWire.text(r.reason, max: 200)
         case let .status(software): text = "STATUS \(AgentProtocol.version) " + AgentWire.word(software)
         }
@@ -109,14 +115,17 @@ public enum AgentReply: Equatable, Sendable {
     /// Parses one line (without its newline); nil for anything that is not exactly a reply.
     public init?(line: String) {
         let bytes = Array(line.utf8)
-        guard !bytes.isEmpty, bytes.count <= AgentProtocol.maxLineBytes, AgentWire.isPrintable(bytes) else { return nil }
+        guard !bytes.isEmpty, bytes.count <= AgentProtocol.maxLineBytes, AgentWire.isPrintable(bytes) else {
+            return nil
+        }
         let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
         let rest = parts.count > 1 ? parts[1] : ""
         switch parts[0] {
         case "AGENT":
             let f = rest.split(separator: " ", omittingEmptySubsequences: false)
             guard f.count == 2, f[0] == "\(AgentProtocol.version)", let ms = AgentWire.number(f[1]),
-                  ms <= AgentProtocol.maxLoginMilliseconds else { return nil }
+                ms <= AgentProtocol.maxLoginMilliseconds
+            else { return nil }
             self = .hello(milliseconds: ms)
         case "INFO":
             guard !rest.isEmpty, rest.utf8.count <= 256 else { return nil }
@@ -131,9 +140,11 @@ public enum AgentReply: Equatable, Sendable {
         case "RESULT":
             let f = rest.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
             guard f.count == 5, let raw = AgentWire.number(f[0]), let code = AgentResult.code(Int32(clamping: raw)),
-                  f[1...3].allSatisfy({ AgentWire.isWord($0, max: 64) }), !f[4].isEmpty, f[4].utf8.count <= 200 else { return nil }
+                f[1...3].allSatisfy({ AgentWire.isWord($0, max: 64) }), !f[4].isEmpty, f[4].utf8.count <= 200
+            else { return nil }
             func field(_ s: Substring) -> String? { s == "-" ? nil : String(s) }
-            self = .result(AgentResult(code: code, reason: String(f[4]), finger: field(f[1]), kid: field(f[2]), jti: field(f[3])))
+            self = .result(
+                AgentResult(code: code, reason: String(f[4]), finger: field(f[1]), kid: field(f[2]), jti: field(f[3])))
         default:
             return nil
         }
@@ -160,8 +171,10 @@ public struct AgentResult: Equatable, Sendable {
 
     /// The codes an agent may answer with; any other number is a protocol error.
     static func code(_ raw: Int32) -> PAMCode? {
-        let allowed: [PAMCode] = [.success, .serviceError, .systemError, .authError, .authInfoUnavailable,
-                                  .userUnknown, .maxTries, .conversationError, .ignore]
+        let allowed: [PAMCode] = [
+            .success, .serviceError, .systemError, .authError, .authInfoUnavailable,
+            .userUnknown, .maxTries, .conversationError, .ignore,
+        ]
         return allowed.first { $0.rawValue == raw }
     }
 }
@@ -179,18 +192,22 @@ enum AgentWire {
     /// A decimal number of at most 9 digits, no sign, no leading zeros but "0".
     static func number(_ s: Substring) -> Int? {
         let b = Array(s.utf8)
-        guard !b.isEmpty, b.count <= 9, b.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), b.count == 1 || b[0] != 0x30 else { return nil }
+        guard !b.isEmpty, b.count <= 9, b.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), b.count == 1 || b[0] != 0x30 else {
+            return nil
+        }
         return Int(String(s))
     }
 
     static func text(_ t: String, max: Int) -> String {
-        let cleaned = String(String(t.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "?" }).prefix(max))
+        let cleaned = String(
+            String(t.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "?" }).prefix(max))
         return cleaned.isEmpty ? "-" : cleaned
     }
 
     static func word(_ t: String?) -> String {
         guard let t else { return "-" }
-        let cleaned = String(String(t.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "?" }).prefix(64))
+        let cleaned = String(
+            String(t.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "?" }).prefix(64))
         return cleaned.isEmpty ? "-" : cleaned
     }
 }

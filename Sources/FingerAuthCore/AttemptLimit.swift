@@ -107,11 +107,15 @@ public struct AttemptRecord: Equatable, Sendable {
     /// Parses exactly what `line` writes; nil for anything else.
     public init?(line: String) {
         let bytes = Array(line.utf8)
-        guard bytes.count == AttemptRecord.lineBytes, line.hasPrefix(AttemptRecord.prefix), bytes.last == 10 else { return nil }
-        let fields = line.dropFirst(AttemptRecord.prefix.utf8.count).dropLast().split(separator: " ", omittingEmptySubsequences: false)
+        guard bytes.count == AttemptRecord.lineBytes, line.hasPrefix(AttemptRecord.prefix), bytes.last == 10 else {
+            return nil
+        }
+        let fields = line.dropFirst(AttemptRecord.prefix.utf8.count).dropLast().split(
+            separator: " ", omittingEmptySubsequences: false)
         guard fields.count == 2, fields[0].utf8.count == 4, fields[1].utf8.count == 19,
-              fields.allSatisfy({ $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
-              let count = Int(fields[0]), let time = Int64(fields[1]) else { return nil }
+            fields.allSatisfy({ $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
+            let count = Int(fields[0]), let time = Int64(fields[1])
+        else { return nil }
         self.init(failures: count, lastFailure: time)
     }
 

@@ -20,8 +20,10 @@ public protocol AuthenticatorCrypto: RandomSource, Sendable {
     func attestationKeyName(_ ak: TPMPublicKey) -> [UInt8]?
     /// Why the device key `key`, certified by `ak` over `nonce` (TPM2_Certify: `attest`,
     /// `signature`), is not the TPM key of `jwk`; nil when it is.
-    func certificationRefusal(key: TPMPublicKey, jwk: JWK, attest: [UInt8], signature: [UInt8], ak: TPMPublicKey,
-                              nonce: [UInt8]) -> AttestationRefusal?
+    func certificationRefusal(
+        key: TPMPublicKey, jwk: JWK, attest: [UInt8], signature: [UInt8], ak: TPMPublicKey,
+        nonce: [UInt8]
+    ) -> AttestationRefusal?
 }
 
 extension AuthenticatorCrypto {

@@ -40,7 +40,9 @@ public struct AuthenticatorURL: Equatable, Sendable {
             guard let close = authority.firstIndex(of: "]") else { return fail("has a malformed IPv6 host") }
             host = authority[authority.index(after: authority.startIndex)..<close]
             let after = authority[authority.index(after: close)...]
-            guard after.isEmpty || (after.hasPrefix(":") && isPort(after.dropFirst())) else { return fail("has a malformed port") }
+            guard after.isEmpty || (after.hasPrefix(":") && isPort(after.dropFirst())) else {
+                return fail("has a malformed port")
+            }
             if !after.isEmpty { port = Int(after.dropFirst()) }
         } else {
             let parts = authority.split(separator: ":", omittingEmptySubsequences: false)

@@ -13,11 +13,14 @@ public enum AuthenticatorVerdict: Equatable, Sendable {
 
     /// Only `ok` true together with our own `sub`, `jti` and `kid`, each equal byte for byte,
     /// counts as a yes.
-    public static func interpret(status: Int, body: [UInt8], user: String, jti: String, kid: String) -> AuthenticatorVerdict {
+    public static func interpret(status: Int, body: [UInt8], user: String, jti: String, kid: String)
+        -> AuthenticatorVerdict
+    {
         switch status {
         case 200..<300:
             guard let json = try? JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(body),
-                  let ok = json["ok"]?.boolValue else {
+                let ok = json["ok"]?.boolValue
+            else {
                 return .unavailable("authenticator answered \(status) with an unreadable body")
             }
             guard ok else { return .rejected(.otherAnswer, "authenticator answered ok=false") }
@@ -35,9 +38,11 @@ public enum AuthenticatorVerdict: Equatable, Sendable {
             let json = try? JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(body)
             let reason = json?["error"]?.stringValue
             // 403 policy_denied names the policy rule that refused: shown in the log line.
-            let rule = status == 403 && reason == "policy_denied" ? json?["rule"]?.int64Value.map { ", rule \($0)" } : nil
-            return .rejected(RefusalCode(status: status, error: reason),
-                             "authenticator refused (\(status)\(reason.map { ": " + printable($0) } ?? "")\(rule ?? ""))")
+            let rule =
+                status == 403 && reason == "policy_denied" ? json?["rule"]?.int64Value.map { ", rule \($0)" } : nil
+            return .rejected(
+                RefusalCode(status: status, error: reason),
+                "authenticator refused (\(status)\(reason.map { ": " + printable($0) } ?? "")\(rule ?? ""))")
         case 300..<400:
             return .unavailable("authenticator redirected (\(status)); redirects are not followed")
         default:

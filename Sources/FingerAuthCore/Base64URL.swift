@@ -39,11 +39,14 @@ public enum Base64URL {
         var out = [UInt8](repeating: 0, count: chars.count * 3 / 4)
         let ok = chars.withUnsafeBufferPointer { input -> Bool in
             out.withUnsafeMutableBufferPointer { output -> Bool in
-                var i = 0, o = 0
+                var i = 0
+                var o = 0
                 // Four characters, three bytes at a time.
                 while i + 4 <= input.count {
-                    let a = table[Int(input[i])], b = table[Int(input[i + 1])]
-                    let c = table[Int(input[i + 2])], d = table[Int(input[i + 3])]
+                    let a = table[Int(input[i])]
+                    let b = table[Int(input[i + 1])]
+                    let c = table[Int(input[i + 2])]
+                    let d = table[Int(input[i + 3])]
                     if (a | b | c | d) & 0x40 != 0 { return false }
                     let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
                     output[o] = UInt8(truncatingIfNeeded: v >> 16)
@@ -54,7 +57,8 @@ public enum Base64URL {
                 }
                 let rest = input.count - i
                 guard rest > 0 else { return true }
-                let a = table[Int(input[i])], b = table[Int(input[i + 1])]
+                let a = table[Int(input[i])]
+                let b = table[Int(input[i + 1])]
                 let c = rest == 3 ? table[Int(input[i + 2])] : 0
                 if (a | b | c) & 0x40 != 0 { return false }
                 let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6

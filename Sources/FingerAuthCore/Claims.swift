@@ -16,8 +16,10 @@ public struct LoginClaims: Equatable, Sendable {
     public var hardwareKey = false
     public var extra: [(String, String)] = []
 
-    public init(issuer: String, subject: String, audience: String, issuedAt: Int64, ttlSeconds: Int,
-                jti: String, service: String, extra: [(String, String)] = []) {
+    public init(
+        issuer: String, subject: String, audience: String, issuedAt: Int64, ttlSeconds: Int,
+        jti: String, service: String, extra: [(String, String)] = []
+    ) {
         self.issuer = issuer
         self.subject = subject
         self.audience = audience

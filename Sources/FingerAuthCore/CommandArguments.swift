@@ -25,8 +25,10 @@ public struct CommandArguments: Equatable, Sendable {
 
     /// Parses `words` given the names (without dashes) of the options that take a value,
     /// the switches, and how many positional words the command takes.
-    public init<Words: Sequence>(_ words: Words, valued: Set<String>, switches allowedSwitches: Set<String> = [],
-                                 maxPositional: Int = 0) throws(UsageError) where Words.Element == String {
+    public init<Words: Sequence>(
+        _ words: Words, valued: Set<String>, switches allowedSwitches: Set<String> = [],
+        maxPositional: Int = 0
+    ) throws(UsageError) where Words.Element == String {
         var iterator = words.makeIterator()
         while let word = iterator.next() {
             guard word.utf8.count > 1, word.utf8.first == UInt8(ascii: "-") else {

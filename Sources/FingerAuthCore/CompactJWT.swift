@@ -36,8 +36,9 @@ public struct CompactJWT: Sendable {
 
     /// `base64url(json(header)) "." base64url(json(claims))`, ready to be signed.
     public static func signingInput(header: JSONValue, claims: JSONValue) -> [UInt8] {
-        Array((Base64URL.encode(JSONEncoding.encodeBytes(header)) + "." +
-               Base64URL.encode(JSONEncoding.encodeBytes(claims))).utf8)
+        Array(
+            (Base64URL.encode(JSONEncoding.encodeBytes(header)) + "."
+                + Base64URL.encode(JSONEncoding.encodeBytes(claims))).utf8)
     }
 
     /// The finished token: signing input, ".", base64url(signature).

@@ -69,9 +69,15 @@ private struct Reader {
         case UInt8(ascii: "{"): return try object(depth: depth + 1)
         case UInt8(ascii: "["): return try array(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "t"):
+            try expect("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expect("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expect("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
         default: throw .invalid(offset: offset)
         }
@@ -82,7 +88,10 @@ private struct Reader {
         offset += 1
         var members: [(String, JSONValue)] = []
         skipSpace()
-        if peek() == UInt8(ascii: "}") { offset += 1; return .object(members) }
+        if peek() == UInt8(ascii: "}") {
+            offset += 1
+            return .object(members)
+        }
         while true {
             skipSpace()
             guard peek() == UInt8(ascii: "\"") else { throw .invalid(offset: offset) }
@@ -106,7 +115,10 @@ private struct Reader {
         offset += 1
         var items: [JSONValue] = []
         skipSpace()
-        if peek() == UInt8(ascii: "]") { offset += 1; return .array(items) }
+        if peek() == UInt8(ascii: "]") {
+            offset += 1
+            return .array(items)
+        }
         while true {
             skipSpace()
             items.append(try value(depth: depth))
@@ -173,7 +185,8 @@ private struct Reader {
             let run = bytes[offset..<end]
             // ASCII is valid UTF-8 as it stands; `String(validating:)` over a slice is generic
             // and unspecialised (a runtime metadata lookup per string), so it is kept for the rest.
-            let s = highBits < 0x80
+            let s =
+                highBits < 0x80
                 ? run.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
                 : String(validating: run, as: UTF8.self)
             guard let s else { throw .invalid(offset: offset) }

@@ -48,7 +48,9 @@ public enum JSONValue: Equatable, Sendable {
     /// The value as `Int64` when it is an integer literal (no fraction, no exponent) in range.
     public var int64Value: Int64? {
         guard case let .number(text) = self else { return nil }
-        guard !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }) else { return nil }
+        guard !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }) else {
+            return nil
+        }
         return Int64(text)
     }
 

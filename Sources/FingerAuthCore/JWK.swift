@@ -29,9 +29,10 @@ public struct JWK: Equatable, Sendable {
     /// Reads `{"kty":"RSA","n":…,"e":…}`; nil when it is not an RSA JWK.
     public init?(json: JSONValue) {
         guard json["kty"]?.stringValue == "RSA",
-              let n = json["n"]?.stringValue.flatMap(Base64URL.decode),
-              let e = json["e"]?.stringValue.flatMap(Base64URL.decode),
-              !n.isEmpty, !e.isEmpty else { return nil }
+            let n = json["n"]?.stringValue.flatMap(Base64URL.decode),
+            let e = json["e"]?.stringValue.flatMap(Base64URL.decode),
+            !n.isEmpty, !e.isEmpty
+        else { return nil }
         self.init(n: n, e: e)
     }
 

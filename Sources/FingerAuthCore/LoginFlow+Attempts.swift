@@ -8,13 +8,19 @@ extension LoginFlow {
         let now = ledger.nowMilliseconds()
         switch ledger.update(request.user, { _ in }) {
         case let .failure(why):
-            return Stop(say(LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed"),
-                            .readerUnavailable, request, options))
+            return Stop(
+                say(
+                    LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed"),
+                    .readerUnavailable, request, options))
         case let .success(entry):
-            if let replaced = entry.replaced { trace("attempt record not trusted (\(replaced)); replaced by one at the limit") }
+            if let replaced = entry.replaced {
+                trace("attempt record not trusted (\(replaced)); replaced by one at the limit")
+            }
             guard let until = AttemptLimit.pausedUntil(entry.record, now: now) else { return nil }
             var reason = AttemptLimit.pausedReason(AttemptLimit.current(entry.record, now: now), until: until, now: now)
-            if let replaced = entry.replaced { reason += " (record not trusted: \(replaced); replaced by one at the limit)" }
+            if let replaced = entry.replaced {
+                reason += " (record not trusted: \(replaced); replaced by one at the limit)"
+            }
             return Stop(say(LoginOutcome(.authInfoUnavailable, reason), .tooManyAttempts, request, options))
         }
     }
@@ -26,7 +32,9 @@ extension LoginFlow {
         switch ledger.update(user, { $0 = AttemptLimit.addingFailure($0, now: now) }) {
         case let .failure(why): return why
         case let .success(entry):
-            trace("failed attempt counted before the helper starts: \(entry.record.failures) in a row (a success clears it)")
+            trace(
+                "failed attempt counted before the helper starts: \(entry.record.failures) in a row (a success clears it)"
+            )
             return nil
         }
     }

@@ -16,8 +16,10 @@ public struct LoginJob: Equatable, Sendable {
     /// `client_service` claim (nobody vouches for it; `service` is then the agent's name).
     public var clientService: String?
 
-    public init(user: String, service: String, jti: String, issuer: String, options: Options,
-                terminal: TerminalTarget? = nil) {
+    public init(
+        user: String, service: String, jti: String, issuer: String, options: Options,
+        terminal: TerminalTarget? = nil
+    ) {
         self.user = user
         self.service = service
         self.jti = jti
@@ -31,10 +33,12 @@ public struct LoginJob: Equatable, Sendable {
     public static let maxBytes = 32 * 1024
 
     /// The option keys that travel to the helper; everything else stays with the module.
-    static let optionKeys: Set<String> = ["url", "audience", "cafile", "pinned_pubkey", "timeout", "max_tries",
-                                          "ttl", "state_dir", "virtual_reader", "allow_http", "tpm_tcti",
-                                          "virtual_storage_reader", "virtual_reader_removable", "reader", "lid",
-                                          "system_bus", "acpi_lid_dir"]
+    static let optionKeys: Set<String> = [
+        "url", "audience", "cafile", "pinned_pubkey", "timeout", "max_tries",
+        "ttl", "state_dir", "virtual_reader", "allow_http", "tpm_tcti",
+        "virtual_storage_reader", "virtual_reader_removable", "reader", "lid",
+        "system_bus", "acpi_lid_dir",
+    ]
 
     /// The request as `key=value` lines, one per setting.
     public var text: String {
@@ -67,27 +71,45 @@ public struct LoginJob: Equatable, Sendable {
     }
 
     /// Reads a request; every value is checked as the configuration file's would be.
-    public static func parse(_ text: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError) -> LoginJob {
-        guard text.utf8.count <= maxBytes else { throw ConfigError(source: "request", message: "larger than \(maxBytes) bytes") }
-        var user: String?, service: String?, clientService: String?, jti: String?, issuer: String?
-        var terminalPath: String?, terminalDevice: UInt64?
+    public static func parse(_ text: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError)
+        -> LoginJob
+    {
+        guard text.utf8.count <= maxBytes else {
+            throw ConfigError(source: "request", message: "larger than \(maxBytes) bytes")
+        }
+        var user: String?
+        var service: String?
+        var clientService: String?
+        var jti: String?
+        var issuer: String?
+        var terminalPath: String?
+        var terminalDevice: UInt64?
         var options = Options()
         var number = 0
         for raw in text.split(separator: "\n", omittingEmptySubsequences: true) {
             number += 1
             let source = "request line \(number)"
-            guard let eq = raw.firstIndex(of: "=") else { throw ConfigError(source: source, message: "expected key=value") }
+            guard let eq = raw.firstIndex(of: "=") else {
+                throw ConfigError(source: source, message: "expected key=value")
+            }
             let key = String(raw[..<eq])
             let value = String(raw[raw.index(after: eq)...])
             switch key {
             case "user":
-                guard user == nil, UserName.isValid(value) else { throw ConfigError(source: source, key: key, message: "not a user name FingerAuth accepts (\(UserName.rule))") }
+                guard user == nil, UserName.isValid(value) else {
+                    throw ConfigError(
+                        source: source, key: key, message: "not a user name FingerAuth accepts (\(UserName.rule))")
+                }
                 user = value
             case "service":
-                guard service == nil, isPrintable(value, limit: 64) else { throw ConfigError(source: source, key: key, message: "not a service name") }
+                guard service == nil, isPrintable(value, limit: 64) else {
+                    throw ConfigError(source: source, key: key, message: "not a service name")
+                }
                 service = value
             case "client_service":
-                guard clientService == nil, isPrintable(value, limit: 64) else { throw ConfigError(source: source, key: key, message: "not a service name") }
+                guard clientService == nil, isPrintable(value, limit: 64) else {
+                    throw ConfigError(source: source, key: key, message: "not a service name")
+                }
                 clientService = value
             case "jti":
                 guard jti == nil, value.utf8.count == 22, Base64URL.decode(value)?.count == 16 else {
@@ -95,7 +117,9 @@ public struct LoginJob: Equatable, Sendable {
                 }
                 jti = value
             case "issuer":
-                guard issuer == nil, isPrintable(value, limit: 256) else { throw ConfigError(source: source, key: key, message: "not a host id") }
+                guard issuer == nil, isPrintable(value, limit: 256) else {
+                    throw ConfigError(source: source, key: key, message: "not a host id")
+                }
                 issuer = value
             case "terminal":
                 guard terminalPath == nil, let path = TerminalTarget.devicePath(fromPAMTTY: value), path == value else {
@@ -123,9 +147,10 @@ public struct LoginJob: Equatable, Sendable {
         case (nil, nil): terminal = nil
         default: throw ConfigError(source: "request", message: "terminal and terminal_device go together")
         }
-        var job = LoginJob(user: user, service: service, jti: jti, issuer: issuer,
-                           options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart()),
-                           terminal: terminal)
+        var job = LoginJob(
+            user: user, service: service, jti: jti, issuer: issuer,
+            options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart()),
+            terminal: terminal)
         job.clientService = clientService
         return job
     }

@@ -16,8 +16,10 @@ public enum OptionsLoader {
     /// `requireURL` is false for commands that work without an authenticator (enroll, list).
     /// `unprivilegedPortStart` is the kernel's `net.ipv4.ip_unprivileged_port_start`
     /// (`Options.validated`).
-    public static func load(arguments: [String], requireURL: Bool = true, unprivilegedPortStart: @autoclosure () -> Int = 1024,
-                            readFile: (String) throws(ConfigError) -> String?) throws(ConfigError) -> Options {
+    public static func load(
+        arguments: [String], requireURL: Bool = true, unprivilegedPortStart: @autoclosure () -> Int = 1024,
+        readFile: (String) throws(ConfigError) -> String?
+    ) throws(ConfigError) -> Options {
         let args = parseArguments(arguments)
         var confPath = Options.defaultConfigPath
         var confNamed = false
@@ -43,7 +45,8 @@ public enum OptionsLoader {
             try options.set(key, value, source: "pam.d argument")
         }
         guard requireURL || options.url != nil else { return options }
-        return try options.validated(source: confNamed ? confPath : "configuration",
-                                    unprivilegedPortStart: unprivilegedPortStart())
+        return try options.validated(
+            source: confNamed ? confPath : "configuration",
+            unprivilegedPortStart: unprivilegedPortStart())
     }
 }

@@ -40,7 +40,7 @@ public enum RefusalCode: String, CaseIterable, Sendable {
         case (_, "unknown_kid"?): self = .unknownKey
         case (_, "replayed"?): self = .replayed
         case (_, "expired"?), (_, "not_yet_valid"?), (_, "iat_in_future"?), (_, "bad_time_claim"?),
-             (_, "bad_lifetime"?), (_, "ttl_too_long"?):
+            (_, "bad_lifetime"?), (_, "ttl_too_long"?):
             self = .tokenTime
         case (400, _): self = .invalidRequest
         case (401, _): self = .invalidToken
@@ -53,7 +53,7 @@ public enum RefusalCode: String, CaseIterable, Sendable {
         switch self {
         case .policyDenied: return .policyDenied
         case .hardwareKeyRequired, .revoked, .pending, .unknownKey, .replayed, .tokenTime, .invalidToken,
-             .invalidRequest, .otherAnswer, .refused:
+            .invalidRequest, .otherAnswer, .refused:
             return .refused
         }
     }

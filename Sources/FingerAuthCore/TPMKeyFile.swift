@@ -19,7 +19,9 @@ public struct TPMKeyFile: Equatable, Sendable {
     /// TPM2B_PRIVATE, with its size.
     public var privateArea: [UInt8]
 
-    public init(emptyAuth: Bool = true, parent: UInt32 = TPMKeyFile.ownerParent, publicArea: [UInt8], privateArea: [UInt8]) {
+    public init(
+        emptyAuth: Bool = true, parent: UInt32 = TPMKeyFile.ownerParent, publicArea: [UInt8], privateArea: [UInt8]
+    ) {
         self.emptyAuth = emptyAuth
         self.parent = parent
         self.publicArea = publicArea
@@ -50,7 +52,9 @@ public struct TPMKeyFile: Equatable, Sendable {
             var tagged = DER.Reader(try body.element(0xA0, "emptyAuth"))
             let flag = try tagged.element(0x01, "emptyAuth")
             try tagged.end("emptyAuth")
-            guard flag.count == 1, flag[0] == 0 || flag[0] == 0xFF else { throw TPMParseError("emptyAuth: not a DER BOOLEAN") }
+            guard flag.count == 1, flag[0] == 0 || flag[0] == 0xFF else {
+                throw TPMParseError("emptyAuth: not a DER BOOLEAN")
+            }
             emptyAuth = flag[0] == 0xFF
         }
         parent = try DER.unsignedInteger(try body.element(0x02, "parent"))
@@ -72,15 +76,21 @@ enum DER {
 
     /// A non-negative INTEGER's minimal content bytes.
     static func unsignedInteger(_ value: UInt32) -> [UInt8] {
-        var bytes = [UInt8((value >> 24) & 0xFF), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+        var bytes = [
+            UInt8((value >> 24) & 0xFF), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF),
+        ]
         while bytes.count > 1 && bytes[0] == 0 && bytes[1] & 0x80 == 0 { bytes.removeFirst() }
         if bytes[0] & 0x80 != 0 { bytes.insert(0, at: 0) }
         return bytes
     }
 
     static func unsignedInteger(_ content: [UInt8]) throws(TPMParseError) -> UInt32 {
-        guard let first = content.first, first & 0x80 == 0 else { throw TPMParseError("parent: not a non-negative INTEGER") }
-        guard content.count == 1 || !(first == 0 && content[1] & 0x80 == 0) else { throw TPMParseError("parent: not minimal") }
+        guard let first = content.first, first & 0x80 == 0 else {
+            throw TPMParseError("parent: not a non-negative INTEGER")
+        }
+        guard content.count == 1 || !(first == 0 && content[1] & 0x80 == 0) else {
+            throw TPMParseError("parent: not minimal")
+        }
         let digits = first == 0 ? Array(content.dropFirst()) : content
         guard digits.count <= 4 else { throw TPMParseError("parent: larger than 32 bits") }
         return digits.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
@@ -120,7 +130,9 @@ enum DER {
         }
 
         func end(_ structure: String) throws(TPMParseError) {
-            guard offset == bytes.count else { throw TPMParseError("\(structure): \(bytes.count - offset) bytes after its end") }
+            guard offset == bytes.count else {
+                throw TPMParseError("\(structure): \(bytes.count - offset) bytes after its end")
+            }
         }
     }
 }

@@ -72,7 +72,9 @@ public struct TPMPublicKey: Equatable, Sendable {
     /// The exponent as the minimal big-endian bytes a JWK's `e` carries.
     public var exponentBytes: [UInt8] {
         let value = exponent == 0 ? 65537 : exponent
-        let bytes: [UInt8] = [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+        let bytes: [UInt8] = [
+            UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF),
+        ]
         return Array(bytes.drop { $0 == 0 })
     }
 
@@ -102,7 +104,9 @@ public struct TPMPublicKey: Equatable, Sendable {
             symmetric = (symmetricAlgorithm, try reader.u16("symmetric keyBits"), try reader.u16("symmetric mode"))
         }
         let schemeAlgorithm = try reader.u16("scheme")
-        scheme = schemeAlgorithm == TPMAlgorithm.null ? (schemeAlgorithm, 0) : (schemeAlgorithm, try reader.u16("scheme hash"))
+        scheme =
+            schemeAlgorithm == TPMAlgorithm.null
+            ? (schemeAlgorithm, 0) : (schemeAlgorithm, try reader.u16("scheme hash"))
         keyBits = try reader.u16("keyBits")
         guard keyBits == 2048 || keyBits == 3072 || keyBits == 4096 else {
             throw TPMParseError("RSA key of \(keyBits) bits")
@@ -140,9 +144,13 @@ public struct TPMCertifyInfo: Equatable, Sendable {
     public init(_ bytes: [UInt8]) throws(TPMParseError) {
         var reader = TPMReader(bytes)
         let magic = try reader.u32("magic")
-        guard magic == Self.generatedValue else { throw TPMParseError("magic 0x\(hex(magic)) is not TPM_GENERATED_VALUE") }
+        guard magic == Self.generatedValue else {
+            throw TPMParseError("magic 0x\(hex(magic)) is not TPM_GENERATED_VALUE")
+        }
         let type = try reader.u16("type")
-        guard type == Self.attestCertify else { throw TPMParseError("attestation type 0x\(hex(type)) is not TPM_ST_ATTEST_CERTIFY") }
+        guard type == Self.attestCertify else {
+            throw TPMParseError("attestation type 0x\(hex(type)) is not TPM_ST_ATTEST_CERTIFY")
+        }
         qualifiedSigner = try reader.sized("qualifiedSigner", max: 66)
         extraData = try reader.sized("extraData", max: 64)
         clock = try reader.u64("clock")
@@ -165,7 +173,9 @@ public struct TPMSignature: Equatable, Sendable {
     public init(_ bytes: [UInt8]) throws(TPMParseError) {
         var reader = TPMReader(bytes)
         let algorithm = try reader.u16("sigAlg")
-        guard algorithm == TPMAlgorithm.rsassa else { throw TPMParseError("signature scheme 0x\(hex(algorithm)) is not RSASSA") }
+        guard algorithm == TPMAlgorithm.rsassa else {
+            throw TPMParseError("signature scheme 0x\(hex(algorithm)) is not RSASSA")
+        }
         let hash = try reader.u16("hash")
         guard hash == TPMAlgorithm.sha256 else { throw TPMParseError("signature hash 0x\(hex(hash)) is not SHA-256") }
         signature = try reader.sized("sig", max: 512)
@@ -209,7 +219,9 @@ struct TPMReader {
     }
 
     func end(_ structure: String) throws(TPMParseError) {
-        guard offset == bytes.count else { throw TPMParseError("\(structure): \(bytes.count - offset) bytes after its end") }
+        guard offset == bytes.count else {
+            throw TPMParseError("\(structure): \(bytes.count - offset) bytes after its end")
+        }
     }
 }
 

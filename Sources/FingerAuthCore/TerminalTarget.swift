@@ -18,7 +18,9 @@ public struct TerminalTarget: Equatable, Sendable {
     /// anything else (`:0`, `ssh`, a name with `..`, a path outside /dev/pts and /dev/tty*).
     public static func devicePath(fromPAMTTY value: String) -> String? {
         let path = value.hasPrefix("/") ? value : "/dev/" + value
-        guard path.utf8.count <= 64, !path.contains("/../"), !path.hasSuffix("/.."), !path.contains("//") else { return nil }
+        guard path.utf8.count <= 64, !path.contains("/../"), !path.hasSuffix("/.."), !path.contains("//") else {
+            return nil
+        }
         let rest: Substring
         if path.hasPrefix("/dev/pts/") {
             rest = path.dropFirst("/dev/pts/".count)
@@ -27,7 +29,9 @@ public struct TerminalTarget: Equatable, Sendable {
         } else {
             return nil
         }
-        guard !rest.isEmpty, rest.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard !rest.isEmpty, rest.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
         return path
     }
 }

@@ -13,7 +13,8 @@ public enum UserName {
     public static let maxLength = 32
 
     /// The rule in one line, for messages.
-    public static let rule = "lower-case letters, digits, '_' and '-', a '.' only inside, "
+    public static let rule =
+        "lower-case letters, digits, '_' and '-', a '.' only inside, "
         + "starting with a letter or '_', at most \(maxLength) bytes"
 
     /// True when `name` follows the rule.

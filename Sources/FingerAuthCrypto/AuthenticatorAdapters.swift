@@ -19,8 +19,10 @@ public struct OpenSSLAuthenticatorCrypto: AuthenticatorCrypto {
         return TPMAttestation.name(of: ak)
     }
 
-    public func certificationRefusal(key: TPMPublicKey, jwk: JWK, attest: [UInt8], signature: [UInt8], ak: TPMPublicKey,
-                                     nonce: [UInt8]) -> AttestationRefusal? {
+    public func certificationRefusal(
+        key: TPMPublicKey, jwk: JWK, attest: [UInt8], signature: [UInt8], ak: TPMPublicKey,
+        nonce: [UInt8]
+    ) -> AttestationRefusal? {
         if let refusal = TPMAttestation.deviceKeyRefusal(key, jwk: jwk) { return refusal }
         return TPMAttestation.certifyRefusal(attest: attest, signature: signature, ak: ak, key: key, nonce: nonce)
     }
@@ -48,7 +50,9 @@ public struct TPMKeyAttestation: KeyAttestation {
         return .trusted(Endorsement(certificate: certificate, keyID: id))
     }
 
-    public func makeCredential(_ certificate: any EndorsementCertificate, name: [UInt8], secret: [UInt8]) -> MadeCredential? {
+    public func makeCredential(_ certificate: any EndorsementCertificate, name: [UInt8], secret: [UInt8])
+        -> MadeCredential?
+    {
         guard let endorsement = certificate as? Endorsement else { return nil }
         return try? TPMCredential.make(endorsementKey: endorsement.certificate, name: name, secret: secret)
     }

@@ -1,8 +1,9 @@
+import FingerAuthCore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
-import FingerAuthSystem
 
 /// A key whose private half stays in hardware (the TPM): it signs, it never leaves.
 public protocol HardwareKey: AnyObject {

@@ -15,7 +15,9 @@ public enum PEMBlock {
         var data: UnsafeMutablePointer<CChar>?
         let length = fa_bio_mem_data(bio, &data)
         guard length > 0, let data else { throw CryptoError.last("PEM") }
-        return data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        return data.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
     }
 
     /// The label and the decoded bytes of the first block; nil when there is none.

@@ -17,7 +17,8 @@ public final class RSAPrivateKey {
         guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw CryptoError.last("keygen") }
         defer { EVP_PKEY_CTX_free(ctx) }
         guard EVP_PKEY_keygen_init(ctx) == 1,
-              EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, Int32(bits)) == 1 else { throw CryptoError.last("keygen") }
+            EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, Int32(bits)) == 1
+        else { throw CryptoError.last("keygen") }
         var key: OpaquePointer?
         guard EVP_PKEY_generate(ctx, &key) == 1, let key else { throw CryptoError.last("keygen") }
         return RSAPrivateKey(pkey: key)
@@ -55,7 +56,9 @@ public final class RSAPrivateKey {
         var data: UnsafeMutablePointer<CChar>?
         let length = fa_bio_mem_data(bio, &data)
         guard length > 0, let data else { throw CryptoError.last("export key") }
-        return data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        return data.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
     }
 
     /// The public half as a JWK (n and e read with EVP_PKEY_get_bn_param).
@@ -103,14 +106,15 @@ public final class RSAPrivateKey {
     /// RSASSA-PSS over an already computed `digest` (MGF1 with the same hash, salt as long
     /// as the digest): the signature of a TLS 1.3 `rsa_pss_rsae_*` CertificateVerify.
     public func signPSS(digest: [UInt8], _ hash: PSSDigest) throws -> [UInt8] {
-        guard digest.count == hash.length else { throw CryptoError(operation: "sign", reason: "digest of the wrong length") }
+        guard digest.count == hash.length else {
+            throw CryptoError(operation: "sign", reason: "digest of the wrong length")
+        }
         guard let md = EVP_MD_fetch(nil, hash.name, nil) else { throw CryptoError.last("sign") }
         defer { EVP_MD_free(md) }
         return try signRaw(digest) { ctx in
-            EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PSS_PADDING) == 1 &&
-                EVP_PKEY_CTX_set_signature_md(ctx, md) == 1 &&
-                EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, md) == 1 &&
-                EVP_PKEY_CTX_set_rsa_pss_saltlen(ctx, Int32(hash.length)) == 1
+            EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PSS_PADDING) == 1 && EVP_PKEY_CTX_set_signature_md(ctx, md) == 1
+                && EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, md) == 1
+                && EVP_PKEY_CTX_set_rsa_pss_saltlen(ctx, Int32(hash.length)) == 1
         }
     }
 
@@ -129,10 +133,14 @@ public final class RSAPrivateKey {
         defer { EVP_PKEY_CTX_free(ctx) }
         guard EVP_PKEY_sign_init(ctx) == 1, configure(ctx) else { throw CryptoError.last("sign") }
         var length = 0
-        let sized = input.withUnsafeBytes { EVP_PKEY_sign(ctx, nil, &length, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+        let sized = input.withUnsafeBytes {
+            EVP_PKEY_sign(ctx, nil, &length, $0.bindMemory(to: UInt8.self).baseAddress, $0.count)
+        }
         guard sized == 1, length > 0 else { throw CryptoError.last("sign") }
         var signature = [UInt8](repeating: 0, count: length)
-        let signed = input.withUnsafeBytes { EVP_PKEY_sign(ctx, &signature, &length, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+        let signed = input.withUnsafeBytes {
+            EVP_PKEY_sign(ctx, &signature, &length, $0.bindMemory(to: UInt8.self).baseAddress, $0.count)
+        }
         guard signed == 1 else { throw CryptoError.last("sign") }
         return Array(signature.prefix(length))
     }

@@ -29,15 +29,17 @@ public final class RSAPublicKey: @unchecked Sendable {
         guard let builder = OSSL_PARAM_BLD_new() else { throw CryptoError.last("public key") }
         defer { OSSL_PARAM_BLD_free(builder) }
         guard OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_N, n) == 1,
-              OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_E, e) == 1,
-              let params = OSSL_PARAM_BLD_to_param(builder) else { throw CryptoError.last("public key") }
+            OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_E, e) == 1,
+            let params = OSSL_PARAM_BLD_to_param(builder)
+        else { throw CryptoError.last("public key") }
         defer { OSSL_PARAM_free(params) }
         guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw CryptoError.last("public key") }
         defer { EVP_PKEY_CTX_free(ctx) }
         var key: OpaquePointer?
         guard EVP_PKEY_fromdata_init(ctx) == 1,
-              EVP_PKEY_fromdata(ctx, &key, fa_evp_pkey_public_key_selection(), params) == 1,
-              let key else { throw CryptoError.last("public key") }
+            EVP_PKEY_fromdata(ctx, &key, fa_evp_pkey_public_key_selection(), params) == 1,
+            let key
+        else { throw CryptoError.last("public key") }
         pkey = key
         contexts = fa_verify_pool_new()
     }

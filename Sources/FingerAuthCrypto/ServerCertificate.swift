@@ -1,5 +1,6 @@
 import COpenSSL
 import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,11 +29,15 @@ public struct ServerCertificate {
                 return
             }
             let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-            guard !name.isEmpty, name.utf8.count <= 253, labels.allSatisfy({ label in
-                !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
-                    && label.utf8.allSatisfy { $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
-                        || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) }
-            }) else { return nil }
+            guard !name.isEmpty, name.utf8.count <= 253,
+                labels.allSatisfy({ label in
+                    !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
+                        && label.utf8.allSatisfy {
+                            $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
+                                || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0)
+                        }
+                })
+            else { return nil }
             self = .dns(name)
         }
 
@@ -52,20 +57,26 @@ public struct ServerCertificate {
 
     /// A new key and a certificate for `subject`, valid from now for `days`, signed by
     /// `issuer`, or by its own key when `issuer` is nil.
-    public static func make(for subject: Subject, days: Int, issuer: CertificateIssuer?) throws(CryptoError) -> ServerCertificate {
-        guard (1...3650).contains(days) else { throw CryptoError(operation: "certificate", reason: "days must be 1 to 3650") }
+    public static func make(for subject: Subject, days: Int, issuer: CertificateIssuer?) throws(CryptoError)
+        -> ServerCertificate
+    {
+        guard (1...3650).contains(days) else {
+            throw CryptoError(operation: "certificate", reason: "days must be 1 to 3650")
+        }
         let key = try newP256Key()
         defer { EVP_PKEY_free(key) }
         guard let certificate = X509_new() else { throw CryptoError.last("certificate") }
         defer { X509_free(certificate) }
         guard X509_set_version(certificate, 2) == 1, setRandomSerial(certificate),
-              X509_gmtime_adj(X509_getm_notBefore(certificate), -300) != nil,
-              X509_time_adj_ex(X509_getm_notAfter(certificate), Int32(days), 0, nil) != nil,
-              X509_set_pubkey(certificate, key) == 1 else { throw CryptoError.last("certificate") }
+            X509_gmtime_adj(X509_getm_notBefore(certificate), -300) != nil,
+            X509_time_adj_ex(X509_getm_notAfter(certificate), Int32(days), 0, nil) != nil,
+            X509_set_pubkey(certificate, key) == 1
+        else { throw CryptoError.last("certificate") }
         guard let subjectName = X509_NAME_new() else { throw CryptoError.last("certificate name") }
         defer { X509_NAME_free(subjectName) }
         guard fa_x509_name_add_ascii(subjectName, "CN", subject.name) == 1,
-              X509_set_subject_name(certificate, subjectName) == 1 else { throw CryptoError.last("certificate name") }
+            X509_set_subject_name(certificate, subjectName) == 1
+        else { throw CryptoError.last("certificate name") }
         let signer = issuer?.certificate ?? certificate
         guard X509_set_issuer_name(certificate, X509_get_subject_name(signer)) == 1 else {
             throw CryptoError.last("certificate issuer")
@@ -83,7 +94,9 @@ public struct ServerCertificate {
                 throw CryptoError.last("certificate extension \(value)")
             }
         }
-        guard X509_sign(certificate, issuer?.key ?? key, EVP_sha256()) > 0 else { throw CryptoError.last("certificate signature") }
+        guard X509_sign(certificate, issuer?.key ?? key, EVP_sha256()) > 0 else {
+            throw CryptoError.last("certificate signature")
+        }
         let certificatePEM = try pem("certificate") { PEM_write_bio_X509($0, certificate) }
         let keyPEM = try pem("key") { PEM_write_bio_PKCS8PrivateKey($0, key, nil, nil, 0, nil, nil) }
         return ServerCertificate(certificatePEM: certificatePEM, keyPEM: keyPEM)
@@ -95,7 +108,8 @@ public struct ServerCertificate {
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
-              EVP_PKEY_generate(context, &key) == 1, let key else { throw CryptoError.last("P-256 key") }
+            EVP_PKEY_generate(context, &key) == 1, let key
+        else { throw CryptoError.last("P-256 key") }
         return key
     }
 
@@ -116,7 +130,9 @@ public struct ServerCertificate {
         var data: UnsafeMutablePointer<CChar>?
         let length = fa_bio_mem_data(bio, &data)
         guard length > 0, let data else { throw CryptoError.last(what) }
-        return data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        return data.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
     }
 }
 
@@ -152,7 +168,8 @@ public final class CertificateIssuer {
             throw CryptoError(operation: "CA", reason: "the key does not belong to the certificate")
         }
         guard X509_check_ca(certificate) > 0 else {
-            throw CryptoError(operation: "CA", reason: "the certificate is not a CA certificate (basicConstraints CA:TRUE)")
+            throw CryptoError(
+                operation: "CA", reason: "the certificate is not a CA certificate (basicConstraints CA:TRUE)")
         }
     }
 

@@ -21,7 +21,8 @@ public enum TPMAttestation {
     public static func attestationKeyRefusal(_ ak: TPMPublicKey) -> Refusal? {
         let needed: TPMObjectAttributes = bound.union([.restricted, .sign])
         guard ak.attributes.isSuperset(of: needed), !ak.attributes.contains(.decrypt),
-              ak.scheme.algorithm == TPMAlgorithm.rsassa, ak.scheme.hash == TPMAlgorithm.sha256 else { return .akInvalid }
+            ak.scheme.algorithm == TPMAlgorithm.rsassa, ak.scheme.hash == TPMAlgorithm.sha256
+        else { return .akInvalid }
         return nil
     }
 
@@ -29,7 +30,8 @@ public enum TPMAttestation {
     /// unrestricted signing key that cannot decrypt, and the very key of `jwk`.
     public static func deviceKeyRefusal(_ key: TPMPublicKey, jwk: JWK) -> Refusal? {
         guard key.attributes.isSuperset(of: bound.union([.sign])), !key.attributes.contains(.decrypt),
-              !key.attributes.contains(.restricted) else { return .keyAttributes }
+            !key.attributes.contains(.restricted)
+        else { return .keyAttributes }
         guard Array(jwk.n.drop { $0 == 0 }) == key.modulus, jwk.e == key.exponentBytes else { return .keyMismatch }
         return nil
     }
@@ -37,11 +39,14 @@ public enum TPMAttestation {
     /// TPM2_Certify of `key` by `ak`: a TPMS_ATTEST made by the TPM, of type certify, whose
     /// qualifying data is `nonce` and whose certified Name is `key`'s, signed RSASSA-SHA-256
     /// by the AK.
-    public static func certifyRefusal(attest: [UInt8], signature: [UInt8], ak: TPMPublicKey,
-                                      key: TPMPublicKey, nonce: [UInt8]) -> Refusal? {
+    public static func certifyRefusal(
+        attest: [UInt8], signature: [UInt8], ak: TPMPublicKey,
+        key: TPMPublicKey, nonce: [UInt8]
+    ) -> Refusal? {
         guard let info = try? TPMCertifyInfo(attest), let parsed = try? TPMSignature(signature),
-              let akKey = try? RSAPublicKey(jwk: JWK(n: ak.modulus, e: ak.exponentBytes)),
-              akKey.verifyRS256(signature: parsed.signature, data: attest) else { return .certifyInvalid }
+            let akKey = try? RSAPublicKey(jwk: JWK(n: ak.modulus, e: ak.exponentBytes)),
+            akKey.verifyRS256(signature: parsed.signature, data: attest)
+        else { return .certifyInvalid }
         guard constantTimeEqual(info.extraData, nonce) else { return .nonceMismatch }
         guard let expected = name(of: key), constantTimeEqual(info.name, expected) else { return .keyMismatch }
         return nil

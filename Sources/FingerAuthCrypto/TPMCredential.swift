@@ -17,7 +17,8 @@ public enum TPMCredential {
     /// label "IDENTITY\0"); `secret` (at most 32 bytes) AES-128-CFB encrypted under
     /// KDFa(seed, "STORAGE", name), with an HMAC under KDFa(seed, "INTEGRITY") over the
     /// ciphertext and `name`.
-    public static func make(endorsementKey: X509Certificate, name: [UInt8], secret: [UInt8]) throws(CryptoError) -> Made {
+    public static func make(endorsementKey: X509Certificate, name: [UInt8], secret: [UInt8]) throws(CryptoError) -> Made
+    {
         guard !secret.isEmpty, secret.count <= 32, name.count == 34 else {
             throw CryptoError(operation: "make credential", reason: "secret or name of the wrong size")
         }
@@ -38,7 +39,9 @@ public enum TPMCredential {
 
     /// KDFa with HMAC-SHA-256 (Part 1, 11.4.10.2): counter, label, 0, contextU, contextV,
     /// bits — iterated until `bits` are produced.
-    public static func kdfa(key: [UInt8], label: String, contextU: [UInt8], contextV: [UInt8], bits: Int) throws(CryptoError) -> [UInt8] {
+    public static func kdfa(key: [UInt8], label: String, contextU: [UInt8], contextV: [UInt8], bits: Int)
+        throws(CryptoError) -> [UInt8]
+    {
         guard bits > 0, bits <= 4096, bits % 8 == 0 else { throw CryptoError(operation: "KDFa", reason: "bad length") }
         let bytes = bits / 8
         var out: [UInt8] = []
@@ -57,7 +60,9 @@ public enum TPMCredential {
         var length: UInt32 = 0
         let result = key.withUnsafeBytes { k in
             data.withUnsafeBytes { d in
-                HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), d.bindMemory(to: UInt8.self).baseAddress, d.count, &out, &length)
+                HMAC(
+                    EVP_sha256(), k.baseAddress, Int32(k.count), d.bindMemory(to: UInt8.self).baseAddress, d.count,
+                    &out, &length)
             }
         }
         guard result != nil, length == 32 else { throw CryptoError.last("HMAC") }
@@ -73,7 +78,8 @@ public enum TPMCredential {
         var length: Int32 = 0
         var final: Int32 = 0
         guard EVP_EncryptInit_ex(ctx, EVP_aes_128_cfb128(), nil, key, iv) == 1,
-              EVP_EncryptUpdate(ctx, &out, &length, plain, Int32(plain.count)) == 1 else { throw CryptoError.last("AES-CFB") }
+            EVP_EncryptUpdate(ctx, &out, &length, plain, Int32(plain.count)) == 1
+        else { throw CryptoError.last("AES-CFB") }
         let written = Int(length)
         let ok = out.withUnsafeMutableBufferPointer { buffer in
             EVP_EncryptFinal_ex(ctx, buffer.baseAddress.map { $0 + written }, &final)

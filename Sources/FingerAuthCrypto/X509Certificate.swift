@@ -13,7 +13,9 @@ public final class X509Certificate: @unchecked Sendable {
 
     /// Parses `der` strictly (no bytes after the certificate) and takes its public key.
     public init(der: [UInt8]) throws(CryptoError) {
-        guard !der.isEmpty, der.count <= 16384 else { throw CryptoError(operation: "certificate", reason: "empty or too long") }
+        guard !der.isEmpty, der.count <= 16384 else {
+            throw CryptoError(operation: "certificate", reason: "empty or too long")
+        }
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             guard let certificate = d2i_X509(nil, &cursor, buffer.count) else { return nil }

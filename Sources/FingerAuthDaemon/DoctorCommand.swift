@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthStore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,17 +28,26 @@ enum DoctorCommand {
         return Admin.withStore(db, mustExist: true) { store, _ throws(StoreError) in
             let findings = try userNameFindings(store)
             if options.flag("json") {
-                print(JSONEncoding.encode(.array(findings.map { finding in
-                    .object([("kind", .string(finding.kind)), ("name", .string(finding.name)),
-                             ("problem", .string(finding.problem))] + finding.details)
-                })))
+                print(
+                    JSONEncoding.encode(
+                        .array(
+                            findings.map { finding in
+                                .object(
+                                    [
+                                        ("kind", .string(finding.kind)), ("name", .string(finding.name)),
+                                        ("problem", .string(finding.problem)),
+                                    ] + finding.details)
+                            })))
             } else if findings.isEmpty {
                 print("user names: every stored name follows the rule (\(UserName.rule))")
             } else {
-                Admin.printTable(["KIND", "NAME", "WHERE", "PROBLEM"], findings.map {
-                    [$0.kind, LogText.clean($0.name, limit: 64), $0.place, $0.problem]
-                })
-                print("""
+                Admin.printTable(
+                    ["KIND", "NAME", "WHERE", "PROBLEM"],
+                    findings.map {
+                        [$0.kind, LogText.clean($0.name, limit: 64), $0.place, $0.problem]
+                    })
+                print(
+                    """
 
                     \(findings.count) stored name\(findings.count == 1 ? "" : "s") break\(findings.count == 1 ? "s" : "") \
                     the user-name rule (\(UserName.rule)).
@@ -62,8 +72,9 @@ enum DoctorCommand {
             out.append(Finding(kind: kind, name: name, problem: problem, place: place, details: details))
         }
         for key in try store.listKeys() {
-            check("key", key.user, place: "kid=\(key.kid) host=\(LogText.clean(key.host)) \(key.status.rawValue)",
-                  [("kid", .string(key.kid)), ("host", .string(key.host)), ("status", .string(key.status.rawValue))])
+            check(
+                "key", key.user, place: "kid=\(key.kid) host=\(LogText.clean(key.host)) \(key.status.rawValue)",
+                [("kid", .string(key.kid)), ("host", .string(key.host)), ("status", .string(key.status.rawValue))])
         }
         for (user, rows) in try store.auditUsers() {
             check("audit", user, place: "\(rows) row\(rows == 1 ? "" : "s")", [("rows", .integer(rows))])

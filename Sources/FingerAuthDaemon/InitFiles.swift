@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthStore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,7 +29,9 @@ enum InitFiles {
     /// files in it handed over too — what a `serve` run as root left root's. A directory of
     /// another owner that holds anything but the database is left alone: the database
     /// needs a directory of its own.
-    static func prepareStateDirectory(of database: String, owner: (uid: uid_t, gid: gid_t), user: String) throws(InitError) -> [String] {
+    static func prepareStateDirectory(of database: String, owner: (uid: uid_t, gid: gid_t), user: String)
+        throws(InitError) -> [String]
+    {
         let directory = DatabaseDirectory.directory(of: database)
         var st = stat()
         var lines: [String] = []
@@ -38,18 +41,26 @@ enum InitFiles {
             if !SafeFile.exists(parent) {
                 do { try SafeFile.makeDirectory(parent, mode: 0o755) } catch { throw InitError("\(error)") }
             }
-            guard mkdir(directory, 0o700) == 0 else { throw InitError("cannot create \(directory): \(String(cString: strerror(errno)))") }
+            guard mkdir(directory, 0o700) == 0 else {
+                throw InitError("cannot create \(directory): \(String(cString: strerror(errno)))")
+            }
             lines.append("state directory \(directory): created")
         } else {
-            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw InitError("\(directory) is not a directory (or is a symbolic link)") }
+            guard (st.st_mode & S_IFMT) == S_IFDIR else {
+                throw InitError("\(directory) is not a directory (or is a symbolic link)")
+            }
             let names = Set(databaseFiles(database).map { String($0.dropFirst(directory.count + 1)) })
             let strangers = SafeFile.list(directory).filter { !names.contains($0) }
             if st.st_uid != owner.uid && !strangers.isEmpty {
-                throw InitError("\(directory) belongs to \(DatabaseDirectory.userName(st.st_uid)) and holds other files "
-                                + "(\(strangers.prefix(3).joined(separator: ", "))): give the database a directory of its own (--db)")
+                throw InitError(
+                    "\(directory) belongs to \(DatabaseDirectory.userName(st.st_uid)) and holds other files "
+                        + "(\(strangers.prefix(3).joined(separator: ", "))): give the database a directory of its own (--db)"
+                )
             }
-            lines.append(st.st_uid == owner.uid ? "state directory \(directory): \(user)'s already"
-                                                : "state directory \(directory): was \(DatabaseDirectory.userName(st.st_uid))'s")
+            lines.append(
+                st.st_uid == owner.uid
+                    ? "state directory \(directory): \(user)'s already"
+                    : "state directory \(directory): was \(DatabaseDirectory.userName(st.st_uid))'s")
         }
         guard lchown(directory, owner.uid, owner.gid) == 0, chmod(directory, 0o700) == 0 else {
             throw InitError("cannot give \(directory) to \(user): \(String(cString: strerror(errno)))")
@@ -68,7 +79,8 @@ enum InitFiles {
 
     /// Writes `bytes` atomically with `mode`, then gives the file to `owner`; the directory is
     /// made (root, 0755) when missing.
-    static func write(_ path: String, _ bytes: [UInt8], mode: UInt32, owner: (uid: uid_t, gid: gid_t)) throws(InitError) {
+    static func write(_ path: String, _ bytes: [UInt8], mode: UInt32, owner: (uid: uid_t, gid: gid_t)) throws(InitError)
+    {
         let directory = DatabaseDirectory.directory(of: path)
         do {
             if !SafeFile.exists(directory) { try SafeFile.makeDirectory(directory, mode: 0o755) }
@@ -76,12 +88,16 @@ enum InitFiles {
         } catch {
             throw InitError("cannot write \(path): \(error)")
         }
-        guard lchown(path, owner.uid, owner.gid) == 0 else { throw InitError("cannot give \(path) its owner: \(String(cString: strerror(errno)))") }
+        guard lchown(path, owner.uid, owner.gid) == 0 else {
+            throw InitError("cannot give \(path) its owner: \(String(cString: strerror(errno)))")
+        }
     }
 
     /// The configuration with `settings` in it: a new file (root 0644), or the existing one
     /// with each changed key's line replaced (or added at the end). Says what it did.
-    static func writeConfig(_ path: String, text: String?, settings: [String: String], existing: [String: String]) throws(InitError) -> String {
+    static func writeConfig(_ path: String, text: String?, settings: [String: String], existing: [String: String])
+        throws(InitError) -> String
+    {
         let order = ["listen", "audience", "tls-cert", "tls-key", "db"]
         let changed = order.filter { key in settings[key].map { $0 != existing[key] } ?? false }
         guard !changed.isEmpty else { return "configuration \(path): as it was" }
@@ -90,8 +106,10 @@ enum InitFiles {
             lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             if lines.last == "" { lines.removeLast() }
         } else {
-            lines = ["# \(path): settings of `fingerauthd serve` (fingerauthd(8)), made by `fingerauthd init`.",
-                     "# `key = value` lines; every key is also a command-line flag (--key value), which wins."]
+            lines = [
+                "# \(path): settings of `fingerauthd serve` (fingerauthd(8)), made by `fingerauthd init`.",
+                "# `key = value` lines; every key is also a command-line flag (--key value), which wins.",
+            ]
         }
         for key in changed {
             guard let value = settings[key] else { continue }

@@ -7,8 +7,10 @@ struct Options {
     private var arguments: CommandArguments
 
     /// Parses `arguments` allowing `valued` options (names without dashes) and `switches`.
-    init(_ arguments: ArraySlice<String>, valued: Set<String>, switches: Set<String> = [],
-         command: String) throws(UsageError) {
+    init(
+        _ arguments: ArraySlice<String>, valued: Set<String>, switches: Set<String> = [],
+        command: String
+    ) throws(UsageError) {
         do {
             self.arguments = try CommandArguments(arguments, valued: valued, switches: switches)
         } catch {
@@ -43,11 +45,14 @@ struct Options {
     func flag(_ name: String) -> Bool { arguments.has(name) }
 
     /// A whole number (seconds, counts) in `range`, or `fallback` when absent.
-    func seconds(_ name: String, default fallback: Int64, range: ClosedRange<Int64>,
-                 command: String) throws(UsageError) -> Int64 {
+    func seconds(
+        _ name: String, default fallback: Int64, range: ClosedRange<Int64>,
+        command: String
+    ) throws(UsageError) -> Int64 {
         guard let text = arguments[name] else { return fallback }
         guard let value = Int64(text), range.contains(value) else {
-            throw UsageError(message: "\(command): --\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw UsageError(
+                message: "\(command): --\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
     }

@@ -1,8 +1,9 @@
+import CSystem
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSystem
-import FingerAuthSystem
 
 /// A one-shot event that one thread fires and another waits for with a deadline: a pipe,
 /// so that the wait is a `poll` and the fire is one `write`, both safe from any thread.
@@ -61,13 +62,15 @@ final class BackgroundWork {
         self.done = done
         let box = Unmanaged.passRetained(WorkBox(work: work, done: done)).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            let box = Unmanaged<WorkBox>.fromOpaque(argument).takeRetainedValue()
-            box.work()
-            box.done.fire()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                let box = Unmanaged<WorkBox>.fromOpaque(argument).takeRetainedValue()
+                box.work()
+                box.done.fire()
+                return nil
+            }, box)
         guard rc == 0 else {
             Unmanaged<WorkBox>.fromOpaque(box).release()
             return nil

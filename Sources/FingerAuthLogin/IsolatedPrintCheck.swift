@@ -1,8 +1,9 @@
+import FingerAuthCore
+import FingerAuthReader
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
-import FingerAuthReader
 
 /// Reads a print with libfprint in a forked child first: `fp_print_deserialize` aborts the
 /// whole process (g_error, SIGTRAP) on some truncated prints instead of returning an error.

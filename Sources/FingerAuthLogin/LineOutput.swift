@@ -1,7 +1,8 @@
+import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
 
 /// The helper's standard output: one line per `write(2)`, no buffering, so the module reading
 /// the pipe sees each message the moment it is decided.

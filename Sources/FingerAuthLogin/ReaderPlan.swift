@@ -20,8 +20,9 @@ import FingerAuthSystem
 struct ReaderPlan {
     enum Choice {
         case fprintd(FprintdClient)
-        case libfprint(prints: [(finger: String, data: [UInt8])], placement: ReaderPlacementRule,
-                       opened: FingerprintReader?)
+        case libfprint(
+            prints: [(finger: String, data: [UInt8])], placement: ReaderPlacementRule,
+            opened: FingerprintReader?)
     }
 
     let job: LoginJob
@@ -36,8 +37,10 @@ struct ReaderPlan {
 
     /// Decides; `localPrints` were read (and checked in forked children) before: the bus
     /// starts GDBus's thread, and nothing forks after it.
-    static func make(job: LoginJob, localPrints: Result<[(finger: String, data: [UInt8])], ReaderError>,
-                     openSeconds: Double) throws(ReaderError) -> ReaderPlan {
+    static func make(
+        job: LoginJob, localPrints: Result<[(finger: String, data: [UInt8])], ReaderError>,
+        openSeconds: Double
+    ) throws(ReaderError) -> ReaderPlan {
         let options = job.options
         let deadline = Deadline.after(seconds: busSeconds)
         var bus: SystemBus?
@@ -62,7 +65,10 @@ struct ReaderPlan {
             case let .failure(unavailable): throw unavailable.error
             }
             guard try !client.enrolledFingers(user: job.user, deadline: deadline).get().isEmpty else {
-                throw ReaderError(.noPrints, "\(job.user) has no finger enrolled in fprintd (\(Fprintd.enrollCommand(user: job.user, finger: "right-index-finger")))")
+                throw ReaderError(
+                    .noPrints,
+                    "\(job.user) has no finger enrolled in fprintd (\(Fprintd.enrollCommand(user: job.user, finger: "right-index-finger")))"
+                )
             }
             return ReaderPlan(job: job, choice: .fprintd(client), bus: bus)
         case .auto:
@@ -70,7 +76,9 @@ struct ReaderPlan {
                 switch FprintdClient.connect(on: bus, deadline: deadline) {
                 case let .success(client):
                     if try !client.enrolledFingers(user: job.user, deadline: deadline).get().isEmpty {
-                        if let lidClosed { throw ReaderError(.lidClosed, lidClosed + "; fprintd's reader counts as built in") }
+                        if let lidClosed {
+                            throw ReaderError(.lidClosed, lidClosed + "; fprintd's reader counts as built in")
+                        }
                         return ReaderPlan(job: job, choice: .fprintd(client), bus: bus)
                     }
                 case let .failure(unavailable):
@@ -84,20 +92,25 @@ struct ReaderPlan {
         }
         let prints = try localPrints.get()
         if fprintdRunning { throw inUseByFprintd }
-        let placement = ReaderPlacementRule(externalOnly: lidClosed != nil, virtualRemovable: options.virtualReaderRemovable,
-                                            reason: lidClosed ?? "")
+        let placement = ReaderPlacementRule(
+            externalOnly: lidClosed != nil, virtualRemovable: options.virtualReaderRemovable,
+            reason: lidClosed ?? "")
         var plan = ReaderPlan(job: job, choice: .libfprint(prints: prints, placement: placement, opened: nil), bus: bus)
         plan.fprintdMayHoldIt = options.reader == .auto && bus != nil
         // With the lid closed the reader is chosen now, so that "none outside" is said at once.
         if lidClosed != nil {
-            plan = ReaderPlan(job: job, choice: .libfprint(prints: prints, placement: placement,
-                                                           opened: try plan.openLibfprint(placement: placement, seconds: openSeconds)),
-                              bus: bus, fprintdMayHoldIt: plan.fprintdMayHoldIt)
+            plan = ReaderPlan(
+                job: job,
+                choice: .libfprint(
+                    prints: prints, placement: placement,
+                    opened: try plan.openLibfprint(placement: placement, seconds: openSeconds)),
+                bus: bus, fprintdMayHoldIt: plan.fprintdMayHoldIt)
         }
         return plan
     }
 
-    static let inUseByFprintd = ReaderError(.busy, "reader in use by fprintd (running on the system bus); set reader = fprintd, or stop fprintd")
+    static let inUseByFprintd = ReaderError(
+        .busy, "reader in use by fprintd (running on the system bus); set reader = fprintd, or stop fprintd")
 
     /// Claims fprintd's reader for the user, or opens libfprint's.
     func open(seconds: Double) throws(ReaderError) -> FingerprintBackend {
@@ -112,12 +125,14 @@ struct ReaderPlan {
 
     func openLibfprint(placement: ReaderPlacementRule, seconds: Double) throws(ReaderError) -> FingerprintReader {
         do {
-            return try FingerprintReader.open(virtualReader: job.options.virtualReader,
-                                              virtualStorageReader: job.options.virtualStorageReader,
-                                              placement: placement, deadline: .after(seconds: seconds))
+            return try FingerprintReader.open(
+                virtualReader: job.options.virtualReader,
+                virtualStorageReader: job.options.virtualStorageReader,
+                placement: placement, deadline: .after(seconds: seconds))
         } catch {
             if fprintdMayHoldIt, error.failure == .busy || error.failure == .deviceError, let bus,
-               FprintdClient.isRunning(on: bus, deadline: .after(seconds: 1)) {
+                FprintdClient.isRunning(on: bus, deadline: .after(seconds: 1))
+            {
                 throw ReaderPlan.inUseByFprintd
             }
             throw error

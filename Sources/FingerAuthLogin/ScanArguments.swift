@@ -19,7 +19,8 @@ struct ScanArguments: Equatable {
     /// Default `--timeout` when enrolling: a person needs several touches.
     static let enrollTimeout = 60
 
-    static let usage = "usage: fingerauth-login --user USER --state-dir DIR [--max-tries 1-10] "
+    static let usage =
+        "usage: fingerauth-login --user USER --state-dir DIR [--max-tries 1-10] "
         + "[--timeout 1-120] [--virtual-reader SOCKET] [--enroll FINGER]"
 
     /// Longest Unix socket path (`sun_path` holds 108 bytes with the terminating NUL).
@@ -30,9 +31,11 @@ struct ScanArguments: Equatable {
     static func parse(_ arguments: [String]) -> Result<ScanArguments, UsageError> {
         let given: CommandArguments
         do {
-            given = try CommandArguments(arguments, valued: ["user", "state-dir", "max-tries", "timeout", "virtual-reader", "enroll"])
+            given = try CommandArguments(
+                arguments, valued: ["user", "state-dir", "max-tries", "timeout", "virtual-reader", "enroll"])
         } catch {
-            return .failure(error.cause == .unknownOption || error.cause == .unexpectedArgument ? error.adding(usage) : error)
+            return .failure(
+                error.cause == .unknownOption || error.cause == .unexpectedArgument ? error.adding(usage) : error)
         }
         var parsed = ScanArguments()
         guard let user = given["user"] else { return .failure(UsageError(message: "--user is required; \(usage)")) }
@@ -40,7 +43,9 @@ struct ScanArguments: Equatable {
             return .failure(UsageError(message: "--user must be a user name FingerAuth accepts (\(UserName.rule))"))
         }
         parsed.user = user
-        guard let stateDirectory = given["state-dir"] else { return .failure(UsageError(message: "--state-dir is required; \(usage)")) }
+        guard let stateDirectory = given["state-dir"] else {
+            return .failure(UsageError(message: "--state-dir is required; \(usage)"))
+        }
         guard isAbsolutePath(stateDirectory, limit: maxPathBytes) else {
             return .failure(UsageError(message: "--state-dir must be an absolute path"))
         }
@@ -59,7 +64,8 @@ struct ScanArguments: Equatable {
         }
         if let value = given["virtual-reader"] {
             guard isAbsolutePath(value, limit: maxSocketPathBytes) else {
-                return .failure(UsageError(message: "--virtual-reader must be an absolute socket path of at most 107 bytes"))
+                return .failure(
+                    UsageError(message: "--virtual-reader must be an absolute socket path of at most 107 bytes"))
             }
             parsed.virtualReader = value
         }
@@ -77,7 +83,8 @@ struct ScanArguments: Equatable {
     static func isAbsolutePath(_ path: String, limit: Int) -> Bool {
         let bytes = Array(path.utf8)
         guard bytes.count >= 2, bytes.count <= limit, bytes[0] == UInt8(ascii: "/"),
-              bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return false }
+            bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7f })
+        else { return false }
         return !path.split(separator: "/").contains("..")
     }
 }

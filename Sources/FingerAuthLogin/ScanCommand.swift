@@ -1,9 +1,10 @@
+import FingerAuthCore
+import FingerAuthReader
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
-import FingerAuthSystem
-import FingerAuthReader
 
 /// The helper's reader-only jobs, for diagnosis, tests and recovery: verify a finger and
 /// say whether it matched (no token, no authenticator: the module never accepts a bare

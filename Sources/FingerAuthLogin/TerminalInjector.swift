@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CSystem
 import FingerAuthCore
 import FingerAuthSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `prompt = parallel`: after the authenticator accepted, one newline into the caller's
 /// terminal ends the module's pending "Password or place your finger: " read (the module
@@ -28,7 +29,8 @@ enum TerminalInjector {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFCHR, UInt64(info.st_rdev) == terminal.device,
-              isatty(fd) == 1 else {
+            isatty(fd) == 1
+        else {
             return "not the terminal the module named"
         }
         let deadline = MonotonicInstant.now().adding(milliseconds: echoOffWaitMilliseconds)

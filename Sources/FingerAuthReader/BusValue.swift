@@ -26,7 +26,10 @@ public indirect enum BusValue: Equatable, Sendable {
         case "u"?: self = .uint32(g_variant_get_uint32(variant))
         case "i"?: self = .int32(g_variant_get_int32(variant))
         case "v"?:
-            guard let inner = g_variant_get_variant(variant) else { self = .other(type: type); return }
+            guard let inner = g_variant_get_variant(variant) else {
+                self = .other(type: type)
+                return
+            }
             defer { g_variant_unref(inner) }
             self = .variant(BusValue(inner))
         case "a"?, "("?:

@@ -7,8 +7,10 @@ extension FingerprintReader {
     /// (`fp_print_serialize`), with its finger and `username` set. `progress` hears each
     /// completed stage and each retry hint as they happen. Errors: `.timeout` at `deadline`,
     /// `.busy`, `.removed`, `.deviceError` (also for a finger already on a storage reader).
-    public func enroll(finger: Finger, username: String?, deadline: Deadline,
-                       progress: (EnrollProgress) -> Void) throws(ReaderError) -> [UInt8] {
+    public func enroll(
+        finger: Finger, username: String?, deadline: Deadline,
+        progress: (EnrollProgress) -> Void
+    ) throws(ReaderError) -> [UInt8] {
         guard let template = fp_print_new(device) else {
             throw ReaderError(.deviceError, "libfprint could not make a print")
         }
@@ -23,19 +25,21 @@ extension FingerprintReader {
             return try withExtendedLifetime(box) { () throws(ReaderError) -> OpaquePointer in
                 try withDeadline(deadline) { (cancellable) throws(ReaderError) -> OpaquePointer in
                     var error: UnsafeMutablePointer<GError>? = nil
-                    let print = fp_device_enroll_sync(device, template, cancellable, { device, completed, _, data, error in
-                        guard let data else { return }
-                        let box = Unmanaged<EnrollBox>.fromOpaque(data).takeUnretainedValue()
-                        if let error {
-                            // Progress errors are always FP_DEVICE_RETRY; libfprint frees them.
-                            box.report(.retry(hint: retryHint(code: error.pointee.code)))
-                        } else {
-                            // Read the total now: a driver may change it once enrollment runs
-                            // (the virtual device's SET_ENROLL_STAGES does).
-                            let total = device.map { Int(fp_device_get_nr_enroll_stages($0)) } ?? box.total
-                            box.report(.stage(completed: Int(completed), total: total))
-                        }
-                    }, Unmanaged.passUnretained(box).toOpaque(), &error)
+                    let print = fp_device_enroll_sync(
+                        device, template, cancellable,
+                        { device, completed, _, data, error in
+                            guard let data else { return }
+                            let box = Unmanaged<EnrollBox>.fromOpaque(data).takeUnretainedValue()
+                            if let error {
+                                // Progress errors are always FP_DEVICE_RETRY; libfprint frees them.
+                                box.report(.retry(hint: retryHint(code: error.pointee.code)))
+                            } else {
+                                // Read the total now: a driver may change it once enrollment runs
+                                // (the virtual device's SET_ENROLL_STAGES does).
+                                let total = device.map { Int(fp_device_get_nr_enroll_stages($0)) } ?? box.total
+                                box.report(.stage(completed: Int(completed), total: total))
+                            }
+                        }, Unmanaged.passUnretained(box).toOpaque(), &error)
                     guard let print else { throw ReaderError.final(error, context: "Enrollment failed") }
                     if let error { g_error_free(error) }
                     return print
@@ -50,8 +54,10 @@ extension FingerprintReader {
     }
 
     /// `enroll(finger:username:deadline:progress:)` with a deadline `seconds` from now.
-    public func enroll(finger: Finger, username: String?, timeout seconds: Double,
-                       progress: (EnrollProgress) -> Void) throws(ReaderError) -> [UInt8] {
+    public func enroll(
+        finger: Finger, username: String?, timeout seconds: Double,
+        progress: (EnrollProgress) -> Void
+    ) throws(ReaderError) -> [UInt8] {
         try enroll(finger: finger, username: username, deadline: .after(seconds: seconds), progress: progress)
     }
 

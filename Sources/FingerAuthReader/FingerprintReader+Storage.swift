@@ -21,7 +21,8 @@ extension FingerprintReader {
     func matchOnChipIdentity(_ scanned: OpaquePointer?, expected: OwnedPrint) -> Attempt<Bool>? {
         guard hasStorage else { return nil }
         guard let scanned else {
-            return .failed(ReaderError(.deviceError, "the reader reported a match without naming the print; not believed"))
+            return .failed(
+                ReaderError(.deviceError, "the reader reported a match without naming the print; not believed"))
         }
         return fp_print_equal(scanned, expected.pointer) != 0 ? nil : .decided(false)
     }
@@ -31,7 +32,8 @@ extension FingerprintReader {
     /// finger it does not know, which is a no-match, not a broken print.
     func chipDoesNotKnow(_ error: UnsafeMutablePointer<GError>?) -> Bool {
         guard hasStorage, let error, error.pointee.domain == fp_device_error_quark(),
-              UInt32(bitPattern: error.pointee.code) == FP_DEVICE_ERROR_DATA_NOT_FOUND.rawValue else { return false }
+            UInt32(bitPattern: error.pointee.code) == FP_DEVICE_ERROR_DATA_NOT_FOUND.rawValue
+        else { return false }
         g_error_free(error)
         return true
     }
@@ -39,7 +41,9 @@ extension FingerprintReader {
     /// Deletes a print from the sensor (`fp_device_delete_print_sync`). `.stored` when the
     /// sensor held it, `.notStored` when the print is not a sensor print or the sensor no
     /// longer holds it.
-    public func deleteFromSensor(_ data: [UInt8], finger: String, deadline: Deadline) throws(ReaderError) -> SensorDeletion {
+    public func deleteFromSensor(_ data: [UInt8], finger: String, deadline: Deadline) throws(ReaderError)
+        -> SensorDeletion
+    {
         let print = try OwnedPrint(finger: finger, data: data)
         guard hasStorage, fp_print_get_device_stored(print.pointer) != 0 else { return .notStored }
         guard fp_print_compatible(print.pointer, device) != 0 else {
@@ -52,7 +56,8 @@ extension FingerprintReader {
                 return .stored
             }
             if let error, error.pointee.domain == fp_device_error_quark(),
-               UInt32(bitPattern: error.pointee.code) == FP_DEVICE_ERROR_DATA_NOT_FOUND.rawValue {
+                UInt32(bitPattern: error.pointee.code) == FP_DEVICE_ERROR_DATA_NOT_FOUND.rawValue
+            {
                 g_error_free(error)
                 return .notStored
             }

@@ -12,8 +12,10 @@ extension FingerprintReader {
     ///
     /// Errors: `.badPrint` (corrupt, or made by another reader), `.timeout` at `deadline`,
     /// `.busy`, `.removed`, `.deviceError`, `.noPrints` for an empty list.
-    public func verify(prints: [(finger: String, data: [UInt8])], deadline: Deadline,
-                       events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
+    public func verify(
+        prints: [(finger: String, data: [UInt8])], deadline: Deadline,
+        events: (HelperMessage) -> Void
+    ) throws(ReaderError) -> VerifyResult {
         guard !prints.isEmpty else { throw ReaderError(.noPrints, "No enrolled print to compare with") }
         var owned: [OwnedPrint] = []
         for entry in prints {
@@ -39,8 +41,10 @@ extension FingerprintReader {
     }
 
     /// `verify(prints:deadline:events:)` with a deadline `seconds` from now.
-    public func verify(prints: [(finger: String, data: [UInt8])], timeout seconds: Double,
-                       events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
+    public func verify(
+        prints: [(finger: String, data: [UInt8])], timeout seconds: Double,
+        events: (HelperMessage) -> Void
+    ) throws(ReaderError) -> VerifyResult {
         try verify(prints: prints, deadline: .after(seconds: seconds), events: events)
     }
 
@@ -48,15 +52,18 @@ extension FingerprintReader {
     public static let nextPrintHint = "Place the finger again to try your other enrolled fingers"
 
     /// One verify, started again after each retry request until a decision or an error.
-    private func verifyOne(_ print: OwnedPrint, deadline: Deadline,
-                           events: (HelperMessage) -> Void) throws(ReaderError) -> Bool {
+    private func verifyOne(
+        _ print: OwnedPrint, deadline: Deadline,
+        events: (HelperMessage) -> Void
+    ) throws(ReaderError) -> Bool {
         while true {
             let outcome = try withDeadline(deadline) { (cancellable) throws(ReaderError) -> Attempt<Bool> in
                 var matched: gboolean = 0
                 var scanned: OpaquePointer? = nil
                 var error: UnsafeMutablePointer<GError>? = nil
-                let ok = fp_device_verify_sync(device, print.pointer, cancellable, nil, nil,
-                                               &matched, &scanned, &error)
+                let ok = fp_device_verify_sync(
+                    device, print.pointer, cancellable, nil, nil,
+                    &matched, &scanned, &error)
                 defer { if let scanned { g_object_unref(UnsafeMutableRawPointer(scanned)) } }
                 guard ok == 0 else {
                     if let error { g_error_free(error) }
@@ -76,8 +83,10 @@ extension FingerprintReader {
     }
 
     /// One identify over all prints, started again after each retry request.
-    private func identify(_ prints: [OwnedPrint], deadline: Deadline,
-                          events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
+    private func identify(
+        _ prints: [OwnedPrint], deadline: Deadline,
+        events: (HelperMessage) -> Void
+    ) throws(ReaderError) -> VerifyResult {
         guard let array = g_ptr_array_new() else { throw ReaderError(.deviceError, "Out of memory") }
         defer { g_ptr_array_unref(array) }
         for print in prints { g_ptr_array_add(array, UnsafeMutableRawPointer(print.pointer)) }
@@ -90,7 +99,8 @@ extension FingerprintReader {
                 if let scanned { g_object_unref(UnsafeMutableRawPointer(scanned)) }
                 var matchedFinger: String? = nil
                 if let match {
-                    matchedFinger = prints.first(where: { $0.pointer == match || fp_print_equal($0.pointer, match) != 0 })?.finger
+                    matchedFinger =
+                        prints.first(where: { $0.pointer == match || fp_print_equal($0.pointer, match) != 0 })?.finger
                     g_object_unref(UnsafeMutableRawPointer(match))
                 }
                 guard ok == 0 else {

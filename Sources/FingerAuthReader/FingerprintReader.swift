@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CFPrint
 import FingerAuthCore
 import FingerAuthSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One open fingerprint reader: owns the `FpContext` and the `FpDevice` (closed and
 /// unreferenced in deinit). Every libfprint wait runs under a `Deadline`, enforced by a
@@ -44,11 +45,15 @@ public final class FingerprintReader {
     /// - Parameter placement: which reader may be taken (`ReaderPlacementRule`: any, or only
     ///   one on an external port while the lid is closed).
     /// - Parameter deadline: how long opening may take.
-    public static func open(virtualReader: String?, virtualStorageReader: String? = nil,
-                            placement: ReaderPlacementRule = .any,
-                            deadline: Deadline = .after(seconds: 10)) throws(ReaderError) -> FingerprintReader {
+    public static func open(
+        virtualReader: String?, virtualStorageReader: String? = nil,
+        placement: ReaderPlacementRule = .any,
+        deadline: Deadline = .after(seconds: 10)
+    ) throws(ReaderError) -> FingerprintReader {
         for variable in virtualDeviceVariables { unsetenv(variable) }
-        for (variable, path) in [("FP_VIRTUAL_DEVICE", virtualReader), ("FP_VIRTUAL_DEVICE_STORAGE", virtualStorageReader)] {
+        for (variable, path) in [
+            ("FP_VIRTUAL_DEVICE", virtualReader), ("FP_VIRTUAL_DEVICE_STORAGE", virtualStorageReader),
+        ] {
             guard let path else { continue }
             guard !path.isEmpty, setenv(variable, path, 1) == 0 else {
                 throw ReaderError(.noReader, "The virtual reader path is not usable")

@@ -36,14 +36,17 @@ public final class FprintdClient {
 
     /// Whether fprintd holds its name on `bus` now, by a root process (no activation).
     public static func isRunning(on bus: SystemBus, deadline: Deadline) -> Bool {
-        if case let .success(owner?) = bus.owner(of: Fprintd.busName, deadline: deadline), owner.uid == 0 { return true }
+        if case let .success(owner?) = bus.owner(of: Fprintd.busName, deadline: deadline), owner.uid == 0 {
+            return true
+        }
         return false
     }
 
     /// Finds fprintd on `bus`, starting it by D-Bus activation when it is installed but not
     /// running, and checks that root holds its name.
     public static func connect(on bus: SystemBus, deadline: Deadline) -> Result<FprintdClient, Unavailable> {
-        func fail(_ reason: HelperFailure, _ text: String, installed: Bool = true) -> Result<FprintdClient, Unavailable> {
+        func fail(_ reason: HelperFailure, _ text: String, installed: Bool = true) -> Result<FprintdClient, Unavailable>
+        {
             .failure(Unavailable(error: ReaderError(reason, text), installed: installed))
         }
         var wasRunning = true
@@ -56,8 +59,11 @@ public final class FprintdClient {
             wasRunning = false
             if case let .failure(why) = bus.start(Fprintd.busName, deadline: deadline) {
                 let missing = why.errorName == "org.freedesktop.DBus.Error.ServiceUnknown"
-                return fail(.noReader, missing ? "fprintd is not running and not installed on this system bus"
-                                               : "fprintd could not be started: \(why.message)", installed: !missing)
+                return fail(
+                    .noReader,
+                    missing
+                        ? "fprintd is not running and not installed on this system bus"
+                        : "fprintd could not be started: \(why.message)", installed: !missing)
             }
             switch bus.owner(of: Fprintd.busName, deadline: deadline) {
             case let .failure(why): return fail(.noReader, "fprintd: \(why.message)")
@@ -66,13 +72,17 @@ public final class FprintdClient {
         }
         guard let holder else { return fail(.noReader, "fprintd started but does not hold its bus name") }
         guard holder.uid == 0 else {
-            return fail(.deviceError, "\(Fprintd.busName) is held by uid \(holder.uid), not root: not fprintd, not believed")
+            return fail(
+                .deviceError, "\(Fprintd.busName) is held by uid \(holder.uid), not root: not fprintd, not believed")
         }
-        let manager = bus.call(holder.unique, Fprintd.managerPath, Fprintd.managerInterface, "GetDefaultDevice", deadline: deadline)
+        let manager = bus.call(
+            holder.unique, Fprintd.managerPath, Fprintd.managerInterface, "GetDefaultDevice", deadline: deadline)
         let path: String
         switch manager {
         case let .failure(why):
-            if why.errorName == "net.reactivated.Fprint.Error.NoSuchDevice" { return fail(.noReader, "fprintd has no fingerprint reader") }
+            if why.errorName == "net.reactivated.Fprint.Error.NoSuchDevice" {
+                return fail(.noReader, "fprintd has no fingerprint reader")
+            }
             return fail(.noReader, "fprintd: \(why.message)")
         case let .success(reply):
             guard let fields = reply.fields, fields.count == 1, case let .objectPath(found) = fields[0] else {
@@ -82,8 +92,10 @@ public final class FprintdClient {
         }
         let name = bus.property(holder.unique, path, Fprintd.deviceInterface, "name", deadline: deadline)
         let readerName = (try? name.get())?.text ?? "fprintd reader"
-        return .success(FprintdClient(bus: bus, owner: holder.unique, devicePath: path, readerName: readerName,
-                                      wasRunning: wasRunning))
+        return .success(
+            FprintdClient(
+                bus: bus, owner: holder.unique, devicePath: path, readerName: readerName,
+                wasRunning: wasRunning))
     }
 
     /// The fingers fprintd holds for `user` on its default reader (empty when none).

@@ -22,11 +22,15 @@ public final class FprintdDevice {
         self.client = client
         let connection = client.bus.connection
         let data = Unmanaged.passUnretained(inbox).toOpaque()
-        subscriptions.append(g_dbus_connection_signal_subscribe(connection, client.owner, nil, nil, nil, nil,
-                                                                G_DBUS_SIGNAL_FLAGS_NONE, SignalInbox.callback, data, nil))
-        subscriptions.append(g_dbus_connection_signal_subscribe(connection, "org.freedesktop.DBus", "org.freedesktop.DBus",
-                                                                "NameOwnerChanged", "/org/freedesktop/DBus", Fprintd.busName,
-                                                                G_DBUS_SIGNAL_FLAGS_NONE, SignalInbox.callback, data, nil))
+        subscriptions.append(
+            g_dbus_connection_signal_subscribe(
+                connection, client.owner, nil, nil, nil, nil,
+                G_DBUS_SIGNAL_FLAGS_NONE, SignalInbox.callback, data, nil))
+        subscriptions.append(
+            g_dbus_connection_signal_subscribe(
+                connection, "org.freedesktop.DBus", "org.freedesktop.DBus",
+                "NameOwnerChanged", "/org/freedesktop/DBus", Fprintd.busName,
+                G_DBUS_SIGNAL_FLAGS_NONE, SignalInbox.callback, data, nil))
     }
 
     deinit {
@@ -83,7 +87,8 @@ public final class FprintdDevice {
                 selected = finger
             case (Fprintd.deviceInterface, "VerifyStatus"):
                 guard signal.arguments.count == 2, let result = signal.arguments[0].text,
-                      case let .bool(done) = signal.arguments[1] else { throw unexpected(signal) }
+                    case let .bool(done) = signal.arguments[1]
+                else { throw unexpected(signal) }
                 switch Fprintd.VerifyStatus(result) {
                 case .match:
                     guard done else { throw unexpected(signal) }
@@ -116,7 +121,8 @@ public final class FprintdDevice {
             let signal: BusSignal
             do { signal = try next(deadline: deadline) } catch { return "any" }
             guard signal.interface == Fprintd.deviceInterface, signal.member == "VerifyFingerSelected",
-                  signal.arguments.count == 1, let finger = signal.arguments[0].text else { throw unexpected(signal) }
+                signal.arguments.count == 1, let finger = signal.arguments[0].text
+            else { throw unexpected(signal) }
             return finger
         }
         return "any"
@@ -133,8 +139,10 @@ public final class FprintdDevice {
         var stages = 0
         while true {
             let signal = try next(deadline: deadline)
-            guard signal.interface == Fprintd.deviceInterface, signal.member == "EnrollStatus", signal.arguments.count == 2,
-                  let result = signal.arguments[0].text, case let .bool(done) = signal.arguments[1] else {
+            guard signal.interface == Fprintd.deviceInterface, signal.member == "EnrollStatus",
+                signal.arguments.count == 2,
+                let result = signal.arguments[0].text, case let .bool(done) = signal.arguments[1]
+            else {
                 throw unexpected(signal)
             }
             switch Fprintd.EnrollStatus(result) {
@@ -146,23 +154,35 @@ public final class FprintdDevice {
                 progress(.stage(completed: stages, total: max(stages + 1, enrollStages())))
             case let .retry(hint): progress(.retry(hint: hint))
             case .duplicate:
-                throw ReaderError(.deviceError, "the sensor already holds this finger, for this or another user (fprintd: enroll-duplicate): enroll another finger, or delete it where it was enrolled")
-            case .full: throw ReaderError(.deviceError, "the sensor has no room for another print (fprintd: enroll-data-full)")
+                throw ReaderError(
+                    .deviceError,
+                    "the sensor already holds this finger, for this or another user (fprintd: enroll-duplicate): enroll another finger, or delete it where it was enrolled"
+                )
+            case .full:
+                throw ReaderError(.deviceError, "the sensor has no room for another print (fprintd: enroll-data-full)")
             case .disconnected: throw ReaderError(.removed, "reader removed (fprintd: enroll-disconnected)")
             case .failed: throw ReaderError(.deviceError, "fprintd: the enrollment failed (\(result))")
             case let .unknown(word): throw ReaderError(.deviceError, "fprintd sent an unknown enroll status \(word)")
             }
-            if done { throw ReaderError(.deviceError, "fprintd ended the enrollment without completing it (\(result))") }
+            if done {
+                throw ReaderError(.deviceError, "fprintd ended the enrollment without completing it (\(result))")
+            }
         }
     }
 
     private func enrollStages() -> Int {
-        guard case let .int32(n)? = try? client.bus.property(client.owner, client.devicePath, Fprintd.deviceInterface,
-                                                               "num-enroll-stages", deadline: .after(seconds: 1)).get() else { return 0 }
+        guard
+            case let .int32(n)? = try? client.bus.property(
+                client.owner, client.devicePath, Fprintd.deviceInterface,
+                "num-enroll-stages", deadline: .after(seconds: 1)
+            ).get()
+        else { return 0 }
         return Int(n)
     }
 
-    private func call(_ method: String, _ arguments: [String], deadline: Deadline) -> Result<BusValue, SystemBus.Failure> {
+    private func call(_ method: String, _ arguments: [String], deadline: Deadline) -> Result<
+        BusValue, SystemBus.Failure
+    > {
         client.bus.call(client.owner, client.devicePath, Fprintd.deviceInterface, method, arguments, deadline: deadline)
     }
 
@@ -173,8 +193,11 @@ public final class FprintdDevice {
             if g_dbus_connection_is_closed(client.bus.connection) != 0 {
                 throw ReaderError(.deviceError, "the system bus connection closed during the scan")
             }
-            guard client.bus.iterate(until: deadline, { !inbox.isEmpty || g_dbus_connection_is_closed(client.bus.connection) != 0 }),
-                  let signal = inbox.take() else {
+            guard
+                client.bus.iterate(
+                    until: deadline, { !inbox.isEmpty || g_dbus_connection_is_closed(client.bus.connection) != 0 }),
+                let signal = inbox.take()
+            else {
                 if g_dbus_connection_is_closed(client.bus.connection) != 0 { continue }
                 throw ReaderError.timeout
             }
@@ -184,7 +207,8 @@ public final class FprintdDevice {
             if signal.sender != client.owner { throw unexpected(signal) }
             if isRemoval(signal) { throw ReaderError(.removed, "reader removed during the scan (fprintd)") }
             if signal.interface == "org.freedesktop.DBus.Properties" && signal.member == "PropertiesChanged"
-                && signal.path == client.devicePath {
+                && signal.path == client.devicePath
+            {
                 continue
             }
             guard signal.path == client.devicePath else { throw unexpected(signal) }
@@ -215,7 +239,9 @@ public final class FprintdDevice {
     }
 
     private func unexpected(_ signal: BusSignal) -> ReaderError {
-        ReaderError(.deviceError, "fprintd sent an unexpected signal \(signal.interface).\(signal.member) on \(signal.path): not believed")
+        ReaderError(
+            .deviceError,
+            "fprintd sent an unexpected signal \(signal.interface).\(signal.member) on \(signal.path): not believed")
     }
 }
 
@@ -260,7 +286,9 @@ final class SignalInbox {
         let inbox = Unmanaged<SignalInbox>.fromOpaque(data).takeUnretainedValue()
         let text = { (p: UnsafePointer<gchar>?) in p.map { String(cString: $0) } ?? "" }
         let arguments = parameters.map { BusValue($0).fields ?? [] } ?? []
-        inbox.add(BusSignal(sender: text(sender), path: text(path), interface: text(interface), member: text(member),
-                            arguments: arguments))
+        inbox.add(
+            BusSignal(
+                sender: text(sender), path: text(path), interface: text(interface), member: text(member),
+                arguments: arguments))
     }
 }

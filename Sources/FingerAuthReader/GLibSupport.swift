@@ -16,14 +16,16 @@ final class CancelTimer {
         guard ms > 0, let c = g_cancellable_new() else { return nil }
         cancellable = c
         let interval = guint(clamping: ms)
-        sourceID = g_timeout_add(interval, { data in
-            guard let data else { return gboolean(0) }
-            let timer = Unmanaged<CancelTimer>.fromOpaque(data).takeUnretainedValue()
-            timer.fired = true
-            timer.sourceID = 0
-            g_cancellable_cancel(timer.cancellable)
-            return gboolean(0) // G_SOURCE_REMOVE
-        }, Unmanaged.passUnretained(self).toOpaque())
+        sourceID = g_timeout_add(
+            interval,
+            { data in
+                guard let data else { return gboolean(0) }
+                let timer = Unmanaged<CancelTimer>.fromOpaque(data).takeUnretainedValue()
+                timer.fired = true
+                timer.sourceID = 0
+                g_cancellable_cancel(timer.cancellable)
+                return gboolean(0) // G_SOURCE_REMOVE
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
@@ -34,8 +36,10 @@ final class CancelTimer {
 
 /// Runs `body` with a cancellable that fires at `deadline`; an already passed deadline
 /// is a timeout without calling `body`.
-func withDeadline<T>(_ deadline: Deadline,
-                     _ body: (UnsafeMutablePointer<GCancellable>) throws(ReaderError) -> T) throws(ReaderError) -> T {
+func withDeadline<T>(
+    _ deadline: Deadline,
+    _ body: (UnsafeMutablePointer<GCancellable>) throws(ReaderError) -> T
+) throws(ReaderError) -> T {
     guard let timer = CancelTimer(deadline: deadline) else { throw ReaderError.timeout }
     return try withExtendedLifetime(timer) { () throws(ReaderError) -> T in try body(timer.cancellable) }
 }
@@ -79,7 +83,11 @@ extension ReaderError {
         case FP_DEVICE_ERROR_DATA_INVALID.rawValue, FP_DEVICE_ERROR_DATA_NOT_FOUND.rawValue:
             return .failed(ReaderError(.badPrint, "The enrolled print does not fit this reader: " + text))
         case FP_DEVICE_ERROR_DATA_DUPLICATE.rawValue:
-            return .failed(ReaderError(.deviceError, "This finger is already enrolled on the reader: the sensor holds it, for another user or another system (libfprint: data duplicate); enroll another finger, or delete that print where it was enrolled (fingerauth remove, fprintd-delete)"))
+            return .failed(
+                ReaderError(
+                    .deviceError,
+                    "This finger is already enrolled on the reader: the sensor holds it, for another user or another system (libfprint: data duplicate); enroll another finger, or delete that print where it was enrolled (fingerauth remove, fprintd-delete)"
+                ))
         case FP_DEVICE_ERROR_TOO_HOT.rawValue:
             return .failed(ReaderError(.deviceError, "The reader is too hot, try again later"))
         default:

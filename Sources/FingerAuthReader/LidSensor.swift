@@ -1,8 +1,9 @@
+import FingerAuthCore
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
-import FingerAuthSystem
 
 /// Whether the laptop's lid is closed: logind's `LidClosed` where logind runs (its name on
 /// the system bus, held by root), else the ACPI lid files (`<acpi_lid_dir>/*/state`, e.g.
@@ -12,10 +13,14 @@ public enum LidSensor {
     public static let logindName = "org.freedesktop.login1"
 
     /// The state and where it was read (`logind`, or the ACPI file's path).
-    public static func read(bus: SystemBus?, acpiDirectory: String, deadline: Deadline) -> (state: LidState, source: String) {
+    public static func read(bus: SystemBus?, acpiDirectory: String, deadline: Deadline) -> (
+        state: LidState, source: String
+    ) {
         if let bus, case let .success(holder?) = bus.owner(of: logindName, deadline: deadline), holder.uid == 0,
-           case let .success(.bool(closed)) = bus.property(holder.unique, "/org/freedesktop/login1",
-                                                           "org.freedesktop.login1.Manager", "LidClosed", deadline: deadline) {
+            case let .success(.bool(closed)) = bus.property(
+                holder.unique, "/org/freedesktop/login1",
+                "org.freedesktop.login1.Manager", "LidClosed", deadline: deadline)
+        {
             return (closed ? .closed : .open, "logind")
         }
         return readACPI(directory: acpiDirectory)

@@ -4,7 +4,8 @@ extension FingerprintReader {
     /// The libfprint driver that made a saved print (`fp_print_get_driver`: "virtual_device"
     /// for the virtual reader of `fingerauth trial`); nil when the print cannot be read.
     public static func driver(ofPrint data: [UInt8], finger: String) -> String? {
-        guard let print = try? OwnedPrint(finger: finger, data: data), let driver = fp_print_get_driver(print.pointer) else {
+        guard let print = try? OwnedPrint(finger: finger, data: data), let driver = fp_print_get_driver(print.pointer)
+        else {
             return nil
         }
         return String(cString: driver)

@@ -1,8 +1,9 @@
+import CFPrint
+import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CFPrint
-import FingerAuthCore
 
 /// Which of libfprint's readers may be opened: any (the first), or — with the lid closed
 /// and `lid = skip` — only one on an external port. A reader's place comes from its USB
@@ -35,7 +36,8 @@ public struct ReaderPlacementRule: Equatable, Sendable {
             if !externalOnly || placement(of: device) == .external { return device }
             names.append(fp_device_get_name(device).map { String(cString: $0) } ?? "reader")
         }
-        throw ReaderError(.lidClosed, "\(reason); no reader on an external port (built in: \(names.joined(separator: ", ")))")
+        throw ReaderError(
+            .lidClosed, "\(reason); no reader on an external port (built in: \(names.joined(separator: ", ")))")
     }
 
     /// Where `device` sits.
@@ -43,8 +45,10 @@ public struct ReaderPlacementRule: Equatable, Sendable {
         let driver = fp_device_get_driver(device).map { String(cString: $0) } ?? ""
         if driver.hasPrefix("virtual_") { return virtualRemovable ? .external : .builtIn }
         guard let platformID = ReaderPlacementRule.usbPlatformID(device),
-              let name = ReaderPlacement.sysfsName(platformID: platformID) else { return .builtIn }
-        return ReaderPlacement(removable: LidSensor.readSmall(ReaderPlacementRule.usbDevices + "/" + name + "/removable"))
+            let name = ReaderPlacement.sysfsName(platformID: platformID)
+        else { return .builtIn }
+        return ReaderPlacement(
+            removable: LidSensor.readSmall(ReaderPlacementRule.usbDevices + "/" + name + "/removable"))
     }
 
     /// GUsb's platform id of the reader's USB device, read through GObject properties (no
@@ -56,15 +60,17 @@ public struct ReaderPlacementRule: Equatable, Sendable {
         return stringProperty(usb, "platform-id")
     }
 
-    private static let gTypeObject = GType(20 << 2)  // G_TYPE_OBJECT
-    private static let gTypeString = GType(16 << 2)  // G_TYPE_STRING
+    private static let gTypeObject = GType(20 << 2) // G_TYPE_OBJECT
+    private static let gTypeString = GType(16 << 2) // G_TYPE_STRING
 
     private static func hasProperty(_ object: UnsafeMutableRawPointer, _ name: String, type: GType) -> Bool {
         let instance = object.assumingMemoryBound(to: GTypeInstance.self)
         guard let klass = instance.pointee.g_class,
-              let spec = g_object_class_find_property(UnsafeMutableRawPointer(klass).assumingMemoryBound(to: GObjectClass.self), name)
+            let spec = g_object_class_find_property(
+                UnsafeMutableRawPointer(klass).assumingMemoryBound(to: GObjectClass.self), name)
         else { return false }
-        return g_type_is_a(spec.pointee.value_type, type) != 0 && spec.pointee.flags.rawValue & G_PARAM_READABLE.rawValue != 0
+        return g_type_is_a(spec.pointee.value_type, type) != 0
+            && spec.pointee.flags.rawValue & G_PARAM_READABLE.rawValue != 0
     }
 
     private static func objectProperty(_ object: UnsafeMutableRawPointer, _ name: String) -> UnsafeMutableRawPointer? {

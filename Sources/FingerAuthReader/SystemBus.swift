@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CFPrint
 import FingerAuthCore
 import FingerAuthSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A private connection to the system bus (GDBus), for the login helper and the command
 /// line: fprintd and logind answer there. The address is a socket path from root-owned
@@ -52,8 +53,9 @@ public final class SystemBus {
             return .failure(Failure("no system bus at \(socketPath)"))
         }
         let address = "unix:path=" + socketPath
-        let flags = GDBusConnectionFlags(rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
-                                             | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+        let flags = GDBusConnectionFlags(
+            rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
+                | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
         let outcome = AsyncCall.run(deadline: deadline) { cancellable, callback, data in
             g_dbus_connection_new_for_address(address, flags, nil, cancellable, callback, data)
         }
@@ -70,24 +72,30 @@ public final class SystemBus {
 
     /// Calls `method` and returns its reply (a tuple). `autoStart` lets the bus start the
     /// service by D-Bus activation.
-    public func call(_ destination: String, _ path: String, _ interface: String, _ method: String,
-                     _ arguments: [String] = [], deadline: Deadline, autoStart: Bool = false) -> Result<BusValue, Failure> {
+    public func call(
+        _ destination: String, _ path: String, _ interface: String, _ method: String,
+        _ arguments: [String] = [], deadline: Deadline, autoStart: Bool = false
+    ) -> Result<BusValue, Failure> {
         let ms = deadline.remainingMilliseconds
         guard ms > 0 else { return .failure(Failure("no time left to call \(method)")) }
         let flags = autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
         var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(connection, destination, path, interface, method,
-                                                arguments.isEmpty ? nil : busArguments(arguments), nil,
-                                                flags, gint(clamping: ms), nil, &error)
+        let reply = g_dbus_connection_call_sync(
+            connection, destination, path, interface, method,
+            arguments.isEmpty ? nil : busArguments(arguments), nil,
+            flags, gint(clamping: ms), nil, &error)
         guard let reply else { return .failure(SystemBus.take(error, context: method)) }
         defer { g_variant_unref(reply) }
         return .success(BusValue(reply))
     }
 
     /// One property (`org.freedesktop.DBus.Properties.Get`), unwrapped from its variant.
-    public func property(_ destination: String, _ path: String, _ interface: String, _ name: String,
-                         deadline: Deadline) -> Result<BusValue, Failure> {
-        call(destination, path, "org.freedesktop.DBus.Properties", "Get", [interface, name], deadline: deadline).flatMap { reply in
+    public func property(
+        _ destination: String, _ path: String, _ interface: String, _ name: String,
+        deadline: Deadline
+    ) -> Result<BusValue, Failure> {
+        call(destination, path, "org.freedesktop.DBus.Properties", "Get", [interface, name], deadline: deadline).flatMap
+        { reply in
             guard let fields = reply.fields, fields.count == 1, case let .variant(value) = fields[0] else {
                 return .failure(Failure("\(interface).\(name): an answer of another shape"))
             }
@@ -99,7 +107,8 @@ public final class SystemBus {
     /// (`GetNameOwner`, `GetConnectionUnixUser`: the kernel's credentials at connect time, not
     /// the owner's word). Nil when nobody holds it.
     public func owner(of name: String, deadline: Deadline) -> Result<(unique: String, uid: UInt32)?, Failure> {
-        let bus = "org.freedesktop.DBus", path = "/org/freedesktop/DBus"
+        let bus = "org.freedesktop.DBus"
+        let path = "/org/freedesktop/DBus"
         switch call(bus, path, bus, "GetNameOwner", [name], deadline: deadline) {
         case let .failure(failure):
             if failure.errorName == "org.freedesktop.DBus.Error.NameHasNoOwner" { return .success(nil) }
@@ -126,9 +135,10 @@ public final class SystemBus {
         var args: [OpaquePointer?] = [g_variant_new_string(name), g_variant_new_uint32(0)]
         let tuple = args.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
         var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(connection, bus, "/org/freedesktop/DBus", bus, "StartServiceByName", tuple, nil,
-                                                G_DBUS_CALL_FLAGS_NONE, gint(clamping: max(1, deadline.remainingMilliseconds)),
-                                                nil, &error)
+        let reply = g_dbus_connection_call_sync(
+            connection, bus, "/org/freedesktop/DBus", bus, "StartServiceByName", tuple, nil,
+            G_DBUS_CALL_FLAGS_NONE, gint(clamping: max(1, deadline.remainingMilliseconds)),
+            nil, &error)
         guard let reply else { return .failure(SystemBus.take(error, context: "cannot start \(name)")) }
         g_variant_unref(reply)
         return .success(())
@@ -176,11 +186,13 @@ final class WakeTimer {
 
     init(deadline: Deadline) {
         let ms = max(1, deadline.remainingMilliseconds)
-        sourceID = g_timeout_add(guint(clamping: ms), { data in
-            guard let data else { return gboolean(0) }
-            Unmanaged<WakeTimer>.fromOpaque(data).takeUnretainedValue().sourceID = 0
-            return gboolean(0) // G_SOURCE_REMOVE
-        }, Unmanaged.passUnretained(self).toOpaque())
+        sourceID = g_timeout_add(
+            guint(clamping: ms),
+            { data in
+                guard let data else { return gboolean(0) }
+                Unmanaged<WakeTimer>.fromOpaque(data).takeUnretainedValue().sourceID = 0
+                return gboolean(0) // G_SOURCE_REMOVE
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     func cancel() {
@@ -201,19 +213,23 @@ enum AsyncCall {
 
     /// `start` begins the call with the cancellable, the callback and its data. Returns the
     /// `GAsyncResult` (a reference the caller unrefs), or nil at the deadline.
-    static func run(deadline: Deadline,
-                    start: (UnsafeMutablePointer<GCancellable>?, GAsyncReadyCallback, gpointer) -> Void) -> OpaquePointer? {
+    static func run(
+        deadline: Deadline,
+        start: (UnsafeMutablePointer<GCancellable>?, GAsyncReadyCallback, gpointer) -> Void
+    ) -> OpaquePointer? {
         let slot = Slot()
         let cancellable = g_cancellable_new()
         defer { if let cancellable { g_object_unref(UnsafeMutableRawPointer(cancellable)) } }
         let retained = Unmanaged.passRetained(slot)
-        start(cancellable, { _, result, data in
-            guard let data else { return }
-            let slot = Unmanaged<Slot>.fromOpaque(data).takeRetainedValue()
-            if let result { g_object_ref(UnsafeMutableRawPointer(result)) }
-            slot.result = result
-            slot.done = true
-        }, retained.toOpaque())
+        start(
+            cancellable,
+            { _, result, data in
+                guard let data else { return }
+                let slot = Unmanaged<Slot>.fromOpaque(data).takeRetainedValue()
+                if let result { g_object_ref(UnsafeMutableRawPointer(result)) }
+                slot.result = result
+                slot.done = true
+            }, retained.toOpaque())
         if MainContextWait.run(until: deadline, { slot.done }), slot.done { return slot.result }
         g_cancellable_cancel(cancellable)
         // GIO calls back after a cancel; wait for it a little so the slot is released.

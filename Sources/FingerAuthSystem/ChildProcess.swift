@@ -1,5 +1,6 @@
 import CSpawn
 import CSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,15 +56,21 @@ public final class ChildProcess {
     public static let maxInputBytes = 32 * 1024
 
     /// Starts `executable` with `arguments` (argv[0] first) and `input` on its standard input.
-    public static func spawn(_ executable: TrustedExecutable, arguments: [String], input: [UInt8],
-                             maxLineBytes: Int = 256, maxTotalBytes: Int = 16 * 1024) -> Result<ChildProcess, SpawnFailure> {
-        guard input.count <= maxInputBytes else { return .failure(SpawnFailure("request larger than \(maxInputBytes) bytes")) }
+    public static func spawn(
+        _ executable: TrustedExecutable, arguments: [String], input: [UInt8],
+        maxLineBytes: Int = 256, maxTotalBytes: Int = 16 * 1024
+    ) -> Result<ChildProcess, SpawnFailure> {
+        guard input.count <= maxInputBytes else {
+            return .failure(SpawnFailure("request larger than \(maxInputBytes) bytes"))
+        }
         var stdinPipe: [Int32] = [-1, -1]
         guard fa_pipe2(&stdinPipe, O_CLOEXEC | O_NONBLOCK) == 0 else { return .failure(failure("pipe")) }
         defer { close(stdinPipe[0]) }
         var written = 0
         while written < input.count {
-            let n = input.withUnsafeBytes { write(stdinPipe[1], $0.baseAddress.map { $0 + written }, input.count - written) }
+            let n = input.withUnsafeBytes {
+                write(stdinPipe[1], $0.baseAddress.map { $0 + written }, input.count - written)
+            }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
                 close(stdinPipe[1])
@@ -83,9 +90,11 @@ public final class ChildProcess {
         close(stdoutPipe[1])
         guard pid > 0 else {
             close(stdoutPipe[0])
-            return .failure(SpawnFailure("cannot start \(executable.path): fork: \(String(cString: strerror(spawnErrno)))"))
+            return .failure(
+                SpawnFailure("cannot start \(executable.path): fork: \(String(cString: strerror(spawnErrno)))"))
         }
-        return .success(ChildProcess(pid: pid, readEnd: stdoutPipe[0], maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes))
+        return .success(
+            ChildProcess(pid: pid, readEnd: stdoutPipe[0], maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes))
     }
 
     private static func failure(_ what: String) -> SpawnFailure {
@@ -136,7 +145,7 @@ public final class ChildProcess {
     /// The leader itself is signalled through the pidfd, which names only this child.
     private func killGroup() {
         if pidFD >= 0 {
-            guard fa_pidfd_send_signal(pidFD, 0) == 0 else { return }  // ESRCH: reaped by the host
+            guard fa_pidfd_send_signal(pidFD, 0) == 0 else { return } // ESRCH: reaped by the host
             Glibc.kill(-pid, SIGKILL)
             _ = fa_pidfd_send_signal(pidFD, SIGKILL)
         } else {
@@ -178,7 +187,7 @@ public final class ChildProcess {
     private func reap(_ status: inout Int32) -> Int32 {
         if pidFD >= 0 {
             let r = fa_reap_pidfd(pidFD, &status)
-            if !(r < 0 && errno == EINVAL) { return r }  // EINVAL: a kernel before 5.4 (no P_PIDFD)
+            if !(r < 0 && errno == EINVAL) { return r } // EINVAL: a kernel before 5.4 (no P_PIDFD)
         }
         let w = waitpid(pid, &status, WNOHANG)
         return w == pid ? 1 : (w == 0 ? 0 : -1)

@@ -1,4 +1,5 @@
 import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif

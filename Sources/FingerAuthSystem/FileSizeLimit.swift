@@ -10,7 +10,7 @@ public enum FileSizeLimit {
     public static func permits(size: Int) -> Bool {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0 else { return false }
-        if limit.rlim_cur == rlim_t.max { return true }  // RLIM_INFINITY
+        if limit.rlim_cur == rlim_t.max { return true } // RLIM_INFINITY
         return size >= 0 && UInt64(size) <= UInt64(limit.rlim_cur)
     }
 }

@@ -40,7 +40,8 @@ public struct LiveRemoteSessions {
                 guard let user = logind.user(uid) else { continue }
                 for id in user.sessions {
                     guard let session = logind.session(id), session.remote, session.state != "closing" else { continue }
-                    return .live(uid: uid, what: "logind session \(id) from \(session.remoteHost.map(printable) ?? "elsewhere")")
+                    return .live(
+                        uid: uid, what: "logind session \(id) from \(session.remoteHost.map(printable) ?? "elsewhere")")
                 }
             }
         }
@@ -81,7 +82,7 @@ public struct LiveRemoteSessions {
         defer { closedir(dir) }
         while let entry = readdir(dir) {
             let first = entry.pointee.d_name.0
-            if first != 0x2e { return true }  // ".", ".." and hidden temporary files
+            if first != 0x2e { return true } // ".", ".." and hidden temporary files
         }
         return false
     }

@@ -47,7 +47,9 @@ public struct LocalSeat {
             switch ownSession() {
             case let .session(id, source):
                 guard let facts = logind.session(id) else { return "logind has no record of session \(id) (\(source))" }
-                trace("local seat: logind session \(id) (\(source)): seat \(facts.seat ?? "-"), active \(facts.active), remote \(facts.remote), type \(facts.type ?? "-"), on \(on)")
+                trace(
+                    "local seat: logind session \(id) (\(source)): seat \(facts.seat ?? "-"), active \(facts.active), remote \(facts.remote), type \(facts.type ?? "-"), on \(on)"
+                )
                 if facts.remote { return "logind session \(id) is remote" }
                 guard let seat = facts.seat else { return "logind session \(id) is on no seat" }
                 guard facts.active else { return "logind session \(id) is not the active one on \(seat)" }
@@ -55,11 +57,16 @@ public struct LocalSeat {
                 return unlessRemoteIsLive(uids: uids, name: name, here: "logind session \(id) on \(seat), on \(on)")
             case let .userManager(uid):
                 guard let display = logind.user(uid)?.display, let facts = logind.session(display),
-                      facts.seat != nil, facts.active, !facts.remote else {
-                    return "started by \(name(uid))'s service manager (a user unit), and \(name(uid)) has no active local session on a seat"
+                    facts.seat != nil, facts.active, !facts.remote
+                else {
+                    return
+                        "started by \(name(uid))'s service manager (a user unit), and \(name(uid)) has no active local session on a seat"
                 }
-                trace("local seat: \(name(uid))'s service manager; graphical session \(display) in front on \(facts.seat ?? "-")")
-                return unlessRemoteIsLive(uids: uids.union([uid]), name: name, here: "a user unit of \(name(uid)), on \(on)")
+                trace(
+                    "local seat: \(name(uid))'s service manager; graphical session \(display) in front on \(facts.seat ?? "-")"
+                )
+                return unlessRemoteIsLive(
+                    uids: uids.union([uid]), name: name, here: "a user unit of \(name(uid)), on \(on)")
             case let .none(unit):
                 return "no logind session of its own (\(unit ?? "no unit"): cron, at, a service)"
             }
@@ -98,7 +105,8 @@ public struct LocalSeat {
         live.procDirectory = procDirectory
         switch live.find(uids: uids) {
         case .none:
-            trace("local seat: \(here); no remote session of \(uids.sorted().map(name).joined(separator: ", ")) is live")
+            trace(
+                "local seat: \(here); no remote session of \(uids.sorted().map(name).joined(separator: ", ")) is live")
             return nil
         case let .live(uid, what):
             return "remote session of \(name(uid)) live (\(what)); this one (\(here)) not positively local"

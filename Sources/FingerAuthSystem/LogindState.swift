@@ -59,11 +59,12 @@ public struct LogindState: Sendable {
     /// The session `id`, or nil when logind has no such session (or its file is unsafe).
     public func session(_ id: String) -> LogindSession? {
         guard LogindState.isPlainName(id), let values = keyValues(sessionsDirectory + "/" + id) else { return nil }
-        return LogindSession(id: id, uid: values["UID"].flatMap { UInt32($0) },
-                             seat: values["SEAT"].flatMap { $0.isEmpty ? nil : $0 },
-                             active: values["ACTIVE"] == "1", remote: values["REMOTE"] == "1",
-                             state: values["STATE"], type: values["TYPE"], tty: values["TTY"],
-                             remoteHost: values["REMOTE_HOST"])
+        return LogindSession(
+            id: id, uid: values["UID"].flatMap { UInt32($0) },
+            seat: values["SEAT"].flatMap { $0.isEmpty ? nil : $0 },
+            active: values["ACTIVE"] == "1", remote: values["REMOTE"] == "1",
+            state: values["STATE"], type: values["TYPE"], tty: values["TTY"],
+            remoteHost: values["REMOTE_HOST"])
     }
 
     /// The user's sessions (`SESSIONS=`) and its graphical one (`DISPLAY=`), from
@@ -80,15 +81,23 @@ public struct LogindState: Sendable {
     /// component is the unit). A user can make cgroups only inside its own
     /// `user@<uid>.service`, so a `session-N.scope` of its making is never the first unit.
     public func ownPlace() -> CGroupPlace {
-        guard let bytes = try? SafeFile.read(cgroupFile, rule: FileRule(owner: nil, forbiddenBits: 0, maxBytes: 16 * 1024)) else {
+        guard
+            let bytes = try? SafeFile.read(
+                cgroupFile, rule: FileRule(owner: nil, forbiddenBits: 0, maxBytes: 16 * 1024))
+        else {
             return .other(nil)
         }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         // systemd's own hierarchy: `name=systemd` on cgroup v1 and hybrid, `0::` on v2.
-        let path = lines.first(where: { $0.contains(":name=systemd:") }).map { String($0.split(separator: ":", maxSplits: 2).last ?? "") }
+        let path =
+            lines.first(where: { $0.contains(":name=systemd:") }).map {
+                String($0.split(separator: ":", maxSplits: 2).last ?? "")
+            }
             ?? lines.first(where: { $0.hasPrefix("0::") }).map { String($0.dropFirst(3)) }
         guard let path else { return .other(nil) }
-        guard let unit = path.split(separator: "/").first(where: { !$0.hasSuffix(".slice") }) else { return .other(nil) }
+        guard let unit = path.split(separator: "/").first(where: { !$0.hasSuffix(".slice") }) else {
+            return .other(nil)
+        }
         if unit.hasPrefix("session-"), unit.hasSuffix(".scope") {
             let id = String(unit.dropFirst(8).dropLast(6))
             if LogindState.isPlainName(id) { return .session(id) }
@@ -101,15 +110,17 @@ public struct LogindState: Sendable {
 
     /// Session ids are short names of letters and digits (logind's `session_id_valid`).
     static func isPlainName(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
-            let lower = byte | 0x20
-            return (byte >= 0x30 && byte <= 0x39) || (lower >= 0x61 && lower <= 0x7a)
-        }
+        !id.isEmpty && id.utf8.count <= 64
+            && id.utf8.allSatisfy { byte in
+                let lower = byte | 0x20
+                return (byte >= 0x30 && byte <= 0x39) || (lower >= 0x61 && lower <= 0x7a)
+            }
     }
 
     /// `KEY=value` lines of a root-owned file that others cannot write.
     private func keyValues(_ path: String) -> [String: String]? {
-        guard let bytes = try? SafeFile.read(path, rule: FileRule(owner: 0, forbiddenBits: 0o022, maxBytes: 64 * 1024)) else {
+        guard let bytes = try? SafeFile.read(path, rule: FileRule(owner: 0, forbiddenBits: 0o022, maxBytes: 64 * 1024))
+        else {
             return nil
         }
         var values: [String: String] = [:]

@@ -1,8 +1,9 @@
 import CSystem
+import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FingerAuthCore
 
 /// A point on CLOCK_MONOTONIC, in milliseconds: deadlines that wall-clock changes cannot move.
 public struct MonotonicInstant: Comparable, Sendable {
@@ -15,7 +16,8 @@ public struct MonotonicInstant: Comparable, Sendable {
     }
 
     public func adding(milliseconds ms: Int64) -> MonotonicInstant {
-        MonotonicInstant(milliseconds: milliseconds.addingReportingOverflow(ms).overflow ? Int64.max : milliseconds + ms)
+        MonotonicInstant(
+            milliseconds: milliseconds.addingReportingOverflow(ms).overflow ? Int64.max : milliseconds + ms)
     }
 
     /// Milliseconds left until this instant, never negative, at most Int32.max.

@@ -1,4 +1,5 @@
 import CSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,14 +30,18 @@ public struct RemoteSession {
 
     /// The audit session id, or nil when none was assigned (4294967295).
     public func auditSessionID() -> UInt32? {
-        guard let text = readSmall(sessionIDFile), let id = UInt32(text.trimmingNewline()), id != UInt32.max else { return nil }
+        guard let text = readSmall(sessionIDFile), let id = UInt32(text.trimmingNewline()), id != UInt32.max else {
+            return nil
+        }
         return id
     }
 
     /// The login uid pam_loginuid gave this session (`/proc/self/loginuid`), or nil when unset.
     public func loginUID() -> UInt32? {
         let path = SafeFile.directoryName(of: sessionIDFile) + "/loginuid"
-        guard let text = readSmall(path), let uid = UInt32(text.trimmingNewline()), uid != UInt32.max else { return nil }
+        guard let text = readSmall(path), let uid = UInt32(text.trimmingNewline()), uid != UInt32.max else {
+            return nil
+        }
         return uid
     }
 
@@ -45,7 +50,8 @@ public struct RemoteSession {
         if let id = auditSessionID() {
             if let record = readRecord(id) { return "audit session \(id) recorded as remote (\(record))" }
             if let logind = readSmall(logindDirectory + "/\(id)"),
-               logind.split(separator: "\n").contains("REMOTE=1") {
+                logind.split(separator: "\n").contains("REMOTE=1")
+            {
                 return "logind session \(id) is remote"
             }
         }
@@ -62,7 +68,9 @@ public struct RemoteSession {
     /// stays until reboot (`/run`): a process left behind in the session after logout
     /// (tmux, nohup) keeps the session id, and must stay remote.
     public func record(host: String) -> Result<UInt32, SpawnFailure> {
-        guard let id = auditSessionID() else { return .failure(SpawnFailure("no audit session id (pam_loginuid not in the stack?)")) }
+        guard let id = auditSessionID() else {
+            return .failure(SpawnFailure("no audit session id (pam_loginuid not in the stack?)"))
+        }
         do {
             try makeDirectories(recordDirectory)
             let text = host.utf8.prefix(255).map { $0 >= 0x20 && $0 < 0x7f ? $0 : UInt8(ascii: "?") }
@@ -112,7 +120,11 @@ public struct RemoteSession {
         do {
             bytes = try SafeFile.read(utmpFile, rule: RemoteSession.utmpRule)
         } catch {
-            if case .missing = error { trace("utmp: \(utmpFile) does not exist") } else { trace("utmp skipped: \(error)") }
+            if case .missing = error {
+                trace("utmp: \(utmpFile) does not exist")
+            } else {
+                trace("utmp skipped: \(error)")
+            }
             return nil
         }
         let size = MemoryLayout<utmp>.size
@@ -135,7 +147,9 @@ public struct RemoteSession {
     }
 
     private func readSmall(_ path: String) -> String? {
-        guard let bytes = try? SafeFile.read(path, rule: FileRule(owner: nil, forbiddenBits: 0, maxBytes: 4096)) else { return nil }
+        guard let bytes = try? SafeFile.read(path, rule: FileRule(owner: nil, forbiddenBits: 0, maxBytes: 4096)) else {
+            return nil
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

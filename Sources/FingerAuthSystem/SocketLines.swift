@@ -1,5 +1,6 @@
 import CSystem
 import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,8 +24,10 @@ public final class SocketLines: AgentChannel {
     }
 
     /// Connects to the Unix socket at `path` (`fa_unix_connect`: socket, connect; libc only).
-    public static func connect(_ path: String, maxLineBytes: Int = AgentProtocol.maxLineBytes,
-                               maxTotalBytes: Int = AgentProtocol.maxTotalBytes) -> Result<SocketLines, AgentUnreachable> {
+    public static func connect(
+        _ path: String, maxLineBytes: Int = AgentProtocol.maxLineBytes,
+        maxTotalBytes: Int = AgentProtocol.maxTotalBytes
+    ) -> Result<SocketLines, AgentUnreachable> {
         let fd = fa_unix_connect(path)
         guard fd >= 0 else { return .failure(AgentUnreachable(String(cString: strerror(errno)))) }
         return .success(SocketLines(fd: fd, maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes))
@@ -42,7 +45,10 @@ public final class SocketLines: AgentChannel {
         while sent < bytes.count {
             guard fd >= 0 else { return false }
             let n = bytes.withUnsafeBytes { fa_send(fd, $0.baseAddress.map { $0 + sent }, bytes.count - sent) }
-            if n > 0 { sent += n; continue }
+            if n > 0 {
+                sent += n
+                continue
+            }
             if n < 0 && errno == EINTR { continue }
             guard n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) else { return false }
             var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
@@ -114,7 +120,9 @@ public struct AgentSocketConnector: AgentConnector {
         switch SocketLines.connect(path) {
         case let .failure(why): return .failure(why)
         case let .success(channel):
-            guard let uid = channel.peerUID() else { return .failure(AgentUnreachable("the peer's credentials cannot be read")) }
+            guard let uid = channel.peerUID() else {
+                return .failure(AgentUnreachable("the peer's credentials cannot be read"))
+            }
             guard uid == 0 else { return .failure(AgentUnreachable("the socket is served by uid \(uid), not root")) }
             return .success(channel)
         }

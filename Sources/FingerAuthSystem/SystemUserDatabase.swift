@@ -1,5 +1,6 @@
 import CSystem
 import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,8 +67,10 @@ public struct SystemUserDatabase: UserDatabase, Sendable {
     }
 
     /// getpwnam_r or getpwuid_r with its entry, buffer, buffer size and result.
-    private typealias Call = (inout passwd, UnsafeMutablePointer<CChar>, Int,
-                              inout UnsafeMutablePointer<passwd>?) -> Int32
+    private typealias Call = (
+        inout passwd, UnsafeMutablePointer<CChar>, Int,
+        inout UnsafeMutablePointer<passwd>?
+    ) -> Int32
 
     private func lookup(_ call: Call) -> Lookup {
         var size = initialBufferBytes
@@ -83,8 +86,9 @@ public struct SystemUserDatabase: UserDatabase, Sendable {
                 let rc = call(&entry, base, storage.count, &result)
                 // The entry's strings live in `buffer`: read them before it goes.
                 guard rc == 0, result != nil, let name = entry.pw_name else { return (rc, .notFound) }
-                let account = Account(name: SystemUserDatabase.string(name, limit: SystemUserDatabase.maxNameBytes),
-                                      uid: UInt32(entry.pw_uid), gid: UInt32(entry.pw_gid))
+                let account = Account(
+                    name: SystemUserDatabase.string(name, limit: SystemUserDatabase.maxNameBytes),
+                    uid: UInt32(entry.pw_uid), gid: UInt32(entry.pw_gid))
                 return (0, .found(account))
             }
             switch rc {

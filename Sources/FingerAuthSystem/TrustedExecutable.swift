@@ -1,4 +1,5 @@
 import CSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +25,9 @@ public final class TrustedExecutable {
 
     /// Opens and checks `path`; the error text names the component and the rule.
     public static func open(_ path: String) -> Result<TrustedExecutable, SpawnFailure> {
-        func refuse(_ what: String) -> Result<TrustedExecutable, SpawnFailure> { .failure(SpawnFailure("\(path): \(what)")) }
+        func refuse(_ what: String) -> Result<TrustedExecutable, SpawnFailure> {
+            .failure(SpawnFailure("\(path): \(what)"))
+        }
         guard path.hasPrefix("/"), path.utf8.count < 4096 else { return refuse("not an absolute path") }
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard let fileName = parts.last, !parts.contains(".."), !parts.contains(".") else {
@@ -43,8 +46,12 @@ public final class TrustedExecutable {
             let openErrno = errno
             close(directory)
             guard next >= 0 else {
-                return .failure(SpawnFailure("\(walked): " + (openErrno == ENOTDIR ? "not a directory (or a symbolic link)"
-                                                                               : String(cString: strerror(openErrno)))))
+                return .failure(
+                    SpawnFailure(
+                        "\(walked): "
+                            + (openErrno == ENOTDIR
+                                ? "not a directory (or a symbolic link)"
+                                : String(cString: strerror(openErrno)))))
             }
             directory = next
         }
@@ -57,7 +64,10 @@ public final class TrustedExecutable {
         close(directory)
         guard fd >= 0 else { return refuse(String(cString: strerror(openErrno))) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { close(fd); return refuse("cannot stat") }
+        guard fstat(fd, &st) == 0 else {
+            close(fd)
+            return refuse("cannot stat")
+        }
         let problem: String?
         switch true {
         case (st.st_mode & S_IFMT) == S_IFLNK: problem = "is a symbolic link"
@@ -67,7 +77,10 @@ public final class TrustedExecutable {
         case st.st_mode & 0o100 == 0: problem = "not executable"
         default: problem = nil
         }
-        if let problem { close(fd); return refuse(problem) }
+        if let problem {
+            close(fd)
+            return refuse(problem)
+        }
         return .success(TrustedExecutable(descriptor: fd, path: path))
     }
 

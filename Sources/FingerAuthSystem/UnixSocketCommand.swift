@@ -1,4 +1,5 @@
 import CSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +15,9 @@ public enum UnixSocketCommand {
         case failed(String)
     }
 
-    public static func send(_ bytes: [UInt8], to path: String, until deadline: MonotonicInstant) -> Result<Void, Failure> {
+    public static func send(_ bytes: [UInt8], to path: String, until deadline: MonotonicInstant) -> Result<
+        Void, Failure
+    > {
         let fd = fa_unix_connect(path)
         guard fd >= 0 else {
             let code = errno
@@ -25,7 +28,10 @@ public enum UnixSocketCommand {
         var sent = 0
         while sent < bytes.count {
             let n = bytes.withUnsafeBytes { fa_send(fd, $0.baseAddress.map { $0 + sent }, bytes.count - sent) }
-            if n > 0 { sent += n; continue }
+            if n > 0 {
+                sent += n
+                continue
+            }
             if n < 0 && errno == EINTR { continue }
             guard n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK), wait(fd, for: POLLOUT, until: deadline) else {
                 return .failure(.failed("\(path): the command could not be sent"))

@@ -23,7 +23,9 @@ public struct DeviceKeyLoader {
                 try TPMProbe.refuseLockout(connection)
                 return .success(try DeviceKey(hardware: key))
             } catch let error as TPMError {
-                return .failure(KeyLoadError("\(path): TPM key unusable (\(error.kind.rawValue)): \(error.description); \(error.advice)"))
+                return .failure(
+                    KeyLoadError(
+                        "\(path): TPM key unusable (\(error.kind.rawValue)): \(error.description); \(error.advice)"))
             } catch {
                 return .failure(KeyLoadError("\(path): \(error)"))
             }
@@ -51,7 +53,8 @@ public struct DeviceKeyLoader {
         case .failed: return nil
         case let .tpm(file):
             guard let key = try? TPMDeviceKey.publicKey(of: file),
-                  let kid = Digest.thumbprint(of: JWK(n: key.modulus, e: key.exponentBytes)) else { return nil }
+                let kid = Digest.thumbprint(of: JWK(n: key.modulus, e: key.exponentBytes))
+            else { return nil }
             return (kid, "tpm")
         case .notTPM:
             guard case let .success(key) = DeviceKeyFile().loadKey(path) else { return nil }
@@ -80,7 +83,8 @@ public struct DeviceKeyLoader {
         defer { wipe(&pem) }
         guard PEMBlock.label(pem) == TPMKeyFile.pemLabel else { return .notTPM }
         guard let block = PEMBlock.decode(pem), block.label == TPMKeyFile.pemLabel,
-              let file = try? TPMKeyFile(der: block.der) else {
+            let file = try? TPMKeyFile(der: block.der)
+        else {
             return .failed("\(path): not a usable TSS2 PRIVATE KEY")
         }
         return .tpm(file)

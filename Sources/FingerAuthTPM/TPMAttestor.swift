@@ -32,17 +32,20 @@ public final class TPMAttestor {
         var index = ESYS_TR(ESYS_TR_NONE)
         do {
             try connection.call("read the EK certificate's NV index") {
-                Esys_TR_FromTPMPublic($0, TPMAttestor.endorsementCertificateIndex, ESYS_TR(ESYS_TR_NONE),
-                                      ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &index)
+                Esys_TR_FromTPMPublic(
+                    $0, TPMAttestor.endorsementCertificateIndex, ESYS_TR(ESYS_TR_NONE),
+                    ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &index)
             }
         } catch {
-            throw TPMError(error.kind == .unreachable ? .unreachable : .failed,
-                           "this TPM has no EK certificate at NV index 0x1c00002 (\(error.description))")
+            throw TPMError(
+                error.kind == .unreachable ? .unreachable : .failed,
+                "this TPM has no EK certificate at NV index 0x1c00002 (\(error.description))")
         }
         defer { if let ctx = try? connection.esys("close") { _ = Esys_TR_Close(ctx, &index) } }
         var nvPublic: UnsafeMutablePointer<TPM2B_NV_PUBLIC>?
         try connection.call("TPM2_NV_ReadPublic") {
-            Esys_NV_ReadPublic($0, index, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &nvPublic, nil)
+            Esys_NV_ReadPublic(
+                $0, index, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &nvPublic, nil)
         }
         defer { Esys_Free(nvPublic) }
         guard let nvPublic else { throw TPMError(.failed, "TPM2_NV_ReadPublic: no answer") }
@@ -60,12 +63,15 @@ public final class TPMAttestor {
             let offset = UInt16(certificate.count)
             var data: UnsafeMutablePointer<TPM2B_MAX_NV_BUFFER>?
             try connection.call("TPM2_NV_Read") {
-                Esys_NV_Read($0, ESYS_TR(ESYS_TR_RH_OWNER), index, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE),
-                             ESYS_TR(ESYS_TR_NONE), piece, offset, &data)
+                Esys_NV_Read(
+                    $0, ESYS_TR(ESYS_TR_RH_OWNER), index, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE),
+                    ESYS_TR(ESYS_TR_NONE), piece, offset, &data)
             }
             defer { Esys_Free(data) }
-            guard let data, let content = TPMWire.unsized(try TPMWire.encode(data.pointee, Tss2_MU_TPM2B_MAX_NV_BUFFER_Marshal)),
-                  content.count == Int(piece) else { throw TPMError(.failed, "TPM2_NV_Read: short answer") }
+            guard let data,
+                let content = TPMWire.unsized(try TPMWire.encode(data.pointee, Tss2_MU_TPM2B_MAX_NV_BUFFER_Marshal)),
+                content.count == Int(piece)
+            else { throw TPMError(.failed, "TPM2_NV_Read: short answer") }
             certificate += content
         }
         // The index may be larger than the certificate: keep the DER SEQUENCE only.
@@ -75,8 +81,9 @@ public final class TPMAttestor {
     /// A new AK, loaded until `close()`; its TPM2B_PUBLIC.
     public func attestationKey() throws(TPMError) -> [UInt8] {
         close()
-        let (handle, publicArea) = try connection.createPrimary(ESYS_TR(ESYS_TR_RH_ENDORSEMENT),
-                                                               template: TPMTemplates.signingKey(restricted: true))
+        let (handle, publicArea) = try connection.createPrimary(
+            ESYS_TR(ESYS_TR_RH_ENDORSEMENT),
+            template: TPMTemplates.signingKey(restricted: true))
         ak = handle
         return publicArea
     }
@@ -85,21 +92,29 @@ public final class TPMAttestor {
     /// this AK's Name. Arguments are the contents of the TPM2B_ID_OBJECT and
     /// TPM2B_ENCRYPTED_SECRET, as the authenticator sends them.
     public func activate(credentialBlob: [UInt8], encryptedSecret: [UInt8]) throws(TPMError) -> [UInt8] {
-        guard credentialBlob.count <= 1024, encryptedSecret.count <= 1024 else { throw TPMError(.failed, "challenge too large") }
-        var blob = try TPMWire.decode(TPMWire.sized(credentialBlob), into: TPM2B_ID_OBJECT(), Tss2_MU_TPM2B_ID_OBJECT_Unmarshal)
-        var secret = try TPMWire.decode(TPMWire.sized(encryptedSecret), into: TPM2B_ENCRYPTED_SECRET(),
-                                        Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal)
-        let (ek, _) = try connection.createPrimary(ESYS_TR(ESYS_TR_RH_ENDORSEMENT), template: TPMTemplates.endorsementKey)
+        guard credentialBlob.count <= 1024, encryptedSecret.count <= 1024 else {
+            throw TPMError(.failed, "challenge too large")
+        }
+        var blob = try TPMWire.decode(
+            TPMWire.sized(credentialBlob), into: TPM2B_ID_OBJECT(), Tss2_MU_TPM2B_ID_OBJECT_Unmarshal)
+        var secret = try TPMWire.decode(
+            TPMWire.sized(encryptedSecret), into: TPM2B_ENCRYPTED_SECRET(),
+            Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal)
+        let (ek, _) = try connection.createPrimary(
+            ESYS_TR(ESYS_TR_RH_ENDORSEMENT), template: TPMTemplates.endorsementKey)
         defer { connection.flush(ek) }
         let session = try endorsementSession()
         defer { connection.flush(session) }
         var digest: UnsafeMutablePointer<TPM2B_DIGEST>?
         try connection.call("TPM2_ActivateCredential") {
-            Esys_ActivateCredential($0, ak, ek, ESYS_TR(ESYS_TR_PASSWORD), session, ESYS_TR(ESYS_TR_NONE),
-                                    &blob, &secret, &digest)
+            Esys_ActivateCredential(
+                $0, ak, ek, ESYS_TR(ESYS_TR_PASSWORD), session, ESYS_TR(ESYS_TR_NONE),
+                &blob, &secret, &digest)
         }
         defer { Esys_Free(digest) }
-        guard let digest, let content = TPMWire.unsized(try TPMWire.encode(digest.pointee, Tss2_MU_TPM2B_DIGEST_Marshal)) else {
+        guard let digest,
+            let content = TPMWire.unsized(try TPMWire.encode(digest.pointee, Tss2_MU_TPM2B_DIGEST_Marshal))
+        else {
             throw TPMError(.failed, "TPM2_ActivateCredential: no secret")
         }
         return content
@@ -109,19 +124,22 @@ public final class TPMAttestor {
     public func certify(_ key: TPMDeviceKey, nonce: [UInt8]) throws(TPMError) -> (attest: [UInt8], signature: [UInt8]) {
         guard nonce.count <= 64 else { throw TPMError(.failed, "nonce too large") }
         var data = try TPMWire.decode(TPMWire.sized(nonce), into: TPM2B_DATA(), Tss2_MU_TPM2B_DATA_Unmarshal)
-        var scheme = try TPMWire.decode(TPMWire.rsassaSHA256, into: TPMT_SIG_SCHEME(), Tss2_MU_TPMT_SIG_SCHEME_Unmarshal)
+        var scheme = try TPMWire.decode(
+            TPMWire.rsassaSHA256, into: TPMT_SIG_SCHEME(), Tss2_MU_TPMT_SIG_SCHEME_Unmarshal)
         var attest: UnsafeMutablePointer<TPM2B_ATTEST>?
         var signature: UnsafeMutablePointer<TPMT_SIGNATURE>?
         try connection.call("TPM2_Certify") {
-            Esys_Certify($0, key.handle, ak, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE),
-                         &data, &scheme, &attest, &signature)
+            Esys_Certify(
+                $0, key.handle, ak, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE),
+                &data, &scheme, &attest, &signature)
         }
         defer {
             Esys_Free(attest)
             Esys_Free(signature)
         }
         guard let attest, let signature,
-              let info = TPMWire.unsized(try TPMWire.encode(attest.pointee, Tss2_MU_TPM2B_ATTEST_Marshal)) else {
+            let info = TPMWire.unsized(try TPMWire.encode(attest.pointee, Tss2_MU_TPM2B_ATTEST_Marshal))
+        else {
             throw TPMError(.failed, "TPM2_Certify: no attestation")
         }
         return (info, try TPMWire.encode(signature.pointee, Tss2_MU_TPMT_SIGNATURE_Marshal))
@@ -132,14 +150,16 @@ public final class TPMAttestor {
         var symmetric = try TPMWire.decode([0x00, 0x10], into: TPMT_SYM_DEF(), Tss2_MU_TPMT_SYM_DEF_Unmarshal)
         var session = ESYS_TR(ESYS_TR_NONE)
         try connection.call("TPM2_StartAuthSession") {
-            Esys_StartAuthSession($0, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
-                                  ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), nil, TPM2_SE(TPM2_SE_POLICY), &symmetric,
-                                  TPMI_ALG_HASH(TPM2_ALG_SHA256), &session)
+            Esys_StartAuthSession(
+                $0, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+                ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), nil, TPM2_SE(TPM2_SE_POLICY), &symmetric,
+                TPMI_ALG_HASH(TPM2_ALG_SHA256), &session)
         }
         do {
             try connection.call("TPM2_PolicySecret") {
-                Esys_PolicySecret($0, ESYS_TR(ESYS_TR_RH_ENDORSEMENT), session, ESYS_TR(ESYS_TR_PASSWORD),
-                                  ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), nil, nil, nil, 0, nil, nil)
+                Esys_PolicySecret(
+                    $0, ESYS_TR(ESYS_TR_RH_ENDORSEMENT), session, ESYS_TR(ESYS_TR_PASSWORD),
+                    ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), nil, nil, nil, 0, nil, nil)
             }
         } catch {
             connection.flush(session)

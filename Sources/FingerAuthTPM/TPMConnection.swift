@@ -1,8 +1,9 @@
+import CTSS2
+import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CTSS2
-import FingerAuthCore
 
 /// An ESAPI context on one TPM, named by a TCTI string from root-owned configuration
 /// (`tpm_tcti`: `device:/dev/tpmrm0`, `swtpm:host=…,port=…`). Structures cross into ESAPI
@@ -23,7 +24,9 @@ public final class TPMConnection {
     /// command line's, so that no log file can be chosen by anyone else.
     public init(tcti name: String) throws(TPMError) {
         tctiName = name
-        guard Options.isValidTCTI(name) else { throw TPMError(.unreachable, "tpm_tcti '\(name)' is not a device:, swtpm: or mssim: TCTI") }
+        guard Options.isValidTCTI(name) else {
+            throw TPMError(.unreachable, "tpm_tcti '\(name)' is not a device:, swtpm: or mssim: TCTI")
+        }
         unsetenv("TSS2_LOGFILE")
         setenv("TSS2_LOG", "all+none", 1)
         var tctiContext: OpaquePointer?
@@ -81,8 +84,9 @@ public final class TPMConnection {
         var handle = ESYS_TR(ESYS_TR_NONE)
         var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
         try call("TPM2_CreatePrimary") {
-            Esys_CreatePrimary($0, hierarchy, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
-                               &sensitive, &inPublic, &outside, &pcrs, &handle, &outPublic, nil, nil, nil)
+            Esys_CreatePrimary(
+                $0, hierarchy, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+                &sensitive, &inPublic, &outside, &pcrs, &handle, &outPublic, nil, nil, nil)
         }
         defer { Esys_Free(outPublic) }
         guard let outPublic else {
@@ -106,16 +110,19 @@ public final class TPMConnection {
         var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
         var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
         try call("TPM2_Create") {
-            Esys_Create($0, parent, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
-                        &sensitive, &inPublic, &outside, &pcrs, &outPrivate, &outPublic, nil, nil, nil)
+            Esys_Create(
+                $0, parent, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+                &sensitive, &inPublic, &outside, &pcrs, &outPrivate, &outPublic, nil, nil, nil)
         }
         defer {
             Esys_Free(outPrivate)
             Esys_Free(outPublic)
         }
         guard let outPrivate, let outPublic else { throw TPMError(.failed, "TPM2_Create: no key returned") }
-        return (try TPMWire.encode(outPublic.pointee, Tss2_MU_TPM2B_PUBLIC_Marshal),
-                try TPMWire.encode(outPrivate.pointee, Tss2_MU_TPM2B_PRIVATE_Marshal))
+        return (
+            try TPMWire.encode(outPublic.pointee, Tss2_MU_TPM2B_PUBLIC_Marshal),
+            try TPMWire.encode(outPrivate.pointee, Tss2_MU_TPM2B_PRIVATE_Marshal)
+        )
     }
 
     /// TPM2_Load of a wrapped key under `parent`.
@@ -124,8 +131,9 @@ public final class TPMConnection {
         var inPrivate = try TPMWire.decode(privateArea, into: TPM2B_PRIVATE(), Tss2_MU_TPM2B_PRIVATE_Unmarshal)
         var handle = ESYS_TR(ESYS_TR_NONE)
         try call("TPM2_Load") {
-            Esys_Load($0, parent, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
-                      &inPrivate, &inPublic, &handle)
+            Esys_Load(
+                $0, parent, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+                &inPrivate, &inPublic, &handle)
         }
         return handle
     }
@@ -133,14 +141,17 @@ public final class TPMConnection {
     /// TPM2_Sign of a SHA-256 digest with RSASSA: the TPMT_SIGNATURE bytes.
     func signRSASSA(_ key: ESYS_TR, digest: [UInt8]) throws(TPMError) -> [UInt8] {
         var inDigest = try TPMWire.decode(TPMWire.sized(digest), into: TPM2B_DIGEST(), Tss2_MU_TPM2B_DIGEST_Unmarshal)
-        var scheme = try TPMWire.decode(TPMWire.rsassaSHA256, into: TPMT_SIG_SCHEME(), Tss2_MU_TPMT_SIG_SCHEME_Unmarshal)
+        var scheme = try TPMWire.decode(
+            TPMWire.rsassaSHA256, into: TPMT_SIG_SCHEME(), Tss2_MU_TPMT_SIG_SCHEME_Unmarshal)
         // A NULL-hierarchy ticket: allowed because the key is not restricted.
-        var ticket = try TPMWire.decode([0x80, 0x24, 0x40, 0x00, 0x00, 0x07, 0x00, 0x00], into: TPMT_TK_HASHCHECK(),
-                                        Tss2_MU_TPMT_TK_HASHCHECK_Unmarshal)
+        var ticket = try TPMWire.decode(
+            [0x80, 0x24, 0x40, 0x00, 0x00, 0x07, 0x00, 0x00], into: TPMT_TK_HASHCHECK(),
+            Tss2_MU_TPMT_TK_HASHCHECK_Unmarshal)
         var signature: UnsafeMutablePointer<TPMT_SIGNATURE>?
         try call("TPM2_Sign") {
-            Esys_Sign($0, key, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
-                      &inDigest, &scheme, &ticket, &signature)
+            Esys_Sign(
+                $0, key, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+                &inDigest, &scheme, &ticket, &signature)
         }
         defer { Esys_Free(signature) }
         guard let signature else { throw TPMError(.failed, "TPM2_Sign: no signature") }
@@ -152,8 +163,9 @@ public final class TPMConnection {
         var more: TPMI_YES_NO = 0
         var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
         try call("TPM2_GetCapability") {
-            Esys_GetCapability($0, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
-                               TPM2_CAP(TPM2_CAP_TPM_PROPERTIES), property, 1, &more, &data)
+            Esys_GetCapability(
+                $0, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
+                TPM2_CAP(TPM2_CAP_TPM_PROPERTIES), property, 1, &more, &data)
         }
         defer { Esys_Free(data) }
         guard let data else { return nil }

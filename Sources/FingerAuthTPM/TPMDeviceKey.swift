@@ -18,7 +18,8 @@ public final class TPMDeviceKey: HardwareKey {
 
     /// Makes a new key in the TPM; returns its key file (the key is not left loaded).
     public static func create(on connection: TPMConnection) throws(TPMError) -> TPMKeyFile {
-        let (primary, _) = try connection.createPrimary(ESYS_TR(ESYS_TR_RH_OWNER), template: TPMTemplates.storagePrimary)
+        let (primary, _) = try connection.createPrimary(
+            ESYS_TR(ESYS_TR_RH_OWNER), template: TPMTemplates.storagePrimary)
         defer { connection.flush(primary) }
         let made = try connection.create(parent: primary, template: TPMTemplates.signingKey(restricted: false))
         return TPMKeyFile(publicArea: made.publicArea, privateArea: made.privateArea)
@@ -37,7 +38,8 @@ public final class TPMDeviceKey: HardwareKey {
     /// TPM cannot unwrap it (cleared since, or another machine's TPM).
     public init(file: TPMKeyFile, connection: TPMConnection) throws(TPMError) {
         guard file.parent == TPMKeyFile.ownerParent else {
-            throw TPMError(.badKeyFile, "the key's parent 0x\(String(file.parent, radix: 16)) is not the owner hierarchy")
+            throw TPMError(
+                .badKeyFile, "the key's parent 0x\(String(file.parent, radix: 16)) is not the owner hierarchy")
         }
         guard file.emptyAuth else { throw TPMError(.badKeyFile, "keys with a password are not supported") }
         let publicKey = try TPMDeviceKey.publicKey(of: file)
@@ -45,7 +47,8 @@ public final class TPMDeviceKey: HardwareKey {
         self.publicKey = publicKey
         jwk = JWK(n: publicKey.modulus, e: publicKey.exponentBytes)
         self.connection = connection
-        let (primary, _) = try connection.createPrimary(ESYS_TR(ESYS_TR_RH_OWNER), template: TPMTemplates.storagePrimary)
+        let (primary, _) = try connection.createPrimary(
+            ESYS_TR(ESYS_TR_RH_OWNER), template: TPMTemplates.storagePrimary)
         defer { connection.flush(primary) }
         handle = try connection.load(parent: primary, publicArea: file.publicArea, privateArea: file.privateArea)
     }

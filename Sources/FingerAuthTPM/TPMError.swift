@@ -36,10 +36,10 @@ public struct TPMError: Error, CustomStringConvertible, Sendable, Equatable {
     /// (bit 7) with the error number in the low 6 bits, or warnings (0x900 range).
     static func classify(_ rc: TSS2_RC) -> Kind {
         let layer = rc >> 16
-        if layer == 10 || layer == 8 { return .unreachable }  // TCTI layer, resource manager TCTI
+        if layer == 10 || layer == 8 { return .unreachable } // TCTI layer, resource manager TCTI
         guard layer == 0 else { return .failed }
         let code = rc & 0xFFFF
-        if code & 0xFFF == 0x921 { return .lockout }  // TPM_RC_LOCKOUT
+        if code & 0xFFF == 0x921 { return .lockout } // TPM_RC_LOCKOUT
         if code & 0x80 != 0 {
             // TPM_RC_INTEGRITY (0x1F) on a parameter or handle: the parent could not unwrap
             // the private blob. TPM_RC_BINDING (0x25) is a public/private pair that do not
@@ -54,9 +54,12 @@ public struct TPMError: Error, CustomStringConvertible, Sendable, Equatable {
     public var advice: String {
         switch kind {
         case .unreachable: return "check that the TPM named by tpm_tcti is present (device:/dev/tpmrm0) and answers"
-        case .lockout: return "the TPM is in dictionary-attack lockout; wait for it to recover or reset it (tpm2_dictionarylockout --clear-lockout)"
+        case .lockout:
+            return
+                "the TPM is in dictionary-attack lockout; wait for it to recover or reset it (tpm2_dictionarylockout --clear-lockout)"
         case .foreignKey, .badKeyFile:
-            return "the TPM no longer holds this key (cleared, or another machine's TPM): run fingerauth key rotate --store tpm (it registers the new key), or key create --store tpm --force and register"
+            return
+                "the TPM no longer holds this key (cleared, or another machine's TPM): run fingerauth key rotate --store tpm (it registers the new key), or key create --store tpm --force and register"
         case .failed: return "see the TPM's error above"
         }
     }

@@ -14,11 +14,11 @@ enum TPMTemplates {
     static var storagePrimary: [UInt8] {
         let attributes = bound.union([.userWithAuth, .noDA, .restricted, .decrypt])
         var body = TPMWire.u16(ecc) + TPMWire.u16(sha256) + TPMWire.u32(attributes.rawValue) + TPMWire.sized([])
-        body += TPMWire.u16(aes) + TPMWire.u16(128) + TPMWire.u16(cfb)  // symmetric
-        body += TPMWire.u16(null)  // scheme
+        body += TPMWire.u16(aes) + TPMWire.u16(128) + TPMWire.u16(cfb) // symmetric
+        body += TPMWire.u16(null) // scheme
         body += TPMWire.u16(nistP256)
-        body += TPMWire.u16(null)  // kdf
-        body += TPMWire.sized([]) + TPMWire.sized([])  // unique x, y
+        body += TPMWire.u16(null) // kdf
+        body += TPMWire.sized([]) + TPMWire.sized([]) // unique x, y
         return TPMWire.sized(body)
     }
 
@@ -28,10 +28,10 @@ enum TPMTemplates {
         var attributes = bound.union([.userWithAuth, .sign])
         if restricted { attributes.insert(.restricted) }
         var body = TPMWire.u16(rsa) + TPMWire.u16(sha256) + TPMWire.u32(attributes.rawValue) + TPMWire.sized([])
-        body += TPMWire.u16(null)  // symmetric
-        body += TPMWire.u16(rsassa) + TPMWire.u16(sha256)  // scheme
-        body += TPMWire.u16(2048) + TPMWire.u32(0)  // keyBits, exponent (65537)
-        body += TPMWire.sized([])  // unique
+        body += TPMWire.u16(null) // symmetric
+        body += TPMWire.u16(rsassa) + TPMWire.u16(sha256) // scheme
+        body += TPMWire.u16(2048) + TPMWire.u32(0) // keyBits, exponent (65537)
+        body += TPMWire.sized([]) // unique
         return TPMWire.sized(body)
     }
 
@@ -44,7 +44,8 @@ enum TPMTemplates {
     /// The RSA-2048 EK of the TCG default template: the key in the EK certificate.
     static var endorsementKey: [UInt8] {
         let attributes = bound.union([.adminWithPolicy, .restricted, .decrypt])
-        var body = TPMWire.u16(rsa) + TPMWire.u16(sha256) + TPMWire.u32(attributes.rawValue) + TPMWire.sized(endorsementPolicy)
+        var body =
+            TPMWire.u16(rsa) + TPMWire.u16(sha256) + TPMWire.u32(attributes.rawValue) + TPMWire.sized(endorsementPolicy)
         body += TPMWire.u16(aes) + TPMWire.u16(128) + TPMWire.u16(cfb)
         body += TPMWire.u16(null)
         body += TPMWire.u16(2048) + TPMWire.u32(0)

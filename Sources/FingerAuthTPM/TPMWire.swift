@@ -3,7 +3,8 @@ import CTSS2
 /// TPM wire bytes in and out of libtss2's C structures (libtss2-mu), and the few byte
 /// helpers the TPM code needs.
 enum TPMWire {
-    typealias Unmarshal<T> = (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<T>?) -> TSS2_RC
+    typealias Unmarshal<T> = (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<T>?) ->
+        TSS2_RC
     typealias Marshal<T> = (UnsafePointer<T>?, UnsafeMutablePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?) -> TSS2_RC
 
     /// The structure in `bytes`, which must be used up exactly.

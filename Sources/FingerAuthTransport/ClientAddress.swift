@@ -1,4 +1,5 @@
 import FingerAuthDomain
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -74,7 +75,9 @@ public struct ClientAddress: Sendable {
     /// IPv4-mapped IPv6 as IPv4; other IPv6 cut to its /64.
     static func limitKey(_ bytes: [UInt8]) -> [UInt8] {
         guard bytes.count == 16 else { return bytes }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff { return Array(bytes[12...]) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
+            return Array(bytes[12...])
+        }
         return Array(bytes[0..<8]) + [UInt8](repeating: 0, count: 8)
     }
 
@@ -96,7 +99,9 @@ public struct ClientAddress: Sendable {
     static func text(_ bytes: [UInt8]) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         let family = bytes.count == 4 ? AF_INET : AF_INET6
-        let ok = bytes.withUnsafeBytes { raw in inet_ntop(family, raw.baseAddress, &buffer, socklen_t(buffer.count)) != nil }
+        let ok = bytes.withUnsafeBytes { raw in
+            inet_ntop(family, raw.baseAddress, &buffer, socklen_t(buffer.count)) != nil
+        }
         return ok ? String(cString: buffer) : "-"
     }
 

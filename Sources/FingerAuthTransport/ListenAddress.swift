@@ -31,7 +31,8 @@ public struct ListenAddress: Sendable, Equatable {
             family = .ipv4
         }
         guard !portPart.isEmpty, portPart.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              portPart.count <= 5, let port = UInt16(portPart) else { return nil }
+            portPart.count <= 5, let port = UInt16(portPart)
+        else { return nil }
         self.host = String(hostPart)
         self.port = port
         guard withSocketAddress({ _, _ in true }) == true else { return nil }
@@ -66,7 +67,9 @@ public struct ListenAddress: Sendable, Equatable {
             sa.sin_port = port.bigEndian
             guard inet_pton(AF_INET, host, &sa.sin_addr) == 1 else { return nil }
             return withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         case .ipv6:
             var sa = sockaddr_in6()
@@ -74,7 +77,9 @@ public struct ListenAddress: Sendable, Equatable {
             sa.sin6_port = port.bigEndian
             guard inet_pton(AF_INET6, host, &sa.sin6_addr) == 1 else { return nil }
             return withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         }
     }

@@ -1,4 +1,5 @@
 import FingerAuthDomain
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,8 +15,10 @@ public final class TLSMaterial {
     /// Reads both files; refuses links, non-regular files, oversized files and a key that
     /// is not owned by the effective user or is open to group/others.
     public init(certificatePath: String, keyPath: String) throws(SafeFileError) {
-        certificatePEM = try SafeFile.read(certificatePath, rule: FileRule(owner: nil, forbiddenBits: 0o022, maxBytes: 256 * 1024))
-        keyPEM = try SafeFile.read(keyPath, rule: FileRule(owner: UInt32(geteuid()), forbiddenBits: 0o077, maxBytes: 64 * 1024))
+        certificatePEM = try SafeFile.read(
+            certificatePath, rule: FileRule(owner: nil, forbiddenBits: 0o022, maxBytes: 256 * 1024))
+        keyPEM = try SafeFile.read(
+            keyPath, rule: FileRule(owner: UInt32(geteuid()), forbiddenBits: 0o077, maxBytes: 64 * 1024))
     }
 
     deinit {

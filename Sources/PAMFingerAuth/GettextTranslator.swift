@@ -1,5 +1,6 @@
 import CSystem
 import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +26,8 @@ struct GettextTranslator: Translator {
             }
         }
         guard let chosen, GettextTranslator.isPlainLocaleName(chosen), chosen != "C", chosen != "POSIX",
-              !chosen.hasPrefix("C."), !chosen.hasPrefix("POSIX.") else { return nil }
+            !chosen.hasPrefix("C."), !chosen.hasPrefix("POSIX.")
+        else { return nil }
         self.locale = chosen
         self.directory = directory
     }

@@ -1,6 +1,7 @@
 import CPAM
 import CSystem
 import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif

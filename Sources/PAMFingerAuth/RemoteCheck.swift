@@ -1,6 +1,7 @@
 import CPAM
 import FingerAuthCore
 import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,13 +34,16 @@ func remoteReason(_ handle: PAMHandle, options: Options, user: String, trace: @e
 /// audit session id, so that a `sudo` run inside it later is known to be remote whatever
 /// its environment says. Never fails the session: `PAM_IGNORE` when there is nothing to do.
 @_cdecl("pam_sm_open_session")
-public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+public func pam_sm_open_session(
+    _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+    _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
     guard let pamh else { return PAMCode.ignore.rawValue }
     let handle = PAMHandle(raw: pamh)
     guard let host = handle.stringItem(PAM_RHOST), !host.isEmpty else { return PAMCode.ignore.rawValue }
     guard let arguments = moduleArguments(argc, argv),
-          let options = try? OptionsLoader.load(arguments: arguments, requireURL: false, readFile: ConfigurationFile.read) else {
+        let options = try? OptionsLoader.load(arguments: arguments, requireURL: false, readFile: ConfigurationFile.read)
+    else {
         handle.syslog(LOG_ERR, "session: configuration error; remote session not recorded")
         return PAMCode.ignore.rawValue
     }
@@ -55,8 +59,10 @@ public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
 
 /// The record outlives the session on purpose (see `RemoteSession.record`).
 @_cdecl("pam_sm_close_session")
-public func pam_sm_close_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                                 _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+public func pam_sm_close_session(
+    _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+    _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
     PAMCode.ignore.rawValue
 }
 

@@ -1,5 +1,6 @@
 import CPAM
 import FingerAuthCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,12 +19,15 @@ import Glibc
 /// Screen lockers never get here: they run as the user and take the agent's path.
 enum SessionTerminal {
     static func find(_ handle: PAMHandle) -> TerminalTarget? {
-        guard let item = handle.stringItem(PAM_TTY), let path = TerminalTarget.devicePath(fromPAMTTY: item) else { return nil }
+        guard let item = handle.stringItem(PAM_TTY), let path = TerminalTarget.devicePath(fromPAMTTY: item) else {
+            return nil
+        }
         guard isatty(STDIN_FILENO) == 1 else { return nil }
         var input = stat()
         var named = stat()
         guard fstat(STDIN_FILENO, &input) == 0, stat(path, &named) == 0 else { return nil }
-        guard input.st_mode & S_IFMT == S_IFCHR, named.st_mode & S_IFMT == S_IFCHR, input.st_rdev == named.st_rdev else { return nil }
+        guard input.st_mode & S_IFMT == S_IFCHR, named.st_mode & S_IFMT == S_IFCHR, input.st_rdev == named.st_rdev
+        else { return nil }
         let terminalSession = tcgetsid(STDIN_FILENO)
         guard terminalSession > 0, terminalSession == getsid(0) else { return nil }
         return TerminalTarget(path: path, device: UInt64(input.st_rdev))

@@ -1,12 +1,13 @@
-import XCTest
 import FingerAuthCore
+import XCTest
 
 /// The one command-line parser of every FingerAuth program: the same refusal, in the same
 /// words, for the same mistake (`fingerauth`, `fingerauthd`, `fingerauth-agent` and the
 /// login helper add only their own prefix and usage).
 final class CommandArgumentsTests: XCTestCase {
     private func parse(_ words: [String], maxPositional: Int = 0) throws(UsageError) -> CommandArguments {
-        try CommandArguments(words, valued: ["user", "config"], switches: ["json", "all"], maxPositional: maxPositional)
+        try CommandArguments(
+            words, valued: ["user", "config"], switches: ["json", "all"], maxPositional: maxPositional)
     }
 
     private func refusal(_ words: [String], maxPositional: Int = 0) -> UsageError? {
@@ -33,7 +34,10 @@ final class CommandArgumentsTests: XCTestCase {
 
     /// A repeated option is refused, however it is spelled, and so is a repeated switch.
     func testARepeatedOptionIsRefused() {
-        for words in [["--user", "alice", "--user", "bob"], ["--user=alice", "--user", "bob"], ["--user", "alice", "--user=alice"]] {
+        for words in [
+            ["--user", "alice", "--user", "bob"], ["--user=alice", "--user", "bob"],
+            ["--user", "alice", "--user=alice"],
+        ] {
             XCTAssertEqual(refusal(words)?.cause, .repeatedOption, "\(words)")
             XCTAssertEqual(refusal(words)?.message, "--user given twice; give it once", "\(words)")
         }
@@ -68,7 +72,8 @@ final class CommandArgumentsTests: XCTestCase {
     func testWordsInMessagesAreCleaned() {
         XCTAssertEqual(refusal(["--\u{1b}[31mred"])?.message, "unknown option --?[31mred")
         XCTAssertEqual(refusal(["caf\u{e9}\n"])?.message, "unexpected argument 'caf??'")
-        XCTAssertEqual(refusal(["--" + String(repeating: "x", count: 500)])?.message.count, "unknown option ".count + 64)
+        XCTAssertEqual(
+            refusal(["--" + String(repeating: "x", count: 500)])?.message.count, "unknown option ".count + 64)
         XCTAssertEqual(UsageError.unknownCommand("keys fr\u{7}ob").message, "unknown command 'keys fr?ob'")
         // A combining mark after the dashes is part of no known name.
         XCTAssertEqual(refusal(["--\u{301}user", "alice"])?.cause, .unknownOption)
@@ -86,8 +91,9 @@ final class CommandArgumentsTests: XCTestCase {
         let error = refusal(["--user", "a", "--user", "b"])?.within("keys list")
         XCTAssertEqual(error?.message, "keys list: --user given twice; give it once")
         XCTAssertEqual(error?.cause, .repeatedOption)
-        XCTAssertEqual(refusal(["--x"])?.adding("see 'fingerauthd keys list --help'").message,
-                       "unknown option --x; see 'fingerauthd keys list --help'")
+        XCTAssertEqual(
+            refusal(["--x"])?.adding("see 'fingerauthd keys list --help'").message,
+            "unknown option --x; see 'fingerauthd keys list --help'")
         XCTAssertEqual(UsageError(message: "--since takes seconds").cause, .invalid)
     }
 

@@ -34,12 +34,24 @@ final class RecordingConversation: Conversation {
     var infos: [String] = []
     var errors: [String] = []
     var failing = false
-    func info(_ text: String) -> Bool { infos.append(text); return !failing }
-    func error(_ text: String) -> Bool { errors.append(text); return !failing }
+    func info(_ text: String) -> Bool {
+        infos.append(text)
+        return !failing
+    }
+    func error(_ text: String) -> Bool {
+        errors.append(text)
+        return !failing
+    }
 }
 
-struct FixedRandom: RandomSource { var fails = false; func bytes(_ n: Int) -> [UInt8]? { fails ? nil : [UInt8](repeating: 7, count: n) } }
-struct KnownUsers: UserDatabase { var names: Set<String> = ["alice"]; func exists(_ u: String) -> Bool { names.contains(u) } }
+struct FixedRandom: RandomSource {
+    var fails = false
+    func bytes(_ n: Int) -> [UInt8]? { fails ? nil : [UInt8](repeating: 7, count: n) }
+}
+struct KnownUsers: UserDatabase {
+    var names: Set<String> = ["alice"]
+    func exists(_ u: String) -> Bool { names.contains(u) }
+}
 
 func testOptions() -> Options {
     var o = Options()

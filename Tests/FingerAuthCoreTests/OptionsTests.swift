@@ -1,5 +1,5 @@
-import XCTest
 import FingerAuthCore
+import XCTest
 
 final class OptionsTests: XCTestCase {
     func load(_ args: [String], file: String? = nil) throws -> Options {
@@ -16,7 +16,9 @@ final class OptionsTests: XCTestCase {
             XCTAssertNoThrow(try options.set("tpm_tcti", good, source: "t"), good)
         }
         // Only the three TCTIs: the loader would dlopen any other name (libtss2-tcti-NAME.so).
-        for bad in ["", "device:", "libtpms", "cmd:/bin/sh -c id", "swtpm:host=a b", "/tmp/libevil.so", "device:/dev/tpm\u{7f}"] {
+        for bad in [
+            "", "device:", "libtpms", "cmd:/bin/sh -c id", "swtpm:host=a b", "/tmp/libevil.so", "device:/dev/tpm\u{7f}",
+        ] {
             XCTAssertThrowsError(try options.set("tpm_tcti", bad, source: "t"), bad)
         }
         options.url = try AuthenticatorURL.parse("https://auth.example/v1/login").get()
@@ -28,7 +30,8 @@ final class OptionsTests: XCTestCase {
     }
 
     func testArgumentsOverrideTheFile() throws {
-        let o = try load(["timeout=4", "debug"], file: "url = https://a.example/v1/login\ntimeout = 9\n# c\n\nmax_tries=2\n")
+        let o = try load(
+            ["timeout=4", "debug"], file: "url = https://a.example/v1/login\ntimeout = 9\n# c\n\nmax_tries=2\n")
         XCTAssertEqual(o.timeoutSeconds, 4)
         XCTAssertEqual(o.maxTries, 2)
         XCTAssertTrue(o.debug)
@@ -40,10 +43,18 @@ final class OptionsTests: XCTestCase {
             XCTAssertEqual((error as? ConfigError)?.key, "bogus")
             XCTAssertEqual((error as? ConfigError)?.source, "/etc/security/fingerauth.conf:2")
         }
-        XCTAssertThrowsError(try load(["url=https://a.example/", "timeout=0"])) { XCTAssertEqual(($0 as? ConfigError)?.key, "timeout") }
-        XCTAssertThrowsError(try load(["url=https://a.example/", "ttl=301"])) { XCTAssertEqual(($0 as? ConfigError)?.key, "ttl") }
-        XCTAssertThrowsError(try load(["url=https://a.example/", "claim.sub=x"])) { XCTAssertEqual(($0 as? ConfigError)?.key, "claim.sub") }
-        XCTAssertThrowsError(try load(["url=https://a.example/", "state_dir=relative"])) { XCTAssertEqual(($0 as? ConfigError)?.key, "state_dir") }
+        XCTAssertThrowsError(try load(["url=https://a.example/", "timeout=0"])) {
+            XCTAssertEqual(($0 as? ConfigError)?.key, "timeout")
+        }
+        XCTAssertThrowsError(try load(["url=https://a.example/", "ttl=301"])) {
+            XCTAssertEqual(($0 as? ConfigError)?.key, "ttl")
+        }
+        XCTAssertThrowsError(try load(["url=https://a.example/", "claim.sub=x"])) {
+            XCTAssertEqual(($0 as? ConfigError)?.key, "claim.sub")
+        }
+        XCTAssertThrowsError(try load(["url=https://a.example/", "state_dir=relative"])) {
+            XCTAssertEqual(($0 as? ConfigError)?.key, "state_dir")
+        }
         XCTAssertThrowsError(try load([])) { XCTAssertEqual(($0 as? ConfigError)?.key, "url") }
     }
 
@@ -65,8 +76,10 @@ final class OptionsTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("below 800"), "\(error)")
         }
         XCTAssertThrowsError(try allowed.validated(source: "t", unprivilegedPortStart: 0))
-        XCTAssertThrowsError(try LoginJob.parse("user=alice\nservice=sudo\njti=AAAAAAAAAAAAAAAAAAAAAA\nissuer=h\n"
-                                                + "url=http://127.0.0.1:800/v1/login\nallow_http=yes\n", unprivilegedPortStart: 80))
+        XCTAssertThrowsError(
+            try LoginJob.parse(
+                "user=alice\nservice=sudo\njti=AAAAAAAAAAAAAAAAAAAAAA\nissuer=h\n"
+                    + "url=http://127.0.0.1:800/v1/login\nallow_http=yes\n", unprivilegedPortStart: 80))
     }
 
     func testNamedConfFileMustExist() {
@@ -82,15 +95,20 @@ final class OptionsTests: XCTestCase {
             XCTAssertFalse(UserName.isValid(bad), bad)
         }
         // One person, one name: what Debian's adduser would not make is not a second alice.
-        let problems = ["Carol": "upper-case letters", "carol.": "ends with '.'", ".carol": "must start with a lower-case letter or '_'",
-                        "ca..rol": "'..' inside", String(repeating: "c", count: 33): "longer than 32 bytes",
-                        "\u{212A}ate": "characters other than a-z, 0-9, '_', '-' and '.'", "": "empty"]
+        let problems = [
+            "Carol": "upper-case letters", "carol.": "ends with '.'",
+            ".carol": "must start with a lower-case letter or '_'",
+            "ca..rol": "'..' inside", String(repeating: "c", count: 33): "longer than 32 bytes",
+            "\u{212A}ate": "characters other than a-z, 0-9, '_', '-' and '.'", "": "empty",
+        ]
         for (name, problem) in problems { XCTAssertEqual(UserName.problem(name), problem, name) }
     }
 
     func testServiceAndClaimNamesAreWordsNotUserNames() {
         for ok in ["sudo", "gdm-password", "polkit-1", "Login", "a.b"] { XCTAssertTrue(PortableWord.isValid(ok), ok) }
-        for bad in ["", ".", "..", "-x", "a b", "a/b", String(repeating: "s", count: 33)] { XCTAssertFalse(PortableWord.isValid(bad), bad) }
+        for bad in ["", ".", "..", "-x", "a b", "a/b", String(repeating: "s", count: 33)] {
+            XCTAssertFalse(PortableWord.isValid(bad), bad)
+        }
     }
 }
 
@@ -98,11 +116,13 @@ final class OptionsTests: XCTestCase {
 final class ConfigLinesTests: XCTestCase {
     func testEntriesWithTheirPlace() throws {
         let text = "# comment\n\n  url = https://a.example/v1/login \r\n\tdebug=yes\nempty =\n"
-        XCTAssertEqual(try ConfigLines.parse(text, name: "/etc/f.conf"), [
-            ConfigLine(key: "url", value: "https://a.example/v1/login", source: "/etc/f.conf:3"),
-            ConfigLine(key: "debug", value: "yes", source: "/etc/f.conf:4"),
-            ConfigLine(key: "empty", value: "", source: "/etc/f.conf:5"),
-        ])
+        XCTAssertEqual(
+            try ConfigLines.parse(text, name: "/etc/f.conf"),
+            [
+                ConfigLine(key: "url", value: "https://a.example/v1/login", source: "/etc/f.conf:3"),
+                ConfigLine(key: "debug", value: "yes", source: "/etc/f.conf:4"),
+                ConfigLine(key: "empty", value: "", source: "/etc/f.conf:5"),
+            ])
     }
 
     func testALineWithoutKeyOrEqualsNamesItsPlace() {

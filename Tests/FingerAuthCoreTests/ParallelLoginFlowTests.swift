@@ -1,5 +1,5 @@
-import XCTest
 import FingerAuthCore
+import XCTest
 
 /// A helper started "in the background": its verdict is fixed, made from the job.
 final class ScriptedBackground: BackgroundLoginHelper {
@@ -30,24 +30,34 @@ final class ScriptedSecret: SecretAnswer {
     var handedOn = false
     init(_ text: String) { self.text = text }
     var isEmpty: Bool { text.isEmpty }
-    func handToNextModule() -> Bool { handedOn = true; return true }
+    func handToNextModule() -> Bool {
+        handedOn = true
+        return true
+    }
 }
 
 final class ScriptedPrompt: SecretPrompt {
     var answer: ScriptedSecret?
     var asked: [String] = []
     init(_ answer: ScriptedSecret?) { self.answer = answer }
-    func askSecret(_ text: String) -> SecretAnswer? { asked.append(text); return answer }
+    func askSecret(_ text: String) -> SecretAnswer? {
+        asked.append(text)
+        return answer
+    }
 }
 
 final class ParallelLoginFlowTests: XCTestCase {
     let terminal = TerminalTarget(path: "/dev/pts/7", device: 34823)
 
-    func run(_ verdict: @escaping (LoginJob) -> HelperOutcome?, answer: ScriptedSecret?,
-             talk: RecordingConversation = RecordingConversation(), store: EnrollmentStore = FakeStore())
-        -> (LoginOutcome, ScriptedBackground, ScriptedPrompt) {
-        let login = LoginFlow(helper: ScriptedHelper.accepting(), store: store, conversation: talk, random: FixedRandom(),
-                              users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
+    func run(
+        _ verdict: @escaping (LoginJob) -> HelperOutcome?, answer: ScriptedSecret?,
+        talk: RecordingConversation = RecordingConversation(), store: EnrollmentStore = FakeStore()
+    )
+        -> (LoginOutcome, ScriptedBackground, ScriptedPrompt)
+    {
+        let login = LoginFlow(
+            helper: ScriptedHelper.accepting(), store: store, conversation: talk, random: FixedRandom(),
+            users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
         let helper = ScriptedBackground(verdict: verdict)
         let prompt = ScriptedPrompt(answer)
         let flow = ParallelLoginFlow(login: login, helper: helper, prompt: prompt, terminal: terminal)
@@ -56,7 +66,8 @@ final class ParallelLoginFlowTests: XCTestCase {
 
     func testFingerWinsSucceedsAndTheTypedTextIsNeitherUsedNorHandedOn() {
         let secret = ScriptedSecret("half-typ")
-        let (outcome, helper, prompt) = run({ .accepted(jti: $0.jti, kid: "k", finger: "right-index-finger") }, answer: secret)
+        let (outcome, helper, prompt) = run(
+            { .accepted(jti: $0.jti, kid: "k", finger: "right-index-finger") }, answer: secret)
         XCTAssertEqual(outcome.code, .success)
         XCTAssertFalse(secret.handedOn)
         XCTAssertEqual(prompt.asked, ["Password or place your finger: "])
@@ -66,7 +77,8 @@ final class ParallelLoginFlowTests: XCTestCase {
     }
 
     func testAcceptanceOfAnotherTokenIsNotASuccess() {
-        let (outcome, _, _) = run({ _ in .accepted(jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f") }, answer: ScriptedSecret(""))
+        let (outcome, _, _) = run(
+            { _ in .accepted(jti: "AAAAAAAAAAAAAAAAAAAAAA", kid: "k", finger: "f") }, answer: ScriptedSecret(""))
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
     }
 
@@ -98,7 +110,8 @@ final class ParallelLoginFlowTests: XCTestCase {
 
     func testARefusalIsNeverASuccess() {
         let secret = ScriptedSecret("")
-        let (outcome, _, _) = run({ .refused(jti: $0.jti, kid: "k", finger: "f", code: .invalidToken, reason: "401") }, answer: secret)
+        let (outcome, _, _) = run(
+            { .refused(jti: $0.jti, kid: "k", finger: "f", code: .invalidToken, reason: "401") }, answer: secret)
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
     }
 
@@ -109,7 +122,8 @@ final class ParallelLoginFlowTests: XCTestCase {
     }
 
     func testNotEnrolledAsksNothing() {
-        let (outcome, helper, prompt) = run({ _ in nil }, answer: ScriptedSecret("x"), store: FakeStore(state: .notEnrolled))
+        let (outcome, helper, prompt) = run(
+            { _ in nil }, answer: ScriptedSecret("x"), store: FakeStore(state: .notEnrolled))
         XCTAssertEqual(outcome.code, .ignore)
         XCTAssertEqual(prompt.asked, [])
         XCTAssertEqual(helper.jobs, [])
@@ -117,8 +131,9 @@ final class ParallelLoginFlowTests: XCTestCase {
 
     func testAHelperThatCannotStartAsksNothingAndFallsThrough() {
         let talk = RecordingConversation()
-        let login = LoginFlow(helper: ScriptedHelper.accepting(), store: FakeStore(), conversation: talk, random: FixedRandom(),
-                              users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
+        let login = LoginFlow(
+            helper: ScriptedHelper.accepting(), store: FakeStore(), conversation: talk, random: FixedRandom(),
+            users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
         let helper = ScriptedBackground(verdict: { _ in nil })
         helper.startFailure = .unavailable("login helper not found")
         let prompt = ScriptedPrompt(ScriptedSecret("x"))
@@ -140,8 +155,9 @@ final class ParallelLoginFlowTests: XCTestCase {
         for bad in [":0", "ssh", "/dev/pts/../sda", "/dev/ptmx", "/etc/passwd", "pts/", "/dev/pts/1x", "tty"] {
             XCTAssertNil(TerminalTarget.devicePath(fromPAMTTY: bad), bad)
         }
-        let job = LoginJob(user: "alice", service: "sudo", jti: Base64URL.encode([UInt8](repeating: 1, count: 16)),
-                           issuer: "h", options: testOptions(), terminal: terminal)
+        let job = LoginJob(
+            user: "alice", service: "sudo", jti: Base64URL.encode([UInt8](repeating: 1, count: 16)),
+            issuer: "h", options: testOptions(), terminal: terminal)
         XCTAssertEqual(try LoginJob.parse(job.text).terminal, terminal)
         XCTAssertThrowsError(try LoginJob.parse(job.text.replacingTerminal("terminal=/etc/shadow")))
         XCTAssertThrowsError(try LoginJob.parse(job.text.replacingTerminal("")))
@@ -151,7 +167,8 @@ final class ParallelLoginFlowTests: XCTestCase {
 private extension String {
     /// The request with its `terminal=` line replaced by `line` (removed when empty).
     func replacingTerminal(_ line: String) -> String {
-        split(separator: "\n").map { $0.hasPrefix("terminal=") ? line : String($0) }.filter { !$0.isEmpty }.joined(separator: "\n") + "\n"
+        split(separator: "\n").map { $0.hasPrefix("terminal=") ? line : String($0) }.filter { !$0.isEmpty }.joined(
+            separator: "\n") + "\n"
     }
 }
 
@@ -165,17 +182,22 @@ struct GermanTexts: Translator {
 final class PromptTextsTests: XCTestCase {
     func testTheAdminsWordsThenTheTranslationThenEnglish() throws {
         var o = testOptions()
-        XCTAssertEqual(PromptTexts(options: o, service: "sudo", translator: GermanTexts()).text(.placeFinger),
-                       "Legen Sie Ihren Finger auf den Fingerabdruckleser")
-        XCTAssertEqual(PromptTexts(options: o, service: "sudo", translator: Untranslated()).text(.noMatch, left: 2),
-                       "No match, try again (2 left)")
+        XCTAssertEqual(
+            PromptTexts(options: o, service: "sudo", translator: GermanTexts()).text(.placeFinger),
+            "Legen Sie Ihren Finger auf den Fingerabdruckleser")
+        XCTAssertEqual(
+            PromptTexts(options: o, service: "sudo", translator: Untranslated()).text(.noMatch, left: 2),
+            "No match, try again (2 left)")
         try o.set("text.place_finger", "Place your finger to authorize {service}", source: "t")
-        XCTAssertEqual(PromptTexts(options: o, service: "sudo", translator: GermanTexts()).text(.placeFinger),
-                       "Place your finger to authorize sudo")
+        XCTAssertEqual(
+            PromptTexts(options: o, service: "sudo", translator: GermanTexts()).text(.placeFinger),
+            "Place your finger to authorize sudo")
         try o.set("text.place_finger.login", "Finger, please", source: "t")
-        XCTAssertEqual(PromptTexts(options: o, service: "login", translator: GermanTexts()).text(.placeFinger), "Finger, please")
-        XCTAssertEqual(PromptTexts(options: o, service: "su", translator: GermanTexts()).text(.placeFinger),
-                       "Place your finger to authorize su")
+        XCTAssertEqual(
+            PromptTexts(options: o, service: "login", translator: GermanTexts()).text(.placeFinger), "Finger, please")
+        XCTAssertEqual(
+            PromptTexts(options: o, service: "su", translator: GermanTexts()).text(.placeFinger),
+            "Place your finger to authorize su")
         XCTAssertThrowsError(try o.set("text.bogus", "x", source: "t"))
         XCTAssertThrowsError(try o.set("text.place_finger.a b", "x", source: "t"))
         XCTAssertThrowsError(try o.set("text.place_finger", "", source: "t"))
@@ -185,11 +207,14 @@ final class PromptTextsTests: XCTestCase {
         var o = testOptions()
         try o.set("text.too_many_tries.sudo", "Too many, {service}", source: "t")
         let talk = RecordingConversation()
-        var flow = LoginFlow(helper: ScriptedHelper([.ready(reader: "v"), .noMatch(triesLeft: 1)], fixed: .tooManyTries), store: FakeStore(),
-                             conversation: talk, random: FixedRandom(), users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
+        var flow = LoginFlow(
+            helper: ScriptedHelper([.ready(reader: "v"), .noMatch(triesLeft: 1)], fixed: .tooManyTries),
+            store: FakeStore(),
+            conversation: talk, random: FixedRandom(), users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
         flow.translator = GermanTexts()
         _ = flow.authenticate(LoginRequest(user: "alice", service: "sudo"), options: o)
-        XCTAssertEqual(talk.infos, ["Legen Sie Ihren Finger auf den Fingerabdruckleser", "No match, try again (1 left)"])
+        XCTAssertEqual(
+            talk.infos, ["Legen Sie Ihren Finger auf den Fingerabdruckleser", "No match, try again (1 left)"])
         XCTAssertEqual(talk.errors, ["Too many, sudo"])
     }
 }

@@ -1,5 +1,5 @@
-import XCTest
 import FingerAuthCore
+import XCTest
 
 final class JSONParserTests: XCTestCase {
     func testParsesNestedValues() throws {
@@ -9,7 +9,10 @@ final class JSONParserTests: XCTestCase {
     }
 
     func testRefusesWhatIsNotStrictJSON() {
-        for text in ["", "{", "{\"a\":1,}", "[01]", "{\"a\":1}x", "'a'", "{\"a\":1,\"a\":2}", "\"\\ud800\"", "[1.]", "\"\u{01}\"", "nul"] {
+        for text in [
+            "", "{", "{\"a\":1,}", "[01]", "{\"a\":1}x", "'a'", "{\"a\":1,\"a\":2}", "\"\\ud800\"", "[1.]",
+            "\"\u{01}\"", "nul",
+        ] {
             XCTAssertThrowsError(try JSONParser().parse(text), text)
         }
     }
@@ -17,8 +20,10 @@ final class JSONParserTests: XCTestCase {
     func testStringsWithAndWithoutEscapesAreStrictUTF8() throws {
         XCTAssertEqual(try JSONParser().parse(Array("\"plain caf\u{e9}\"".utf8)), .string("plain caf\u{e9}"))
         XCTAssertEqual(try JSONParser().parse(Array(#""a\"b""#.utf8)), .string("a\"b"))
-        for bytes: [UInt8] in [[0x22, 0xff, 0x22], [0x22, 0xc3, 0x22], [0x22, 0x61, 0x0a, 0x22], [0x22, 0x61, 0x5c, 0x22],
-                               [0x22, 0x61, 0x62], [0x22, 0xed, 0xa0, 0x80, 0x22]] {
+        for bytes: [UInt8] in [
+            [0x22, 0xff, 0x22], [0x22, 0xc3, 0x22], [0x22, 0x61, 0x0a, 0x22], [0x22, 0x61, 0x5c, 0x22],
+            [0x22, 0x61, 0x62], [0x22, 0xed, 0xa0, 0x80, 0x22],
+        ] {
             XCTAssertThrowsError(try JSONParser().parse(bytes), "\(bytes)")
         }
         // All-ASCII runs (a JWT's whole text) take a path of their own: DEL and every
@@ -26,8 +31,9 @@ final class JSONParserTests: XCTestCase {
         // sends it through the strict check again.
         let ascii = (0x20...0x7f).filter { $0 != 0x22 && $0 != 0x5c }.map(UInt8.init)
         XCTAssertEqual(try JSONParser().parse([0x22] + ascii + [0x22]), .string(String(decoding: ascii, as: UTF8.self)))
-        XCTAssertEqual(try JSONParser().parse(Array(#"{"jwt":"eyJhbGciOiJSUzI1NiJ9.e30.c2ln"}"#.utf8))["jwt"],
-                       .string("eyJhbGciOiJSUzI1NiJ9.e30.c2ln"))
+        XCTAssertEqual(
+            try JSONParser().parse(Array(#"{"jwt":"eyJhbGciOiJSUzI1NiJ9.e30.c2ln"}"#.utf8))["jwt"],
+            .string("eyJhbGciOiJSUzI1NiJ9.e30.c2ln"))
         XCTAssertThrowsError(try JSONParser().parse([0x22] + ascii + [0xc3, 0x28] + ascii + [0x22]))
         XCTAssertThrowsError(try JSONParser().parse([0x22, 0x61, 0x80, 0x22]))
         let text = "\"\u{7f}\\\n\u{1}\u{e9}\u{1f600}\""
@@ -40,7 +46,9 @@ final class JSONParserTests: XCTestCase {
     }
 
     func testEncodingRoundTrips() throws {
-        let v: JSONValue = .object([("s", .string("q\"\\\u{01}é")), ("n", .integer(-42)), ("a", .array([.bool(false)]))])
+        let v: JSONValue = .object([
+            ("s", .string("q\"\\\u{01}é")), ("n", .integer(-42)), ("a", .array([.bool(false)])),
+        ])
         XCTAssertEqual(try JSONParser().parse(JSONEncoding.encode(v)), v)
         XCTAssertEqual(JSONEncoding.encode(v), #"{"s":"q\"\\\u0001é","n":-42,"a":[false]}"#)
     }
@@ -59,7 +67,9 @@ final class JSONParserTests: XCTestCase {
 
 final class Base64URLTests: XCTestCase {
     func testRFC4648Vectors() {
-        let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"]
+        let vectors = [
+            "": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy",
+        ]
         for (plain, encoded) in vectors {
             XCTAssertEqual(Base64URL.encode(plain), encoded)
             XCTAssertEqual(Base64URL.decode(encoded), Array(plain.utf8))
@@ -90,12 +100,17 @@ final class Base64URLTests: XCTestCase {
 final class CompactJWTTests: XCTestCase {
     func testNeedsExactlyThreeSegments() {
         XCTAssertThrowsError(try CompactJWT(parsing: "a.b")) { XCTAssertEqual($0 as? JWTFormatError, .segmentCount) }
-        XCTAssertThrowsError(try CompactJWT(parsing: "a.b.c.d")) { XCTAssertEqual($0 as? JWTFormatError, .segmentCount) }
-        XCTAssertThrowsError(try CompactJWT(parsing: String(repeating: "a", count: 9000))) { XCTAssertEqual($0 as? JWTFormatError, .tooLarge) }
+        XCTAssertThrowsError(try CompactJWT(parsing: "a.b.c.d")) {
+            XCTAssertEqual($0 as? JWTFormatError, .segmentCount)
+        }
+        XCTAssertThrowsError(try CompactJWT(parsing: String(repeating: "a", count: 9000))) {
+            XCTAssertEqual($0 as? JWTFormatError, .tooLarge)
+        }
     }
 
     func testSplitsAndDecodes() throws {
-        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: "k"), claims: .object([("sub", .string("a"))]))
+        let input = CompactJWT.signingInput(
+            header: LoginClaims.header(kid: "k"), claims: .object([("sub", .string("a"))]))
         let token = CompactJWT.serialize(signingInput: input, signature: [1, 2])
         let jwt = try CompactJWT(parsing: token)
         XCTAssertEqual(jwt.header["alg"], .string("RS256"))
@@ -112,18 +127,23 @@ final class CompactJWTTests: XCTestCase {
 
 final class HelperMessageTests: XCTestCase {
     func testRoundTrip() {
-        let messages: [HelperMessage] = [.ready(reader: "Virtual device"), .retry(hint: "Center your finger"),
-                                       .noMatch(triesLeft: 2), .match(finger: "right-index-finger"),
-                                       .fail(.busy, detail: "in use"), .fail(.unreachable, detail: "refused"),
-                                       .accepted(jti: "AQEBAQEBAQEBAQEBAQEBAQ", kid: "k-1"),
-                                       .refused(jti: "j", kid: "k", code: .invalidToken, detail: "authenticator refused (401)"),
-                                       .refused(jti: "j", kid: "k", code: .policyDenied, detail: ""),
-                                       .unavailable(jti: "j", kid: "k", detail: "answered 500")]
+        let messages: [HelperMessage] = [
+            .ready(reader: "Virtual device"), .retry(hint: "Center your finger"),
+            .noMatch(triesLeft: 2), .match(finger: "right-index-finger"),
+            .fail(.busy, detail: "in use"), .fail(.unreachable, detail: "refused"),
+            .accepted(jti: "AQEBAQEBAQEBAQEBAQEBAQ", kid: "k-1"),
+            .refused(jti: "j", kid: "k", code: .invalidToken, detail: "authenticator refused (401)"),
+            .refused(jti: "j", kid: "k", code: .policyDenied, detail: ""),
+            .unavailable(jti: "j", kid: "k", detail: "answered 500"),
+        ]
         for m in messages { XCTAssertEqual(HelperMessage(line: m.line), m) }
     }
 
     func testRefusesAnythingElse() {
-        for line in ["", "MATCH", "NOMATCH -1", "NOMATCH x", "FAIL nonsense x", "HELLO", "ACCEPTED", "ACCEPTED j", "ACCEPTED j k extra", "REFUSED j", "READY \u{7f}", String(repeating: "R", count: 300)] {
+        for line in [
+            "", "MATCH", "NOMATCH -1", "NOMATCH x", "FAIL nonsense x", "HELLO", "ACCEPTED", "ACCEPTED j",
+            "ACCEPTED j k extra", "REFUSED j", "READY \u{7f}", String(repeating: "R", count: 300),
+        ] {
             XCTAssertNil(HelperMessage(line: line), line)
         }
     }
@@ -132,12 +152,17 @@ final class HelperMessageTests: XCTestCase {
     /// in the old shape (a text where the code stands) or with a code in another spelling
     /// is no verdict at all.
     func testARefusalCarriesAKnownCode() {
-        XCTAssertEqual(HelperMessage(line: "REFUSED j k policy_denied authenticator refused (403: policy_denied, rule 4)"),
-                       .refused(jti: "j", kid: "k", code: .policyDenied, detail: "authenticator refused (403: policy_denied, rule 4)"))
-        XCTAssertEqual(HelperMessage(line: "REFUSED j k revoked"), .refused(jti: "j", kid: "k", code: .revoked, detail: ""))
-        for line in ["REFUSED j k", "REFUSED j k authenticator refused (401)", "REFUSED j k POLICY_DENIED why",
-                     "REFUSED j k policy-denied why", "REFUSED j k  policy_denied", "REFUSED  k policy_denied why",
-                     "REFUSED j k policy_denied\u{7f}"] {
+        XCTAssertEqual(
+            HelperMessage(line: "REFUSED j k policy_denied authenticator refused (403: policy_denied, rule 4)"),
+            .refused(
+                jti: "j", kid: "k", code: .policyDenied, detail: "authenticator refused (403: policy_denied, rule 4)"))
+        XCTAssertEqual(
+            HelperMessage(line: "REFUSED j k revoked"), .refused(jti: "j", kid: "k", code: .revoked, detail: ""))
+        for line in [
+            "REFUSED j k", "REFUSED j k authenticator refused (401)", "REFUSED j k POLICY_DENIED why",
+            "REFUSED j k policy-denied why", "REFUSED j k  policy_denied", "REFUSED  k policy_denied why",
+            "REFUSED j k policy_denied\u{7f}",
+        ] {
             XCTAssertNil(HelperMessage(line: line), line)
         }
         for code in RefusalCode.allCases {
@@ -155,15 +180,19 @@ final class AuthenticatorVerdictTests: XCTestCase {
 
     /// The code comes from the status and the `error` code, never from any other text.
     func testRefusalsCarryTheAuthenticatorsCode() {
-        XCTAssertEqual(verdict(403, #"{"error":"policy_denied","rule":7}"#),
-                       .rejected(.policyDenied, "authenticator refused (403: policy_denied, rule 7)"))
-        XCTAssertEqual(verdict(403, #"{"error":"hardware_key_required"}"#),
-                       .rejected(.hardwareKeyRequired, "authenticator refused (403: hardware_key_required)"))
+        XCTAssertEqual(
+            verdict(403, #"{"error":"policy_denied","rule":7}"#),
+            .rejected(.policyDenied, "authenticator refused (403: policy_denied, rule 7)"))
+        XCTAssertEqual(
+            verdict(403, #"{"error":"hardware_key_required"}"#),
+            .rejected(.hardwareKeyRequired, "authenticator refused (403: hardware_key_required)"))
         let codes: [(Int, String, RefusalCode)] = [
             (401, "key_revoked", .revoked), (401, "key_changed", .revoked), (401, "key_pending", .pending),
             (401, "unknown_kid", .unknownKey), (401, "replayed", .replayed), (401, "expired", .tokenTime),
-            (401, "iat_in_future", .tokenTime), (401, "ttl_too_long", .tokenTime), (401, "invalid_token", .invalidToken),
-            (401, "wrong_sub", .invalidToken), (400, "invalid_request", .invalidRequest), (400, "invalid_json", .invalidRequest),
+            (401, "iat_in_future", .tokenTime), (401, "ttl_too_long", .tokenTime),
+            (401, "invalid_token", .invalidToken),
+            (401, "wrong_sub", .invalidToken), (400, "invalid_request", .invalidRequest),
+            (400, "invalid_json", .invalidRequest),
             (403, "somebody_elses_code", .refused),
             // policy_denied counts only where fingerauthd says it: a 403.
             (401, "policy_denied", .invalidToken), (400, "policy_denied", .invalidRequest),
@@ -179,8 +208,10 @@ final class AuthenticatorVerdictTests: XCTestCase {
     /// An `error` code that only starts like a policy refusal, or carries the policy's
     /// words elsewhere, is no policy refusal: the code is compared whole.
     func testATextThatLooksLikeAPolicyRefusalIsNotOne() {
-        for body in [#"{"error":"policy_denied_for_maintenance"}"#, #"{"error":"policy_denied, rule 1"}"#,
-                     #"{"error":"nope","error_description":"policy_denied"}"#] {
+        for body in [
+            #"{"error":"policy_denied_for_maintenance"}"#, #"{"error":"policy_denied, rule 1"}"#,
+            #"{"error":"nope","error_description":"policy_denied"}"#,
+        ] {
             guard case let .rejected(code, why) = verdict(403, body) else { return XCTFail(body) }
             XCTAssertEqual(code, .refused, body)
             XCTAssertTrue(why.hasPrefix("authenticator refused (403: "), why)
@@ -190,8 +221,9 @@ final class AuthenticatorVerdictTests: XCTestCase {
     func testAYesForAnotherLoginIsARefusal() {
         XCTAssertEqual(verdict(200, #"{"ok":true,"sub":"alice","jti":"j1","kid":"k1"}"#), .accepted)
         XCTAssertEqual(verdict(200, #"{"ok":false}"#), .rejected(.otherAnswer, "authenticator answered ok=false"))
-        XCTAssertEqual(verdict(200, #"{"ok":true,"sub":"bob","jti":"j1","kid":"k1"}"#),
-                       .rejected(.otherAnswer, "authenticator accepted another user"))
+        XCTAssertEqual(
+            verdict(200, #"{"ok":true,"sub":"bob","jti":"j1","kid":"k1"}"#),
+            .rejected(.otherAnswer, "authenticator accepted another user"))
         XCTAssertEqual(verdict(503, ""), .unavailable("authenticator answered 503"))
     }
 }

@@ -1,5 +1,5 @@
-import XCTest
 import FingerAuthCore
+import XCTest
 
 /// `reader`, `lid` and what the login helper reads from them: the options, the request, the
 /// ACPI lid text, the USB port of a reader, fprintd's status words and the lid's outcome.
@@ -14,8 +14,10 @@ final class ReaderChoiceTests: XCTestCase {
         try options.set("acpi_lid_dir", "/tmp/lid", source: "t")
         try options.set("virtual_storage_reader", "/tmp/storage.sock", source: "t")
         try options.set("virtual_reader_removable", "yes", source: "t")
-        for (key, bad, message) in [("reader", "fprint", "must be libfprint, fprintd or auto"), ("lid", "close", "must be skip or ignore"),
-                                    ("system_bus", "tmp/bus", "must be an absolute path"), ("acpi_lid_dir", "", "must be an absolute path")] {
+        for (key, bad, message) in [
+            ("reader", "fprint", "must be libfprint, fprintd or auto"), ("lid", "close", "must be skip or ignore"),
+            ("system_bus", "tmp/bus", "must be an absolute path"), ("acpi_lid_dir", "", "must be an absolute path"),
+        ] {
             XCTAssertThrowsError(try options.set(key, bad, source: "t"), key) { error in
                 XCTAssertEqual((error as? ConfigError)?.message, message, key)
             }
@@ -29,7 +31,7 @@ final class ReaderChoiceTests: XCTestCase {
         XCTAssertEqual(parsed.virtualStorageReader, "/tmp/storage.sock")
         XCTAssertTrue(parsed.virtualReaderRemovable)
         var sent = options
-        sent.hostID = nil  // host_id stays with the module (the job's issuer)
+        sent.hostID = nil // host_id stays with the module (the job's issuer)
         XCTAssertEqual(parsed, sent)
     }
 
@@ -49,8 +51,10 @@ final class ReaderChoiceTests: XCTestCase {
         XCTAssertEqual(ReaderPlacement.sysfsName(platformID: "usb:01:00:03"), "1-3")
         XCTAssertEqual(ReaderPlacement.sysfsName(platformID: "usb:02:00:01:04"), "2-1.4")
         XCTAssertEqual(ReaderPlacement.sysfsName(platformID: "usb:0a:00:0c"), "10-12")
-        for bad in ["", "usb:01", "usb:01:00", "usb:01:01:03", "pci:01:00:03", "usb:zz:00:03", "usb:01:00:3", "usb:01:00:00",
-                    "usb:01:00:03/../../x"] {
+        for bad in [
+            "", "usb:01", "usb:01:00", "usb:01:01:03", "pci:01:00:03", "usb:zz:00:03", "usb:01:00:3", "usb:01:00:00",
+            "usb:01:00:03/../../x",
+        ] {
             XCTAssertNil(ReaderPlacement.sysfsName(platformID: bad), bad)
         }
         XCTAssertEqual(ReaderPlacement(removable: "removable\n"), .external)
@@ -78,9 +82,10 @@ final class ReaderChoiceTests: XCTestCase {
     func testAClosedLidSkipsWithoutATextAndIsNotAFailedAttempt() {
         let ledger = FakeLedger()
         let talk = RecordingConversation()
-        let flow = LoginFlow(helper: ScriptedHelper([], fixed: .lidClosed("lid closed (logind); no reader on an external port")),
-                             store: FakeStore(), conversation: talk, random: FixedRandom(), users: KnownUsers(), ledger: ledger,
-                             hostName: "h")
+        let flow = LoginFlow(
+            helper: ScriptedHelper([], fixed: .lidClosed("lid closed (logind); no reader on an external port")),
+            store: FakeStore(), conversation: talk, random: FixedRandom(), users: KnownUsers(), ledger: ledger,
+            hostName: "h")
         let outcome = flow.authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions())
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
         XCTAssertEqual(outcome.reason, "lid closed: lid closed (logind); no reader on an external port")
@@ -88,6 +93,8 @@ final class ReaderChoiceTests: XCTestCase {
         XCTAssertEqual(talk.infos, [])
         XCTAssertEqual(talk.errors, [])
         XCTAssertEqual(ledger.records["alice"]?.failures ?? 0, 0)
-        XCTAssertEqual(HelperMessage(line: "FAIL lid-closed lid closed (logind)"), .fail(.lidClosed, detail: "lid closed (logind)"))
+        XCTAssertEqual(
+            HelperMessage(line: "FAIL lid-closed lid closed (logind)"), .fail(.lidClosed, detail: "lid closed (logind)")
+        )
     }
 }

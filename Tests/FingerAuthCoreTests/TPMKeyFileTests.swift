@@ -1,5 +1,5 @@
-import XCTest
 import FingerAuthCore
+import XCTest
 
 /// The `TSS2 PRIVATE KEY` body: what is written parses back, and the parser refuses what a
 /// forged or damaged file would carry.
@@ -11,29 +11,37 @@ final class TPMKeyFileTests: XCTestCase {
         let file = TPMKeyFile(publicArea: publicArea, privateArea: privateArea)
         let der = file.der
         // SEQUENCE { OID 2.23.133.10.1.3, [0] BOOLEAN TRUE, INTEGER 0x40000001, OCTET STRING, OCTET STRING }
-        XCTAssertEqual(Array(der.prefix(15)), [0x30, UInt8(der.count - 2), 0x06, 0x06, 0x67, 0x81, 0x05, 0x0A, 0x01, 0x03,
-                                              0xA0, 0x03, 0x01, 0x01, 0xFF])
+        XCTAssertEqual(
+            Array(der.prefix(15)),
+            [
+                0x30, UInt8(der.count - 2), 0x06, 0x06, 0x67, 0x81, 0x05, 0x0A, 0x01, 0x03,
+                0xA0, 0x03, 0x01, 0x01, 0xFF,
+            ])
         XCTAssertEqual(Array(der[15..<21]), [0x02, 0x04, 0x40, 0x00, 0x00, 0x01])
         XCTAssertEqual(try TPMKeyFile(der: der), file)
-        let withoutAuth = TPMKeyFile(emptyAuth: false, parent: 0x8100_0001, publicArea: publicArea, privateArea: privateArea)
+        let withoutAuth = TPMKeyFile(
+            emptyAuth: false, parent: 0x8100_0001, publicArea: publicArea, privateArea: privateArea)
         XCTAssertEqual(try TPMKeyFile(der: withoutAuth.der), withoutAuth)
-        let large = TPMKeyFile(publicArea: [UInt8](repeating: 1, count: 300), privateArea: [UInt8](repeating: 2, count: 200))
+        let large = TPMKeyFile(
+            publicArea: [UInt8](repeating: 1, count: 300), privateArea: [UInt8](repeating: 2, count: 200))
         XCTAssertEqual(try TPMKeyFile(der: large.der), large)
     }
 
     func testRefusesAnotherTypeTrailingBytesAndLoosePrefixes() {
         let der = TPMKeyFile(publicArea: publicArea, privateArea: privateArea).der
         var otherOID = der
-        otherOID[9] = 0x04  // 2.23.133.10.1.4: an importable key, not loadable
+        otherOID[9] = 0x04 // 2.23.133.10.1.4: an importable key, not loadable
         var trailing = der
         trailing.append(0x00)
         var inner = der
         inner[1] += 1
-        inner.append(0x00)  // a byte inside the SEQUENCE after privkey
+        inner.append(0x00) // a byte inside the SEQUENCE after privkey
         var wrongTag = der
         wrongTag[0] = 0x31
-        for (name, bytes) in [("other OID", otherOID), ("trailing", trailing), ("inner trailing", inner),
-                              ("SET", wrongTag), ("empty", []), ("truncated", Array(der.dropLast(2)))] {
+        for (name, bytes) in [
+            ("other OID", otherOID), ("trailing", trailing), ("inner trailing", inner),
+            ("SET", wrongTag), ("empty", []), ("truncated", Array(der.dropLast(2))),
+        ] {
             XCTAssertThrowsError(try TPMKeyFile(der: bytes), name)
         }
     }
@@ -44,11 +52,13 @@ final class TPMKeyFileTests: XCTestCase {
         func sequence(_ body: [UInt8]) -> [UInt8] { [0x30, UInt8(body.count)] + body }
         let octets: [UInt8] = [0x04, 0x01, 0x00, 0x04, 0x01, 0x00]
         XCTAssertThrowsError(try TPMKeyFile(der: sequence(oid + [0x02, 0x81, 0x01, 0x01] + octets)), "long form")
-        XCTAssertThrowsError(try TPMKeyFile(der: sequence(oid + [0x02, 0x06, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01] + octets)), "40 bits")
+        XCTAssertThrowsError(
+            try TPMKeyFile(der: sequence(oid + [0x02, 0x06, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01] + octets)), "40 bits")
         XCTAssertThrowsError(try TPMKeyFile(der: sequence(oid + [0x02, 0x01, 0x80] + octets)), "negative")
         XCTAssertThrowsError(try TPMKeyFile(der: sequence(oid + [0x02, 0x02, 0x00, 0x01] + octets)), "leading zero")
-        XCTAssertThrowsError(try TPMKeyFile(der: sequence(oid + [0xA0, 0x03, 0x01, 0x01, 0x01, 0x02, 0x01, 0x01] + octets)),
-                             "BOOLEAN neither 0 nor 0xFF")
+        XCTAssertThrowsError(
+            try TPMKeyFile(der: sequence(oid + [0xA0, 0x03, 0x01, 0x01, 0x01, 0x02, 0x01, 0x01] + octets)),
+            "BOOLEAN neither 0 nor 0xFF")
         XCTAssertEqual(try TPMKeyFile(der: sequence(oid + [0x02, 0x01, 0x01] + octets)).parent, 1)
     }
 }

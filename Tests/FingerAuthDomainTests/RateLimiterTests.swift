@@ -32,10 +32,10 @@ final class RateLimiterTests: XCTestCase {
         let limiter = FailureLimiter(RateLimit(failures: 1, window: 10), capacity: 2)
         limiter.record("a", now: 0)
         limiter.record("b", now: 5)
-        limiter.record("c", now: 6)  // full, nothing expired: not tracked
+        limiter.record("c", now: 6) // full, nothing expired: not tracked
         XCTAssertNotNil(try limiter.retryAfter("a", now: 6))
         XCTAssertNil(try limiter.retryAfter("c", now: 6))
-        limiter.record("c", now: 11)  // a expired and is dropped, c fits
+        limiter.record("c", now: 11) // a expired and is dropped, c fits
         XCTAssertNotNil(try limiter.retryAfter("c", now: 11))
     }
 

@@ -1,9 +1,10 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
-import FingerAuthTransport
 import FingerAuthStore
+import FingerAuthTransport
 import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,26 +23,35 @@ final class EndpointTests: XCTestCase {
 
     override func tearDown() { temp.cleanup() }
 
-    func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, SQLiteStore, TokenMaker) {
+    func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (
+        AuthenticatorService, SQLiteStore, TokenMaker
+    ) {
         let store = try SQLiteStore(path: temp.path)
         let log = RequestLog(fd: open("/dev/null", O_WRONLY | O_CLOEXEC))
-        let service = wiredService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
-                                           clock: clock, log: log)
+        let service = wiredService(
+            store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
+            clock: clock, log: log)
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
         let hostToken = try store.createHostToken(host: "host1", now: clock.now())
         let proof = maker.proof(TokenMaker.claims(now: clock.now(), jti: "proof-\(clock.now())"))
-        let body = JSONEncoding.encode(.object([("user", .string("alice")), ("host", .string("host1")),
-                                                ("jwk", maker.jwk.json), ("proof", .string(proof))]))
-        let created = service.handle(HTTPRequest(method: "POST", path: "/v1/keys", authorization: "Bearer " + hostToken,
-                                                 contentType: "application/json", body: Array(body.utf8), peer: "10.0.0.1"))
+        let body = JSONEncoding.encode(
+            .object([
+                ("user", .string("alice")), ("host", .string("host1")),
+                ("jwk", maker.jwk.json), ("proof", .string(proof)),
+            ]))
+        let created = service.handle(
+            HTTPRequest(
+                method: "POST", path: "/v1/keys", authorization: "Bearer " + hostToken,
+                contentType: "application/json", body: Array(body.utf8), peer: "10.0.0.1"))
         XCTAssertEqual(created.status, 201)
         self.hostToken = hostToken
         return (service, store, maker)
     }
 
     func form(_ text: String, peer: String = "10.0.0.1") -> HTTPRequest {
-        HTTPRequest(method: "POST", path: "/oauth2/token", contentType: "application/x-www-form-urlencoded",
-                    body: Array(text.utf8), peer: peer)
+        HTTPRequest(
+            method: "POST", path: "/oauth2/token", contentType: "application/x-www-form-urlencoded",
+            body: Array(text.utf8), peer: peer)
     }
 
     func text(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
@@ -91,28 +101,38 @@ final class EndpointTests: XCTestCase {
         func status(_ path: String, _ type: String) -> Int {
             service.handle(HTTPRequest(method: "POST", path: path, contentType: type, body: Array("{}".utf8))).status
         }
-        for type in ["application/json", "Application/JSON", " application/json\t; charset=utf-8", "APPLICATION/JSON;"] {
+        for type in ["application/json", "Application/JSON", " application/json\t; charset=utf-8", "APPLICATION/JSON;"]
+        {
             XCTAssertEqual(status("/v1/login", type), 400, type)
         }
-        for type in ["", "application/jsonx", "application/js", "text/plain", "application/json,text/plain",
-                     "applicatio\u{0301}n/json", "appli\u{212A}ation/json", "application /json", "application\u{0}/json"] {
+        for type in [
+            "", "application/jsonx", "application/js", "text/plain", "application/json,text/plain",
+            "applicatio\u{0301}n/json", "appli\u{212A}ation/json", "application /json", "application\u{0}/json",
+        ] {
             XCTAssertEqual(status("/v1/login", type), 415, type)
         }
         func grant(_ type: String) -> String {
-            text(service.handle(HTTPRequest(method: "POST", path: "/oauth2/token", contentType: type,
-                                             body: Array("grant_type=x".utf8))))
+            text(
+                service.handle(
+                    HTTPRequest(
+                        method: "POST", path: "/oauth2/token", contentType: type,
+                        body: Array("grant_type=x".utf8))))
         }
         XCTAssertTrue(grant("Application/X-WWW-Form-Urlencoded ; charset=utf-8").contains("\"unsupported_grant_type\""))
         XCTAssertTrue(grant("application/x-www-form-urlencodedx").contains("\"invalid_request\""))
     }
 
     func testUserLimitEndsWithItsWindow() throws {
-        let (service, _, maker) = try makeService(ServiceSettings(userLimit: RateLimit(failures: 2, window: 60),
-                                                                  addressLimit: .off))
+        let (service, _, maker) = try makeService(
+            ServiceSettings(
+                userLimit: RateLimit(failures: 2, window: 60),
+                addressLimit: .off))
         func login(_ jti: String, aud: String = "aud") -> HTTPResponse {
             let jwt = maker.token(TokenMaker.claims(now: clock.now(), aud: .string(aud), jti: jti))
-            return service.handle(HTTPRequest(method: "POST", path: "/v1/login", contentType: "application/json",
-                                              body: Array("{\"jwt\":\"\(jwt)\"}".utf8), peer: "10.0.0.2"))
+            return service.handle(
+                HTTPRequest(
+                    method: "POST", path: "/v1/login", contentType: "application/json",
+                    body: Array("{\"jwt\":\"\(jwt)\"}".utf8), peer: "10.0.0.2"))
         }
         XCTAssertEqual(login("f1", aud: "x").status, 401)
         XCTAssertEqual(login("f2", aud: "x").status, 401)
@@ -129,12 +149,15 @@ final class EndpointTests: XCTestCase {
         let (service, store, maker) = try makeService(ServiceSettings(approval: .manual))
         XCTAssertEqual(try store.registeredKey(kid: maker.kid)?.status, .pending)
         let login = maker.token(TokenMaker.claims(now: clock.now(), jti: "l1"))
-        let refused = service.handle(HTTPRequest(method: "POST", path: "/v1/login", contentType: "application/json",
-                                                 body: Array("{\"jwt\":\"\(login)\"}".utf8)))
+        let refused = service.handle(
+            HTTPRequest(
+                method: "POST", path: "/v1/login", contentType: "application/json",
+                body: Array("{\"jwt\":\"\(login)\"}".utf8)))
         XCTAssertEqual(text(refused), "{\"error\":\"key_pending\"}")
         XCTAssertEqual(try store.approve(kid: maker.kid), .approved)
         XCTAssertEqual(try store.approve(kid: maker.kid), .alreadyActive)
-        XCTAssertEqual(try store.keyCounts().map { "\($0.0.rawValue)=\($0.1)" }, ["active=1", "pending=0", "revoked=0"])
+        XCTAssertEqual(
+            try store.keyCounts().map { "\($0.0.rawValue)=\($0.1)" }, ["active=1", "pending=0", "revoked=0"])
 
         let other = try XCTUnwrap(TokenMaker(TestKeys.other))
         let path = "/v1/keys/" + maker.kid
@@ -142,9 +165,13 @@ final class EndpointTests: XCTestCase {
             service.handle(HTTPRequest(method: "DELETE", path: path, authorization: "Bearer " + credential))
         }
         // Someone else's revocation token for this key: refused before anything is said.
-        XCTAssertEqual(text(delete(other.revocation(TokenMaker.claims(now: clock.now(), jti: "d0")))), "{\"error\":\"invalid_token\"}")
+        XCTAssertEqual(
+            text(delete(other.revocation(TokenMaker.claims(now: clock.now(), jti: "d0")))),
+            "{\"error\":\"invalid_token\"}")
         // A captured login token of the key's own holder cannot revoke it.
-        XCTAssertEqual(text(delete(maker.token(TokenMaker.claims(now: clock.now(), jti: "d-login")))), "{\"error\":\"invalid_token\"}")
+        XCTAssertEqual(
+            text(delete(maker.token(TokenMaker.claims(now: clock.now(), jti: "d-login")))),
+            "{\"error\":\"invalid_token\"}")
         XCTAssertEqual(try store.registeredKey(kid: maker.kid)?.status, .active)
         let own = maker.revocation(TokenMaker.claims(now: clock.now(), jti: "d1"))
         XCTAssertEqual(delete(own).status, 204)
@@ -159,14 +186,22 @@ final class EndpointTests: XCTestCase {
     func testTokensOfOtherKindsAreNoLogin() throws {
         let (service, _, maker) = try makeService(ServiceSettings(addressLimit: .off))
         func login(_ jwt: String, path: String = "/v1/login") -> String {
-            text(service.handle(HTTPRequest(method: "POST", path: path, contentType: "application/json",
-                                            body: Array("{\"jwt\":\"\(jwt)\"}".utf8))))
+            text(
+                service.handle(
+                    HTTPRequest(
+                        method: "POST", path: path, contentType: "application/json",
+                        body: Array("{\"jwt\":\"\(jwt)\"}".utf8))))
         }
-        XCTAssertEqual(login(maker.revocation(TokenMaker.claims(now: clock.now(), jti: "r1"))), "{\"error\":\"invalid_token\"}")
-        XCTAssertEqual(login(maker.proof(TokenMaker.claims(now: clock.now(), jti: "p1"))), "{\"error\":\"invalid_token\"}")
-        XCTAssertEqual(login(maker.proof(TokenMaker.claims(now: clock.now(), jti: "p2")), path: "/login"), "{\"error\":\"invalid_token\"}")
-        let grant = form("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion="
-                         + maker.revocation(TokenMaker.claims(now: clock.now(), jti: "r2")))
+        XCTAssertEqual(
+            login(maker.revocation(TokenMaker.claims(now: clock.now(), jti: "r1"))), "{\"error\":\"invalid_token\"}")
+        XCTAssertEqual(
+            login(maker.proof(TokenMaker.claims(now: clock.now(), jti: "p1"))), "{\"error\":\"invalid_token\"}")
+        XCTAssertEqual(
+            login(maker.proof(TokenMaker.claims(now: clock.now(), jti: "p2")), path: "/login"),
+            "{\"error\":\"invalid_token\"}")
+        let grant = form(
+            "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion="
+                + maker.revocation(TokenMaker.claims(now: clock.now(), jti: "r2")))
         XCTAssertEqual(text(service.handle(grant)), "{\"error\":\"invalid_grant\"}")
         XCTAssertTrue(login(maker.token(TokenMaker.claims(now: clock.now(), jti: "ok"))).hasPrefix("{\"ok\":true"))
     }
@@ -174,11 +209,15 @@ final class EndpointTests: XCTestCase {
     func testIntrospectionEndsWithTheKey() throws {
         let (service, store, maker) = try makeService()
         let jwt = maker.token(TokenMaker.claims(now: clock.now(), jti: "g1"))
-        let ok = service.handle(form("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + jwt))
-        let access = try XCTUnwrap(try JSONParser(maxBytes: 4096, maxDepth: 4).parse(ok.body)["access_token"]?.stringValue)
+        let ok = service.handle(
+            form("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + jwt))
+        let access = try XCTUnwrap(
+            try JSONParser(maxBytes: 4096, maxDepth: 4).parse(ok.body)["access_token"]?.stringValue)
         func introspect(_ token: String, host: String?) -> HTTPResponse {
-            service.handle(HTTPRequest(method: "POST", path: "/oauth2/introspect", authorization: host.map { "Bearer " + $0 },
-                                       contentType: "application/x-www-form-urlencoded", body: Array("token=\(token)".utf8)))
+            service.handle(
+                HTTPRequest(
+                    method: "POST", path: "/oauth2/introspect", authorization: host.map { "Bearer " + $0 },
+                    contentType: "application/x-www-form-urlencoded", body: Array("token=\(token)".utf8)))
         }
         XCTAssertEqual(introspect(access, host: nil).status, 401)
         let active = try JSONParser(maxBytes: 4096, maxDepth: 4).parse(introspect(access, host: hostToken).body)
@@ -195,9 +234,14 @@ final class EndpointTests: XCTestCase {
     func testMetricsCanRequireABearerToken() throws {
         let (service, _, _) = try makeService(ServiceSettings(metricsToken: "metrics-secret-0123456789"))
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/metrics")).status, 401)
-        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/metrics", authorization: "Bearer nope")).status, 401)
-        XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/metrics",
-                                                  authorization: "Bearer metrics-secret-0123456789")).status, 200)
+        XCTAssertEqual(
+            service.handle(HTTPRequest(method: "GET", path: "/metrics", authorization: "Bearer nope")).status, 401)
+        XCTAssertEqual(
+            service.handle(
+                HTTPRequest(
+                    method: "GET", path: "/metrics",
+                    authorization: "Bearer metrics-secret-0123456789")
+            ).status, 200)
     }
 
     func testMetricsTextHasEveryFamily() throws {
@@ -206,13 +250,16 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(answer.status, 200)
         XCTAssertEqual(answer.contentType, "text/plain; version=0.0.4; charset=utf-8")
         let body = text(answer)
-        for family in ["fingerauthd_logins_total", "fingerauthd_key_events_total", "fingerauthd_replays_refused_total",
-                       "fingerauthd_rate_limited_total", "fingerauthd_requests_total",
-                       "fingerauthd_request_duration_seconds", "fingerauthd_keys", "fingerauthd_unverified_tokens_total",
-                       "fingerauthd_refusals_counted_total", "fingerauthd_commit_batches_total"] {
+        for family in [
+            "fingerauthd_logins_total", "fingerauthd_key_events_total", "fingerauthd_replays_refused_total",
+            "fingerauthd_rate_limited_total", "fingerauthd_requests_total",
+            "fingerauthd_request_duration_seconds", "fingerauthd_keys", "fingerauthd_unverified_tokens_total",
+            "fingerauthd_refusals_counted_total", "fingerauthd_commit_batches_total",
+        ] {
             XCTAssertTrue(body.contains("# TYPE \(family) "), family)
         }
-        XCTAssertTrue(body.contains("fingerauthd_key_events_total{event=\"register\",outcome=\"accept\",reason=\"none\"} 1\n"))
+        XCTAssertTrue(
+            body.contains("fingerauthd_key_events_total{event=\"register\",outcome=\"accept\",reason=\"none\"} 1\n"))
         XCTAssertTrue(body.contains("fingerauthd_keys{status=\"active\"} 1\n"))
         XCTAssertEqual(service.handle(HTTPRequest(method: "POST", path: "/metrics")).status, 405)
     }

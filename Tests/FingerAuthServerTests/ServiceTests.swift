@@ -1,9 +1,10 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
-import FingerAuthTransport
 import FingerAuthStore
+import FingerAuthTransport
 import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,8 +31,9 @@ final class ServiceTests: XCTestCase {
 
     func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, SQLiteStore) {
         let store = try SQLiteStore(path: temp.path)
-        let service = wiredService(store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
-                                           clock: clock, log: RequestLog(fd: logPipe[1]))
+        let service = wiredService(
+            store: store, policy: VerifierPolicy(audience: "aud"), settings: settings,
+            clock: clock, log: RequestLog(fd: logPipe[1]))
         return (service, store)
     }
 
@@ -40,8 +42,11 @@ final class ServiceTests: XCTestCase {
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
         let hostToken = try store.createHostToken(host: "host1", now: clock.now())
         let proof = maker.proof(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "proof"))
-        let body = JSONEncoding.encode(.object([("user", .string("alice")), ("host", .string("host1")),
-                                                ("jwk", maker.jwk.json), ("proof", .string(proof))]))
+        let body = JSONEncoding.encode(
+            .object([
+                ("user", .string("alice")), ("host", .string("host1")),
+                ("jwk", maker.jwk.json), ("proof", .string(proof)),
+            ]))
         XCTAssertEqual(service.handle(post("/v1/keys", body, token: hostToken)).status, 201)
         return maker
     }
@@ -49,7 +54,8 @@ final class ServiceTests: XCTestCase {
     /// A token that claims to be alice's: her kid, her name, a signature by another key.
     func forged(_ maker: TokenMaker, jti: String) throws -> String {
         let other = try XCTUnwrap(TokenMaker(TestKeys.other))
-        return other.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: jti), header: other.header(kid: maker.kid))
+        return other.token(
+            TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: jti), header: other.header(kid: maker.kid))
     }
 
     func post(_ path: String, _ body: String, token: String? = nil, peer: String) -> HTTPRequest {
@@ -59,30 +65,42 @@ final class ServiceTests: XCTestCase {
     }
 
     func testForgedTokensCountAgainstTheirAddressOnlyAndNameTheUserAsClaimed() throws {
-        let (service, store) = try makeService(ServiceSettings(userLimit: RateLimit(failures: 10, window: 300),
-                                                               addressLimit: RateLimit(failures: 10, window: 300)))
+        let (service, store) = try makeService(
+            ServiceSettings(
+                userLimit: RateLimit(failures: 10, window: 300),
+                addressLimit: RateLimit(failures: 10, window: 300)))
         let maker = try registerAlice(service, store)
         for i in 0..<12 {
-            let answer = service.handle(post("/v1/login", "{\"jwt\":\"\(try forged(maker, jti: "f\(i)"))\"}", peer: "10.6.6.6"))
+            let answer = service.handle(
+                post("/v1/login", "{\"jwt\":\"\(try forged(maker, jti: "f\(i)"))\"}", peer: "10.6.6.6"))
             XCTAssertEqual(answer.status, i < 10 ? 401 : 429, "forged \(i)")
             if i < 10 { XCTAssertEqual(String(decoding: answer.body, as: UTF8.self), "{\"error\":\"invalid_token\"}") }
         }
         let good = { (jti: String, peer: String) in
-            service.handle(self.post("/v1/login", "{\"jwt\":\"\(maker.token(TokenMaker.claims(now: self.clock.now(), aud: .string("aud"), jti: jti)))\"}",
-                                     peer: peer)).status
+            service.handle(
+                self.post(
+                    "/v1/login",
+                    "{\"jwt\":\"\(maker.token(TokenMaker.claims(now: self.clock.now(), aud: .string("aud"), jti: jti)))\"}",
+                    peer: peer)
+            ).status
         }
         XCTAssertEqual(good("g1", "10.0.0.1"), 200)
         XCTAssertEqual(good("g2", "10.6.6.6"), 429)
         XCTAssertEqual(good("g3", "10.0.0.2"), 200)
         let forgedRows = try store.auditEvents(limit: 100).filter { $0.peer == "10.6.6.6" }
         XCTAssertEqual(forgedRows.count, 10)
-        XCTAssertTrue(forgedRows.allSatisfy { $0.user == nil && $0.claimedUser == "alice" && !$0.verified && $0.reason?.text == "bad_signature" })
+        XCTAssertTrue(
+            forgedRows.allSatisfy {
+                $0.user == nil && $0.claimedUser == "alice" && !$0.verified && $0.reason?.text == "bad_signature"
+            })
         XCTAssertTrue(logText().contains("reason=bad_signature sub=- claimed=alice"))
     }
 
     func testReplaysOfAVerifiedUserLimitThatUserAtThatAddress() throws {
-        let (service, store) = try makeService(ServiceSettings(userLimit: RateLimit(failures: 10, window: 300),
-                                                               addressLimit: RateLimit(failures: 50, window: 300)))
+        let (service, store) = try makeService(
+            ServiceSettings(
+                userLimit: RateLimit(failures: 10, window: 300),
+                addressLimit: RateLimit(failures: 50, window: 300)))
         let maker = try registerAlice(service, store)
         let used = maker.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "used"))
         XCTAssertEqual(service.handle(post("/v1/login", "{\"jwt\":\"\(used)\"}", peer: "10.0.0.9")).status, 200)
@@ -91,8 +109,12 @@ final class ServiceTests: XCTestCase {
             XCTAssertEqual(String(decoding: again.body, as: UTF8.self), "{\"error\":\"replayed\"}")
         }
         let fresh = { (jti: String, peer: String) in
-            service.handle(self.post("/v1/login", "{\"jwt\":\"\(maker.token(TokenMaker.claims(now: self.clock.now(), aud: .string("aud"), jti: jti)))\"}",
-                                     peer: peer)).status
+            service.handle(
+                self.post(
+                    "/v1/login",
+                    "{\"jwt\":\"\(maker.token(TokenMaker.claims(now: self.clock.now(), aud: .string("aud"), jti: jti)))\"}",
+                    peer: peer)
+            ).status
         }
         XCTAssertEqual(fresh("n1", "10.0.0.9"), 429)
         XCTAssertEqual(fresh("n2", "10.0.0.8"), 200)
@@ -110,14 +132,15 @@ final class ServiceTests: XCTestCase {
         }
         service.stopWriter()
         let rows = try store.auditEvents(limit: 10_000).filter { $0.peer == "10.6.6.6" }
-        XCTAssertEqual(rows.map { $0.event.name + ":" + ($0.reason?.text ?? "-") + ":\($0.count)" },
-                       ["login:bad_signature:1", "login:bad_signature:1", "login:bad_signature:1", "refusals:rate_limited:997"])
+        XCTAssertEqual(
+            rows.map { $0.event.name + ":" + ($0.reason?.text ?? "-") + ":\($0.count)" },
+            ["login:bad_signature:1", "login:bad_signature:1", "login:bad_signature:1", "refusals:rate_limited:997"])
         let log = logText()
         XCTAssertEqual(log.components(separatedBy: "status=429").count - 1, 1, "one 429 line, then counted quietly")
         XCTAssertTrue(log.contains("10.6.6.6 is past its failure limit"))
-        XCTAssertTrue(service.metrics.render(keys: nil, refusalsCounted: 997).contains("fingerauthd_refusals_counted_total 997"))
+        XCTAssertTrue(
+            service.metrics.render(keys: nil, refusalsCounted: 997).contains("fingerauthd_refusals_counted_total 997"))
     }
-
 
     func logText() -> String {
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -126,8 +149,9 @@ final class ServiceTests: XCTestCase {
     }
 
     func post(_ path: String, _ body: String, token: String? = nil) -> HTTPRequest {
-        HTTPRequest(method: "POST", path: path, authorization: token.map { "Bearer " + $0 },
-                    contentType: "application/json", body: Array(body.utf8), peer: "127.0.0.1")
+        HTTPRequest(
+            method: "POST", path: path, authorization: token.map { "Bearer " + $0 },
+            contentType: "application/json", body: Array(body.utf8), peer: "127.0.0.1")
     }
 
     func testRegisterThenLoginThenRevoke() throws {
@@ -135,20 +159,26 @@ final class ServiceTests: XCTestCase {
         let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
         let hostToken = try store.createHostToken(host: "host1", now: clock.now())
         let proof = maker.proof(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "proof"))
-        let body = JSONEncoding.encode(.object([("user", .string("alice")), ("host", .string("host1")),
-                                                ("jwk", maker.jwk.json), ("proof", .string(proof))]))
+        let body = JSONEncoding.encode(
+            .object([
+                ("user", .string("alice")), ("host", .string("host1")),
+                ("jwk", maker.jwk.json), ("proof", .string(proof)),
+            ]))
         let created = service.handle(post("/v1/keys", body, token: hostToken))
         XCTAssertEqual(created.status, 201)
-        XCTAssertEqual(String(decoding: created.body, as: UTF8.self), "{\"kid\":\"\(maker.kid)\",\"status\":\"active\"}")
+        XCTAssertEqual(
+            String(decoding: created.body, as: UTF8.self), "{\"kid\":\"\(maker.kid)\",\"status\":\"active\"}")
 
         let jwt = maker.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: "login1"))
         let ok = service.handle(post("/v1/login", "{\"jwt\":\"\(jwt)\"}"))
         XCTAssertEqual(ok.status, 200)
-        XCTAssertEqual(String(decoding: ok.body, as: UTF8.self),
-                       "{\"ok\":true,\"sub\":\"alice\",\"kid\":\"\(maker.kid)\",\"jti\":\"login1\"}")
+        XCTAssertEqual(
+            String(decoding: ok.body, as: UTF8.self),
+            "{\"ok\":true,\"sub\":\"alice\",\"kid\":\"\(maker.kid)\",\"jti\":\"login1\"}")
         let last = try XCTUnwrap(try store.auditEvents().last)
-        var expected = AuditEvent(event: .login, user: "alice", host: "host1", kid: maker.kid, jti: "login1",
-                                  outcome: .accept, peer: "127.0.0.1")
+        var expected = AuditEvent(
+            event: .login, user: "alice", host: "host1", kid: maker.kid, jti: "login1",
+            outcome: .accept, peer: "127.0.0.1")
         expected.service = "sudo"
         XCTAssertEqual(last, expected)
 
@@ -178,23 +208,32 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(service.handle(HTTPRequest(method: "PUT", path: "/v1/keys/x")).status, 405)
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/elsewhere")).status, 404)
         XCTAssertEqual(service.handle(HTTPRequest(method: "GET", path: "/healthz")).status, 200)
-        XCTAssertEqual(try store.auditEvents().map(\.reason?.text), ["invalid_json", "invalid_request", "body_too_large",
-                                                               "unsupported_media_type"])
+        XCTAssertEqual(
+            try store.auditEvents().map(\.reason?.text),
+            [
+                "invalid_json", "invalid_request", "body_too_large",
+                "unsupported_media_type",
+            ])
     }
 
     func testALogLineNamesEveryFieldOnce() {
-        var summary = RequestSummary(method: "POST", path: "/v1/login", status: 401, outcome: .deny, reason: AuditReason(text: "replayed"),
-                                     sub: "alice", kid: "k\"1", jti: "j 1", peer: "10.0.0.9")
+        var summary = RequestSummary(
+            method: "POST", path: "/v1/login", status: 401, outcome: .deny, reason: AuditReason(text: "replayed"),
+            sub: "alice", kid: "k\"1", jti: "j 1", peer: "10.0.0.9")
         summary.milliseconds = 3
-        XCTAssertEqual(summary.line, "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
-                       + "reason=replayed sub=alice kid=k?1 jti=j?1 peer=10.0.0.9 ms=3\n")
+        XCTAssertEqual(
+            summary.line,
+            "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
+                + "reason=replayed sub=alice kid=k?1 jti=j?1 peer=10.0.0.9 ms=3\n")
         summary.claimed = "b\u{e9}b"
         summary.sub = nil
         summary.milliseconds = nil
         summary.jti = String(repeating: "j", count: 70)
-        XCTAssertEqual(summary.line, "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
-                       + "reason=replayed sub=- claimed=b??b kid=k?1 jti=" + String(repeating: "j", count: 64)
-                       + "... peer=10.0.0.9 ms=-\n")
+        XCTAssertEqual(
+            summary.line,
+            "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
+                + "reason=replayed sub=- claimed=b??b kid=k?1 jti=" + String(repeating: "j", count: 64)
+                + "... peer=10.0.0.9 ms=-\n")
     }
 
     func testPathsInLogLinesAreCutShortAndCleaned() {

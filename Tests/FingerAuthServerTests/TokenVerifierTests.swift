@@ -1,8 +1,8 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
-import FingerAuthTransport
 import FingerAuthStore
+import FingerAuthTransport
 import XCTest
 
 /// The verification rules (README, "Running the authenticator"), one refusal at a time,
@@ -21,11 +21,14 @@ final class TokenVerifierTests: XCTestCase {
         alice = try XCTUnwrap(TokenMaker(TestKeys.alice))
         other = try XCTUnwrap(TokenMaker(TestKeys.other))
         let a = try XCTUnwrap(alice)
-        keys.keys[a.kid] = RegisteredKey(kid: a.kid, user: "alice", host: "host1", jwk: a.jwk, status: .active, created: 0)
+        keys.keys[a.kid] = RegisteredKey(
+            kid: a.kid, user: "alice", host: "host1", jwk: a.jwk, status: .active, created: 0)
     }
 
     var verifier: TokenVerifier {
-        TokenVerifier(policy: VerifierPolicy(audience: "aud", maxTTL: 300, skew: 30), clock: clock, keys: keys, crypto: OpenSSLAuthenticatorCrypto())
+        TokenVerifier(
+            policy: VerifierPolicy(audience: "aud", maxTTL: 300, skew: 30), clock: clock, keys: keys,
+            crypto: OpenSSLAuthenticatorCrypto())
     }
 
     var now: Int64 { clock.current }
@@ -64,21 +67,30 @@ final class TokenVerifierTests: XCTestCase {
             return XCTFail("not valid")
         }
         XCTAssertEqual(facts, TokenFacts(sub: "alice", iss: "host1", kid: a.kid, jti: "jti-1"))
-        XCTAssertEqual([token.identity.user, token.identity.host, token.identity.kid, token.jti], ["alice", "host1", a.kid, "jti-1"])
+        XCTAssertEqual(
+            [token.identity.user, token.identity.host, token.identity.kid, token.jti],
+            ["alice", "host1", a.kid, "jti-1"])
         XCTAssertEqual(token.keepUntil, now + 30 + ReplayWindow.maxSkew)
     }
 
     func testAnAgentsClientServiceIsCarriedApartFromTheService() throws {
         let a = try XCTUnwrap(alice)
         let agent = claims().map { $0.0 == "service" ? ("service", JSONValue.string("fingerauth-agent")) : $0 }
-        guard case let .valid(token, _) = verifier.check(a.token(agent + [("client_service", .string("swaylock"))]), for: .login) else {
+        guard
+            case let .valid(token, _) = verifier.check(
+                a.token(agent + [("client_service", .string("swaylock"))]), for: .login)
+        else {
             return XCTFail("not valid")
         }
         XCTAssertEqual(token.service, "fingerauth-agent")
         XCTAssertEqual(token.clientService, "swaylock")
-        guard case let .valid(plain, _) = verifier.check(a.token(claims()), for: .login) else { return XCTFail("not valid") }
+        guard case let .valid(plain, _) = verifier.check(a.token(claims()), for: .login) else {
+            return XCTFail("not valid")
+        }
         XCTAssertNil(plain.clientService)
-        for bad: JSONValue in [.integer(1), .string(""), .string(String(repeating: "x", count: 65)), .string("a\u{1}b")] {
+        for bad: JSONValue in [
+            .integer(1), .string(""), .string(String(repeating: "x", count: 65)), .string("a\u{1}b"),
+        ] {
             XCTAssertEqual(refusal(a.token(agent + [("client_service", bad)])), .badService, "\(bad)")
         }
     }
@@ -91,8 +103,10 @@ final class TokenVerifierTests: XCTestCase {
         }
         let noAlg = JSONValue.object([("typ", .string("JWT")), ("kid", .string(a.kid))])
         XCTAssertEqual(refusal(a.token(claims(), header: noAlg)), .algorithm)
-        let unsigned = String(decoding: CompactJWT.signingInput(header: a.header(alg: "none"), claims: .object(claims())),
-                              as: UTF8.self) + "."
+        let unsigned =
+            String(
+                decoding: CompactJWT.signingInput(header: a.header(alg: "none"), claims: .object(claims())),
+                as: UTF8.self) + "."
         XCTAssertEqual(refusal(unsigned), .algorithm)
     }
 
@@ -119,16 +133,19 @@ final class TokenVerifierTests: XCTestCase {
 
     func testHeaderRules() throws {
         let a = try XCTUnwrap(alice)
-        XCTAssertEqual(refusal(a.token(claims(), header: a.header(extra: [("crit", .array([.string("exp")]))]))), .critical)
+        XCTAssertEqual(
+            refusal(a.token(claims(), header: a.header(extra: [("crit", .array([.string("exp")]))]))), .critical)
         let noKid = JSONValue.object([("alg", .string("RS256")), ("typ", .string("JWT"))])
         XCTAssertEqual(refusal(a.token(claims(), header: noKid)), .missingKid)
     }
 
     func testAKidThatIsNoThumbprintIsRefusedBeforeAnyLookup() throws {
         let a = try XCTUnwrap(alice)
-        keys.failing = true  // a lookup would answer "unavailable"
-        for bad in ["REAL\u{0000}x", a.kid + "\u{0000}", String(a.kid.dropLast()) + "\u{0000}", "../../etc/passwd",
-                    String(a.kid.dropLast()), a.kid + "A", String(a.kid.dropLast()) + "=", String(a.kid.dropLast()) + "é"] {
+        keys.failing = true // a lookup would answer "unavailable"
+        for bad in [
+            "REAL\u{0000}x", a.kid + "\u{0000}", String(a.kid.dropLast()) + "\u{0000}", "../../etc/passwd",
+            String(a.kid.dropLast()), a.kid + "A", String(a.kid.dropLast()) + "=", String(a.kid.dropLast()) + "é",
+        ] {
             XCTAssertEqual(refusal(a.token(claims(), header: a.header(kid: bad))), .badKid, bad.debugDescription)
         }
         XCTAssertTrue(TokenVerifier.isWellFormedKid(a.kid))
@@ -174,7 +191,8 @@ final class TokenVerifierTests: XCTestCase {
         XCTAssertNil(refusal(a.token(claims([("sub", .string("kate"))]))))
         keys.keys[a.kid]?.host = "caf\u{00E9}"
         XCTAssertTrue("cafe\u{0301}" == "caf\u{00E9}")
-        XCTAssertEqual(refusal(a.token(claims([("sub", .string("kate")), ("iss", .string("cafe\u{0301}"))]))), .kidNotForIssuer)
+        XCTAssertEqual(
+            refusal(a.token(claims([("sub", .string("kate")), ("iss", .string("cafe\u{0301}"))]))), .kidNotForIssuer)
     }
 
     func testALoginForANameTheRuleRefusesIsRefusedBeforeItsKey() throws {
@@ -194,7 +212,9 @@ final class TokenVerifierTests: XCTestCase {
         let forged = Base64URL.encode(JSONEncoding.encodeBytes(.object(claims([("jti", .string("other"))]))))
         XCTAssertEqual(refusal([parts[0], forged, parts[2]].joined(separator: ".")), .signature)
         XCTAssertEqual(refusal([parts[0], parts[1], ""].joined(separator: ".")), .signature)
-        XCTAssertEqual(refusal([parts[0], parts[1], Base64URL.encode([UInt8](repeating: 0, count: 256))].joined(separator: ".")), .signature)
+        XCTAssertEqual(
+            refusal([parts[0], parts[1], Base64URL.encode([UInt8](repeating: 0, count: 256))].joined(separator: ".")),
+            .signature)
     }
 
     func testExpiryHonoursSkewExactly() throws {
@@ -212,7 +232,8 @@ final class TokenVerifierTests: XCTestCase {
         let a = try XCTUnwrap(alice)
         XCTAssertNil(refusal(a.token(claims([("nbf", .integer(now + 30)), ("jti", .string("n1"))]))))
         XCTAssertEqual(refusal(a.token(claims([("nbf", .integer(now + 31))]))), .notYetValid)
-        XCTAssertEqual(refusal(a.token(claims([("iat", .integer(now + 31)), ("exp", .integer(now + 60))]))), .issuedInFuture)
+        XCTAssertEqual(
+            refusal(a.token(claims([("iat", .integer(now + 31)), ("exp", .integer(now + 60))]))), .issuedInFuture)
         XCTAssertEqual(refusal(a.token(claims([("nbf", .string("soon"))]))), .timeClaim)
     }
 
@@ -232,12 +253,14 @@ final class TokenVerifierTests: XCTestCase {
         XCTAssertEqual(refusal(a.token(claims(ttl: 301))), .ttlTooLong)
         XCTAssertEqual(refusal(a.token(claims([("iat", .integer(now + 31))], ttl: 30))), .issuedInFuture)
         XCTAssertEqual(refusal(a.token(claims([("iat", .integer(now + 10)), ("exp", .integer(now + 10))]))), .lifetime)
-        XCTAssertEqual(refusal(a.token(claims([("iat", .integer(Int64.min)), ("exp", .integer(now + 10))]))), .lifetime)
+        XCTAssertEqual(
+            refusal(a.token(claims([("iat", .integer(Int64.min)), ("exp", .integer(now + 10))]))), .lifetime)
     }
 
     func testAudience() throws {
         let a = try XCTUnwrap(alice)
-        XCTAssertNil(refusal(a.token(claims([("aud", .array([.string("x"), .string("aud")])), ("jti", .string("au1"))]))))
+        XCTAssertNil(
+            refusal(a.token(claims([("aud", .array([.string("x"), .string("aud")])), ("jti", .string("au1"))]))))
         XCTAssertEqual(refusal(a.token(claims([("aud", .string("other"))]))), .audience)
         XCTAssertEqual(refusal(a.token(claims([("aud", nil)]))), .audience)
         XCTAssertEqual(refusal(a.token(claims([("aud", .array([.string("aud"), .integer(1)]))]))), .audience)
@@ -263,7 +286,8 @@ final class TokenVerifierTests: XCTestCase {
     func testRevocationTokenMustBeSignedByTheKeyItNames() throws {
         let a = try XCTUnwrap(alice)
         let o = try XCTUnwrap(other)
-        keys.keys[o.kid] = RegisteredKey(kid: o.kid, user: "bob", host: "host1", jwk: o.jwk, status: .pending, created: 0)
+        keys.keys[o.kid] = RegisteredKey(
+            kid: o.kid, user: "bob", host: "host1", jwk: o.jwk, status: .pending, created: 0)
         // Bob's own token for alice's key: unverified, a kid mismatch.
         XCTAssertEqual(refusal(o.revocation(claims([("sub", .string("bob"))])), .revocation(kid: a.kid)), .kidMismatch)
         // A pending key may be withdrawn by its holder; a revoked one is refused (verified).
@@ -279,10 +303,16 @@ final class TokenVerifierTests: XCTestCase {
             refusal(token, .proof(jwk: o.jwk, kid: o.kid, user: "bob", host: "host1"))
         }
         XCTAssertNil(check(o.proof(TokenMaker.claims(now: now, sub: "bob", iss: "host1", jti: "p1"))))
-        XCTAssertEqual(check(o.token(TokenMaker.claims(now: now, sub: "bob", jti: "p2"),
-                                     header: o.header(kid: a.kid, typ: TokenType.registrationProof))), .kidNotThumbprint)
-        XCTAssertEqual(check(a.token(TokenMaker.claims(now: now, sub: "bob", jti: "p3"),
-                                     header: a.header(kid: o.kid, typ: TokenType.registrationProof))), .signature)
+        XCTAssertEqual(
+            check(
+                o.token(
+                    TokenMaker.claims(now: now, sub: "bob", jti: "p2"),
+                    header: o.header(kid: a.kid, typ: TokenType.registrationProof))), .kidNotThumbprint)
+        XCTAssertEqual(
+            check(
+                a.token(
+                    TokenMaker.claims(now: now, sub: "bob", jti: "p3"),
+                    header: a.header(kid: o.kid, typ: TokenType.registrationProof))), .signature)
         XCTAssertEqual(check(o.proof(TokenMaker.claims(now: now, sub: "carol", jti: "p4"))), .wrongSubject)
         XCTAssertEqual(check(o.proof(TokenMaker.claims(now: now, sub: "bob", iss: "host2", jti: "p5"))), .wrongIssuer)
     }

@@ -1,5 +1,6 @@
-import XCTest
 import FingerAuthSystem
+import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,8 +14,10 @@ final class ChildProcessTests: XCTestCase {
     }
 
     func testKillingAChildTheHostAlreadyReapedSignalsNobodyWhoTookItsPid() throws {
-        signal(SIGCHLD, SIG_IGN)  // the host reaps: every child is reaped by the kernel at once
-        guard case let .success(sleep) = TrustedExecutable.open("/usr/bin/sleep") else { return XCTFail("/usr/bin/sleep") }
+        signal(SIGCHLD, SIG_IGN) // the host reaps: every child is reaped by the kernel at once
+        guard case let .success(sleep) = TrustedExecutable.open("/usr/bin/sleep") else {
+            return XCTFail("/usr/bin/sleep")
+        }
         guard case let .success(child) = ChildProcess.spawn(sleep, arguments: ["sleep", "0.3"], input: []) else {
             return XCTFail("spawn")
         }
@@ -36,7 +39,9 @@ final class ChildProcessTests: XCTestCase {
     }
 
     func testAChildStillRunningIsKilledWithItsGroup() {
-        guard case let .success(sleep) = TrustedExecutable.open("/usr/bin/sleep") else { return XCTFail("/usr/bin/sleep") }
+        guard case let .success(sleep) = TrustedExecutable.open("/usr/bin/sleep") else {
+            return XCTFail("/usr/bin/sleep")
+        }
         guard case let .success(child) = ChildProcess.spawn(sleep, arguments: ["sleep", "30"], input: []) else {
             return XCTFail("spawn")
         }

@@ -1,6 +1,7 @@
-import XCTest
 import FingerAuthCore
 import FingerAuthSystem
+import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,8 @@ final class ConfigurationFileTests: StandInFilesTestCase {
         let path = root + "/open.conf"
         write("open.conf", "debug = yes\n", mode: 0o664)
         XCTAssertThrowsError(try ConfigurationFile.read(path)) { error in
-            XCTAssertEqual("\(error)", "\(path): mode 664 is too open; fix: chown root:root \(path) && chmod 644 \(path)")
+            XCTAssertEqual(
+                "\(error)", "\(path): mode 664 is too open; fix: chown root:root \(path) && chmod 644 \(path)")
         }
         XCTAssertEqual(symlink(path, root + "/link.conf"), 0)
         XCTAssertThrowsError(try ConfigurationFile.read(root + "/link.conf")) { error in

@@ -1,5 +1,6 @@
-import XCTest
 import FingerAuthSystem
+import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif

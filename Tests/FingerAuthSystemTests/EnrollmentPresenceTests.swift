@@ -1,6 +1,7 @@
-import XCTest
 import FingerAuthCore
 import FingerAuthSystem
+import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif

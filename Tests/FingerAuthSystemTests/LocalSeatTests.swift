@@ -1,5 +1,6 @@
-import XCTest
 import FingerAuthSystem
+import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +14,9 @@ final class LocalSeatTests: StandInFilesTestCase {
 
     override func setUp() {
         super.setUp()
-        for dir in ["self", "proc", "records", "systemd", "systemd/sessions", "systemd/users"] { mkdir(root + "/" + dir, 0o755) }
+        for dir in ["self", "proc", "records", "systemd", "systemd/sessions", "systemd/users"] {
+            mkdir(root + "/" + dir, 0o755)
+        }
         traced = []
     }
 
@@ -59,10 +62,10 @@ final class LocalSeatTests: StandInFilesTestCase {
         onTerminal(Self.pts3)
         XCTAssertEqual(s.mode, .records)
         XCTAssertNil(reason(s))
-        write("records/12", "192.0.2.7\n")  // recorded, but no process holds session 12 any more
+        write("records/12", "192.0.2.7\n") // recorded, but no process holds session 12 any more
         process(300, session: 13, uid: 1000)
         XCTAssertNil(reason(s))
-        process(301, session: 12, uid: 1001)  // live, but another user's
+        process(301, session: 12, uid: 1001) // live, but another user's
         XCTAssertNil(reason(s))
     }
 
@@ -70,12 +73,17 @@ final class LocalSeatTests: StandInFilesTestCase {
         let s = seat(logind: false)
         onTerminal(Self.pts3)
         write("records/12", "192.0.2.7\n")
-        process(300, session: 12, uid: 1000)  // the ssh session, or a tmux left behind by it
-        XCTAssertEqual(reason(s), "remote session of alice live (audit session 12 from 192.0.2.7); this one (on pts/3) not positively local")
+        process(300, session: 12, uid: 1000) // the ssh session, or a tmux left behind by it
+        XCTAssertEqual(
+            reason(s),
+            "remote session of alice live (audit session 12 from 192.0.2.7); this one (on pts/3) not positively local")
         XCTAssertNil(reason(s, uids: [1001]), "only the named users' sessions count")
         // No terminal at all (a job, a graphical PAM host) is no more local than a pty.
         write("self/stat", "123 (fa pamtest) S 1 123 123 0 -1 4194560 0 0")
-        XCTAssertEqual(reason(s), "remote session of alice live (audit session 12 from 192.0.2.7); this one (on no terminal) not positively local")
+        XCTAssertEqual(
+            reason(s),
+            "remote session of alice live (audit session 12 from 192.0.2.7); this one (on no terminal) not positively local"
+        )
     }
 
     func testRecordsModeAVirtualConsoleIsLocalEvenWhileARemoteSessionIsLive() {
@@ -96,11 +104,15 @@ final class LocalSeatTests: StandInFilesTestCase {
 
     // MARK: - logind mode (stand-in state)
 
-    func session(_ id: String, seat: String = "seat0", active: Bool = true, remote: Bool = false, state: String = "active",
-                 tty: String = "tty2", host: String? = nil) {
-        write("systemd/sessions/\(id)", "# This is private data. Do not parse.\nUID=1000\nUSER=alice\nACTIVE=\(active ? 1 : 0)\n"
-              + "STATE=\(state)\nREMOTE=\(remote ? 1 : 0)\nTYPE=tty\nCLASS=user\nSEAT=\(seat)\nTTY=\(tty)\n"
-              + (host.map { "REMOTE_HOST=\($0)\n" } ?? ""))
+    func session(
+        _ id: String, seat: String = "seat0", active: Bool = true, remote: Bool = false, state: String = "active",
+        tty: String = "tty2", host: String? = nil
+    ) {
+        write(
+            "systemd/sessions/\(id)",
+            "# This is private data. Do not parse.\nUID=1000\nUSER=alice\nACTIVE=\(active ? 1 : 0)\n"
+                + "STATE=\(state)\nREMOTE=\(remote ? 1 : 0)\nTYPE=tty\nCLASS=user\nSEAT=\(seat)\nTTY=\(tty)\n"
+                + (host.map { "REMOTE_HOST=\($0)\n" } ?? ""))
     }
 
     func user(sessions: String, display: String = "") {
@@ -113,7 +125,9 @@ final class LocalSeatTests: StandInFilesTestCase {
         onTerminal(Self.tty2)
         XCTAssertEqual(s.mode, .logind)
         XCTAssertNil(reason(s))
-        XCTAssertTrue(traced.contains { $0.hasPrefix("local seat: logind session 5 (cgroup): seat seat0, active true") }, "\(traced)")
+        XCTAssertTrue(
+            traced.contains { $0.hasPrefix("local seat: logind session 5 (cgroup): seat seat0, active true") },
+            "\(traced)")
     }
 
     func testLogindSeatSessionOnAPseudoTerminalIsLocalUnlessARemoteSessionOfTheUserIsLive() {
@@ -124,13 +138,20 @@ final class LocalSeatTests: StandInFilesTestCase {
         XCTAssertNil(reason(s))
         session("9", seat: "", remote: true, tty: "pts/0", host: "192.0.2.9")
         user(sessions: "5 9")
-        XCTAssertEqual(reason(s), "remote session of alice live (logind session 9 from 192.0.2.9); this one (logind session 5 on seat0, on pts/3) not positively local")
+        XCTAssertEqual(
+            reason(s),
+            "remote session of alice live (logind session 9 from 192.0.2.9); this one (logind session 5 on seat0, on pts/3) not positively local"
+        )
         session("9", seat: "", remote: true, state: "closing", tty: "pts/0", host: "192.0.2.9")
         XCTAssertNil(reason(s), "a remote login that ended is not live in logind's view")
     }
 
     func testLogindSessionWithoutSeatOrNotActiveOrRemoteIsNotLocal() {
-        let s = seat(logind: true, cgroup: "1:name=systemd:/user.slice/user-1000.slice/session-5.scope\n0::/user.slice/user-1000.slice/session-5.scope")
+        let s = seat(
+            logind: true,
+            cgroup:
+                "1:name=systemd:/user.slice/user-1000.slice/session-5.scope\n0::/user.slice/user-1000.slice/session-5.scope"
+        )
         onTerminal(Self.tty2)
         session("5", seat: "")
         XCTAssertEqual(reason(s), "logind session 5 is on no seat")
@@ -158,17 +179,25 @@ final class LocalSeatTests: StandInFilesTestCase {
 
     func testLogindUserManagerIsLocalOnlyWhileTheUsersGraphicalSessionIsInFrontAndNoRemoteSessionIsLive() {
         // A desktop's terminal emulator runs in the user's service manager, in no session.
-        let s = seat(logind: true, cgroup: "0::/user.slice/user-1000.slice/user@1000.service/app.slice/vte-spawn-1.scope")
+        let s = seat(
+            logind: true, cgroup: "0::/user.slice/user-1000.slice/user@1000.service/app.slice/vte-spawn-1.scope")
         onTerminal(Self.pts3)
-        XCTAssertEqual(reason(s), "started by alice's service manager (a user unit), and alice has no active local session on a seat")
+        XCTAssertEqual(
+            reason(s),
+            "started by alice's service manager (a user unit), and alice has no active local session on a seat")
         session("5")
         user(sessions: "5", display: "5")
         XCTAssertNil(reason(s))
         session("9", seat: "", remote: true, tty: "pts/0", host: "192.0.2.9")
         user(sessions: "5 9", display: "5")
-        XCTAssertEqual(reason(s), "remote session of alice live (logind session 9 from 192.0.2.9); this one (a user unit of alice, on pts/3) not positively local")
+        XCTAssertEqual(
+            reason(s),
+            "remote session of alice live (logind session 9 from 192.0.2.9); this one (a user unit of alice, on pts/3) not positively local"
+        )
         session("5", active: false)
-        XCTAssertEqual(reason(s), "started by alice's service manager (a user unit), and alice has no active local session on a seat")
+        XCTAssertEqual(
+            reason(s),
+            "started by alice's service manager (a user unit), and alice has no active local session on a seat")
     }
 
     func testACGroupMadeInsideTheUsersOwnSubtreeIsNotASession() {
@@ -177,7 +206,9 @@ final class LocalSeatTests: StandInFilesTestCase {
         let s = seat(logind: true, cgroup: "0::/user.slice/user-1000.slice/user@1000.service/session-5.scope")
         session("5")
         onTerminal(Self.tty2)
-        XCTAssertEqual(reason(s), "started by alice's service manager (a user unit), and alice has no active local session on a seat")
+        XCTAssertEqual(
+            reason(s),
+            "started by alice's service manager (a user unit), and alice has no active local session on a seat")
     }
 
     func testLogindFilesOthersCouldWriteAreNotBelieved() {

@@ -1,6 +1,7 @@
-import XCTest
 import CSystem
 import FingerAuthSystem
+import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,7 +59,9 @@ final class RemoteSessionTests: StandInFilesTestCase {
 
     func testUtmpHostOfThePAMTTYOrTheControllingTerminal() {
         let s = session()
-        writeUtmp([(USER_PROCESS, "pts/3", "192.0.2.7"), (USER_PROCESS, "pts/4", ":0"), (DEAD_PROCESS, "pts/5", "192.0.2.8")])
+        writeUtmp([
+            (USER_PROCESS, "pts/3", "192.0.2.7"), (USER_PROCESS, "pts/4", ":0"), (DEAD_PROCESS, "pts/5", "192.0.2.8"),
+        ])
         XCTAssertEqual(s.remoteReason(tty: "/dev/pts/3"), "utmp: pts/3 from 192.0.2.7")
         XCTAssertNil(s.remoteReason(tty: "pts/4"), "an X display is local")
         XCTAssertNil(s.remoteReason(tty: "pts/5"), "a dead entry is not a login")

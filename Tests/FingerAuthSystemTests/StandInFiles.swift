@@ -1,4 +1,5 @@
 import XCTest
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -60,7 +60,8 @@ public final class RefusalCounter: Sendable {
             return out
         }
         return taken.map { key, count in
-            .refusals(peer: String(decoding: key.peer, as: UTF8.self), window: key.window, count: count, reason: key.reason)
+            .refusals(
+                peer: String(decoding: key.peer, as: UTF8.self), window: key.window, count: count, reason: key.reason)
         }
     }
 }

@@ -14,8 +14,10 @@ public struct StoredChallenge: Sendable, Equatable {
     /// answering it proves to hold the AK.
     public var ek: String
 
-    public init(id: String, user: String, host: String, attestationKey: [UInt8], secretDigest: [UInt8],
-                nonce: [UInt8], expires: Int64, ek: String) {
+    public init(
+        id: String, user: String, host: String, attestationKey: [UInt8], secretDigest: [UInt8],
+        nonce: [UInt8], expires: Int64, ek: String
+    ) {
         self.ek = ek
         self.id = id
         self.user = user

@@ -12,8 +12,10 @@ public struct ConsoleAuditQuery: Sendable, Equatable {
     public var beforeID: Int64?
     public var limit: Int
 
-    public init(user: String? = nil, host: String? = nil, event: String? = nil, outcome: String? = nil,
-                since: Int64? = nil, until: Int64? = nil, beforeID: Int64? = nil, limit: Int = 50) {
+    public init(
+        user: String? = nil, host: String? = nil, event: String? = nil, outcome: String? = nil,
+        since: Int64? = nil, until: Int64? = nil, beforeID: Int64? = nil, limit: Int = 50
+    ) {
         self.user = user
         self.host = host
         self.event = event

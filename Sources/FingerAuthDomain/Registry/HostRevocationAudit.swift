@@ -4,7 +4,10 @@ extension HostRevocation {
     /// `host_revoked`) for each of its keys; `peer` and `admin` say who did it.
     public func auditEvents(peer: String, admin: String?) -> [AuditEvent] {
         hosts.map { AuditEvent(event: .tokenRevoke, host: $0, outcome: .accept, peer: peer, admin: admin) }
-            + keys.map { AuditEvent(event: .adminRevoke, user: $0.user, host: $0.host, kid: $0.kid, outcome: .accept,
-                                    reason: .code(.hostRevoked), peer: peer, admin: admin) }
+            + keys.map {
+                AuditEvent(
+                    event: .adminRevoke, user: $0.user, host: $0.host, kid: $0.kid, outcome: .accept,
+                    reason: .code(.hostRevoked), peer: peer, admin: admin)
+            }
     }
 }

@@ -112,10 +112,12 @@ extension EKPinResult {
         switch self {
         case let .changed(before, after, revoked):
             row.reason = .detail("by \(admin): \(before?.summary ?? "(none)") -> \(after?.summary ?? "(none)")")
-            return [row] + revoked.map {
-                AuditEvent(event: .adminRevoke, user: $0.user, host: host, kid: $0.kid, outcome: .accept,
-                           reason: .code(.ekRepinned), peer: peer)
-            }
+            return [row]
+                + revoked.map {
+                    AuditEvent(
+                        event: .adminRevoke, user: $0.user, host: host, kid: $0.kid, outcome: .accept,
+                        reason: .code(.ekRepinned), peer: peer)
+                }
         case let .unchanged(pin):
             row.reason = .detail("by \(admin): unchanged: \(pin.summary)")
         case let .provisionedOther(pin):
@@ -130,7 +132,8 @@ extension EKPinResult {
 
     /// The `ek_pin` row of a pin made on first use by the registration `registration`.
     public static func firstUseAudit(_ pin: EKPin, registration: AuditEvent) -> AuditEvent {
-        AuditEvent(event: .ekPin, user: registration.user, host: pin.host, kid: registration.kid, jti: registration.jti,
-                   outcome: .accept, reason: .detail("tofu: (none) -> \(pin.summary)"), peer: registration.peer)
+        AuditEvent(
+            event: .ekPin, user: registration.user, host: pin.host, kid: registration.kid, jti: registration.jti,
+            outcome: .accept, reason: .detail("tofu: (none) -> \(pin.summary)"), peer: registration.peer)
     }
 }

@@ -22,7 +22,8 @@ import FingerAuthCore
 /// challenge is ever pinned, never one that was merely shown.
 extension AuthenticatorService {
     func attestationChallenge(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        var event = AuditEvent(event: .attestChallenge, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
+        var event = AuditEvent(
+            event: .attestChallenge, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         let answer = challengeAnswer(request, &event)
         // Only refusals are audited: a challenge changes nothing until it is answered.
         if answer.status == 200 { return .answer(answer) }
@@ -49,7 +50,8 @@ extension AuthenticatorService {
             return Names.invalidUser(named, field: "user")
         }
         guard let user = body["user"]?.stringValue, Names.isValidUser(user),
-              let host = body["host"]?.stringValue, Names.isValidHost(host) else {
+            let host = body["host"]?.stringValue, Names.isValidHost(host)
+        else {
             event.reason = .code(.invalidRequest)
             return .error(400, "invalid_request")
         }
@@ -64,7 +66,8 @@ extension AuthenticatorService {
             return .error(403, "attestation_not_configured")
         }
         guard let der = body["ek_certificate"]?.stringValue.flatMap(Base64URL.decode),
-              let ak = body["ak_public"]?.stringValue.flatMap(Base64URL.decode) else {
+            let ak = body["ak_public"]?.stringValue.flatMap(Base64URL.decode)
+        else {
             event.reason = .code(.invalidAttestation)
             return .error(400, "invalid_attestation")
         }
@@ -87,8 +90,9 @@ extension AuthenticatorService {
         let ek = certificate.keyID
         do {
             if let pin = try store.ekPin(host: host), pin.ek != ek {
-                log.message("attestation challenge for \(LogText.clean(user)) on \(LogText.clean(host)) refused: EK \(ek) "
-                            + "is not the host's pinned EK \(pin.ek) (\(pin.source.rawValue))")
+                log.message(
+                    "attestation challenge for \(LogText.clean(user)) on \(LogText.clean(host)) refused: EK \(ek) "
+                        + "is not the host's pinned EK \(pin.ek) (\(pin.source.rawValue))")
                 event.reason = .code(.ekMismatch)
                 return .error(403, "ek_mismatch")
             }
@@ -110,20 +114,23 @@ extension AuthenticatorService {
             return .error(403, "ak_invalid")
         }
         guard let secret = crypto.bytes(32), let nonce = crypto.bytes(32), let idBytes = crypto.bytes(18),
-              let digest = crypto.sha256(secret),
-              let made = attestation.makeCredential(certificate, name: name, secret: secret) else {
+            let digest = crypto.sha256(secret),
+            let made = attestation.makeCredential(certificate, name: name, secret: secret)
+        else {
             event.outcome = .error
             event.reason = .token(.unavailable)
             return .error(503, "unavailable")
         }
         let id = Base64URL.encode(idBytes)
         let now = clock.now()
-        let stored = StoredChallenge(id: id, user: user, host: host, attestationKey: ak, secretDigest: digest,
-                                     nonce: nonce, expires: now + AttestationChallenges.lifetime, ek: ek)
+        let stored = StoredChallenge(
+            id: id, user: user, host: host, attestationKey: ak, secretDigest: digest,
+            nonce: nonce, expires: now + AttestationChallenges.lifetime, ek: ek)
         let admission: ChallengeAdmission
         do {
-            admission = try store.addChallenge(stored, perHost: AttestationChallenges.perHost,
-                                               capacity: AttestationChallenges.capacity, now: now)
+            admission = try store.addChallenge(
+                stored, perHost: AttestationChallenges.perHost,
+                capacity: AttestationChallenges.capacity, now: now)
         } catch {
             log.message("cannot store an attestation challenge: \(error)")
             event.outcome = .error
@@ -136,13 +143,15 @@ extension AuthenticatorService {
             event.reason = .code(.tooManyChallenges)
             return .error(429, "too_many_challenges")
         }
-        return HTTPResponse(status: 200, json: .object([
-            ("challenge", .string(id)),
-            ("credential_blob", .string(Base64URL.encode(made.credentialBlob))),
-            ("encrypted_secret", .string(Base64URL.encode(made.encryptedSecret))),
-            ("nonce", .string(Base64URL.encode(nonce))),
-            ("expires_in", .number(String(AttestationChallenges.lifetime))),
-        ]))
+        return HTTPResponse(
+            status: 200,
+            json: .object([
+                ("challenge", .string(id)),
+                ("credential_blob", .string(Base64URL.encode(made.credentialBlob))),
+                ("encrypted_secret", .string(Base64URL.encode(made.encryptedSecret))),
+                ("nonce", .string(Base64URL.encode(nonce))),
+                ("expires_in", .number(String(AttestationChallenges.lifetime))),
+            ]))
     }
 
     /// How a registration's attestation ended.
@@ -157,10 +166,11 @@ extension AuthenticatorService {
     /// the key is shown to be a TPM key of `user` on `host` in the TPM of the challenge's EK.
     func attestationCheck(_ attestation: JSONValue, user: String, host: String, jwk: JWK) -> AttestationCheck {
         guard let id = attestation["challenge"]?.stringValue, id.utf8.count <= 64,
-              let credential = attestation["credential"]?.stringValue.flatMap(Base64URL.decode),
-              let keyBytes = attestation["key_public"]?.stringValue.flatMap(Base64URL.decode),
-              let attest = attestation["certify_info"]?.stringValue.flatMap(Base64URL.decode),
-              let signature = attestation["certify_signature"]?.stringValue.flatMap(Base64URL.decode) else {
+            let credential = attestation["credential"]?.stringValue.flatMap(Base64URL.decode),
+            let keyBytes = attestation["key_public"]?.stringValue.flatMap(Base64URL.decode),
+            let attest = attestation["certify_info"]?.stringValue.flatMap(Base64URL.decode),
+            let signature = attestation["certify_signature"]?.stringValue.flatMap(Base64URL.decode)
+        else {
             return .refused(400, .code(.invalidAttestation))
         }
         let pending: StoredChallenge?
@@ -171,13 +181,16 @@ extension AuthenticatorService {
             return .refused(503, .token(.unavailable))
         }
         guard let pending, pending.user.sameBytes(as: user), pending.host.sameBytes(as: host),
-              let attestationKey = try? TPMPublicKey(tpm2b: pending.attestationKey) else { return .refused(403, .code(.challengeUnknown)) }
+            let attestationKey = try? TPMPublicKey(tpm2b: pending.attestationKey)
+        else { return .refused(403, .code(.challengeUnknown)) }
         guard let digest = crypto.sha256(credential), ConstantTime.equal(digest, pending.secretDigest) else {
             return .refused(403, .code(.activationFailed))
         }
         guard let key = try? TPMPublicKey(tpm2b: keyBytes) else { return .refused(403, .attestation(.keyMismatch)) }
-        if let refusal = crypto.certificationRefusal(key: key, jwk: jwk, attest: attest, signature: signature,
-                                                     ak: attestationKey, nonce: pending.nonce) {
+        if let refusal = crypto.certificationRefusal(
+            key: key, jwk: jwk, attest: attest, signature: signature,
+            ak: attestationKey, nonce: pending.nonce)
+        {
             return .refused(403, .attestation(refusal))
         }
         return .attested(ek: pending.ek)

@@ -26,7 +26,9 @@ public enum FormBody {
             switch byte {
             case UInt8(ascii: "+"): out.append(0x20)
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    return nil
+                }
                 out.append(high << 4 | low)
             default: out.append(byte)
             }

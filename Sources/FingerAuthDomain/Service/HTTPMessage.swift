@@ -23,8 +23,10 @@ public struct HTTPRequest: Sendable {
     /// console only; the login listener never looks).
     public var query: [String: String] = [:]
 
-    public init(method: String, path: String, authorization: String? = nil, contentType: String? = nil,
-                body: [UInt8] = [], bodyTooLarge: Bool = false, peer: String = "-") {
+    public init(
+        method: String, path: String, authorization: String? = nil, contentType: String? = nil,
+        body: [UInt8] = [], bodyTooLarge: Bool = false, peer: String = "-"
+    ) {
         self.method = method
         self.path = path
         self.authorization = authorization
@@ -72,7 +74,7 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
-        lhs.status == rhs.status && lhs.body == rhs.body && lhs.contentType == rhs.contentType &&
-            lhs.headers.map { $0.0 + ":" + $0.1 } == rhs.headers.map { $0.0 + ":" + $0.1 }
+        lhs.status == rhs.status && lhs.body == rhs.body && lhs.contentType == rhs.contentType
+            && lhs.headers.map { $0.0 + ":" + $0.1 } == rhs.headers.map { $0.0 + ":" + $0.1 }
     }
 }

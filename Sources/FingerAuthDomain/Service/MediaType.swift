@@ -5,7 +5,9 @@ enum MediaType {
     /// be lower-case ASCII.
     static func `is`(_ header: String, _ expected: StaticString) -> Bool {
         var type = header.utf8.prefix { $0 != UInt8(ascii: ";") }[...]
-        while let first = type.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { type = type.dropFirst() }
+        while let first = type.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+            type = type.dropFirst()
+        }
         while let last = type.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { type = type.dropLast() }
         // withUTF8Buffer, not utf8Start: it also holds for a literal stored as one scalar.
         return expected.withUTF8Buffer { wanted in

@@ -14,10 +14,12 @@ public enum Names {
     /// `field` is where the name was (`user`, `sub`).
     public static func invalidUser(_ name: String, field: String) -> HTTPResponse {
         let problem = UserName.problem(name) ?? "not a user name"
-        return HTTPResponse(status: 400, json: .object([
-            ("error", .string("invalid_request")),
-            ("error_description", .string("\(field) is not a valid user name: \(problem) (\(UserName.rule))")),
-        ]))
+        return HTTPResponse(
+            status: 400,
+            json: .object([
+                ("error", .string("invalid_request")),
+                ("error_description", .string("\(field) is not a valid user name: \(problem) (\(UserName.rule))")),
+            ]))
     }
 
     /// A host id: 1–253 of `A-Z a-z 0-9 . _ -`, not starting with `-` or `.`, without `..`.
@@ -35,11 +37,12 @@ public enum Names {
     private static func isPortable(_ name: String, limit: Int) -> Bool {
         let bytes = Array(name.utf8)
         guard let first = bytes.first, bytes.count <= limit,
-              first != UInt8(ascii: "-"), first != UInt8(ascii: "."), !name.contains("..") else { return false }
+            first != UInt8(ascii: "-"), first != UInt8(ascii: "."), !name.contains("..")
+        else { return false }
         return bytes.allSatisfy { b in
-            (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) ||
-                (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: ".") ||
-                b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
+            (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+                || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: ".")
+                || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
         }
     }
 }

@@ -21,8 +21,10 @@ public struct RequestSummary: Sendable {
     /// and window says so instead).
     public var quiet = false
 
-    public init(method: String, path: String, status: Int, outcome: AuditOutcome? = nil, reason: AuditReason? = nil,
-                sub: String? = nil, kid: String? = nil, jti: String? = nil, peer: String? = nil) {
+    public init(
+        method: String, path: String, status: Int, outcome: AuditOutcome? = nil, reason: AuditReason? = nil,
+        sub: String? = nil, kid: String? = nil, jti: String? = nil, peer: String? = nil
+    ) {
         self.method = method
         self.path = path
         self.status = status

@@ -23,8 +23,10 @@ public final class KeyCache: Sendable {
     let refreshSeconds: Int64
     private let entries = Mutex<[String: Entry]>([:])
 
-    public init(_ directory: any KeyDirectory, crypto: any AuthenticatorCrypto, capacity: Int = 10_000,
-                refreshSeconds: Int64 = 5) {
+    public init(
+        _ directory: any KeyDirectory, crypto: any AuthenticatorCrypto, capacity: Int = 10_000,
+        refreshSeconds: Int64 = 5
+    ) {
         self.directory = directory
         self.crypto = crypto
         self.capacity = max(1, capacity)
@@ -38,7 +40,9 @@ public final class KeyCache: Sendable {
         let cached = entries.withLock { $0[kid] }
         // Revoked is final; active is checked again by the write transaction anyway; a pending
         // key is read afresh every time, so an approval counts at once.
-        if let cached, cached.key.status == .revoked || (cached.key.status == .active && now - cached.read < refreshSeconds) {
+        if let cached,
+            cached.key.status == .revoked || (cached.key.status == .active && now - cached.read < refreshSeconds)
+        {
             return (cached.key, cached.publicKey)
         }
         guard let key = try directory.registeredKey(kid: kid) else { return nil }

@@ -95,7 +95,8 @@ public enum TokenCheck: Sendable, Equatable {
 
     public var facts: TokenFacts {
         switch self {
-        case let .unverified(_, facts), let .refused(_, _, facts), let .valid(_, facts), let .unavailable(facts): return facts
+        case let .unverified(_, facts), let .refused(_, _, facts), let .valid(_, facts), let .unavailable(facts):
+            return facts
         }
     }
 }

@@ -11,8 +11,10 @@ public struct VerifierPolicy: Sendable {
     /// Longest accepted `jti`, bytes.
     public var maxJTIBytes: Int
 
-    public init(audience: String, maxTTL: Int64 = 300, skew: Int64 = 30,
-                maxTokenBytes: Int = 8 * 1024, maxJTIBytes: Int = 128) {
+    public init(
+        audience: String, maxTTL: Int64 = 300, skew: Int64 = 30,
+        maxTokenBytes: Int = 8 * 1024, maxJTIBytes: Int = 128
+    ) {
         self.audience = audience
         self.maxTTL = maxTTL
         self.skew = skew

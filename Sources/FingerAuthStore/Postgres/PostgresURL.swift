@@ -8,7 +8,9 @@ enum PostgresURL {
     static func transportProblem(_ url: String) -> String? {
         let parameters = query(url)
         if parameters.contains(where: { $0.0 == "sslmode" }) { return nil }
-        let hosts = self.hosts(url) + parameters.filter { $0.0 == "host" || $0.0 == "hostaddr" }
+        let hosts =
+            self.hosts(url)
+            + parameters.filter { $0.0 == "host" || $0.0 == "hostaddr" }
             .flatMap { $0.1.split(separator: ",").map(String.init) }
         let remote = hosts.filter { !isLocal($0) }
         guard let first = remote.first else { return nil }
@@ -20,9 +22,12 @@ enum PostgresURL {
     /// The hosts of the URL's authority (`user:pw@h1:5432,h2/db`), without ports.
     static func hosts(_ url: String) -> [String] {
         let bytes = Array(url.utf8)
-        guard let schemeEnd = (0..<max(0, bytes.count - 2)).first(where: {
-            bytes[$0] == UInt8(ascii: ":") && bytes[$0 + 1] == UInt8(ascii: "/") && bytes[$0 + 2] == UInt8(ascii: "/")
-        }) else { return [] }
+        guard
+            let schemeEnd = (0..<max(0, bytes.count - 2)).first(where: {
+                bytes[$0] == UInt8(ascii: ":") && bytes[$0 + 1] == UInt8(ascii: "/")
+                    && bytes[$0 + 2] == UInt8(ascii: "/")
+            })
+        else { return [] }
         var rest = Substring(String(decoding: bytes[(schemeEnd + 3)...], as: UTF8.self))
         if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) { rest = rest[..<end] }
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
@@ -55,7 +60,8 @@ enum PostgresURL {
         var iterator = Array(text.utf8).makeIterator()
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-               let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
             } else {
                 bytes.append(byte)
@@ -68,8 +74,10 @@ enum PostgresURL {
 /// A host name from a URL, made safe to print.
 enum LogHost {
     static func clean(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.prefix(128).map {
-            $0.value > 0x20 && $0.value < 0x7f ? $0 : "?"
-        }))
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.prefix(128).map {
+                    $0.value > 0x20 && $0.value < 0x7f ? $0 : "?"
+                }))
     }
 }

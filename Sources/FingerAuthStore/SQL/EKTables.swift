@@ -12,13 +12,16 @@ enum EKTables {
 
     static func pin(_ row: [String?]) throws(StoreError) -> EKPin {
         guard row.count == 5, let host = row[0], let ek = row[1], let source = row[2].flatMap(EKSource.init(rawValue:)),
-              let pinned = row[3].flatMap({ Int64($0) }) else { throw StoreError("corrupt row in table host_eks") }
+            let pinned = row[3].flatMap({ Int64($0) })
+        else { throw StoreError("corrupt row in table host_eks") }
         return EKPin(host: host, ek: ek, source: source, pinned: pinned, by: row[4])
     }
 
     /// The pin of `host`, or nil.
     static func pin(_ db: some SQLConnection, host: String) throws(StoreError) -> EKPin? {
-        guard let row = try db.textRows("SELECT \(columns) FROM host_eks WHERE host = ?1", [host]).first else { return nil }
+        guard let row = try db.textRows("SELECT \(columns) FROM host_eks WHERE host = ?1", [host]).first else {
+            return nil
+        }
         return try pin(row)
     }
 
@@ -35,9 +38,12 @@ enum EKTables {
     /// The pin of `host` after trying to pin `ek` on first use: one atomic statement, so of
     /// two instances attesting at once exactly one pins and the other reads its pin.
     /// `created` tells whether this call made it.
-    static func pinOnFirstUse(_ db: some SQLConnection, host: String, ek: String,
-                              now: Int64) throws(StoreError) -> (pin: EKPin, created: Bool) {
-        let inserted = try db.textRows("""
+    static func pinOnFirstUse(
+        _ db: some SQLConnection, host: String, ek: String,
+        now: Int64
+    ) throws(StoreError) -> (pin: EKPin, created: Bool) {
+        let inserted = try db.textRows(
+            """
             INSERT INTO host_eks (host, ek_sha256, source, pinned) VALUES (?1, ?2, 'tofu', CAST(?3 AS BIGINT))
             ON CONFLICT (host) DO NOTHING RETURNING \(columns)
             """, [host, ek, String(now)])
@@ -48,8 +54,10 @@ enum EKTables {
 
     /// Applies an admin's `change` in the caller's transaction. Keys of the host attested by
     /// an EK other than the new pin (every attested key, for a reset) are revoked with it.
-    static func apply(_ db: some SQLConnection, _ change: EKPinChange, admin: String,
-                      now: Int64) throws(StoreError) -> EKPinResult {
+    static func apply(
+        _ db: some SQLConnection, _ change: EKPinChange, admin: String,
+        now: Int64
+    ) throws(StoreError) -> EKPinResult {
         let host = change.host
         let before = try pin(db, host: host)
         var after: EKPin?
@@ -59,7 +67,8 @@ enum EKTables {
                 if before.ek == ek { return .unchanged(before) }
                 if !replace { return .provisionedOther(before) }
             }
-            let rows = try db.textRows("""
+            let rows = try db.textRows(
+                """
                 INSERT INTO host_eks (host, ek_sha256, source, pinned, pinned_by) VALUES (?1, ?2, 'admin', CAST(?3 AS BIGINT), ?4)
                 ON CONFLICT (host) DO UPDATE SET ek_sha256 = excluded.ek_sha256, source = 'admin', pinned = excluded.pinned,
                     pinned_by = excluded.pinned_by
@@ -71,7 +80,8 @@ enum EKTables {
             guard before != nil else { return .nothingPinned }
             _ = try db.textRows("DELETE FROM host_eks WHERE host = ?1", [host])
         }
-        let revoked = try db.textRows("""
+        let revoked = try db.textRows(
+            """
             UPDATE keys SET status = 'revoked', revoked = CAST(?3 AS BIGINT)
              WHERE host = ?1 AND status <> 'revoked' AND ek_sha256 IS NOT NULL AND (CAST(?2 AS TEXT) IS NULL OR ek_sha256 <> CAST(?2 AS TEXT))
             RETURNING kid, "user"

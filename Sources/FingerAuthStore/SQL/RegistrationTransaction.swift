@@ -16,8 +16,10 @@ import FingerAuthDomain
 ///
 /// Every outcome but `alreadyRegistered` writes the registration's audit row.
 enum RegistrationTransaction {
-    static func run(_ db: some SQLConnection, _ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit row: AuditEvent,
-                    keyLimit: Int, now: Int64) throws(StoreError) -> RegistrationResult {
+    static func run(
+        _ db: some SQLConnection, _ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit row: AuditEvent,
+        keyLimit: Int, now: Int64
+    ) throws(StoreError) -> RegistrationResult {
         func done(_ result: RegistrationResult) throws(StoreError) -> RegistrationResult {
             if result != .alreadyRegistered {
                 try AuditTables.insert(db, Registration.audit(row, result: result, status: key.status), time: now)
@@ -27,7 +29,8 @@ enum RegistrationTransaction {
         if let found = try KeyTables.key(db, kid: key.kid) { return try done(Registration.existing(found, for: key)) }
         guard try KeyTables.claim(db, jti: proofJTI, keepUntil: keepUntil) else { return try done(.proofReplayed) }
         if keyLimit > 0 {
-            let held = try db.textRows("""
+            let held = try db.textRows(
+                """
                 SELECT CAST(COUNT(*) AS TEXT) FROM keys WHERE "user" = ?1 AND host = ?2 AND status <> 'revoked'
                 """, [key.user, key.host])
             guard let count = held.first?.first.flatMap({ $0 }).flatMap({ Int($0) }) else {
