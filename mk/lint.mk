@@ -1,6 +1,6 @@
 # `make lint`, run first in `make test`: house rule 2 (no traps in Sources/), a reason on
-# every `@unchecked Sendable`, and .swift-format on the Swift files this checkout changes.
-# `make format` rewrites those changed files to the format.
+# every `@unchecked Sendable`, and .swift-format on every Swift file.
+# `make format` rewrites the files to the format.
 TEST_STAGES := lint $(TEST_STAGES)
 
 .PHONY: lint format
