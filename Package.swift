@@ -50,36 +50,62 @@ let package = Package(
         // fork + execveat of the login helper: the child runs async-signal-safe C only.
         .target(name: "CSpawn"),
 
-        // Plain Swift: config, JSON, JWT, claims, the login decision. No C, no Foundation.
+        // The shared kernel, plain Swift with no C and no Foundation, for both sides: JSON,
+        // JWT, Base64URL, names (`UserName`, `ServiceName`), the offline grant's and record's
+        // wire forms, the ports every side implements (clock, random, signer).
         .target(name: "FingerAuthCore", swiftSettings: v6),
-        // Thin adapters over the system and the C libraries.
+        // Device keys and their attestations as bytes: TPM structures, the key file, DER, and
+        // the verification ports the authenticator's cryptography implements.
+        .target(name: "FingerAuthKeyFormats", dependencies: ["FingerAuthCore"], swiftSettings: v6),
+        // Every login decision, in plain Swift over ports: the options (pam.d and
+        // fingerauth.conf), the process protocols that carry them (the helper's job and lines,
+        // the agent's), the module's, the agent's and the parallel flows, attempts, the offline
+        // judgement, the texts. The module compiles it in Embedded mode too (mk/module.mk).
+        .target(name: "FingerAuthLoginDomain", dependencies: ["FingerAuthCore"], swiftSettings: v6),
+        // Thin adapters over libc for every side: safe files, the config file, clocks, child
+        // processes, the user database, logind's and the kernel's facts.
         .target(name: "FingerAuthSystem", dependencies: ["FingerAuthCore", "CSystem", "CSpawn"], swiftSettings: v6),
+        // The login domain's ports over the system: the helper's spawn, the local seat, the
+        // attempts ledger, the enrollment's presence, the agent's socket. With FingerAuthSystem,
+        // what the module compiles of the system (in Embedded mode too).
+        .target(
+            name: "FingerAuthLoginSystem",
+            dependencies: ["FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "CSystem"],
+            swiftSettings: v6),
         // Threads of their own (pthread_create) for fingerauthd's writer, pruner and watchdogs:
         // apart from FingerAuthSystem, so that the module, which links System, cannot reach it.
         .target(name: "FingerAuthThreads", swiftSettings: v6),
         .target(
-            name: "FingerAuthCrypto", dependencies: ["FingerAuthCore", "FingerAuthSystem", "COpenSSL"],
+            name: "FingerAuthCrypto",
+            dependencies: ["FingerAuthCore", "FingerAuthKeyFormats", "FingerAuthSystem", "COpenSSL"],
             swiftSettings: v6),
         .target(
-            name: "FingerAuthHTTP", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CLibSSL", "CSystem"],
+            name: "FingerAuthHTTP",
+            dependencies: ["FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "CLibSSL", "CSystem"],
             swiftSettings: v6),
         // TPM-resident device keys and the host's half of key attestation (ESAPI). Linked by
         // the login helper and the command line only, never by the module or the server.
         .target(
-            name: "FingerAuthTPM", dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "CTSS2"],
+            name: "FingerAuthTPM",
+            dependencies: [
+                "FingerAuthCore", "FingerAuthKeyFormats", "FingerAuthLoginDomain", "FingerAuthSystem",
+                "FingerAuthCrypto", "CTSS2",
+            ],
             swiftSettings: v6),
         .target(
-            name: "FingerAuthReader", dependencies: ["FingerAuthCore", "FingerAuthSystem", "CFPrint"], swiftSettings: v6
+            name: "FingerAuthReader",
+            dependencies: ["FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "CFPrint"], swiftSettings: v6
         ),
         // The host's offline grants: the grant kept per user, the pinned grant keys, the signed
         // log of offline logins and its upload. Linked by the login helper and the command line.
         .target(
-            name: "FingerAuthOffline", dependencies: ["FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto"],
+            name: "FingerAuthOffline",
+            dependencies: ["FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthCrypto"],
             swiftSettings: v6),
         // fingerauthd, in layers. The domain: the registry's types, the storage ports, the
         // service and its steps, the token verifier, the limits, the policy — plain Swift over
         // FingerAuthCore, no C bridge; cryptography reaches it through Core's protocols.
-        .target(name: "FingerAuthDomain", dependencies: ["FingerAuthCore"], swiftSettings: v6),
+        .target(name: "FingerAuthDomain", dependencies: ["FingerAuthCore", "FingerAuthKeyFormats"], swiftSettings: v6),
         // The storage ports over SQLite and PostgreSQL: schema and migrations, pruning, and the
         // group commit that the request path writes through.
         .target(
@@ -107,28 +133,34 @@ let package = Package(
         // environment, the network, the reader or the key runs in the login helper.
         .target(
             name: "PAMFingerAuth",
-            dependencies: ["FingerAuthCore", "FingerAuthSystem", "CPAM", "CSystem"],
+            dependencies: [
+                "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthLoginSystem", "CPAM",
+                "CSystem",
+            ],
             exclude: ["exports.map"],
             swiftSettings: v6,
             linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
         .executableTarget(
             name: "FingerAuthLogin",
             dependencies: [
-                "FingerAuthCore", "FingerAuthSystem", "FingerAuthReader",
-                "FingerAuthCrypto", "FingerAuthHTTP", "FingerAuthTPM", "FingerAuthOffline", "CSystem",
+                "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthReader", "FingerAuthCrypto",
+                "FingerAuthHTTP", "FingerAuthTPM", "FingerAuthOffline", "CSystem",
             ],
             swiftSettings: v6, linkerSettings: staticRuntime),
         // The root service for PAM hosts that run as the user (screen lockers): the same
         // login decision and helper as the module, for the caller's own user only.
         .executableTarget(
             name: "FingerAuthAgent",
-            dependencies: ["FingerAuthCore", "FingerAuthSystem", "CSystem"],
+            dependencies: [
+                "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthLoginSystem", "CSystem",
+            ],
             swiftSettings: v6, linkerSettings: staticRuntime),
         .executableTarget(
             name: "FingerAuthCLI",
             dependencies: [
-                "FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto",
-                "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM", "FingerAuthOffline",
+                "FingerAuthCore", "FingerAuthKeyFormats", "FingerAuthLoginDomain", "FingerAuthSystem",
+                "FingerAuthLoginSystem", "FingerAuthCrypto", "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM",
+                "FingerAuthOffline",
             ],
             swiftSettings: v6, linkerSettings: staticRuntime),
         .executableTarget(
@@ -139,8 +171,26 @@ let package = Package(
             ],
             swiftSettings: v6, linkerSettings: staticRuntime),
 
-        .testTarget(name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore"], swiftSettings: v6),
-        .testTarget(name: "FingerAuthSystemTests", dependencies: ["FingerAuthSystem", "CSystem"], swiftSettings: v6),
+        // Helpers the XCTest targets share (a temporary folder of stand-in system files).
+        .target(name: "FingerAuthTestSupport", path: "Tests/FingerAuthTestSupport", swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore", "FingerAuthLoginDomain"], swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthKeyFormatsTests", dependencies: ["FingerAuthKeyFormats", "FingerAuthCore"],
+            swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthLoginDomainTests", dependencies: ["FingerAuthLoginDomain", "FingerAuthCore"],
+            swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthLoginSystemTests",
+            dependencies: [
+                "FingerAuthLoginSystem", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthCore",
+                "FingerAuthTestSupport",
+            ],
+            swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthSystemTests",
+            dependencies: ["FingerAuthSystem", "FingerAuthCore", "CSystem", "FingerAuthTestSupport"], swiftSettings: v6),
         // One test target per library where its tests need nothing else; FingerAuthServerTests
         // drives the service over the real stores: the registry's tests run one body on SQLite
         // and on PostgreSQL (libpq only makes and drops each test's database), the group
@@ -148,14 +198,16 @@ let package = Package(
         .testTarget(
             name: "FingerAuthCryptoTests",
             dependencies: [
-                "FingerAuthCrypto", "FingerAuthDomain", "FingerAuthCore", "FingerAuthSystem",
+                "FingerAuthCrypto", "FingerAuthKeyFormats", "FingerAuthDomain", "FingerAuthCore", "FingerAuthSystem",
                 "FingerAuthThreads",
             ],
             swiftSettings: v6),
         .testTarget(
-            name: "FingerAuthHTTPTests", dependencies: ["FingerAuthHTTP", "FingerAuthCore"], swiftSettings: v6),
+            name: "FingerAuthHTTPTests", dependencies: ["FingerAuthHTTP", "FingerAuthLoginDomain", "FingerAuthCore"],
+            swiftSettings: v6),
         .testTarget(
-            name: "FingerAuthDomainTests", dependencies: ["FingerAuthDomain", "FingerAuthCore"], swiftSettings: v6),
+            name: "FingerAuthDomainTests",
+            dependencies: ["FingerAuthDomain", "FingerAuthKeyFormats", "FingerAuthCore"], swiftSettings: v6),
         .testTarget(
             name: "FingerAuthTransportTests",
             dependencies: ["FingerAuthTransport", "FingerAuthDomain", "FingerAuthSystem"],

@@ -1,7 +1,7 @@
-# libFuzzer over FingerAuthCore's parsers of outside input (Tests/fuzz/FuzzTargets.swift):
+# libFuzzer over the plain-Swift parsers of outside input (the kernel, the key formats, the login domain) (Tests/fuzz/FuzzTargets.swift):
 # the config file, the pam.d arguments, the login helper's lines and its request, the authenticator's
 # answers (their JSON, and the HTTP framing the helper's client reads: HTTPWire.swift and
-# HTTPAnswerReader.swift, compiled into the same module with their `import FingerAuthCore` lines left out), JWTs and JSON, the agent's requests and replies, the TPM structures of a key attestation,
+# HTTPAnswerReader.swift, compiled into the same module with the imports of those targets left out), JWTs and JSON, the agent's requests and replies, the TPM structures of a key attestation,
 # offline grants, their receipts and the offline log's records and their judgement,
 # the command-line words every program parses. `make fuzz` runs each target FUZZ_SECONDS (default 60);
 # `make test` runs a smoke of FUZZ_SMOKE_SECONDS each. A crash fails the run and leaves
@@ -17,13 +17,17 @@ TEST_STAGES += fuzz-smoke
 
 # The HTTP framing the helper's client reads, compiled into the fuzz module.
 FUZZ_HTTP := HTTPWire HTTPAnswerReader
+# The plain-Swift parsers: the kernel, the key formats, the login domain; each file is copied
+# into one module with the imports of those targets left out.
+FUZZ_SOURCES := $(wildcard Sources/FingerAuthCore/*.swift Sources/FingerAuthKeyFormats/*.swift \
+  Sources/FingerAuthLoginDomain/*/*.swift) $(FUZZ_HTTP:%=Sources/FingerAuthHTTP/%.swift)
+FUZZ_IMPORTS := ^import FingerAuth\(Core\|KeyFormats\|LoginDomain\)$$
 
-$(FUZZER): Tests/fuzz/FuzzTargets.swift $(wildcard Sources/FingerAuthCore/*.swift) \
-  $(FUZZ_HTTP:%=Sources/FingerAuthHTTP/%.swift) mk/fuzz.mk
-	@mkdir -p $(BUILD)/fuzz
-	@for f in $(FUZZ_HTTP); do sed '/^import FingerAuthCore$$/d' Sources/FingerAuthHTTP/$$f.swift > $(BUILD)/fuzz/$$f.swift; done
+$(FUZZER): Tests/fuzz/FuzzTargets.swift $(FUZZ_SOURCES) mk/fuzz.mk
+	@rm -rf $(BUILD)/fuzz/src && mkdir -p $(BUILD)/fuzz/src
+	@for f in $(FUZZ_SOURCES); do sed '/$(FUZZ_IMPORTS)/d' $$f > $(BUILD)/fuzz/src/$$(echo $$f | tr / _); done
 	swiftc -swift-version 6 -sanitize=fuzzer,address -parse-as-library -O -module-name FuzzCore -use-ld=lld \
-	  Sources/FingerAuthCore/*.swift $(FUZZ_HTTP:%=$(BUILD)/fuzz/%.swift) Tests/fuzz/FuzzTargets.swift -o $@
+	  $(BUILD)/fuzz/src/*.swift Tests/fuzz/FuzzTargets.swift -o $@
 
 fuzz-build: $(FUZZER)
 

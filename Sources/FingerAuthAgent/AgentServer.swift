@@ -1,5 +1,7 @@
 import CSystem
 import FingerAuthCore
+import FingerAuthLoginDomain
+import FingerAuthLoginSystem
 import FingerAuthSystem
 
 #if canImport(Glibc)

@@ -1,4 +1,6 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
+import FingerAuthLoginSystem
 import FingerAuthSystem
 
 #if canImport(Glibc)

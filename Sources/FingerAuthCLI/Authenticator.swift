@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthHTTP
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// The authenticator as the command line talks to it: its URLs (next to the configured

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthHTTP
+import FingerAuthKeyFormats
 import FingerAuthTPM
 
 /// The host's side of registering a TPM key: `POST /v1/keys/challenge` with the EK

@@ -1,5 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthKeyFormats
+import FingerAuthLoginDomain
 import FingerAuthSystem
 import FingerAuthTPM
 

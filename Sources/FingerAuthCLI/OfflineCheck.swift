@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthLoginDomain
 import FingerAuthOffline
 
 /// `fingerauth status`'s `offline` line: the user's offline grant as the login helper would

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 /// `fingerauth pam-line [SERVICE]`: the line to put into `/etc/pam.d/SERVICE`, with the
 /// configured options, and where it goes.

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 /// `prompt = parallel` hands a typed password to the next module as `PAM_AUTHTOK`. Debian
 /// 12's `pam_unix` takes it with or without `try_first_pass` (it reads it through

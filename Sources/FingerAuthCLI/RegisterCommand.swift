@@ -1,6 +1,8 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthHTTP
+import FingerAuthKeyFormats
+import FingerAuthLoginDomain
 import FingerAuthOffline
 import FingerAuthSystem
 

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthHTTP
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// The checks of `fingerauth status` that ask the authenticator. Nothing here signs a

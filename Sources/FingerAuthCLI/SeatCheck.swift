@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// The `sessions` line of `fingerauth status`: which mode the local-seat rule runs in on

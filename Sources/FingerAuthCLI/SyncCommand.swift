@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthHTTP
+import FingerAuthLoginDomain
 import FingerAuthOffline
 import FingerAuthSystem
 

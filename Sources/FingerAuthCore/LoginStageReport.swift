@@ -29,10 +29,10 @@ public struct LoginStageReport: Equatable, Sendable {
     public init?(json value: JSONValue) {
         guard value.objectValue != nil else { return nil }
         var report = LoginStageReport()
-        for (name, path) in Self.fields {
+        for name in Self.names {
             guard let member = value[name] else { continue }
             guard let number = member.int64Value, (0...Self.maxMilliseconds).contains(number) else { return nil }
-            report[keyPath: path] = number
+            report.set(name, number)
         }
         guard report != LoginStageReport() else { return nil }
         self = report
@@ -40,11 +40,28 @@ public struct LoginStageReport: Equatable, Sendable {
 
     /// The JSON object the helper sends: the times it has, nothing else.
     public var json: JSONValue {
-        .object(Self.fields.compactMap { name, path in self[keyPath: path].map { (name, .integer($0)) } })
+        .object(Self.names.compactMap { name in self.time(name).map { (name, .integer($0)) } })
     }
 
-    /// The members and where they go, in the order they are written.
-    private static var fields: [(String, WritableKeyPath<LoginStageReport, Int64?>)] {
-        [("ready_ms", \.ready), ("match_ms", \.match), ("connect_ms", \.connect)]
+    /// The members, in the order they are written.
+    private static let names = ["ready_ms", "match_ms", "connect_ms"]
+
+    /// The time a member names (no key paths: the module's Embedded build has none).
+    private func time(_ name: String) -> Int64? {
+        switch name {
+        case "ready_ms": return ready
+        case "match_ms": return match
+        case "connect_ms": return connect
+        default: return nil
+        }
+    }
+
+    private mutating func set(_ name: String, _ value: Int64) {
+        switch name {
+        case "ready_ms": ready = value
+        case "match_ms": match = value
+        case "connect_ms": connect = value
+        default: break
+        }
     }
 }

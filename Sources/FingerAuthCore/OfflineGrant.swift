@@ -63,7 +63,7 @@ public struct OfflineGrant: Equatable, Sendable {
             let ttl = json["ttl"]?.int64Value, let uses = json["uses"]?.int64Value,
             let list = json["services"]?.arrayValue
         else { return nil }
-        let services = list.compactMap(\.stringValue)
+        let services = list.compactMap { $0.stringValue }
         guard !gid.isEmpty, !user.isEmpty, !host.isEmpty, !kid.isEmpty, services.count == list.count,
             !services.isEmpty, notAfter > issuedAt, ttl > 0, ttl <= OfflineGrant.maxTTLSeconds, uses > 0,
             uses <= Int64(OfflineGrant.maxUses)
@@ -94,8 +94,8 @@ public struct GrantRefusal: Error, Equatable, Sendable, CustomStringConvertible 
 extension OfflineGrant {
     /// The grant in `token` once its format, its signature by one of `keys` (by thumbprint)
     /// and its binding to `user`, `host` and `kid` hold.
-    public static func verified(
-        _ token: String, keys: [String: GrantKeyJWK], check: GrantSignatureCheck, user: String, host: String,
+    public static func verified<Check: GrantSignatureCheck>(
+        _ token: String, keys: [String: GrantKeyJWK], check: Check, user: String, host: String,
         kid: String
     ) -> Result<OfflineGrant, GrantRefusal> {
         guard let jws = try? CompactJWT(parsing: token, maxBytes: maxBytes) else {

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthKeyFormats
 
 /// An RSA public key as the authenticator's verifier holds it.
 extension RSAPublicKey: SignatureKey {}

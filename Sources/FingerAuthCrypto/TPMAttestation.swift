@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthKeyFormats
 
 /// The checks of a TPM key attestation that need digests and signatures, over the
 /// structures FingerAuthCore parses. Each returns nil when the check passed, else the

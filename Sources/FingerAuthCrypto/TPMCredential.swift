@@ -1,5 +1,6 @@
 import COpenSSL
 import FingerAuthCore
+import FingerAuthKeyFormats
 
 /// The authenticator's half of TPM credential activation (TPM 2.0 Library, Part 1, 24 and
 /// 11.4.10): `make` is TPM2_MakeCredential done in software. It wraps a secret so that only

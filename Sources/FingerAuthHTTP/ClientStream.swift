@@ -1,6 +1,7 @@
 import CLibSSL
 import CSystem
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import CLibSSL
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// How to reach the authenticator: TLS settings and the bounds on every request.

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 /// HTTP/1.1 on the wire, as much as the client needs: a request's bytes, and an answer
 /// read from bytes that arrive in pieces (status line, headers, a body delimited by

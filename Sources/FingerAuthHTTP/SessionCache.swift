@@ -1,5 +1,6 @@
 import CLibSSL
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 #if canImport(Glibc)

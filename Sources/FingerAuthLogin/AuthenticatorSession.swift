@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthHTTP
+import FingerAuthLoginDomain
 import FingerAuthOffline
 import FingerAuthSystem
 import FingerAuthTPM

@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthLoginDomain
 import FingerAuthReader
 import FingerAuthSystem
 import FingerAuthTPM

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthReader
 import FingerAuthSystem
 

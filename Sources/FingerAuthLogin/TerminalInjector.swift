@@ -1,5 +1,6 @@
 import CSystem
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 #if canImport(Glibc)

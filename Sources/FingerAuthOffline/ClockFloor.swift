@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// The host's wall-clock floor (`<state_dir>/clock-floor`, root 0600, one decimal number of

@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// The authenticator's offline-grant keys this host trusts (`<state_dir>/grant-keys`, root,

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// An open reader for one login, whoever runs it: libfprint in this process

@@ -1,5 +1,6 @@
 import CFPrint
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 extension FingerprintReader {

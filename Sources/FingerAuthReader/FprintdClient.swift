@@ -1,5 +1,6 @@
 import CFPrint
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// fprintd (`net.reactivated.Fprint`) on the system bus, as the login helper and the command

@@ -1,5 +1,6 @@
 import CFPrint
 import FingerAuthCore
+import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// fprintd's default reader, claimed for one user: verify (`VerifyStart` "any", the

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 /// Why the reader could not do what was asked: a `HelperFailure` for the wire protocol and a
 /// sentence for people. Built from `GError`s in one place (`ReaderError.from(_:)`).

@@ -1,5 +1,6 @@
 import CFPrint
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 #if canImport(Glibc)
 import Glibc

@@ -6,9 +6,9 @@ import Glibc
 /// (`poll`), each line and the whole stream bounded: the one line reader behind the
 /// helper's pipe (`ChildProcess`) and the agent's socket (`SocketLines`). It owns the
 /// buffer, not the descriptor: what to do when the stream ends is the owner's.
-struct BoundedLineReader {
+package struct BoundedLineReader {
     /// One step of reading.
-    enum Read: Equatable {
+    package enum Read: Equatable {
         case line(String)
         case timedOut
         /// A line over `maxLineBytes`, or more than `maxTotalBytes` in all.
@@ -29,7 +29,7 @@ struct BoundedLineReader {
     private var buffer: [UInt8] = []
     private var totalRead = 0
 
-    init(maxLineBytes: Int, maxTotalBytes: Int, chunkBytes: Int) {
+    package init(maxLineBytes: Int, maxTotalBytes: Int, chunkBytes: Int) {
         self.maxLineBytes = maxLineBytes
         self.maxTotalBytes = maxTotalBytes
         self.chunkBytes = max(1, chunkBytes)
@@ -37,7 +37,7 @@ struct BoundedLineReader {
 
     /// The next line from `fd` (negative: already closed) without its newline, waiting at
     /// most until `deadline`.
-    mutating func next(from fd: Int32, until deadline: MonotonicInstant) -> Read {
+    package mutating func next(from fd: Int32, until deadline: MonotonicInstant) -> Read {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Array(buffer[..<newline])

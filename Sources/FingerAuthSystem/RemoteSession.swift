@@ -83,7 +83,7 @@ public struct RemoteSession {
 
     /// The client's address recorded for audit session `id`, or nil when there is no
     /// record (or one that others could have written).
-    func readRecord(_ id: UInt32) -> String? {
+    package func readRecord(_ id: UInt32) -> String? {
         guard let bytes = try? SafeFile.read(recordDirectory + "/\(id)", rule: .config) else { return nil }
         let text = String(decoding: bytes.prefix(255), as: UTF8.self).trimmingNewline()
         return text.isEmpty ? "remote" : text
@@ -155,7 +155,7 @@ public struct RemoteSession {
 }
 
 extension String {
-    func trimmingNewline() -> String {
+    package func trimmingNewline() -> String {
         var s = Substring(self)
         while let last = s.last, last == "\n" || last == " " { s = s.dropLast() }
         return String(s)

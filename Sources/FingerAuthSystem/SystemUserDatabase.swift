@@ -10,7 +10,7 @@ import Glibc
 /// hosts whose other threads may look users up too. Bounded: the entry's buffer starts at
 /// `initialBufferBytes` and doubles on `ERANGE` up to `maxBufferBytes`; an entry larger
 /// than that is a failure, never an unbounded allocation.
-public struct SystemUserDatabase: UserDatabase, Sendable {
+public struct SystemUserDatabase: Sendable {
     /// One account as NSS gave it.
     public struct Account: Equatable, Sendable {
         public var name: String

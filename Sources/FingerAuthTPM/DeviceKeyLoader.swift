@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthKeyFormats
 import FingerAuthSystem
 
 /// Loads a device key file of either store, by what the file is: a `TSS2 PRIVATE KEY`

@@ -1,5 +1,6 @@
 import CTSS2
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import CTSS2
 import FingerAuthCore
 import FingerAuthCrypto
+import FingerAuthKeyFormats
 
 /// A device key inside the TPM: RSA-2048, RSASSA-SHA-256, sign only, `fixedTPM`,
 /// `fixedParent`, `sensitiveDataOrigin`, under the storage primary of the owner hierarchy.

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthKeyFormats
 
 /// The TPM2B_PUBLIC templates of the objects FingerAuth makes, as wire bytes (TPM 2.0
 /// Library Part 2, 12.2; the EK's is the TCG EK Credential Profile's template L-1).

@@ -1,5 +1,6 @@
 import CSystem
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,8 @@
 import CPAM
 import CSystem
 import FingerAuthCore
+import FingerAuthLoginDomain
+import FingerAuthLoginSystem
 import FingerAuthSystem
 
 #if canImport(Glibc)

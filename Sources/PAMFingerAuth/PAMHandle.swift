@@ -1,6 +1,7 @@
 import CPAM
 import CSystem
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 #if canImport(Glibc)
 import Glibc

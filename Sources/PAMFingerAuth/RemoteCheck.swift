@@ -1,5 +1,7 @@
 import CPAM
 import FingerAuthCore
+import FingerAuthLoginDomain
+import FingerAuthLoginSystem
 import FingerAuthSystem
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import CPAM
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 import XCTest
 
 /// A signature check that accepts exactly one signature: the decision logic around it is

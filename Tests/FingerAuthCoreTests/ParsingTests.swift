@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 import XCTest
 
 final class JSONParserTests: XCTestCase {

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
+import FingerAuthKeyFormats
 import XCTest
 
 /// The TPM structures of a key attestation, parsed from what a real TPM (swtpm, through

@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthDomain
+import FingerAuthKeyFormats
 import XCTest
 
 /// An audit row's words are enums in the code and text in the database: what is written

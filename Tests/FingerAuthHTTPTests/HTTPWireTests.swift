@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthHTTP
+import FingerAuthLoginDomain
 import XCTest
 
 /// The client's HTTP/1.1 framing: what it writes, and how it reads an answer that arrives in

@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthSystem
+import FingerAuthTestSupport
 import XCTest
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import CSystem
 import FingerAuthSystem
+import FingerAuthTestSupport
 import XCTest
 
 #if canImport(Glibc)

@@ -69,7 +69,7 @@ def test_socket_matches_the_default_agent_socket_and_every_user_may_connect(stag
     text = (root / "lib/systemd/system/fingerauth-agent.socket").read_text()
     assert "\nListenStream=/run/fingerauth/agent.sock\n" in text
     assert "\nSocketMode=0666\n" in text and "\nAccept=no\n" in text
-    swift = (REPO / "Sources/FingerAuthCore/AgentProtocol.swift").read_text()
+    swift = (REPO / "Sources/FingerAuthLoginDomain/Protocol/AgentProtocol.swift").read_text()
     assert 'defaultSocket = "/run/fingerauth/agent.sock"' in swift
     service = (root / "lib/systemd/system/fingerauth-agent.service").read_text()
     assert "ExecStart=/usr/libexec/fingerauth/fingerauth-agent --config /etc/security/fingerauth.conf\n" in service

@@ -59,7 +59,7 @@ def test_dlopen_finds_the_entry_points_and_nothing_else():
     assert module.pam_sm_open_session and module.pam_sm_close_session  # records remote sessions
     # dlsym also searches the module's dependencies (libc, libcurl…): ask only for names
     # that could come from the module itself — its Swift runtime and its own code.
-    for name in ("swift_retain", "swift_release", "swift_allocObject", "$s14FingerAuthCore9LoginFlowVN",
-                 "$s14FingerAuthCore7OptionsVN", "pam_sm_chauthtok", "pam_sm_acct_mgmt"):
+    for name in ("swift_retain", "swift_release", "swift_allocObject", "$s21FingerAuthLoginDomain9LoginFlowVN",
+                 "$s21FingerAuthLoginDomain7OptionsVN", "pam_sm_chauthtok", "pam_sm_acct_mgmt"):
         with pytest.raises(AttributeError):
             getattr(module, name)

@@ -45,8 +45,8 @@ def c_bridges(targets):
 
 def test_the_domain_is_plain_swift_over_core(targets):
     """The service, the verifier, the limits and the ports: no C bridge, not even through
-    another target; cryptography reaches them through Core's protocols."""
-    assert reach(targets, "FingerAuthDomain") == {"FingerAuthCore"}
+    another target; cryptography reaches them through the key formats' protocols."""
+    assert reach(targets, "FingerAuthDomain") == {"FingerAuthCore", "FingerAuthKeyFormats"}
     assert not reach(targets, "FingerAuthCore") & c_bridges(targets)
 
 

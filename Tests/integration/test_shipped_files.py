@@ -38,12 +38,12 @@ def test_make_demo_installs_only_the_packages_the_demo_needs():
 def module_keys():
     """The keys the module's configuration takes (the cases of Options' switch over the key,
     at its indentation; the values of `remote` and the flags are deeper)."""
-    source = (REPO / "Sources" / "FingerAuthCore" / "Options.swift").read_text()
+    source = (REPO / "Sources" / "FingerAuthLoginDomain" / "Options" / "Options.swift").read_text()
     return set(re.findall(r'^ {8}case "([a-z_]+)":', source, re.M))
 
 
 def text_names():
-    source = (REPO / "Sources" / "FingerAuthCore" / "PromptTexts.swift").read_text()
+    source = (REPO / "Sources" / "FingerAuthLoginDomain" / "Decisions" / "PromptTexts.swift").read_text()
     cases = re.findall(r"^\s+case (\w+)(?: = \"(\w+)\")?$", source, re.M)
     return {raw or name for name, raw in cases}
 

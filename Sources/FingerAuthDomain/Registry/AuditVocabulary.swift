@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthKeyFormats
 
 /// The words of an audit row that the code decides by: what happened (`AuditEventKind`) and
 /// how it ended (`AuditOutcome`). They are text only in the database, in the log line, in

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthKeyFormats
 
 /// TPM key attestation at registration, in two requests.
 ///

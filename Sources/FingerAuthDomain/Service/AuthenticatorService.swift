@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthKeyFormats
 
 /// The authenticator's endpoints as plain Swift: a request in, an answer out, with the
 /// audit row durable before the answer is returned and one log line per request. The

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthKeyFormats
 
 /// How new keys become usable.
 public enum Approval: String, Sendable {

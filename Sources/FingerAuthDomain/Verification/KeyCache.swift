@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthKeyFormats
 import Synchronization
 
 /// Registered keys by kid, with their parsed public keys, in front of a `KeyDirectory`.

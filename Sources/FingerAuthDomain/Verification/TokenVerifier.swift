@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthKeyFormats
 
 /// The strict RS256 check of every token the authenticator takes — login tokens,
 /// revocation tokens and registration proofs — as one routine over injected parts (clock,

@@ -1,0 +1,13 @@
+/// Signs with the user's device key (in the helper and the command line, never the module).
+public protocol TokenSigner {
+    /// RFC 7638 thumbprint of the public key.
+    var kid: String { get }
+    /// RS256 signature of `input`; nil when signing failed.
+    func signRS256(_ input: [UInt8]) -> [UInt8]?
+}
+
+/// Why a device key could not be loaded (its file, its TPM handle).
+public struct KeyLoadError: Error, Equatable, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}

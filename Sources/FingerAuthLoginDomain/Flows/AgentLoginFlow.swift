@@ -1,0 +1,139 @@
+import FingerAuthCore
+
+/// A connection to `fingerauth-agent`, as the login decision sees it. The module plugs in
+/// a Unix socket (`AgentSocket` in FingerAuthSystem); every read and write has a deadline.
+public protocol AgentChannel {
+    /// Sends one line (a newline is added); false when it could not be sent in time.
+    func send(_ line: String, withinMilliseconds: Int64) -> Bool
+    /// The next line, waiting at most `withinMilliseconds`.
+    func readLine(withinMilliseconds: Int64) -> AgentRead
+}
+
+/// One read from the agent.
+public enum AgentRead: Equatable, Sendable {
+    case line(String)
+    case closed
+    case timedOut
+    /// A line too long, or more than the total allowed.
+    case garbage
+}
+
+/// Opens a connection to the agent at a socket path, or says why not.
+public protocol AgentConnector {
+    func connect(_ path: String) -> Result<AgentChannel, AgentUnreachable>
+}
+
+/// Why the agent could not be reached (for the log line).
+public struct AgentUnreachable: Error, Equatable, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
+/// Milliseconds on a monotonic clock, for the overall deadline.
+public protocol MonotonicTime {
+    func nowMilliseconds() -> Int64
+}
+
+/// The login decision of a module that runs as the user (`geteuid() != 0`: a screen
+/// locker). The same first steps as `LoginFlow` (disabled, user name, remote session), then
+/// the agent does the rest as root and for the caller's own user only; this side relays
+/// its lines to the conversation and believes only a well-formed `RESULT`. Deny by default:
+/// no agent, a silent agent, an unreadable line, a closed connection → `PAM_AUTHINFO_UNAVAIL`.
+public struct AgentLoginFlow {
+    public let connector: AgentConnector
+    public let conversation: Conversation
+    public let users: UserDatabase
+    public let time: MonotonicTime
+    public var trace: (String) -> Void = { _ in }
+
+    /// The agent's socket, the application's conversation, the user database and a clock.
+    public init(connector: AgentConnector, conversation: Conversation, users: UserDatabase, time: MonotonicTime) {
+        self.connector = connector
+        self.conversation = conversation
+        self.users = users
+        self.time = time
+    }
+
+    /// What the user sees when no agent answers; names the command that fixes it.
+    public static let agentMissingText =
+        "Fingerprint login unavailable: the fingerprint agent is not running (systemctl enable --now fingerauth-agent.socket)"
+
+    /// The outcome for the module's return code and log line: the agent's `RESULT`, or
+    /// `PAM_AUTHINFO_UNAVAIL` for anything short of one.
+    public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
+        if options.disabled { return LoginOutcome(.ignore, "disabled") }
+        if let problem = UserName.problem(request.user) {
+            return LoginOutcome(.userUnknown, "user name not acceptable (\(problem))")
+        }
+        guard users.exists(request.user) else { return LoginOutcome(.userUnknown, "user unknown to the system") }
+        if let why = request.remote, !options.allowRemote {
+            return LoginOutcome(.ignore, "remote session skipped (\(why))")
+        }
+        trace("not root: asking the agent at \(options.agentSocket) for \(request.user), service \(request.service)")
+        let channel: AgentChannel
+        switch connector.connect(options.agentSocket) {
+        case let .success(c): channel = c
+        case let .failure(why):
+            return say(
+                LoginOutcome(
+                    .authInfoUnavailable,
+                    "agent not reachable at \(options.agentSocket): \(why.message) (systemctl enable --now fingerauth-agent.socket)"
+                ),
+                AgentLoginFlow.agentMissingText, request)
+        }
+        let ask = AgentRequest.login(
+            user: request.user, service: LoginFlow.serviceName(request.service), silent: request.silent)
+        guard channel.send(ask.line, withinMilliseconds: AgentProtocol.firstLineMilliseconds) else {
+            return say(
+                LoginOutcome(.authInfoUnavailable, "agent did not take the request"), LoginFlow.Text.readerUnavailable,
+                request)
+        }
+        var deadline = time.nowMilliseconds() &+ AgentProtocol.firstLineMilliseconds
+        var first = true
+        while true {
+            let left = deadline &- time.nowMilliseconds()
+            let read = left > 0 ? channel.readLine(withinMilliseconds: left) : .timedOut
+            switch read {
+            case let .line(text):
+                guard let reply = AgentReply(line: text) else {
+                    return say(
+                        LoginOutcome(.authInfoUnavailable, "agent sent an unreadable line"),
+                        LoginFlow.Text.readerUnavailable, request)
+                }
+                trace("agent: \(reply.line)")
+                switch reply {
+                case let .hello(ms) where first:
+                    deadline = time.nowMilliseconds() &+ Int64(ms)
+                case let .info(t):
+                    guard conversation.info(t) else { return LoginOutcome(.conversationError, "conversation failed") }
+                case let .error(t):
+                    guard conversation.error(t) else { return LoginOutcome(.conversationError, "conversation failed") }
+                case let .result(r):
+                    return LoginOutcome(r.code, "agent: " + r.reason, kid: r.kid, jti: r.jti, finger: r.finger)
+                case .hello, .status:
+                    return say(
+                        LoginOutcome(.authInfoUnavailable, "agent sent a line out of order"),
+                        LoginFlow.Text.readerUnavailable, request)
+                }
+                first = false
+            case .closed:
+                return say(
+                    LoginOutcome(.authInfoUnavailable, "agent closed the connection without a verdict"),
+                    LoginFlow.Text.readerUnavailable, request)
+            case .timedOut:
+                return say(
+                    LoginOutcome(.authInfoUnavailable, "agent gave no verdict in time"),
+                    LoginFlow.Text.readerUnavailable, request)
+            case .garbage:
+                return say(
+                    LoginOutcome(.authInfoUnavailable, "agent sent too much"), LoginFlow.Text.readerUnavailable, request
+                )
+            }
+        }
+    }
+
+    private func say(_ outcome: LoginOutcome, _ text: String, _ request: LoginRequest) -> LoginOutcome {
+        if !request.silent { _ = conversation.error(text) }
+        return outcome
+    }
+}

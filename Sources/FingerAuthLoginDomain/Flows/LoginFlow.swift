@@ -1,0 +1,305 @@
+import FingerAuthCore
+
+/// Who is logging in, as PAM told the module.
+public struct LoginRequest: Sendable {
+    public var user: String
+    public var service: String
+    /// Why this is a remote session (`PAM_RHOST`, the session's record, utmp…), or nil
+    /// when nothing the caller cannot forge says so.
+    public var remote: String?
+    /// `PAM_SILENT`: no explanations when the fingerprint path fails. The scan's own
+    /// prompts ("Place your finger…", "No match…") are still shown: sudo always passes
+    /// PAM_SILENT, and a person cannot use a reader nobody asked them to touch
+    /// (pam_fprintd prompts under PAM_SILENT too).
+    public var silent: Bool
+    /// The agent's logins only: the service the client named (`AgentProtocol` LOGIN), which
+    /// nobody vouches for. The token's `service` is then the agent's own name and this goes
+    /// into a claim of its own (`client_service`); the `text.NAME.SERVICE` lines use it.
+    public var clientService: String?
+
+    public init(
+        user: String, service: String, remote: String? = nil, silent: Bool = false, clientService: String? = nil
+    ) {
+        self.user = user
+        self.service = service
+        self.remote = remote
+        self.silent = silent
+        self.clientService = clientService
+    }
+}
+
+/// What the module returns, and what its one log line says.
+public struct LoginOutcome: Equatable, Sendable {
+    public var code: PAMCode
+    /// Short, secret-free reason for the log line.
+    public var reason: String
+    public var kid: String?
+    public var jti: String?
+    public var finger: String?
+    /// Why, as one fixed word (set with the text the person was shown); `category` falls
+    /// back on the code.
+    public var shownCategory: OutcomeCategory?
+    /// When the helper's steps came, for the log line; nil when no helper ran or no clock was given.
+    public var stages: LoginStages?
+
+    public init(_ code: PAMCode, _ reason: String, kid: String? = nil, jti: String? = nil, finger: String? = nil) {
+        self.code = code
+        self.reason = reason
+        self.kid = kid
+        self.jti = jti
+        self.finger = finger
+    }
+
+    /// The fixed word for this outcome (what the agent tells its client).
+    public var category: OutcomeCategory { shownCategory ?? OutcomeCategory(code: code) }
+}
+
+/// Milliseconds from the helper's start to each of its steps, as the module saw them: the
+/// reader armed and the authenticator reached (`READY`), the finger matched (`MATCH`, which
+/// includes the person's own time), and the verdict (signing and the round trip after the
+/// match). A step that did not come is nil.
+public struct LoginStages: Equatable, Sendable {
+    public var ready: Int64?
+    public var match: Int64?
+    public var verdict: Int64?
+
+    public init(ready: Int64? = nil, match: Int64? = nil, verdict: Int64? = nil) {
+        self.ready = ready
+        self.match = match
+        self.verdict = verdict
+    }
+
+    /// ` ready_ms=21 match_ms=25 answer_ms=9`: READY after the start, MATCH after READY, the
+    /// verdict after MATCH; the steps that came, nothing else.
+    public var logFields: String {
+        var text = ""
+        if let ready { text += " ready_ms=\(ready)" }
+        if let match { text += " match_ms=\(match - (ready ?? 0))" }
+        if let verdict, let match { text += " answer_ms=\(verdict - match)" }
+        return text
+    }
+}
+
+/// The login decision in plain Swift (docs/ARCHITECTURE.md, "The login decision in plain
+/// Swift"): deny by default, every path picks its own PAM code, and only a verdict of the
+/// helper that names the module's own `jti` and says "accepted" succeeds.
+public struct LoginFlow {
+    public let helper: LoginHelper
+    public let store: EnrollmentStore
+    public let conversation: Conversation
+    public let random: RandomSource
+    public let users: UserDatabase
+    /// The failed attempts of each user (`AttemptLimit`), shared with every other way the
+    /// reader is asked.
+    public let ledger: AttemptLedger
+    /// Host name for `iss` when `host_id` is not set.
+    public let hostName: String
+    /// The caller's language for the texts (gettext in the module); English by default.
+    public var translator: Translator = Untranslated()
+    /// Step lines for the `debug` log (names, codes and ids only; never a key or a token).
+    public var trace: (String) -> Void = { _ in }
+    /// The clock the helper's steps are timed by (`LoginStages`); nil: not timed.
+    public var time: MonotonicTime?
+
+    public init(
+        helper: LoginHelper, store: EnrollmentStore, conversation: Conversation,
+        random: RandomSource, users: UserDatabase, ledger: AttemptLedger, hostName: String
+    ) {
+        self.helper = helper
+        self.store = store
+        self.conversation = conversation
+        self.random = random
+        self.users = users
+        self.ledger = ledger
+        self.hostName = hostName
+    }
+
+    /// Texts the person at the keyboard sees.
+    public enum Text {
+        public static let placeFinger = "Place your finger on the fingerprint reader"
+        /// The one prompt of `prompt = parallel` (echo off): the password, or a finger meanwhile.
+        public static let passwordOrFinger = "Password or place your finger: "
+        public static func noMatch(left: Int) -> String { "No match, try again (\(left) left)" }
+        public static let tooManyTries = "Fingerprint not recognised; too many tries"
+        public static let readerUnavailable = "Fingerprint login unavailable"
+        public static let authenticatorUnavailable = "Fingerprint login unavailable: authenticator not reachable"
+        public static let refused = "Fingerprint login refused by the authenticator"
+        public static let policyDenied = "Fingerprint login not allowed here by the authenticator's policy"
+        public static let tooManyAttempts = "Fingerprint login unavailable: too many failed attempts, use the password"
+        public static let offlineLogin =
+            "Authenticator not reachable: logged in offline with this host's offline grant (expires {expires})"
+    }
+
+    public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
+        switch prepare(request, options: options) {
+        case let .success(job): return run(job, request: request)
+        case let .failure(stop): return stop.outcome
+        }
+    }
+
+    /// Runs the helper for a prepared job and decides. The failed attempt is counted before
+    /// the helper starts (it opens the reader): whatever ends the request from then on — a
+    /// hang-up, a signal, the host killed at the prompt, a crash — leaves it counted. It is
+    /// taken back only when the helper ended on its own before `READY` (the reader never
+    /// armed: authenticator unreachable, reader busy, no key), and cleared by a success.
+    public func run(_ job: LoginJob, request: LoginRequest) -> LoginOutcome {
+        if let why = countAttempt(job.user) {
+            return say(
+                LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
+                .readerUnavailable, request, job.options)
+        }
+        trace("enrolled; jti \(job.jti); starting \(job.options.loginHelper)")
+        let texts = self.texts(request, job.options)
+        var armed = false
+        let started = time?.nowMilliseconds()
+        var stages = LoginStages()
+        let elapsed = { () -> Int64? in
+            guard let started, let now = time?.nowMilliseconds() else { return nil }
+            return now - started
+        }
+        let outcome = helper.run(job) { message in
+            trace("login helper: \(message.line)")
+            switch message {
+            case .ready:
+                armed = true
+                stages.ready = elapsed()
+            case .match: stages.match = elapsed()
+            case .accepted, .offline, .refused, .unavailable: stages.verdict = elapsed()
+            default: break
+            }
+            return relay(message, texts)
+        }
+        trace("helper outcome: \(outcome)")
+        if !armed { takeBackAttempt(job.user) }
+        var decided = decide(outcome, job: job, request: request)
+        if started != nil { decided.stages = stages }
+        if decided.code == .success { clearAttempts(job.user) }
+        return decided
+    }
+
+    /// Why a login ends before the helper starts (the outcome to return).
+    public struct Stop: Error {
+        public var outcome: LoginOutcome
+        init(_ outcome: LoginOutcome) { self.outcome = outcome }
+    }
+
+    /// What is decided before the helper starts, and its request: disabled, the user name,
+    /// the remote session, the enrollment, a fresh `jti`. Shared by the sequential and the
+    /// parallel prompt.
+    public func prepare(_ request: LoginRequest, options: Options) -> Result<LoginJob, Stop> {
+        if options.disabled { return .failure(Stop(LoginOutcome(.ignore, "disabled"))) }
+        if let problem = UserName.problem(request.user) {
+            return .failure(Stop(LoginOutcome(.userUnknown, "user name not acceptable (\(problem))")))
+        }
+        guard users.exists(request.user) else {
+            return .failure(Stop(LoginOutcome(.userUnknown, "user unknown to the system")))
+        }
+        trace("user \(request.user), service \(request.service), remote \(request.remote ?? "no")")
+        if let why = request.remote, !options.allowRemote {
+            return .failure(Stop(LoginOutcome(.ignore, "remote session skipped (\(why))")))
+        }
+        switch store.enrollment(of: request.user, options: options) {
+        case .notEnrolled: return .failure(Stop(LoginOutcome(.ignore, "user not enrolled")))
+        case let .unsafe(why):
+            return .failure(Stop(say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)))
+        case .enrolled: break
+        }
+        if let stop = attemptsStop(request, options) { return .failure(stop) }
+        guard let jtiBytes = random.bytes(16), jtiBytes.count == 16 else {
+            return .failure(Stop(LoginOutcome(.systemError, "no random bytes for jti")))
+        }
+        var job = LoginJob(
+            user: request.user, service: LoginFlow.serviceName(request.service),
+            jti: Base64URL.encode(jtiBytes), issuer: options.hostID ?? hostName, options: options)
+        job.clientService = request.clientService.map(LoginFlow.serviceName)
+        guard job.text.utf8.count <= LoginJob.maxBytes else {
+            return .failure(
+                Stop(
+                    LoginOutcome(
+                        .serviceError, "configuration too large for one login request (over \(LoginJob.maxBytes) bytes)"
+                    )))
+        }
+        return .success(job)
+    }
+
+    /// After the helper: its outcome as a PAM code (deny by default: only an acceptance of
+    /// the module's own `jti` succeeds), with the text the person sees unless silent.
+    public func decide(_ outcome: HelperOutcome, job: LoginJob, request: LoginRequest) -> LoginOutcome {
+        let options = job.options
+        switch outcome {
+        case let .accepted(jti, kid, finger), let .acceptedOffline(jti, kid, finger, _, _, _):
+            guard sameBytes(jti, job.jti) else {
+                return say(
+                    LoginOutcome(
+                        .authInfoUnavailable, "login helper answered for another token", kid: kid, jti: job.jti,
+                        finger: finger), .readerUnavailable, request, options)
+            }
+            guard case let .acceptedOffline(_, _, _, grant, expires, cause) = outcome else {
+                return LoginOutcome(
+                    .success, "finger \(finger) matched, authenticator accepted", kid: kid, jti: job.jti, finger: finger
+                )
+            }
+            let until = UTCTime.minutes(expires)
+            // Shown even under PAM_SILENT: the person must know this login was not checked online.
+            _ = conversation.info(texts(request, options).text(.offlineLogin, expires: until))
+            return LoginOutcome(
+                .success,
+                "finger \(finger) matched, authenticator unreachable (\(cause)): offline grant \(grant), expires \(until)",
+                kid: kid, jti: job.jti, finger: finger)
+        case let .refused(_, kid, finger, code, why):
+            return say(
+                LoginOutcome(.authError, why, kid: kid, jti: job.jti, finger: finger), code.text, request, options)
+        case let .authenticatorUnavailable(_, kid, finger, why):
+            return say(
+                LoginOutcome(.authInfoUnavailable, why, kid: kid, jti: job.jti, finger: finger),
+                .authenticatorUnavailable, request, options)
+        case let .unreachable(why):
+            return say(LoginOutcome(.authInfoUnavailable, why), .authenticatorUnavailable, request, options)
+        case let .keyUnusable(why):
+            return say(LoginOutcome(.authInfoUnavailable, "device key: " + why), .readerUnavailable, request, options)
+        case let .lidClosed(why):
+            // No text: the password prompt that follows is the whole answer (`lid = skip`).
+            var skipped = LoginOutcome(.authInfoUnavailable, "lid closed: " + why)
+            skipped.shownCategory = .lidClosed
+            return skipped
+        case .tooManyTries:
+            return say(
+                LoginOutcome(.maxTries, "no match after \(job.options.maxTries) tries"), .tooManyTries, request, options
+            )
+        case let .unavailable(why):
+            return say(LoginOutcome(.authInfoUnavailable, why), .readerUnavailable, request, options)
+        case .conversationFailed:
+            return LoginOutcome(.conversationError, "conversation failed")
+        }
+    }
+
+    /// The PAM service as the token's `service` claim: printable ASCII, at most 64 bytes.
+    static func serviceName(_ service: String) -> String {
+        let cleaned = String(
+            String(service.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "_" }).prefix(64))
+        return cleaned.isEmpty ? "unknown" : cleaned
+    }
+
+    /// The texts for this login (the options' words, the caller's language).
+    public func texts(_ request: LoginRequest, _ options: Options) -> PromptTexts {
+        PromptTexts(options: options, service: request.clientService ?? request.service, translator: translator)
+    }
+
+    private func relay(_ message: HelperMessage, _ texts: PromptTexts) -> Bool {
+        switch message {
+        case .ready: return conversation.info(texts.text(.placeFinger))
+        case let .retry(hint): return conversation.info(hint)
+        case let .noMatch(left) where left > 0: return conversation.info(texts.text(.noMatch, left: left))
+        default: return true
+        }
+    }
+
+    /// Shows `text` (unless silent) and returns `outcome`; a failing conversation does not
+    /// change a failure into anything else.
+    func say(_ outcome: LoginOutcome, _ text: TextName, _ request: LoginRequest, _ options: Options) -> LoginOutcome {
+        if !request.silent { _ = conversation.error(texts(request, options).text(text)) }
+        var said = outcome
+        said.shownCategory = OutcomeCategory(shown: text, code: outcome.code)
+        return said
+    }
+}

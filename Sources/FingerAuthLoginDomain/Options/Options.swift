@@ -1,0 +1,290 @@
+import FingerAuthCore
+
+/// Every setting of FingerAuth, with its default. Built anew for each login from the
+/// defaults, then `/etc/security/fingerauth.conf` (or `conf=`), then the pam.d arguments.
+public struct Options: Equatable, Sendable {
+    public static let defaultConfigPath = "/etc/security/fingerauth.conf"
+    public static let defaultStateDirectory = "/var/lib/fingerauth"
+    public static let defaultLoginHelper = "/usr/libexec/fingerauth/fingerauth-login"
+    public static let defaultSessionDirectory = "/run/fingerauth/sessions"
+    public static let defaultAttemptsDirectory = "/run/fingerauth/attempts"
+    public static let defaultTokenFile = "/etc/security/fingerauth.token"
+    public static let defaultAgentSocket = AgentProtocol.defaultSocket
+    public static let defaultLocaleDirectory = "/usr/share/locale"
+    public static let defaultSystemBus = "/run/dbus/system_bus_socket"
+    public static let defaultACPILidDirectory = "/proc/acpi/button/lid"
+
+    /// Where the module POSTs the token (`url`). Required.
+    public var url: AuthenticatorURL?
+    /// `aud` of the token (`audience`); defaults to the url.
+    public var audience: String?
+    /// `iss` of the token (`host_id`); defaults to the host name.
+    public var hostID: String?
+    /// CA bundle for the authenticator's certificate (`cafile`).
+    public var caFile: String?
+    /// The authenticator's public-key pin: `sha256//BASE64` hashes (`;` between) or a key file (`pinned_pubkey`).
+    public var pinnedPublicKey: String?
+    /// Seconds to wait for a finger (`timeout`, 1–120).
+    public var timeoutSeconds = 10
+    /// Non-matching fingers before giving up (`max_tries`, 1–10).
+    public var maxTries = 3
+    /// Token lifetime in seconds (`ttl`, 1–300).
+    public var ttlSeconds = 30
+    /// Per-user state (`state_dir`).
+    public var stateDirectory = Options.defaultStateDirectory
+    /// The login helper's path (`login_helper`): the process that does the whole login step.
+    public var loginHelper = Options.defaultLoginHelper
+    /// Where `pam_sm_open_session` records remote sessions by audit session id (`session_dir`).
+    public var sessionDirectory = Options.defaultSessionDirectory
+    /// Where each user's failed fingerprint attempts are kept (`attempts_dir`, root 0700;
+    /// `AttemptLimit`), by the module's root path and the agent alike.
+    public var attemptsDirectory = Options.defaultAttemptsDirectory
+    /// libfprint virtual reader socket, for tests and demos (`virtual_reader`).
+    public var virtualReader: String?
+    /// libfprint `virtual_device_storage` socket, a match-on-chip reader for tests
+    /// (`virtual_storage_reader`).
+    public var virtualStorageReader: String?
+    /// The virtual reader stands for one on an external USB port (`virtual_reader_removable`,
+    /// for tests of `lid`); by default it stands for a built-in one.
+    public var virtualReaderRemovable = false
+    /// `reader = libfprint | fprintd | auto` (`ReaderChoice`).
+    public var reader = ReaderChoice.auto
+    /// `lid = skip | ignore` (`LidPolicy`).
+    public var lid = LidPolicy.skip
+    /// The system bus's socket (`system_bus`), where fprintd and logind answer.
+    public var systemBus = Options.defaultSystemBus
+    /// Where the ACPI lid files are (`acpi_lid_dir`): `<dir>/*/state`, read when logind does
+    /// not answer.
+    public var acpiLidDirectory = Options.defaultACPILidDirectory
+    /// Permit `http://` to a loopback authenticator (`allow_http`).
+    public var allowHTTP = false
+    /// Run for remote sessions too (`remote=allow`); by default they are skipped.
+    public var allowRemote = false
+    /// Step-by-step log lines (`debug`).
+    public var debug = false
+    /// Where debug lines go instead of syslog (`debug_file`).
+    public var debugFile: String?
+    /// The module does nothing (`disabled`).
+    public var disabled = false
+    /// This host's enrollment token for registering keys (`token_file`; the CLI only).
+    public var tokenFile = Options.defaultTokenFile
+    /// The agent's socket (`agent_socket`): where a module running as the user (a screen
+    /// locker) asks `fingerauth-agent`, and where the agent listens unless socket-activated.
+    public var agentSocket = Options.defaultAgentSocket
+    /// `prompt = sequential | parallel`: the finger first and then the stack's password
+    /// prompt (the default), or one prompt that takes the password while the reader waits
+    /// (only on the caller's own terminal; elsewhere sequential, silently).
+    public var prompt = PromptMode.sequential
+    /// The admin's words for the texts the user sees (`text.NAME = …`, `text.NAME.SERVICE = …`),
+    /// keyed `NAME` or `NAME.SERVICE` (`PromptTexts`).
+    public var texts: [String: String] = [:]
+    /// Where the translations are (`locale_dir`): `<dir>/<lang>/LC_MESSAGES/fingerauth.mo`.
+    public var localeDirectory = Options.defaultLocaleDirectory
+    /// Where `fingerauth key create|rotate` puts a new device key (`key_store`). `file` by
+    /// default: a TPM key registers only with an authenticator that trusts the TPM's EK CA
+    /// (`--tpm-ek-ca`), so a fleet opts in once its authenticator does.
+    public var keyStore = KeyStoreChoice.file
+    /// Which TPM holds TPM keys (`tpm_tcti`): a TCTI string, e.g. `device:/dev/tpmrm0` (the
+    /// default when unset) or `swtpm:host=127.0.0.1,port=2321`.
+    public var tpmTCTI: String?
+    /// Extra claims (`claim.NAME = value`); they never replace the standard ones.
+    public var extraClaims: [(String, String)] = []
+
+    public init() {}
+
+    public static func == (a: Options, b: Options) -> Bool {
+        a.url == b.url && a.audience == b.audience && a.hostID == b.hostID && a.caFile == b.caFile
+            && a.pinnedPublicKey == b.pinnedPublicKey && a.timeoutSeconds == b.timeoutSeconds
+            && a.maxTries == b.maxTries && a.ttlSeconds == b.ttlSeconds && a.stateDirectory == b.stateDirectory
+            && a.loginHelper == b.loginHelper && a.sessionDirectory == b.sessionDirectory
+            && a.attemptsDirectory == b.attemptsDirectory && a.virtualReader == b.virtualReader
+            && a.allowHTTP == b.allowHTTP
+            && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
+            && a.disabled == b.disabled && a.tokenFile == b.tokenFile && a.agentSocket == b.agentSocket
+            && a.prompt == b.prompt && a.texts == b.texts && a.localeDirectory == b.localeDirectory
+            && a.keyStore == b.keyStore && a.tpmTCTI == b.tpmTCTI
+            && a.virtualStorageReader == b.virtualStorageReader && a.virtualReaderRemovable == b.virtualReaderRemovable
+            && a.reader == b.reader && a.lid == b.lid && a.systemBus == b.systemBus
+            && a.acpiLidDirectory == b.acpiLidDirectory
+            && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
+    }
+
+    /// The names of the claims FingerAuth sets itself; `claim.NAME` cannot use them.
+    public static let reservedClaims: Set<String> = [
+        "iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service", "client_service",
+    ]
+
+    /// Sets one key. `source` names the file and line or the pam.d argument for errors.
+    public mutating func set(_ key: String, _ value: String, source: String) throws(ConfigError) {
+        func error(_ m: String) -> ConfigError { ConfigError(source: source, key: key, message: m) }
+        func path() throws(ConfigError) -> String {
+            guard value.hasPrefix("/"), value.utf8.count < 4096,
+                value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f })
+            else {
+                throw error("must be an absolute path")
+            }
+            return value
+        }
+        func number(_ range: ClosedRange<Int>) throws(ConfigError) -> Int {
+            guard let n = Int(value), range.contains(n) else {
+                throw error("must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return n
+        }
+        func flag() throws(ConfigError) -> Bool {
+            switch value {
+            case "", "yes", "true", "1", "on": return true
+            case "no", "false", "0", "off": return false
+            default: throw error("must be yes or no")
+            }
+        }
+        func text() throws(ConfigError) -> String {
+            guard !value.isEmpty, value.utf8.count <= 256,
+                value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f })
+            else {
+                throw error("must be 1 to 256 printable characters")
+            }
+            return value
+        }
+        switch key {
+        case "url":
+            switch AuthenticatorURL.parse(value) {
+            case let .success(u): url = u
+            case let .failure(e): throw error(e.message)
+            }
+        case "audience": audience = try text()
+        case "host_id": hostID = try text()
+        case "cafile": caFile = try path()
+        case "pinned_pubkey": pinnedPublicKey = try text()
+        case "timeout": timeoutSeconds = try number(1...120)
+        case "max_tries": maxTries = try number(1...10)
+        case "ttl": ttlSeconds = try number(1...300)
+        case "state_dir": stateDirectory = try path()
+        case "login_helper": loginHelper = try path()
+        case "session_dir": sessionDirectory = try path()
+        case "attempts_dir": attemptsDirectory = try path()
+        case "virtual_reader": virtualReader = try path()
+        case "virtual_storage_reader": virtualStorageReader = try path()
+        case "virtual_reader_removable": virtualReaderRemovable = try flag()
+        case "reader":
+            guard let choice = ReaderChoice(rawValue: value) else { throw error("must be libfprint, fprintd or auto") }
+            reader = choice
+        case "lid":
+            guard let policy = LidPolicy(rawValue: value) else { throw error("must be skip or ignore") }
+            lid = policy
+        case "system_bus": systemBus = try path()
+        case "acpi_lid_dir": acpiLidDirectory = try path()
+        case "allow_http": allowHTTP = try flag()
+        case "remote":
+            switch value {
+            case "allow": allowRemote = true
+            case "deny", "skip": allowRemote = false
+            default: throw error("must be allow or deny")
+            }
+        case "debug": debug = try flag()
+        case "debug_file": debugFile = try path()
+        case "disabled": disabled = try flag()
+        case "token_file": tokenFile = try path()
+        case "agent_socket": agentSocket = try path()
+        case "prompt":
+            guard let mode = PromptMode(rawValue: value) else { throw error("must be sequential or parallel") }
+            prompt = mode
+        case "locale_dir": localeDirectory = try path()
+        case "key_store":
+            guard let choice = KeyStoreChoice(rawValue: value) else { throw error("must be tpm, file or auto") }
+            keyStore = choice
+        case "tpm_tcti":
+            guard Options.isValidTCTI(value) else {
+                throw error("must be a device:, swtpm: or mssim: TCTI string, e.g. device:/dev/tpmrm0")
+            }
+            tpmTCTI = value
+        default:
+            if key.hasPrefix("text.") {
+                let name = key.dropFirst(5)
+                let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let first = parts.first, TextName(rawValue: String(first)) != nil else {
+                    throw error(
+                        "unknown text; the texts are " + TextName.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                if parts.count == 2 {
+                    guard LoginJob.isPrintable(String(parts[1]), limit: 64), !parts[1].contains(" ") else {
+                        throw error("the service after the text's name must be a PAM service name")
+                    }
+                }
+                texts[String(name)] = try text()
+            } else if key.hasPrefix("claim.") {
+                let name = String(key.dropFirst(6))
+                guard PortableWord.isValid(name), !name.contains(".") else {
+                    throw error("claim names are letters, digits, _ and -")
+                }
+                guard !Options.reservedClaims.contains(name) else { throw error("cannot replace a standard claim") }
+                let v = try text()
+                extraClaims.removeAll { $0.0 == name }
+                extraClaims.append((name, v))
+            } else {
+                throw error("unknown key")
+            }
+        }
+    }
+
+    /// Checks what cannot be checked key by key: a url is set, http only when allowed, to
+    /// loopback, and to a privileged port — below `unprivilegedPortStart`, the kernel's
+    /// `net.ipv4.ip_unprivileged_port_start` (1024 unless changed) — so that no local user
+    /// can listen there and stand in for the authenticator. `unprivilegedPortStart` is asked
+    /// only for an http:// url.
+    public func validated(source: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError)
+        -> Options
+    {
+        guard let url else { throw ConfigError(source: source, key: "url", message: "is not set") }
+        if !url.isHTTPS {
+            guard allowHTTP else {
+                throw ConfigError(source: source, key: "url", message: "http:// needs allow_http (loopback only)")
+            }
+            guard url.isLoopback else {
+                throw ConfigError(source: source, key: "url", message: "http:// is allowed only to a loopback address")
+            }
+            let limit = unprivilegedPortStart()
+            guard url.effectivePort < limit else {
+                throw ConfigError(
+                    source: source, key: "url",
+                    message:
+                        "http:// is allowed only to a privileged loopback port (below \(limit), net.ipv4.ip_unprivileged_port_start)"
+                )
+            }
+        }
+        return self
+    }
+
+    /// The audience put in tokens: `audience`, else the url.
+    public var effectiveAudience: String { audience ?? url?.text ?? "" }
+}
+
+extension Options {
+    /// The TCTI strings accepted: `device:`, `swtpm:` or `mssim:`, then printable
+    /// characters without spaces, at most 256 bytes (the TSS's TCTI loader would dlopen
+    /// whatever other name it were given).
+    public static func isValidTCTI(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count > 7, bytes.count <= 256, bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+        return ["device:", "swtpm:", "mssim:"].contains { text.hasPrefix($0) }
+    }
+}
+
+/// Where new device keys are made (`key_store`).
+public enum KeyStoreChoice: String, Equatable, Sendable {
+    /// In the TPM; creating a key fails when no TPM answers.
+    case tpm
+    /// A PKCS#8 file, root 0600.
+    case file
+    /// The TPM when one answers at `tpm_tcti` (or `/dev/tpmrm0`) and holds an EK
+    /// certificate (without one it cannot be attested), else a file.
+    case auto
+}
+
+/// How the module asks at a terminal (`prompt`).
+public enum PromptMode: String, Equatable, Sendable {
+    /// The finger first; the stack's own password prompt when the finger path ends.
+    case sequential
+    /// "Password or place your finger: " once, while the helper waits for the finger.
+    case parallel
+}

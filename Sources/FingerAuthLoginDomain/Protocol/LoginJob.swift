@@ -1,0 +1,171 @@
+import FingerAuthCore
+
+/// Everything the login helper needs for one login, as the module decided it: the user, the
+/// PAM service, the `jti` the module chose, the token's issuer, and the settings from
+/// root-owned configuration. The module writes it to the helper's standard input as
+/// `key=value` lines; the helper reads nothing else (no environment, no configuration file).
+public struct LoginJob: Equatable, Sendable {
+    public var user: String
+    public var service: String
+    /// 128 random bits, base64url, chosen by the module: the verdict must echo it.
+    public var jti: String
+    /// `iss` of the token: `host_id`, else the host name.
+    public var issuer: String
+    public var options: Options
+    /// `prompt = parallel` only: the caller's terminal, for the newline after an acceptance.
+    public var terminal: TerminalTarget?
+    /// The agent's logins only: the service the client named, for the token's
+    /// `client_service` claim (nobody vouches for it; `service` is then the agent's name).
+    public var clientService: String?
+
+    public init(
+        user: String, service: String, jti: String, issuer: String, options: Options,
+        terminal: TerminalTarget? = nil
+    ) {
+        self.user = user
+        self.service = service
+        self.jti = jti
+        self.issuer = issuer
+        self.options = options
+        self.terminal = terminal
+    }
+
+    /// Largest request accepted on either side. The module refuses to start a login whose
+    /// request is larger (a pipe holds 64 KiB, so writing this much never blocks).
+    public static let maxBytes = 32 * 1024
+
+    /// The option keys that travel to the helper; everything else stays with the module.
+    static let optionKeys: Set<String> = [
+        "url", "audience", "cafile", "pinned_pubkey", "timeout", "max_tries",
+        "ttl", "state_dir", "virtual_reader", "allow_http", "tpm_tcti",
+        "virtual_storage_reader", "virtual_reader_removable", "reader", "lid",
+        "system_bus", "acpi_lid_dir",
+    ]
+
+    /// The request as `key=value` lines, one per setting.
+    public var text: String {
+        let o = options
+        var lines = ["user=" + user, "service=" + service, "jti=" + jti, "issuer=" + issuer]
+        if let clientService { lines.append("client_service=" + clientService) }
+        if let url = o.url { lines.append("url=" + url.text) }
+        if let audience = o.audience { lines.append("audience=" + audience) }
+        if let caFile = o.caFile { lines.append("cafile=" + caFile) }
+        if let pin = o.pinnedPublicKey { lines.append("pinned_pubkey=" + pin) }
+        lines.append("timeout=\(o.timeoutSeconds)")
+        lines.append("max_tries=\(o.maxTries)")
+        lines.append("ttl=\(o.ttlSeconds)")
+        lines.append("state_dir=" + o.stateDirectory)
+        if let reader = o.virtualReader { lines.append("virtual_reader=" + reader) }
+        lines.append("allow_http=" + (o.allowHTTP ? "yes" : "no"))
+        if let tcti = o.tpmTCTI { lines.append("tpm_tcti=" + tcti) }
+        if let reader = o.virtualStorageReader { lines.append("virtual_storage_reader=" + reader) }
+        if o.virtualReaderRemovable { lines.append("virtual_reader_removable=yes") }
+        lines.append("reader=" + o.reader.rawValue)
+        lines.append("lid=" + o.lid.rawValue)
+        lines.append("system_bus=" + o.systemBus)
+        lines.append("acpi_lid_dir=" + o.acpiLidDirectory)
+        for (name, value) in o.extraClaims { lines.append("claim." + name + "=" + value) }
+        if let terminal {
+            lines.append("terminal=" + terminal.path)
+            lines.append("terminal_device=\(terminal.device)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Reads a request; every value is checked as the configuration file's would be.
+    public static func parse(_ text: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError)
+        -> LoginJob
+    {
+        guard text.utf8.count <= maxBytes else {
+            throw ConfigError(source: "request", message: "larger than \(maxBytes) bytes")
+        }
+        var user: String?
+        var service: String?
+        var clientService: String?
+        var jti: String?
+        var issuer: String?
+        var terminalPath: String?
+        var terminalDevice: UInt64?
+        var options = Options()
+        var number = 0
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            number += 1
+            let source = "request line \(number)"
+            guard let eq = raw.firstIndex(of: "=") else {
+                throw ConfigError(source: source, message: "expected key=value")
+            }
+            let key = String(raw[..<eq])
+            let value = String(raw[raw.index(after: eq)...])
+            switch key {
+            case "user":
+                guard user == nil, UserName.isValid(value) else {
+                    throw ConfigError(
+                        source: source, key: key, message: "not a user name FingerAuth accepts (\(UserName.rule))")
+                }
+                user = value
+            case "service":
+                guard service == nil, isPrintable(value, limit: 64) else {
+                    throw ConfigError(source: source, key: key, message: "not a service name")
+                }
+                service = value
+            case "client_service":
+                guard clientService == nil, isPrintable(value, limit: 64) else {
+                    throw ConfigError(source: source, key: key, message: "not a service name")
+                }
+                clientService = value
+            case "jti":
+                guard jti == nil, value.utf8.count == 22, Base64URL.decode(value)?.count == 16 else {
+                    throw ConfigError(source: source, key: key, message: "not 128 bits in base64url")
+                }
+                jti = value
+            case "issuer":
+                guard issuer == nil, isPrintable(value, limit: 256) else {
+                    throw ConfigError(source: source, key: key, message: "not a host id")
+                }
+                issuer = value
+            case "terminal":
+                guard terminalPath == nil, let path = TerminalTarget.devicePath(fromPAMTTY: value), path == value else {
+                    throw ConfigError(source: source, key: key, message: "not a terminal device path")
+                }
+                terminalPath = path
+            case "terminal_device":
+                guard terminalDevice == nil, let device = UInt64(value) else {
+                    throw ConfigError(source: source, key: key, message: "not a device number")
+                }
+                terminalDevice = device
+            default:
+                guard optionKeys.contains(key) || key.hasPrefix("claim.") else {
+                    throw ConfigError(source: source, key: key, message: "not a key of the request")
+                }
+                try options.set(key, value, source: source)
+            }
+        }
+        guard let user, let service, let jti, let issuer else {
+            throw ConfigError(source: "request", message: "user, service, jti and issuer are required")
+        }
+        var terminal: TerminalTarget?
+        switch (terminalPath, terminalDevice) {
+        case let (path?, device?): terminal = TerminalTarget(path: path, device: device)
+        case (nil, nil): terminal = nil
+        default: throw ConfigError(source: "request", message: "terminal and terminal_device go together")
+        }
+        var job = LoginJob(
+            user: user, service: service, jti: jti, issuer: issuer,
+            options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart()),
+            terminal: terminal)
+        job.clientService = clientService
+        return job
+    }
+
+    /// 1…`limit` bytes, none of them a control character (so a value stays on its line).
+    public static func isPrintable(_ text: String, limit: Int) -> Bool {
+        let bytes = Array(text.utf8)
+        return !bytes.isEmpty && bytes.count <= limit && bytes.allSatisfy { $0 >= 0x20 && $0 != 0x7f }
+    }
+}
+
+/// Byte-for-byte equality of two strings. Swift's `==` on `String` compares canonical
+/// equivalence ("\u{212A}" equals "K"); identities (users, token ids, key ids) must not.
+public func sameBytes(_ a: String, _ b: String) -> Bool {
+    a.utf8.elementsEqual(b.utf8)
+}

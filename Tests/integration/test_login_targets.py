@@ -1,0 +1,70 @@
+"""The login side's targets as Package.swift declares them (`swift package dump-package`): the
+kernel and the login domain are plain Swift, the module reaches only what its Embedded build
+compiles, and each target declares what its sources import."""
+
+import os
+import pathlib
+import re
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support.package_graph import package_targets  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SOURCES = REPO / "Sources"
+
+LOGIN = ["FingerAuthCore", "FingerAuthKeyFormats", "FingerAuthLoginDomain", "FingerAuthSystem",
+         "FingerAuthLoginSystem", "PAMFingerAuth"]
+# What the module's Embedded build compiles: the kernel, the login domain, the system
+# adapters and the C bridges for libpam, libc and the helper's spawn.
+MODULE_REACH = {"FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthLoginSystem", "CPAM",
+                "CSystem", "CSpawn"}
+
+
+@pytest.fixture(scope="module")
+def targets():
+    return package_targets()
+
+
+def reach(targets, name):
+    seen, todo = set(), list(targets[name]["deps"])
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(targets[current]["deps"])
+    return seen
+
+
+def test_the_kernel_reaches_nothing(targets):
+    assert reach(targets, "FingerAuthCore") == set()
+
+
+def test_the_login_domain_is_plain_swift_over_the_kernel(targets):
+    """Every login decision: no C bridge, no system adapter, nothing of the network."""
+    assert reach(targets, "FingerAuthLoginDomain") == {"FingerAuthCore"}
+
+
+def test_the_module_reaches_only_what_its_embedded_build_compiles(targets):
+    assert reach(targets, "PAMFingerAuth") == MODULE_REACH
+
+
+def test_the_system_adapters_know_no_login_decision(targets):
+    """FingerAuthSystem serves fingerauthd too: it must not drag the login domain in."""
+    assert "FingerAuthLoginDomain" not in reach(targets, "FingerAuthSystem")
+    assert "FingerAuthLoginDomain" not in reach(targets, "FingerAuthDaemon")
+
+
+def imports(target):
+    found = set()
+    for path in (SOURCES / target).rglob("*.swift"):
+        found |= set(re.findall(r"^import (\w+)$", path.read_text(), flags=re.M))
+    return found - {"Glibc", "Synchronization"}
+
+
+@pytest.mark.parametrize("target", LOGIN)
+def test_each_login_target_declares_what_it_imports_and_nothing_more(targets, target):
+    assert imports(target) == set(targets[target]["deps"]), target
+
