@@ -268,8 +268,8 @@ def run(bench):
         % (f["n"], VALID_SOURCE, VALID_RATE, f["rate"], len(valid.samples), valid.errors, f["p50"], f["p99"],
            f["refused"], q["p99"]))
     if len(valid.samples) >= len(valid.tokens):
-        results.notes.append("section 7: bob's %d tokens ran out before the flood ended (%.1f s); later flood traffic had "
-                             "no valid login beside it" % (len(valid.tokens), flood_ended - flood_began))
+        results.notes.append("section 7: bob's %d tokens ran out before the flood ended (%.1f s); later flood "
+                             "traffic had no valid login beside it" % (len(valid.tokens), flood_ended - flood_began))
     log("audit rows added from the flood's start, counted after fingerauthd stopped: %s (when the flood ended: "
         "%s)" % (", ".join("%s %d" % (peer, n) for peer, n in sorted(by_peer.items(), key=lambda item: -item[1])),
                  ", ".join("%s %d" % (peer, n) for peer, n in sorted(at_end.items(), key=lambda item: -item[1]))))
@@ -278,27 +278,29 @@ def run(bench):
     log("429s by the limit that answered (its /metrics, the whole run): %s"
         % (", ".join("%s %d" % item for item in sorted(limited.items())) or "not reported"))
     if r["answers"] and not by_peer.get(FLOOD_SOURCE):
-        results.failed_checks.append("section 7: no audit row from %s: the flood did not come from its own address (the "
-                                     "LD_PRELOAD bind shim failed?)" % FLOOD_SOURCE)
+        results.failed_checks.append("section 7: no audit row from %s: the flood did not come from its own address "
+                                     "(the LD_PRELOAD bind shim failed?)" % FLOOD_SOURCE)
     if r["ok"]:
         results.failed_checks.append("section 7: %d of the flood's garbage tokens were accepted" % r["ok"])
     if q["refused"] or f["refused"] or valid.errors:
-        results.notes.append("section 7: bob's valid logins not answered 200: %d quiet, %d under the flood, %d connection "
-                             "errors" % (q["refused"], f["refused"], valid.errors))
+        results.notes.append("section 7: bob's valid logins not answered 200: %d quiet, %d under the flood, %d "
+                             "connection errors" % (q["refused"], f["refused"], valid.errors))
     if f["ok"] < 100:
         results.notes.append("section 7: only %d valid logins under the flood: its p99 says little" % f["ok"])
 
     label = "1 client from %s paced at %.0f/s" % (VALID_SOURCE, VALID_RATE)
     results.add(7, "valid login p99, %s, under the flood (vs quiet)" % label, f["p99"], q["p99"], "ms", 2,
-        at_most_ratio=P99_TARGET)
+                at_most_ratio=P99_TARGET)
     results.add(7, "valid login p50, %s, under the flood (vs quiet)" % label, f["p50"], q["p50"], "ms", 2)
     results.add(7, "valid logins/s achieved, %s, under the flood (vs quiet)" % label, f["rate"], q["rate"], "/s", 0)
-    results.add(7, "flood: refused requests/s from %s, %d sent" % (FLOOD_SOURCE, FLOOD_REQUESTS), flood_rate, None, "/s", 0)
+    results.add(7, "flood: refused requests/s from %s, %d sent" % (FLOOD_SOURCE, FLOOD_REQUESTS), flood_rate, None,
+                "/s", 0)
     results.add(7, "audit rows added by the flood, all but %s's (vs its requests answered)" % VALID_SOURCE, flood_rows,
-        r["answers"], "", 0)
-    results.details.append("section 7 audit rows added from the flood's start to fingerauthd's stop, by (peer, event, outcome, "
-                           "reason): " + "; ".join(
-        "%s %s %s %s: %d" % (key + (count,)) for key, count in groups.items())
-        + "; 429s by limit: %s" % (", ".join("%s %d" % item for item in sorted(limited.items())) or "not reported"))
+                r["answers"], "", 0)
+    results.details.append("section 7 audit rows added from the flood's start to fingerauthd's stop, by (peer, event, "
+                           "outcome, reason): "
+                           + "; ".join("%s %s %s %s: %d" % (key + (count,)) for key, count in groups.items())
+                           + "; 429s by limit: %s"
+                           % (", ".join("%s %d" % item for item in sorted(limited.items())) or "not reported"))
     return {"quiet": q, "flood": f, "wrk": r, "audit_by_peer": by_peer, "audit_by_peer_at_flood_end": at_end,
             "audit_groups": [list(k) + [v] for k, v in groups.items()], "server_cpu": server_cpu}

@@ -154,12 +154,13 @@ def login_latency(bench, bench_user, password, fprintd_socket):
                                              min(touch_ms[key]), len(touch_ms[key]), prompts[key],
                                              statistics.median(waits)))
     results.add(1, "touch-to-login p50 (vs pam_fprintd)", statistics.median(touch_ms["ours"]),
-        statistics.median(touch_ms["fprintd"]), "ms", 2, at_most_ratio=1.0)
-    results.add(1, "touch-to-login p99 (vs pam_fprintd)", pct(touch_ms["ours"], 0.99), pct(touch_ms["fprintd"], 0.99), "ms", 2)
+                statistics.median(touch_ms["fprintd"]), "ms", 2, at_most_ratio=1.0)
+    results.add(1, "touch-to-login p99 (vs pam_fprintd)", pct(touch_ms["ours"], 0.99), pct(touch_ms["fprintd"], 0.99),
+                "ms", 2)
     for key, label, target in (("fprintd", "pam_fprintd (local only)", 1.0), ("unix", "pam_unix yescrypt", 0.5),
                                ("permit", "pam_permit", None)):
         results.add(1, "login p50, finger at once (vs %s)" % label, ours50, statistics.median(times[key]), "ms", 2,
-            at_most_ratio=target)
+                    at_most_ratio=target)
         results.add(1, "login p99, finger at once (vs %s)" % label, ours99, pct(times[key], 0.99), "ms", 2)
     split = helper_split.run(bench, ours50, statistics.median(touch_ms["ours"]))
     split["touch"] = {key: {"p50": statistics.median(v), "p99": pct(v, 0.99), "n": len(v)} for key, v in touch_ms.items()}
@@ -211,6 +212,6 @@ def touch_against_round_trip(results, touch, alone):
     limit = 2 * touch["fprintd"]["p50"] + round_trip
     log("touch-to-login target: 2 x %.2f ms (pam_fprintd) + %.2f ms (authenticator round trip) = %.2f ms"
         % (touch["fprintd"]["p50"], round_trip, limit))
-    results.add(1, "touch-to-login p50 (vs 2x pam_fprintd + authenticator round trip)", touch["ours"]["p50"], limit, "ms", 2,
-        at_most_ratio=1.0)
+    results.add(1, "touch-to-login p50 (vs 2x pam_fprintd + authenticator round trip)", touch["ours"]["p50"], limit,
+                "ms", 2, at_most_ratio=1.0)
     results.move_last_after("touch-to-login")

@@ -96,9 +96,9 @@ def tlsload_run(bench, name, port, ca, pids, token_file, clients, tlsload, resum
                                     r["server_cpu"], r["cpu_ms"], r["cpu"]))
     answered = r["ok"] + r["bad"]
     if r["handshakes"] < answered or r["accepted"] < r["handshakes"]:
-        results.failed_checks.append("new connections, %s, %s at %d clients: %d answers, %d handshakes, %d TCP accepts "
-                                     "(a connection per login expected)" % (mode, name, clients, answered, r["handshakes"],
-                                                                           r["accepted"]))
+        results.failed_checks.append("new connections, %s, %s at %d clients: %d answers, %d handshakes, %d TCP "
+                                     "accepts (a connection per login expected)"
+                                     % (mode, name, clients, answered, r["handshakes"], r["accepted"]))
     if not resume and r["resumed"]:
         results.failed_checks.append("new connections, %s at %d clients: %d of %d handshakes resumed with --no-resume"
                                      % (name, clients, r["resumed"], r["handshakes"]))
@@ -149,19 +149,20 @@ def run(bench, users, key_rows):
     for key, label in KEY_TYPES:
         for clients in LEVELS:
             ours, theirs = runs[(key, "fingerauthd", clients, False)], runs[(key, "peer", clients, False)]
-            results.add(4, "new connection per login, %s: verified logins/s, %d clients (vs Python peer)" % (label, clients),
-                ours["rate"], theirs["rate"], "/s", 0, **RATE_TARGET)
+            results.add(4, "new connection per login, %s: verified logins/s, %d clients (vs Python peer)"
+                        % (label, clients), ours["rate"], theirs["rate"], "/s", 0, **RATE_TARGET)
             results.add(4, "new connection per login, %s: server CPU per verified login, %d clients (vs Python peer)"
-                % (label, clients), ours["cpu_ms"], theirs["cpu_ms"], "ms", 3, **CPU_TARGET)
+                        % (label, clients), ours["cpu_ms"], theirs["cpu_ms"], "ms", 3, **CPU_TARGET)
         ours, theirs = runs[(key, "fingerauthd", RESUMED_CLIENTS, True)], runs[(key, "peer", RESUMED_CLIENTS, True)]
-        results.add(4, "new connection per login, resumption offered, %s: verified logins/s, %d clients (vs Python peer)"
-            % (label, RESUMED_CLIENTS), ours["rate"], theirs["rate"], "/s", 0)
-        results.add(4, "new connection per login, resumption offered, %s: server CPU per verified login, %d clients (vs "
-            "Python peer)" % (label, RESUMED_CLIENTS), ours["cpu_ms"], theirs["cpu_ms"], "ms", 3)
-    results.details.append("section 4 new connections: bench/tlsload.c, a new TCP connection and TLS handshake per login, "
-                           "the server certificate checked; %d tokens per run, the same for both sides; fingerauthd with "
-                           "--connection-rate 0 and --max-connections-per-address 256 (its per-address limits off or above "
-                           "the clients: all connections come from one address); the peer as in the keep-alive runs" % TOKENS)
+        results.add(4, "new connection per login, resumption offered, %s: verified logins/s, %d clients (vs Python "
+                    "peer)" % (label, RESUMED_CLIENTS), ours["rate"], theirs["rate"], "/s", 0)
+        results.add(4, "new connection per login, resumption offered, %s: server CPU per verified login, %d clients "
+                    "(vs Python peer)" % (label, RESUMED_CLIENTS), ours["cpu_ms"], theirs["cpu_ms"], "ms", 3)
+    results.details.append("section 4 new connections: bench/tlsload.c, a new TCP connection and TLS handshake per "
+                           "login, the server certificate checked; %d tokens per run, the same for both sides; "
+                           "fingerauthd with --connection-rate 0 and --max-connections-per-address 256 (its "
+                           "per-address limits off or above the clients: all connections come from one address); the "
+                           "peer as in the keep-alive runs" % TOKENS)
     for key, label in KEY_TYPES:
         for clients, resume in [(c, False) for c in LEVELS] + [(RESUMED_CLIENTS, True)]:
             results.details.append("section 4 new connections, %s, %d clients, %s: %s" % (

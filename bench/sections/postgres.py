@@ -102,7 +102,8 @@ def run(bench, sqlite_results):
                            r["p99_us"] / 1000, r["bad"], r["requests"], r["seconds"], r["server"],
                            r["server"] * 1000 / max(1, r["ok"]), r["cpu"]))
                     if not r["finished"]:
-                        results.notes.append("%s at %d clients: the tokens lasted the whole %d s" % (name, clients, LEVEL_SECONDS))
+                        results.notes.append("%s at %d clients: the tokens lasted the whole %d s"
+                                             % (name, clients, LEVEL_SECONDS))
                     if r["bad"] or r["ok"] < r["tokens"] * 0.5:
                         results.notes.append("%s at %d clients: %d refused, %d of %d tokens verified" %
                                              (name, clients, r["bad"], r["ok"], r["tokens"]))
@@ -117,9 +118,10 @@ def run(bench, sqlite_results):
         for name, label in (("postgresql x1", "1 fingerauthd on PostgreSQL"),
                             ("postgresql x2", "2 fingerauthd on one PostgreSQL")):
             r = runs[(name, clients)]
-            results.add(6, "%s: logins/s, %d clients (vs SQLite x1)" % (label, clients), r["rate"], base["rate"], "/s", 0)
-            results.add(6, "%s: p50, %d clients (vs SQLite x1)" % (label, clients), r["p50_us"] / 1000, base["p50_us"] / 1000,
-                "ms", 2)
-            results.add(6, "%s: p99, %d clients (vs SQLite x1)" % (label, clients), r["p99_us"] / 1000, base["p99_us"] / 1000,
-                "ms", 2)
+            results.add(6, "%s: logins/s, %d clients (vs SQLite x1)" % (label, clients), r["rate"], base["rate"],
+                        "/s", 0)
+            results.add(6, "%s: p50, %d clients (vs SQLite x1)" % (label, clients), r["p50_us"] / 1000,
+                        base["p50_us"] / 1000, "ms", 2)
+            results.add(6, "%s: p99, %d clients (vs SQLite x1)" % (label, clients), r["p99_us"] / 1000,
+                        base["p99_us"] / 1000, "ms", 2)
     return runs

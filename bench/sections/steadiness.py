@@ -34,8 +34,8 @@ def run(bench):
                                           before, after))
     if r["ok"] < STEADY_REQUESTS:
         results.notes.append("steadiness: only %d of %d requests answered 200" % (r["ok"], STEADY_REQUESTS))
-    results.add(5, "fingerauthd RSS after %dk GET /healthz (vs before)" % (r["ok"] // 1000), after / 1024.0, before / 1024.0,
-        "MiB", 1)
+    results.add(5, "fingerauthd RSS after %dk GET /healthz (vs before)" % (r["ok"] // 1000), after / 1024.0,
+                before / 1024.0, "MiB", 1)
     real_helper = world.settings["login_helper"]
     world.fake_helper(FAKE_LOGIN)  # the host process is what is watched; no finger needed
     world.write_conf(debug_file=None)
@@ -52,9 +52,9 @@ def run(bench):
         world.write_conf(login_helper=real_helper, debug_file=str(world.module_log))
     ours, base = rss["fa-only"], rss["permit"]
     first = min(ours)
-    results.add(5, "host RSS after %dk logins in 1 process (vs pam_permit)" % (MODULE_CYCLES // 1000), ours[MODULE_CYCLES] / 1024.0,
-        base[MODULE_CYCLES] / 1024.0, "MiB", 1)
+    results.add(5, "host RSS after %dk logins in 1 process (vs pam_permit)" % (MODULE_CYCLES // 1000),
+                ours[MODULE_CYCLES] / 1024.0, base[MODULE_CYCLES] / 1024.0, "MiB", 1)
     results.add(5, "host RSS growth %dk->%dk logins (vs pam_permit)" % (first // 1000, MODULE_CYCLES // 1000),
-        (ours[MODULE_CYCLES] - ours[first]) / 1024.0, (base[MODULE_CYCLES] - base[first]) / 1024.0, "MiB", 2,
-        ratio=float("nan"))
+                (ours[MODULE_CYCLES] - ours[first]) / 1024.0, (base[MODULE_CYCLES] - base[first]) / 1024.0, "MiB", 2,
+                ratio=float("nan"))
     return before, after, ours, base

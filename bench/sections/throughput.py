@@ -33,7 +33,7 @@ THROUGHPUT_TARGETS = {("rate", 8): {"at_least_ratio": 5.0}, ("rate", 64): {"at_l
 
 def run(bench):
     """Returns {(side, clients): figures}; ("fingerauthd", n) is section 6's baseline."""
-    world, tmp = bench.world, bench.tmp
+    world, tmp, results = bench.world, bench.tmp, bench.results
     print("== 4. authenticator throughput: wrk, keep-alive, unique pre-signed tokens", flush=True)
     users = {"bench%d" % i: BenchKey() for i in range(4)}
     register_keys(world.authd, world.token_path.read_text().strip(), users)
@@ -55,7 +55,7 @@ def run(bench):
     log("durability: fingerauthd %s; Python peer %s"
         % ("%s (its start-up log line)" % ours_durability if ours_durability else
            "not reported (no \"sqlite … synchronous=\" line in its log yet)", " / ".join(peer.durability)))
-    results = {}
+    runs = {}
     try:
         for clients in CLIENT_LEVELS:
             began = time.monotonic()
@@ -73,60 +73,62 @@ def run(bench):
                 r["rate"] = r["ok"] / r["seconds"]
                 r["cpu_ms"] = (r["server_user"] + r["server_sys"]) * 1000 / max(1, r["ok"])
                 if not r["finished"]:
-                    bench.results.notes.append("%s at %d clients: the tokens lasted the whole %d s" % (name, clients, LEVEL_SECONDS))
-                results[(name, clients)] = r
+                    results.notes.append("%s at %d clients: the tokens lasted the whole %d s"
+                                         % (name, clients, LEVEL_SECONDS))
+                runs[(name, clients)] = r
                 log("%-11s %2d clients: %6.0f verified/s, p50 %6.2f ms p99 %7.2f ms, %d refused, %d sent in %.1f s; "
                     "CPU: server %.1f s user + %.1f s sys (%.2f ms per login), wrk %.1f s"
                     % (name, clients, r["rate"], r["p50_us"] / 1000, r["p99_us"] / 1000, r["bad"], r["requests"],
                        r["seconds"], r["server_user"], r["server_sys"], r["cpu_ms"], r["cpu"]))
                 if r["bad"] or r["ok"] < len(tokens) * 0.5:
-                    bench.results.notes.append("%s at %d clients: %d refused, %d of %d tokens verified" %
-                                               (name, clients, r["bad"], r["ok"], len(tokens)))
+                    results.notes.append("%s at %d clients: %d refused, %d of %d tokens verified" %
+                                         (name, clients, r["bad"], r["ok"], len(tokens)))
             shutil.rmtree(directory)
         syncs = sync_counts(bench, peer, users)
     finally:
         peer.stop()
     for clients in CLIENT_LEVELS:
-        ours, peer_r = results[("fingerauthd", clients)], results[("peer", clients)]
-        bench.results.add(4, "verified logins/s, %d clients (vs Python peer)" % clients, ours["rate"], peer_r["rate"], "/s", 0,
-            **THROUGHPUT_TARGETS.get(("rate", clients), {}))
-        bench.results.add(4, "p50, %d clients (vs Python peer)" % clients, ours["p50_us"] / 1000, peer_r["p50_us"] / 1000, "ms", 2,
-            **THROUGHPUT_TARGETS.get(("p50", clients), {}))
-        bench.results.add(4, "p99, %d clients (vs Python peer)" % clients, ours["p99_us"] / 1000, peer_r["p99_us"] / 1000, "ms", 2,
-            **THROUGHPUT_TARGETS.get(("p99", clients), {}))
+        ours, peer_r = runs[("fingerauthd", clients)], runs[("peer", clients)]
+        results.add(4, "verified logins/s, %d clients (vs Python peer)" % clients, ours["rate"], peer_r["rate"], "/s",
+                    0, **THROUGHPUT_TARGETS.get(("rate", clients), {}))
+        results.add(4, "p50, %d clients (vs Python peer)" % clients, ours["p50_us"] / 1000, peer_r["p50_us"] / 1000,
+                    "ms", 2, **THROUGHPUT_TARGETS.get(("p50", clients), {}))
+        results.add(4, "p99, %d clients (vs Python peer)" % clients, ours["p99_us"] / 1000, peer_r["p99_us"] / 1000,
+                    "ms", 2, **THROUGHPUT_TARGETS.get(("p99", clients), {}))
     for clients in CLIENT_LEVELS:
-        ours, peer_r = results[("fingerauthd", clients)], results[("peer", clients)]
-        bench.results.add(4, "server CPU per verified login, %d clients (vs Python peer)" % clients, ours["cpu_ms"], peer_r["cpu_ms"],
-            "ms", 3, **THROUGHPUT_TARGETS.get(("cpu", clients), {}))
+        ours, peer_r = runs[("fingerauthd", clients)], runs[("peer", clients)]
+        results.add(4, "server CPU per verified login, %d clients (vs Python peer)" % clients, ours["cpu_ms"],
+                    peer_r["cpu_ms"], "ms", 3, **THROUGHPUT_TARGETS.get(("cpu", clients), {}))
     for clients in SYNC_LEVELS:
-        bench.results.add(4, "fsync+fdatasync per 1,000 verified logins, %d clients (vs Python peer)" % clients,
-            syncs[("fingerauthd", clients)]["per_1000"], syncs[("peer", clients)]["per_1000"], "", 0)
+        results.add(4, "fsync+fdatasync per 1,000 verified logins, %d clients (vs Python peer)" % clients,
+                    syncs[("fingerauthd", clients)]["per_1000"], syncs[("peer", clients)]["per_1000"], "", 0)
     # how far from the machine's limit: logins per second of server CPU against what one core
     # verifies per second (a login costs at least one RSA-2048 verification)
     top = max(CLIENT_LEVELS)
-    ours, peer_r = results[("fingerauthd", top)], results[("peer", top)]
-    bench.results.add(4, "verified logins per server CPU-second, %d clients (vs openssl rsa2048 verify/s, 1 core)" % top,
-        1000.0 / ours["cpu_ms"], rsa["verify"], "/s", 0)
-    bench.results.add(4, "Python peer: verified logins per server CPU-second, %d clients (vs openssl verify/s, 1 core)" % top,
-        1000.0 / peer_r["cpu_ms"], rsa["verify"], "/s", 0)
-    bench.results.add(4, "verified logins/s, %d clients (vs openssl rsa2048 verify/s x %d cores)" % (top, os.cpu_count()),
-        ours["rate"], rsa["verify"] * os.cpu_count(), "/s", 0)
-    bench.results.details.append("section 4 keep-alive runs: the test CA's server certificate (%s), fingerauthd with "
-                                 "--connection-rate 0" % certificate_key(world.ca.server_cert))
-    bench.results.details.append("section 4 durability: fingerauthd %s; Python peer %s (%d workers, each connection read back)"
-                                 % ("%s (its start-up log line)" % ours_durability if ours_durability else
-                                    "not reported by fingerauthd (no \"sqlite … synchronous=\" start-up line)",
-                                    " / ".join(peer.durability), PEER_WORKERS))
-    bench.results.details.append("section 4 machine limit: openssl speed -seconds %d rsa2048, this run, one core: %.0f verify/s "
-                                 "(%.1f us each), %.0f sign/s" % (rsa["seconds"], rsa["verify"], 1e6 / rsa["verify"], rsa["sign"]))
+    ours, peer_r = runs[("fingerauthd", top)], runs[("peer", top)]
+    results.add(4, "verified logins per server CPU-second, %d clients (vs openssl rsa2048 verify/s, 1 core)" % top,
+                1000.0 / ours["cpu_ms"], rsa["verify"], "/s", 0)
+    results.add(4, "Python peer: verified logins per server CPU-second, %d clients (vs openssl verify/s, 1 core)"
+                % top, 1000.0 / peer_r["cpu_ms"], rsa["verify"], "/s", 0)
+    results.add(4, "verified logins/s, %d clients (vs openssl rsa2048 verify/s x %d cores)" % (top, os.cpu_count()),
+                ours["rate"], rsa["verify"] * os.cpu_count(), "/s", 0)
+    results.details.append("section 4 keep-alive runs: the test CA's server certificate (%s), fingerauthd with "
+                           "--connection-rate 0" % certificate_key(world.ca.server_cert))
+    results.details.append("section 4 durability: fingerauthd %s; Python peer %s (%d workers, each connection read "
+                           "back)" % ("%s (its start-up log line)" % ours_durability if ours_durability else
+                                      "not reported by fingerauthd (no \"sqlite … synchronous=\" start-up line)",
+                                      " / ".join(peer.durability), PEER_WORKERS))
+    results.details.append("section 4 machine limit: openssl speed -seconds %d rsa2048, this run, one core: %.0f "
+                           "verify/s (%.1f us each), %.0f sign/s"
+                           % (rsa["seconds"], rsa["verify"], 1e6 / rsa["verify"], rsa["sign"]))
     for clients in SYNC_LEVELS:
-        bench.results.details.append("section 4 syncs, %d clients, a separate run of %d tokens (%s): %s"
-                                     % (clients, SYNC_TOKENS, syncs[("fingerauthd", clients)]["tool"], "; ".join(
-                                         "%s %d fsync + %d fdatasync for %d logins committed" %
-                                         (name, syncs[(name, clients)]["fsync"], syncs[(name, clients)]["fdatasync"],
-                                          syncs[(name, clients)]["ok"]) for name in ("fingerauthd", "peer"))))
+        results.details.append("section 4 syncs, %d clients, a separate run of %d tokens (%s): %s"
+                               % (clients, SYNC_TOKENS, syncs[("fingerauthd", clients)]["tool"], "; ".join(
+                                   "%s %d fsync + %d fdatasync for %d logins committed" %
+                                   (name, syncs[(name, clients)]["fsync"], syncs[(name, clients)]["fdatasync"],
+                                    syncs[(name, clients)]["ok"]) for name in ("fingerauthd", "peer"))))
     newconn.run(bench, users, key_rows)
-    return results
+    return runs
 
 
 def certificate_key(path):
@@ -176,8 +178,9 @@ def sync_counts(bench, peer, users):
             # its tokens are sent; the server still commits the ones in flight)
             counts["ok"] = accepted_logins(db) - before
             if counts["ok"] < r["ok"]:  # the audit table no longer says (a change of schema?): wrk's count
-                bench.results.notes.append("sync count run, %s at %d clients: %d accepted login rows in the audit table for %d "
-                                           "verified answers; divided by the answers" % (name, clients, counts["ok"], r["ok"]))
+                bench.results.notes.append("sync count run, %s at %d clients: %d accepted login rows in the audit "
+                                           "table for %d verified answers; divided by the answers"
+                                           % (name, clients, counts["ok"], r["ok"]))
                 counts["ok"] = r["ok"]
             counts["per_1000"] = (counts["fsync"] + counts["fdatasync"]) * 1000.0 / max(1, counts["ok"])
             out[(name, clients)] = counts
