@@ -1,6 +1,5 @@
-"""What the sections of `make bench` (bench/run.py, bench/flood.py) share: the table's rows,
-notes and checks, the processes started (checked for leftovers at the end), the bench's
-RSA-2048 users and their pre-signed tokens, and the wrk runner."""
+"""What the sections of `make bench` share: the `Bench` each one is handed, the bench's
+RSA-2048 users and their pre-signed tokens, the wrk runner, and small helpers."""
 
 import base64
 import concurrent.futures
@@ -11,43 +10,38 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from support.world import HOST_ID, AUDIENCE
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO / "Tests" / "integration"))
 
-from support.world import HOST_ID, AUDIENCE  # noqa: E402
 
-rows = []  # (section, figure, ours, baseline, ratio text, target text)
-notes = []
-failed_checks = []  # checks of the bench itself (make the run exit 1); printed with the table
-details = []  # lines printed under the table as they are (durability of each side, the machine's limit)
-started_pids = []
+class Bench:
+    """What every section is handed: `world`, the integration tests' World every login runs
+    in (alice enrolled, its fingerauthd started); `ca`, the test CA; `tmp`, the run's
+    temporary folder; `venv`, the one with the Python peer's packages; `results`, where the
+    rows go (bench/results.py); `started`, the pid of every process the bench starts, checked
+    for leftovers at the end."""
+
+    def __init__(self, world, ca, tmp, venv, results, started):
+        self.world = world
+        self.ca = ca
+        self.tmp = tmp
+        self.venv = venv
+        self.results = results
+        self.started = started
 
 
 def log(text):
     print("  " + text, flush=True)
 
 
-def add(section, figure, ours, baseline, unit, digits=1, ratio=None, at_most=None, at_most_ratio=None,
-        at_least_ratio=None):
-    """One row. `at_most` (in `unit`), `at_most_ratio` or `at_least_ratio` is the issue's
-    target, if it set one. `baseline` None: a figure without one (shown as "-", ratio n/a)."""
-    fmt = "%%.%df %%s" % digits
-    if ratio is None:
-        ratio = (ours / baseline) if baseline else float("nan")
-    target = ""
-    if at_most is not None:
-        target = "<= %s %s: %s" % (("%g" % at_most), unit, "met" if ours <= at_most else "NOT met")
-    elif at_most_ratio is not None:
-        target = "<= %.2fx: %s" % (at_most_ratio, "met" if ratio <= at_most_ratio else "NOT met")
-    elif at_least_ratio is not None:
-        target = ">= %.2fx: %s" % (at_least_ratio, "met" if ratio >= at_least_ratio else "NOT met")
-    rows.append((section, figure, (fmt % (ours, unit)).strip(), "-" if baseline is None else (fmt % (baseline, unit)).strip(),
-                 "n/a" if ratio != ratio else "%.2fx" % ratio, target))
+def plain_env():
+    """The bench's environment without the World's reader, preload and nss_wrapper settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("FP_", "LD_PRELOAD", "NSS_WRAPPER"))}
 
 
 def pct(values, fraction):
@@ -118,12 +112,12 @@ def proc_cpu_seconds(pids):
     return user / tick, system_ / tick
 
 
-def wrk(url, script, args, clients, seconds, done_dir, tmp, env=None):
+def wrk(url, script, args, clients, seconds, done_dir, tmp, started, env=None):
     """Runs wrk with one of bench/wrk/*.lua; each wrk thread creates done_dir/done-N when it
     finished its share, then wrk is ended with SIGINT (it would otherwise sleep out -d).
     Returns the script's WRKJSON figures plus wrk's own CPU seconds ("cpu") and "seconds":
     first request to last counted answer (wrk's whole run if a share did not finish). `env`:
-    wrk's environment (default: the bench's)."""
+    wrk's environment (default: the bench's); its pid goes to `started`."""
     threads = max(1, min(2, clients))
     done_dir = Path(done_dir)
     for old in done_dir.glob("done-*"):
@@ -132,7 +126,7 @@ def wrk(url, script, args, clients, seconds, done_dir, tmp, env=None):
            "-s", str(script), url, "--", *args]
     out = open(Path(tmp) / "wrk.out", "w+")
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-    started_pids.append(proc.pid)
+    started.append(proc.pid)
     try:
         finished = False
         while True:

@@ -1,4 +1,4 @@
-/* A load client for `make bench` (bench/newconn.py): CONCURRENCY loops, each of them
+/* A load client for `make bench` (bench/sections/newconn.py): CONCURRENCY loops, each of them
  * repeating new TCP connection -> TLS handshake -> POST /v1/login with the next unused token
  * of TOKENS_FILE -> read the answer -> close, until the tokens or SECONDS run out. With
  * resumption (the default) a loop offers the session of its own previous connection

@@ -1,15 +1,16 @@
-# `make bench`: the five figures of issue 7 (login latency through real libpam — with the
-# finger already on the reader, and touch-to-login, the finger put on after the prompt —, the
-# module's own cost, fall-over time, authenticator throughput against a Python peer, steadiness) and
-# one and two fingerauthd on one durable PostgreSQL (section 6; a private cluster, always
-# removed), a flood of refused requests beside valid logins (section 7), a login with a TPM
-# key on swtpm (section 8), the admin console on a million audit rows (section 9), each against a
-# baseline measured in the same run, printed as one table (bench/run.py,
-# results also in build/bench-results.json; BENCHMARKS.md has the current run, docs/benchmark-history.md the earlier ones). Root only: it
-# adds a user (fabench) and runs fprintd on a system bus for the pam_unix and pam_fprintd
-# baselines, and removes both. Not a test stage. Uses the binaries in $(BUILD); builds
-# first unless NOBUILD=1. PyPI tools (uvicorn, PyJWT, cryptography for the peer verifier)
-# go into a venv, $(BENCH_VENV).
+# `make bench`: FingerAuth's figures, each against a baseline measured in the same run,
+# printed as one table and written to build/bench-results.json. bench/run.py is the driver;
+# each section is a module of bench/sections/: 1 login latency through real libpam (the finger
+# already on the reader, and touch-to-login), 1b where the helper's time goes, 2 the module's
+# own cost, 3 fall-over, 4 authenticator throughput against a Python peer, 5 steadiness, 6 one
+# and two fingerauthd on one durable PostgreSQL (a private cluster, always removed), 7 a flood
+# of refused requests beside valid logins, 8 a login with a TPM key on swtpm, 9 the admin
+# console on a million audit rows. BENCH_ONLY=2,3 runs those sections only (1b runs with 1).
+# BENCHMARKS.md has the current run, docs/benchmark-method.md how each figure is measured and
+# the other settings, docs/benchmark-history.md the earlier runs. Root only: it adds a user
+# (fabench) and runs fprintd on a system bus for the pam_unix and pam_fprintd baselines, and
+# removes both. Not a test stage. Uses the binaries in $(BUILD); builds first unless NOBUILD=1.
+# PyPI tools (uvicorn, PyJWT, cryptography for the peer verifier) go into a venv, $(BENCH_VENV).
 BENCH_PACKAGES := fprintd libpam-fprintd dbus polkitd wrk valgrind python3-venv postgresql openssl linux-perf strace gcc
 BENCH_VENV ?= build/bench-venv
 BENCH_PIP := 'uvicorn[standard]==0.54.0' 'PyJWT==2.15.1' 'cryptography==50.0.2'

@@ -1,6 +1,6 @@
 -- wrk script for `make bench`: every request is POST /v1/login with a token of its own.
 -- usage: wrk -t T -c C -d MAXs -s login.lua URL -- DIR
--- Thread n reads DIR/tokens-n.txt (one pre-signed JWT a line, made by bench/run.py), sends
+-- Thread n reads DIR/tokens-n.txt (one pre-signed JWT a line, made by bench/common.py), sends
 -- each token once, and stops when all were sent; it then creates DIR/done-n, so that the
 -- harness can end wrk at once (SIGINT) instead of waiting for -d. Times come from
 -- CLOCK_MONOTONIC (LuaJIT ffi): first request of any thread to the last answer counted.

@@ -28,10 +28,8 @@ from support.authd import Authd
 from support.tls import make_ca
 from support.world import AUDIENCE, HOST_ID
 
-from bench.common import (add, details, failed_checks, log, notes, proc_cpu_seconds, register_keys, sign_tokens,
-                          started_pids)
-
-HERE = Path(__file__).resolve().parent
+from bench.common import HERE, log, proc_cpu_seconds, register_keys, sign_tokens
+from bench.peer_process import Peer
 LEVELS = (8, 64)
 RESUMED_CLIENTS = 64
 KEY_TYPES = (("ec", "ECDSA P-256"), ("rsa:2048", "RSA-2048"))
@@ -60,14 +58,15 @@ def passive_opens():
     return int(values[names.index("PassiveOpens")])
 
 
-def tlsload_run(name, port, ca, pids, token_file, clients, tlsload, resume):
+def tlsload_run(bench, name, port, ca, pids, token_file, clients, tlsload, resume):
     """One run of bench/tlsload.c: its TLSLOAD figures, plus "rate", the server's CPU
     ("server_cpu", "cpu_ms" per verified login), the client's ("cpu") and "accepted"."""
+    results = bench.results
     args = [str(tlsload), str(port), ca.ca_cert, str(token_file), str(clients), str(SECONDS)]
     out = open(Path(token_file).parent / "tlsload.out", "w+")
     opens0, cpu0 = passive_opens(), proc_cpu_seconds(pids)
     proc = subprocess.Popen(args + ([] if resume else ["--no-resume"]), stdout=out, stderr=subprocess.STDOUT)
-    started_pids.append(proc.pid)
+    bench.started.append(proc.pid)
     try:
         _, status, usage = os.wait4(proc.pid, 0)
     except BaseException:
@@ -97,27 +96,28 @@ def tlsload_run(name, port, ca, pids, token_file, clients, tlsload, resume):
                                     r["server_cpu"], r["cpu_ms"], r["cpu"]))
     answered = r["ok"] + r["bad"]
     if r["handshakes"] < answered or r["accepted"] < r["handshakes"]:
-        failed_checks.append("new connections, %s, %s at %d clients: %d answers, %d handshakes, %d TCP accepts "
-                             "(a connection per login expected)" % (mode, name, clients, answered, r["handshakes"],
-                                                                   r["accepted"]))
+        results.failed_checks.append("new connections, %s, %s at %d clients: %d answers, %d handshakes, %d TCP "
+                                     "accepts (a connection per login expected)"
+                                     % (mode, name, clients, answered, r["handshakes"], r["accepted"]))
     if not resume and r["resumed"]:
-        failed_checks.append("new connections, %s at %d clients: %d of %d handshakes resumed with --no-resume"
-                             % (name, clients, r["resumed"], r["handshakes"]))
+        results.failed_checks.append("new connections, %s at %d clients: %d of %d handshakes resumed with --no-resume"
+                                     % (name, clients, r["resumed"], r["handshakes"]))
     if r["ok"] < r["tokens"]:
-        notes.append("new connections, %s, %s at %d clients: %d of %d tokens verified, %d refused, %d failed "
-                     "connections%s" % (mode, name, clients, r["ok"], r["tokens"], r["bad"], r["failed"],
-                                        " (the %d s cap)" % SECONDS if r["seconds"] >= SECONDS - 1 else ""))
+        results.notes.append("new connections, %s, %s at %d clients: %d of %d tokens verified, %d refused, %d failed "
+                             "connections%s" % (mode, name, clients, r["ok"], r["tokens"], r["bad"], r["failed"],
+                                                " (the %d s cap)" % SECONDS if r["seconds"] >= SECONDS - 1 else ""))
     return r
 
 
-def new_connections(users, key_rows, peer_class, venv, tmp):
-    """Runs both modes for each key type and adds their rows. `users`: the bench's
-    {name: BenchKey}; `key_rows`: their rows for the peer's registry; `peer_class`:
-    bench/run.py's Peer."""
-    from bench.peer.verifier import init_db
+def run(bench, users, key_rows):
+    """Runs both modes for each key type and adds their rows (section 4, after the keep-alive
+    runs). `users`: the bench's {name: BenchKey}; `key_rows`: their rows for the peer's
+    registry."""
+    from bench.peer.verifier import init_db  # PyJWT at import: only when this section runs
+    tmp, results = bench.tmp, bench.results
     print("== 4. authenticator throughput: a new connection and TLS handshake per login (bench/tlsload.c)", flush=True)
     tlsload = build_tlsload(tmp)
-    results = {}
+    runs = {}
     for key, label in KEY_TYPES:
         place = Path(tmp) / ("newconn-" + key.replace(":", ""))
         place.mkdir()
@@ -126,49 +126,50 @@ def new_connections(users, key_rows, peer_class, venv, tmp):
         peer = None
         try:
             authd.start()
-            started_pids.append(authd.pid)
+            bench.started.append(authd.pid)
             register_keys(authd, authd.create_token(HOST_ID), users)
             init_db(str(place / "peer.db"), key_rows)
-            peer = peer_class(venv, ca, place / "peer.db", place)
+            peer = Peer(bench.venv, ca, place / "peer.db", place, bench.started)
             log("%s certificate" % label)
             for clients, resume in [(c, False) for c in LEVELS] + [(RESUMED_CLIENTS, True)]:
                 token_file = place / "tokens.txt"
                 token_file.write_text("\n".join(sign_tokens(users, TOKENS)) + "\n")
                 for name, port, pids in (("fingerauthd", authd.port, [authd.pid]), ("peer", peer.port, peer.pids())):
-                    results[(key, name, clients, resume)] = tlsload_run(name, port, ca, pids, token_file, clients,
-                                                                        tlsload, resume)
+                    runs[(key, name, clients, resume)] = tlsload_run(bench, name, port, ca, pids, token_file,
+                                                                     clients, tlsload, resume)
                 token_file.unlink()
             refusals = [line for line in authd.log_text().splitlines() if "refusing" in line]
             if refusals:
-                notes.append("new connections, fingerauthd with the %s certificate logged %d refusal(s): %s"
-                             % (label, len(refusals), refusals[0][:200]))
+                results.notes.append("new connections, fingerauthd with the %s certificate logged %d refusal(s): %s"
+                                     % (label, len(refusals), refusals[0][:200]))
         finally:
             if peer is not None:
                 peer.stop()
             authd.stop()
     for key, label in KEY_TYPES:
         for clients in LEVELS:
-            ours, theirs = results[(key, "fingerauthd", clients, False)], results[(key, "peer", clients, False)]
-            add(4, "new connection per login, %s: verified logins/s, %d clients (vs Python peer)" % (label, clients),
-                ours["rate"], theirs["rate"], "/s", 0, **RATE_TARGET)
-            add(4, "new connection per login, %s: server CPU per verified login, %d clients (vs Python peer)"
-                % (label, clients), ours["cpu_ms"], theirs["cpu_ms"], "ms", 3, **CPU_TARGET)
-        ours, theirs = results[(key, "fingerauthd", RESUMED_CLIENTS, True)], results[(key, "peer", RESUMED_CLIENTS, True)]
-        add(4, "new connection per login, resumption offered, %s: verified logins/s, %d clients (vs Python peer)"
-            % (label, RESUMED_CLIENTS), ours["rate"], theirs["rate"], "/s", 0)
-        add(4, "new connection per login, resumption offered, %s: server CPU per verified login, %d clients (vs "
-            "Python peer)" % (label, RESUMED_CLIENTS), ours["cpu_ms"], theirs["cpu_ms"], "ms", 3)
-    details.append("section 4 new connections: bench/tlsload.c, a new TCP connection and TLS handshake per login, "
-                   "the server certificate checked; %d tokens per run, the same for both sides; fingerauthd with "
-                   "--connection-rate 0 and --max-connections-per-address 256 (its per-address limits off or above "
-                   "the clients: all connections come from one address); the peer as in the keep-alive runs" % TOKENS)
+            ours, theirs = runs[(key, "fingerauthd", clients, False)], runs[(key, "peer", clients, False)]
+            results.add(4, "new connection per login, %s: verified logins/s, %d clients (vs Python peer)"
+                        % (label, clients), ours["rate"], theirs["rate"], "/s", 0, **RATE_TARGET)
+            results.add(4, "new connection per login, %s: server CPU per verified login, %d clients (vs Python peer)"
+                        % (label, clients), ours["cpu_ms"], theirs["cpu_ms"], "ms", 3, **CPU_TARGET)
+        ours, theirs = runs[(key, "fingerauthd", RESUMED_CLIENTS, True)], runs[(key, "peer", RESUMED_CLIENTS, True)]
+        results.add(4, "new connection per login, resumption offered, %s: verified logins/s, %d clients (vs Python "
+                    "peer)" % (label, RESUMED_CLIENTS), ours["rate"], theirs["rate"], "/s", 0)
+        results.add(4, "new connection per login, resumption offered, %s: server CPU per verified login, %d clients "
+                    "(vs Python peer)" % (label, RESUMED_CLIENTS), ours["cpu_ms"], theirs["cpu_ms"], "ms", 3)
+    results.details.append("section 4 new connections: bench/tlsload.c, a new TCP connection and TLS handshake per "
+                           "login, the server certificate checked; %d tokens per run, the same for both sides; "
+                           "fingerauthd with --connection-rate 0 and --max-connections-per-address 256 (its "
+                           "per-address limits off or above the clients: all connections come from one address); the "
+                           "peer as in the keep-alive runs" % TOKENS)
     for key, label in KEY_TYPES:
         for clients, resume in [(c, False) for c in LEVELS] + [(RESUMED_CLIENTS, True)]:
-            details.append("section 4 new connections, %s, %d clients, %s: %s" % (
+            results.details.append("section 4 new connections, %s, %d clients, %s: %s" % (
                 label, clients, "resumption offered" if resume else "full handshakes", "; ".join(
                     "%s %d verified, %d of %d handshakes resumed, %d TCP accepts, p50 %.2f ms p99 %.2f ms from "
                     "connect to answer, tlsload CPU %.1f s in %.1f s" %
                     (name, r["ok"], r["resumed"], r["handshakes"], r["accepted"], r["p50_us"] / 1000,
-                     r["p99_us"] / 1000, r["cpu"], r["seconds"])
-                    for name in ("fingerauthd", "peer") for r in [results[(key, name, clients, resume)]])))
-    return results
+                             r["p99_us"] / 1000, r["cpu"], r["seconds"])
+                    for name in ("fingerauthd", "peer") for r in [runs[(key, name, clients, resume)]])))
+    return runs

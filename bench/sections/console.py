@@ -19,7 +19,7 @@ import time
 from support.authd import Authd
 from support.console import ConsoleClient, create_admin
 
-from bench.common import add, b64url, details, log
+from bench.common import b64url, log
 
 ROWS = 1_000_000
 TARGET_MS = 300
@@ -123,11 +123,12 @@ def read_times(client, path):
     return statistics.median(times)
 
 
-def large_audit(tmp, ca, started_pids):
+def run(bench):
+    tmp, ca, results = bench.tmp, bench.ca, bench.results
     print("== 9. the admin console on %d audit rows" % ROWS, flush=True)
     (tmp / "console").mkdir()
     with Authd(str(tmp / "console" / "authd"), audience="bench-console", tls=ca, args=("--admin-listen", "0")) as authd:
-        started_pids.append(authd.pid)
+        bench.started.append(authd.pid)
         create_admin(authd, "bench")
         client = ConsoleClient(authd)
         if client.sign_in("bench").status != 303:
@@ -143,7 +144,8 @@ def large_audit(tmp, ca, started_pids):
         for name, path in pages:
             full = read_times(client, path)
             log("%-34s %7.1f ms (empty table %.1f ms)" % (name, full, empty[path]))
-            add(9, "console %s, %s rows (vs empty table)" % (name, "1M"), full, empty[path], "ms", 1, at_most=TARGET_MS)
+            results.add(9, "console %s, %s rows (vs empty table)" % (name, "1M"), full, empty[path], "ms", 1,
+                        at_most=TARGET_MS)
         flood(authd.db, now)
         for name, path in FLOOD_PAGES:
             full = read_times(client, path)
@@ -151,17 +153,18 @@ def large_audit(tmp, ca, started_pids):
             if "mallory" not in page.text and path == "/keys":
                 raise RuntimeError("section 9: the flood's keys are not on the keys page")
             log("%-34s %7.1f ms (empty table %.1f ms)" % (name + " page, flooded user", full, empty[path]))
-            add(9, "console %s page, 1 user: %d keys, %dk rows (vs empty table)" % (name, FLOOD_KEYS, FLOOD_ROWS // 1000),
-                full, empty[path], "ms", 1, at_most=FLOOD_TARGET_MS)
+            results.add(9, "console %s page, 1 user: %d keys, %dk rows (vs empty table)"
+                        % (name, FLOOD_KEYS, FLOOD_ROWS // 1000), full, empty[path], "ms", 1, at_most=FLOOD_TARGET_MS)
         busy_host(authd.db, now)
         full = read_times(client, "/hosts")
         if "busy" not in client.get("/hosts").text:
             raise RuntimeError("section 9: the busy host is not on the hosts page")
         log("%-34s %7.1f ms (empty table %.1f ms)" % ("hosts page, busy host", full, empty["/hosts"]))
-        add(9, "console hosts page, 1 host: %dk logins this week with stage times (vs empty table)" % (BUSY_LOGINS // 1000),
-            full, empty["/hosts"], "ms", 1, at_most=FLOOD_TARGET_MS)
-    details.append("section 9: each figure the median of %d reads by a signed-in admin over TLS (one connection each), "
-                   "SQLite, %d audit rows over 30 days; the overview sums 7 days of them; then one user with %d keys on "
-                   "one host and %d more audit rows of that user, none a login (the keys and hosts pages); then one host "
-                   "with %d keys and %d accepted logins this week carrying stage times (the hosts page's p50/p95)"
-                   % (READS, ROWS, FLOOD_KEYS, FLOOD_ROWS, BUSY_KEYS, BUSY_LOGINS))
+        results.add(9, "console hosts page, 1 host: %dk logins this week with stage times (vs empty table)"
+                    % (BUSY_LOGINS // 1000), full, empty["/hosts"], "ms", 1, at_most=FLOOD_TARGET_MS)
+    results.details.append("section 9: each figure the median of %d reads by a signed-in admin over TLS (one "
+                           "connection each), SQLite, %d audit rows over 30 days; the overview sums 7 days of them; "
+                           "then one user with %d keys on one host and %d more audit rows of that user, none a login "
+                           "(the keys and hosts pages); then one host with %d keys and %d accepted logins this week "
+                           "carrying stage times (the hosts page's p50/p95)"
+                           % (READS, ROWS, FLOOD_KEYS, FLOOD_ROWS, BUSY_KEYS, BUSY_LOGINS))

@@ -38,8 +38,10 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import (AUDIENCE, HERE, HOST_ID, BenchKey, add, b64url, claims, details, failed_checks, log,
-                          notes, pct, proc_cpu_seconds, register_keys, sign_tokens, started_pids, wrk)
+from support.authd import Authd
+
+from bench.common import (AUDIENCE, HERE, HOST_ID, BenchKey, b64url, claims, log, pct, proc_cpu_seconds, register_keys,
+                          sign_tokens, wrk)
 
 FLOOD_REQUESTS = int(os.environ.get("BENCH_FLOOD", "50000"))
 # 64: all the keep-alive connections one address may hold, the fastest flood it can send
@@ -198,14 +200,14 @@ def summary(samples):
             "rate": len(times) / span if span > 0 else float("nan")}
 
 
-def flood(world, tmp):
-    from support.authd import Authd
+def run(bench):
+    world, tmp, results = bench.world, bench.tmp, bench.results
     print("== 7. %d refused requests from %s while valid logins run from %s (its own fingerauthd, default limits)"
           % (FLOOD_REQUESTS, FLOOD_SOURCE, VALID_SOURCE), flush=True)
     authd = Authd(Path(tmp) / "flood", audience=AUDIENCE, tls=world.ca)
     try:
         authd.start()
-        started_pids.append(authd.pid)
+        bench.started.append(authd.pid)
         users = {"alice": BenchKey(), "bob": BenchKey()}
         register_keys(authd, authd.create_token(HOST_ID), users)
         quiet_n = int(VALID_RATE * QUIET_SECONDS)
@@ -235,7 +237,7 @@ def flood(world, tmp):
         try:
             r = wrk(authd.url, HERE / "wrk" / "flood.lua",
                     [str(FLOOD_REQUESTS), str(min(2, FLOOD_CONNECTIONS)), str(bodies), str(done_dir)],
-                    FLOOD_CONNECTIONS, FLOOD_SECONDS, done_dir, tmp, env=env)
+                    FLOOD_CONNECTIONS, FLOOD_SECONDS, done_dir, tmp, bench.started, env=env)
         finally:
             flood_ended = time.monotonic()
             valid.stop()
@@ -246,7 +248,7 @@ def flood(world, tmp):
     finally:
         authd.stop()
         if authd.returncode not in (0, None):
-            notes.append("section 7's fingerauthd exited %s" % authd.returncode)
+            results.notes.append("section 7's fingerauthd exited %s" % authd.returncode)
     # counted again once fingerauthd has stopped: rows it held back (an aggregate per address
     # and window, say) and wrote at its end are rows the flood added too
     by_peer, groups = audit_since(authd.db, before)
@@ -266,8 +268,8 @@ def flood(world, tmp):
         % (f["n"], VALID_SOURCE, VALID_RATE, f["rate"], len(valid.samples), valid.errors, f["p50"], f["p99"],
            f["refused"], q["p99"]))
     if len(valid.samples) >= len(valid.tokens):
-        notes.append("section 7: bob's %d tokens ran out before the flood ended (%.1f s); later flood traffic had "
-                     "no valid login beside it" % (len(valid.tokens), flood_ended - flood_began))
+        results.notes.append("section 7: bob's %d tokens ran out before the flood ended (%.1f s); later flood "
+                             "traffic had no valid login beside it" % (len(valid.tokens), flood_ended - flood_began))
     log("audit rows added from the flood's start, counted after fingerauthd stopped: %s (when the flood ended: "
         "%s)" % (", ".join("%s %d" % (peer, n) for peer, n in sorted(by_peer.items(), key=lambda item: -item[1])),
                  ", ".join("%s %d" % (peer, n) for peer, n in sorted(at_end.items(), key=lambda item: -item[1]))))
@@ -276,27 +278,29 @@ def flood(world, tmp):
     log("429s by the limit that answered (its /metrics, the whole run): %s"
         % (", ".join("%s %d" % item for item in sorted(limited.items())) or "not reported"))
     if r["answers"] and not by_peer.get(FLOOD_SOURCE):
-        failed_checks.append("section 7: no audit row from %s: the flood did not come from its own address (the "
-                             "LD_PRELOAD bind shim failed?)" % FLOOD_SOURCE)
+        results.failed_checks.append("section 7: no audit row from %s: the flood did not come from its own address "
+                                     "(the LD_PRELOAD bind shim failed?)" % FLOOD_SOURCE)
     if r["ok"]:
-        failed_checks.append("section 7: %d of the flood's garbage tokens were accepted" % r["ok"])
+        results.failed_checks.append("section 7: %d of the flood's garbage tokens were accepted" % r["ok"])
     if q["refused"] or f["refused"] or valid.errors:
-        notes.append("section 7: bob's valid logins not answered 200: %d quiet, %d under the flood, %d connection "
-                     "errors" % (q["refused"], f["refused"], valid.errors))
+        results.notes.append("section 7: bob's valid logins not answered 200: %d quiet, %d under the flood, %d "
+                             "connection errors" % (q["refused"], f["refused"], valid.errors))
     if f["ok"] < 100:
-        notes.append("section 7: only %d valid logins under the flood: its p99 says little" % f["ok"])
+        results.notes.append("section 7: only %d valid logins under the flood: its p99 says little" % f["ok"])
 
     label = "1 client from %s paced at %.0f/s" % (VALID_SOURCE, VALID_RATE)
-    add(7, "valid login p99, %s, under the flood (vs quiet)" % label, f["p99"], q["p99"], "ms", 2,
-        at_most_ratio=P99_TARGET)
-    add(7, "valid login p50, %s, under the flood (vs quiet)" % label, f["p50"], q["p50"], "ms", 2)
-    add(7, "valid logins/s achieved, %s, under the flood (vs quiet)" % label, f["rate"], q["rate"], "/s", 0)
-    add(7, "flood: refused requests/s from %s, %d sent" % (FLOOD_SOURCE, FLOOD_REQUESTS), flood_rate, None, "/s", 0)
-    add(7, "audit rows added by the flood, all but %s's (vs its requests answered)" % VALID_SOURCE, flood_rows,
-        r["answers"], "", 0)
-    details.append("section 7 audit rows added from the flood's start to fingerauthd's stop, by (peer, event, outcome, "
-                   "reason): " + "; ".join(
-        "%s %s %s %s: %d" % (key + (count,)) for key, count in groups.items())
-        + "; 429s by limit: %s" % (", ".join("%s %d" % item for item in sorted(limited.items())) or "not reported"))
+    results.add(7, "valid login p99, %s, under the flood (vs quiet)" % label, f["p99"], q["p99"], "ms", 2,
+                at_most_ratio=P99_TARGET)
+    results.add(7, "valid login p50, %s, under the flood (vs quiet)" % label, f["p50"], q["p50"], "ms", 2)
+    results.add(7, "valid logins/s achieved, %s, under the flood (vs quiet)" % label, f["rate"], q["rate"], "/s", 0)
+    results.add(7, "flood: refused requests/s from %s, %d sent" % (FLOOD_SOURCE, FLOOD_REQUESTS), flood_rate, None,
+                "/s", 0)
+    results.add(7, "audit rows added by the flood, all but %s's (vs its requests answered)" % VALID_SOURCE, flood_rows,
+                r["answers"], "", 0)
+    results.details.append("section 7 audit rows added from the flood's start to fingerauthd's stop, by (peer, event, "
+                           "outcome, reason): "
+                           + "; ".join("%s %s %s %s: %d" % (key + (count,)) for key, count in groups.items())
+                           + "; 429s by limit: %s"
+                           % (", ".join("%s %d" % item for item in sorted(limited.items())) or "not reported"))
     return {"quiet": q, "flood": f, "wrk": r, "audit_by_peer": by_peer, "audit_by_peer_at_flood_end": at_end,
             "audit_groups": [list(k) + [v] for k, v in groups.items()], "server_cpu": server_cpu}
