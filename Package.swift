@@ -74,7 +74,7 @@ let package = Package(
             swiftSettings: v6),
         // Threads of their own (pthread_create) for fingerauthd's writer, pruner and watchdogs:
         // apart from FingerAuthSystem, so that the module, which links System, cannot reach it.
-        .target(name: "FingerAuthThreads", swiftSettings: v6),
+        .target(name: "FingerAuthThreads", dependencies: ["FingerAuthCore", "FingerAuthSystem"], swiftSettings: v6),
         .target(
             name: "FingerAuthCrypto",
             dependencies: ["FingerAuthCore", "FingerAuthKeyFormats", "FingerAuthSystem", "COpenSSL"],
@@ -167,7 +167,7 @@ let package = Package(
             name: "FingerAuthDaemon",
             dependencies: [
                 "FingerAuthCore", "FingerAuthSystem", "FingerAuthCrypto", "FingerAuthDomain",
-                "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
+                "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole", "FingerAuthThreads",
             ],
             swiftSettings: v6, linkerSettings: staticRuntime),
 
@@ -210,7 +210,7 @@ let package = Package(
             dependencies: ["FingerAuthDomain", "FingerAuthKeyFormats", "FingerAuthCore"], swiftSettings: v6),
         .testTarget(
             name: "FingerAuthTransportTests",
-            dependencies: ["FingerAuthTransport", "FingerAuthDomain", "FingerAuthSystem"],
+            dependencies: ["FingerAuthTransport", "FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads"],
             swiftSettings: v6),
         .testTarget(
             name: "FingerAuthServerTests",

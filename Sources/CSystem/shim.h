@@ -20,10 +20,29 @@
 #include <string.h>
 #include <errno.h>
 #include <syslog.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <pwd.h>
+#include <time.h>
+#include <poll.h>
 
 extern size_t strnlen(const char *s, size_t maxlen);
 extern int pipe2(int pipefd[2], int flags);
 extern ssize_t getrandom(void *buffer, size_t length, unsigned int flags);
+
+/* The calls Swift code would otherwise name through the Glibc module, which the module's
+ * Embedded build does not have: errno as a value, the variadic open(2), and the calls
+ * whose names a Swift method of the same name hides (close, read, write, poll, kill). */
+static inline int fa_errno(void) { return errno; }
+static inline int fa_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
+static inline int fa_openat(int dirfd, const char *path, int flags, mode_t mode) {
+    return openat(dirfd, path, flags, mode);
+}
+static inline int fa_close(int fd) { return close(fd); }
+static inline ssize_t fa_read(int fd, void *buffer, size_t count) { return read(fd, buffer, count); }
+static inline ssize_t fa_write(int fd, const void *buffer, size_t count) { return write(fd, buffer, count); }
+static inline int fa_poll(struct pollfd *fds, nfds_t count, int timeout) { return poll(fds, count, timeout); }
+static inline int fa_kill(pid_t pid, int signal) { return kill(pid, signal); }
 
 /* pipe2(2): a pipe whose ends are close-on-exec from the start. */
 static inline int fa_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }

@@ -135,7 +135,7 @@ struct AgentSession {
         guard let lock = ReaderLock(path: lockPath) else {
             var broken = LoginOutcome(.authInfoUnavailable, "reader lock \(lockPath) cannot be opened")
             broken.shownCategory = .readerUnavailable
-            return end(broken, LoginFlow.Text.readerUnavailable)
+            return end(broken, LoginTexts.readerUnavailable)
         }
         guard lock.tryLock() else {
             var busy = LoginOutcome(.authInfoUnavailable, "reader busy: another login is using it")

@@ -4,6 +4,7 @@ import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthSystem
+import FingerAuthThreads
 import FingerAuthTransport
 
 #if canImport(Glibc)

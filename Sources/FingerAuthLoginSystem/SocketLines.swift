@@ -118,7 +118,7 @@ let POLLRDHUP_VALUE: Int32 = 0x2000
 public struct AgentSocketConnector: AgentConnector {
     public init() {}
     /// Connects to `path` and checks that root serves it.
-    public func connect(_ path: String) -> Result<AgentChannel, AgentUnreachable> {
+    public func connect(_ path: String) -> Result<SocketLines, AgentUnreachable> {
         switch SocketLines.connect(path) {
         case let .failure(why): return .failure(why)
         case let .success(channel):

@@ -1,5 +1,6 @@
 import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 
 /// At most `capacity` connections of one kind, each lent to one thread at a time. They are
 /// opened on demand with `open`; one that `usable` says is broken (a PostgreSQL server that

@@ -1,6 +1,7 @@
 import CGnuTLS
 import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 
 /// The certificate set new TLS handshakes get. `replace(with:)` (SIGHUP) swaps it whole;
 /// handshakes under way and connections already established keep the set they were given,

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import CGnuTLS
 import CMicroHTTPD
 import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 
 #if canImport(Glibc)
 import Glibc

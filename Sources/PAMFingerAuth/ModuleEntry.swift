@@ -64,15 +64,17 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
         user: user, service: service, remote: remoteReason(handle, options: options, user: user, trace: log.step),
         silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
     /// The login as root: the helper started here, the texts in the caller's language.
-    func rootLoginFlow() -> LoginFlow {
+    func rootLoginFlow() -> RootLoginFlow {
         var flow = LoginFlow(
             helper: HelperProcess(), store: FileEnrollmentStore(),
             conversation: PAMConversation(handle: handle),
             random: SystemRandom(), users: SystemUserDatabase(),
             ledger: FileAttemptLedger(directory: options.attemptsDirectory), hostName: currentHostName())
         flow.trace = log.step
-        flow.time = SystemMonotonicTime()
-        if let translator = GettextTranslator(directory: options.localeDirectory) { flow.translator = translator }
+        flow.clock = { SystemMonotonicTime().nowMilliseconds() }
+        if let translator = GettextTranslator(directory: options.localeDirectory) {
+            flow.translate = translator.translate
+        }
         return flow
     }
     let outcome: LoginOutcome
@@ -103,6 +105,11 @@ func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAM
         milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
     return outcome.code
 }
+
+/// The root login's ports: the helper started here, the PAM conversation, the system's records.
+typealias RootLoginFlow = LoginFlow<
+    HelperProcess, FileEnrollmentStore, PAMConversation, SystemRandom, SystemUserDatabase, FileAttemptLedger
+>
 
 let maxArguments = 64
 let maxArgumentBytes = 4096

@@ -66,7 +66,9 @@ final class AgentProtocolTests: XCTestCase {
 
     // -- the module's side -------------------------------------------------------------
 
-    func flow(_ agent: ScriptedAgent, talk: RecordingConversation = RecordingConversation()) -> AgentLoginFlow {
+    func flow(_ agent: ScriptedAgent, talk: RecordingConversation = RecordingConversation())
+        -> AgentLoginFlow<ScriptedAgent, RecordingConversation, KnownUsers, ScriptedAgent>
+    {
         AgentLoginFlow(connector: agent, conversation: talk, users: KnownUsers(), time: agent)
     }
 
@@ -91,7 +93,7 @@ final class AgentProtocolTests: XCTestCase {
         let outcome = flow(agent, talk: talk).authenticate(
             LoginRequest(user: "alice", service: "i3lock"), options: testOptions())
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
-        XCTAssertEqual(talk.errors, [AgentLoginFlow.agentMissingText])
+        XCTAssertEqual(talk.errors, [LoginTexts.agentMissing])
         XCTAssertTrue(outcome.reason.contains("systemctl enable --now fingerauth-agent.socket"), outcome.reason)
     }
 
@@ -143,7 +145,7 @@ final class ScriptedAgent: AgentConnector, AgentChannel, MonotonicTime {
 
     init(_ lines: [String]) { self.lines = lines }
 
-    func connect(_ path: String) -> Result<AgentChannel, AgentUnreachable> {
+    func connect(_ path: String) -> Result<ScriptedAgent, AgentUnreachable> {
         reachable ? .success(self) : .failure(AgentUnreachable("No such file or directory"))
     }
     func send(_ line: String, withinMilliseconds: Int64) -> Bool {

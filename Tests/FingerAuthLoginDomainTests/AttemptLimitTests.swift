@@ -67,9 +67,9 @@ final class AttemptLimitTests: XCTestCase {
     // MARK: - The login decision
 
     func flow(_ helper: LoginHelper, _ ledger: FakeLedger, _ talk: RecordingConversation = RecordingConversation())
-        -> LoginFlow
+        -> TestLoginFlow
     {
-        LoginFlow(
+        testFlow(
             helper: helper, store: FakeStore(), conversation: talk, random: FixedRandom(),
             users: KnownUsers(names: ["alice", "bob"]),
             ledger: ledger, hostName: "h")
@@ -127,7 +127,7 @@ final class AttemptLimitTests: XCTestCase {
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
         XCTAssertEqual(outcome.reason, "5 failed fingerprint attempts in a row; reader not armed for another 299 s")
         XCTAssertEqual(outcome.category, .tooManyAttempts)
-        XCTAssertEqual(talk.errors, [LoginFlow.Text.tooManyAttempts])
+        XCTAssertEqual(talk.errors, [LoginTexts.tooManyAttempts])
         XCTAssertTrue(helper.jobs.isEmpty, "the helper was never started")
         // Another user is not held back by alice's record.
         XCTAssertEqual(
@@ -147,7 +147,7 @@ final class AttemptLimitTests: XCTestCase {
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
         XCTAssertEqual(
             outcome.reason, "attempt record: /run/fingerauth/attempts/alice: No space left on device; reader not armed")
-        XCTAssertEqual(talk.errors, [LoginFlow.Text.readerUnavailable])
+        XCTAssertEqual(talk.errors, [LoginTexts.readerUnavailable])
         XCTAssertTrue(helper.jobs.isEmpty)
     }
 
@@ -166,7 +166,7 @@ final class AttemptLimitTests: XCTestCase {
         }
         let talk = RecordingConversation()
         let helper = ScriptedHelper.accepting()
-        let flow = LoginFlow(
+        let flow = testFlow(
             helper: helper, store: FakeStore(), conversation: talk, random: FixedRandom(),
             users: KnownUsers(), ledger: FailingLater(), hostName: "h")
         let outcome = flow.authenticate(LoginRequest(user: "alice", service: "su"), options: testOptions())

@@ -79,3 +79,55 @@ final class FakeLedger: AttemptLedger {
         return .success(AttemptEntry(record: record))
     }
 }
+
+// The flows take their ports as generic parameters (the module's Embedded build needs
+// that); the tests mix fakes freely through these erasers.
+
+struct AnyHelper: LoginHelper {
+    let base: any LoginHelper
+    func run(_ job: LoginJob, relay: (HelperMessage) -> Bool) -> HelperOutcome { base.run(job, relay: relay) }
+}
+
+struct AnyStore: EnrollmentStore {
+    let base: any EnrollmentStore
+    func enrollment(of user: String, options: Options) -> EnrollmentState {
+        base.enrollment(of: user, options: options)
+    }
+}
+
+struct AnyTalk: Conversation {
+    let base: any Conversation
+    func info(_ text: String) -> Bool { base.info(text) }
+    func error(_ text: String) -> Bool { base.error(text) }
+}
+
+struct AnyRandom: RandomSource {
+    let base: any RandomSource
+    func bytes(_ count: Int) -> [UInt8]? { base.bytes(count) }
+}
+
+struct AnyUsers: UserDatabase {
+    let base: any UserDatabase
+    func exists(_ user: String) -> Bool { base.exists(user) }
+}
+
+struct AnyLedger: AttemptLedger {
+    let base: any AttemptLedger
+    func nowMilliseconds() -> Int64 { base.nowMilliseconds() }
+    func update(_ user: String, _ change: (inout AttemptRecord) -> Void) -> Result<AttemptEntry, AttemptLedgerError> {
+        base.update(user, change)
+    }
+}
+
+typealias TestLoginFlow = LoginFlow<AnyHelper, AnyStore, AnyTalk, AnyRandom, AnyUsers, AnyLedger>
+
+/// A login flow over any mix of fakes.
+func testFlow(
+    helper: any LoginHelper, store: any EnrollmentStore, conversation: any Conversation, random: any RandomSource,
+    users: any UserDatabase, ledger: any AttemptLedger, hostName: String
+) -> TestLoginFlow {
+    LoginFlow(
+        helper: AnyHelper(base: helper), store: AnyStore(base: store), conversation: AnyTalk(base: conversation),
+        random: AnyRandom(base: random), users: AnyUsers(base: users), ledger: AnyLedger(base: ledger),
+        hostName: hostName)
+}

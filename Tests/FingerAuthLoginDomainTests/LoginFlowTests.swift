@@ -8,8 +8,8 @@ final class LoginFlowTests: XCTestCase {
     func flow(
         helper: LoginHelper = ScriptedHelper.accepting(), store: EnrollmentStore = FakeStore(),
         conversation: RecordingConversation = RecordingConversation(), random: RandomSource = FixedRandom()
-    ) -> LoginFlow {
-        LoginFlow(
+    ) -> TestLoginFlow {
+        testFlow(
             helper: helper, store: store, conversation: conversation, random: random, users: KnownUsers(),
             ledger: ledger,
             hostName: "fallback-host")
@@ -23,7 +23,7 @@ final class LoginFlowTests: XCTestCase {
         XCTAssertEqual(outcome.code, .success)
         XCTAssertEqual(outcome.kid, "kid-1")
         XCTAssertEqual(outcome.finger, "right-index-finger")
-        XCTAssertEqual(talk.infos, [LoginFlow.Text.placeFinger])
+        XCTAssertEqual(talk.infos, [LoginTexts.placeFinger])
         XCTAssertEqual(talk.errors, [])
         let job = helper.jobs[0]
         XCTAssertEqual(job.user, "alice")
@@ -41,7 +41,8 @@ final class LoginFlowTests: XCTestCase {
         let helper = ScriptedHelper(
             steps, outcome: { .accepted(jti: $0.jti, kid: "kid-1", finger: "right-index-finger") })
         var timed = flow(helper: helper)
-        timed.time = SteppingClock(readings: [100, 121, 146, 155])
+        let clock = SteppingClock(readings: [100, 121, 146, 155])
+        timed.clock = { clock.nowMilliseconds() }
         let outcome = timed.authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions())
         XCTAssertEqual(outcome.code, .success)
         XCTAssertEqual(outcome.stages, LoginStages(ready: 21, match: 46, verdict: 55))
@@ -77,7 +78,7 @@ final class LoginFlowTests: XCTestCase {
         XCTAssertEqual(
             talk.infos,
             [
-                LoginFlow.Text.placeFinger,
+                LoginTexts.placeFinger,
                 "Authenticator not reachable: logged in offline with this host's offline grant (expires 2026-12-06 14:00 UTC)",
             ])
         let other = ScriptedHelper(outcome: { _ in
@@ -100,32 +101,32 @@ final class LoginFlowTests: XCTestCase {
 
     func testEveryNonSuccessPathHasItsCodeAndText() {
         let r = LoginRequest(user: "alice", service: "s")
-        let cases: [(String, LoginFlow, LoginRequest, PAMCode, [String])] = [
+        let cases: [(String, TestLoginFlow, LoginRequest, PAMCode, [String])] = [
             ("bad name", flow(), LoginRequest(user: "../etc", service: "s"), .userUnknown, []),
             ("unknown user", flow(), LoginRequest(user: "bob", service: "s"), .userUnknown, []),
             ("remote", flow(), LoginRequest(user: "alice", service: "sshd", remote: "PAM_RHOST 10.0.0.1"), .ignore, []),
             ("not enrolled", flow(store: FakeStore(state: .notEnrolled)), r, .ignore, []),
             (
                 "unsafe state", flow(store: FakeStore(state: .unsafe("mode 777"))), r, .authInfoUnavailable,
-                [LoginFlow.Text.readerUnavailable]
+                [LoginTexts.readerUnavailable]
             ),
             (
                 "key unusable", flow(helper: ScriptedHelper([], fixed: .keyUnusable("x"))), r, .authInfoUnavailable,
-                [LoginFlow.Text.readerUnavailable]
+                [LoginTexts.readerUnavailable]
             ),
             (
                 "max tries", flow(helper: ScriptedHelper(fixed: .tooManyTries)), r, .maxTries,
-                [LoginFlow.Text.tooManyTries]
+                [LoginTexts.tooManyTries]
             ),
             (
                 "no reader", flow(helper: ScriptedHelper([], fixed: .unavailable("no reader"))), r,
-                .authInfoUnavailable, [LoginFlow.Text.readerUnavailable]
+                .authInfoUnavailable, [LoginTexts.readerUnavailable]
             ),
             ("no randomness", flow(random: FixedRandom(fails: true)), r, .systemError, []),
             (
                 "unreachable", flow(helper: ScriptedHelper([], fixed: .unreachable("refused"))), r,
                 .authInfoUnavailable,
-                [LoginFlow.Text.authenticatorUnavailable]
+                [LoginTexts.authenticatorUnavailable]
             ),
             (
                 "refused",
@@ -133,7 +134,7 @@ final class LoginFlowTests: XCTestCase {
                     helper: ScriptedHelper(outcome: {
                         .refused(jti: $0.jti, kid: "k", finger: "f", code: .invalidToken, reason: "401")
                     })), r,
-                .authError, [LoginFlow.Text.refused]
+                .authError, [LoginTexts.refused]
             ),
             (
                 "5xx",
@@ -141,12 +142,12 @@ final class LoginFlowTests: XCTestCase {
                     helper: ScriptedHelper(outcome: {
                         .authenticatorUnavailable(jti: $0.jti, kid: "k", finger: "f", reason: "500")
                     })), r,
-                .authInfoUnavailable, [LoginFlow.Text.authenticatorUnavailable]
+                .authInfoUnavailable, [LoginTexts.authenticatorUnavailable]
             ),
             ("conversation", flow(helper: ScriptedHelper(fixed: .conversationFailed)), r, .conversationError, []),
         ]
         for (name, f, request, expected, texts) in cases {
-            let talk = f.conversation as? RecordingConversation
+            let talk = f.conversation.base as? RecordingConversation
             XCTAssertEqual(f.authenticate(request, options: testOptions()).code, expected, name)
             XCTAssertEqual(talk?.errors, texts, name)
         }
@@ -159,15 +160,15 @@ final class LoginFlowTests: XCTestCase {
         let r = LoginRequest(user: "alice", service: "s")
         let cases: [(RefusalCode, String, String, OutcomeCategory)] = [
             (
-                .policyDenied, "authenticator refused (403: policy_denied, rule 2)", LoginFlow.Text.policyDenied,
+                .policyDenied, "authenticator refused (403: policy_denied, rule 2)", LoginTexts.policyDenied,
                 .policyDenied
             ),
-            (.policyDenied, "anything at all", LoginFlow.Text.policyDenied, .policyDenied),
-            (.invalidToken, "authenticator refused (403: policy_denied", LoginFlow.Text.refused, .refused),
-            (.refused, "authenticator refused (403: policy_denied_soon)", LoginFlow.Text.refused, .refused),
-            (.revoked, "authenticator refused (401: key_revoked)", LoginFlow.Text.refused, .refused),
+            (.policyDenied, "anything at all", LoginTexts.policyDenied, .policyDenied),
+            (.invalidToken, "authenticator refused (403: policy_denied", LoginTexts.refused, .refused),
+            (.refused, "authenticator refused (403: policy_denied_soon)", LoginTexts.refused, .refused),
+            (.revoked, "authenticator refused (401: key_revoked)", LoginTexts.refused, .refused),
             (
-                .hardwareKeyRequired, "authenticator refused (403: hardware_key_required)", LoginFlow.Text.refused,
+                .hardwareKeyRequired, "authenticator refused (403: hardware_key_required)", LoginTexts.refused,
                 .refused
             ),
         ]
@@ -229,15 +230,15 @@ final class LoginFlowTests: XCTestCase {
         _ = flow(helper: helper, conversation: talk).authenticate(
             LoginRequest(user: "alice", service: "s"), options: testOptions())
         XCTAssertEqual(
-            talk.infos, [LoginFlow.Text.placeFinger, "No match, try again (2 left)", "No match, try again (1 left)"])
-        XCTAssertEqual(talk.errors, [LoginFlow.Text.tooManyTries])
+            talk.infos, [LoginTexts.placeFinger, "No match, try again (2 left)", "No match, try again (1 left)"])
+        XCTAssertEqual(talk.errors, [LoginTexts.tooManyTries])
     }
 
     func testSilentKeepsTheScanPromptsAndDropsTheExplanations() {
         let talk = RecordingConversation()
         _ = flow(helper: ScriptedHelper(fixed: .tooManyTries), conversation: talk)
             .authenticate(LoginRequest(user: "alice", service: "s", silent: true), options: testOptions())
-        XCTAssertEqual(talk.infos, [LoginFlow.Text.placeFinger])
+        XCTAssertEqual(talk.infos, [LoginTexts.placeFinger])
         XCTAssertEqual(talk.errors, [])
     }
 

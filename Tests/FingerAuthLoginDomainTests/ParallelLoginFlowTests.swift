@@ -56,7 +56,7 @@ final class ParallelLoginFlowTests: XCTestCase {
     )
         -> (LoginOutcome, ScriptedBackground, ScriptedPrompt)
     {
-        let login = LoginFlow(
+        let login = testFlow(
             helper: ScriptedHelper.accepting(), store: store, conversation: talk, random: FixedRandom(),
             users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
         let helper = ScriptedBackground(verdict: verdict)
@@ -132,7 +132,7 @@ final class ParallelLoginFlowTests: XCTestCase {
 
     func testAHelperThatCannotStartAsksNothingAndFallsThrough() {
         let talk = RecordingConversation()
-        let login = LoginFlow(
+        let login = testFlow(
             helper: ScriptedHelper.accepting(), store: FakeStore(), conversation: talk, random: FixedRandom(),
             users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
         let helper = ScriptedBackground(verdict: { _ in nil })
@@ -142,7 +142,7 @@ final class ParallelLoginFlowTests: XCTestCase {
             .authenticate(LoginRequest(user: "alice", service: "sudo"), options: testOptions())
         XCTAssertEqual(outcome.code, .authInfoUnavailable)
         XCTAssertEqual(prompt.asked, [])
-        XCTAssertEqual(talk.errors, [LoginFlow.Text.readerUnavailable])
+        XCTAssertEqual(talk.errors, [LoginTexts.readerUnavailable])
     }
 
     func testPromptOptionAndTerminalParsing() throws {
@@ -184,20 +184,21 @@ final class PromptTextsTests: XCTestCase {
     func testTheAdminsWordsThenTheTranslationThenEnglish() throws {
         var o = testOptions()
         XCTAssertEqual(
-            PromptTexts(options: o, service: "sudo", translator: GermanTexts()).text(.placeFinger),
+            PromptTexts(options: o, service: "sudo", translate: GermanTexts().translate).text(.placeFinger),
             "Legen Sie Ihren Finger auf den Fingerabdruckleser")
         XCTAssertEqual(
-            PromptTexts(options: o, service: "sudo", translator: Untranslated()).text(.noMatch, left: 2),
+            PromptTexts(options: o, service: "sudo").text(.noMatch, left: 2),
             "No match, try again (2 left)")
         try o.set("text.place_finger", "Place your finger to authorize {service}", source: "t")
         XCTAssertEqual(
-            PromptTexts(options: o, service: "sudo", translator: GermanTexts()).text(.placeFinger),
+            PromptTexts(options: o, service: "sudo", translate: GermanTexts().translate).text(.placeFinger),
             "Place your finger to authorize sudo")
         try o.set("text.place_finger.login", "Finger, please", source: "t")
         XCTAssertEqual(
-            PromptTexts(options: o, service: "login", translator: GermanTexts()).text(.placeFinger), "Finger, please")
+            PromptTexts(options: o, service: "login", translate: GermanTexts().translate).text(.placeFinger),
+            "Finger, please")
         XCTAssertEqual(
-            PromptTexts(options: o, service: "su", translator: GermanTexts()).text(.placeFinger),
+            PromptTexts(options: o, service: "su", translate: GermanTexts().translate).text(.placeFinger),
             "Place your finger to authorize su")
         XCTAssertThrowsError(try o.set("text.bogus", "x", source: "t"))
         XCTAssertThrowsError(try o.set("text.place_finger.a b", "x", source: "t"))
@@ -208,11 +209,11 @@ final class PromptTextsTests: XCTestCase {
         var o = testOptions()
         try o.set("text.too_many_tries.sudo", "Too many, {service}", source: "t")
         let talk = RecordingConversation()
-        var flow = LoginFlow(
+        var flow = testFlow(
             helper: ScriptedHelper([.ready(reader: "v"), .noMatch(triesLeft: 1)], fixed: .tooManyTries),
             store: FakeStore(),
             conversation: talk, random: FixedRandom(), users: KnownUsers(), ledger: FakeLedger(), hostName: "h")
-        flow.translator = GermanTexts()
+        flow.translate = GermanTexts().translate
         _ = flow.authenticate(LoginRequest(user: "alice", service: "sudo"), options: o)
         XCTAssertEqual(
             talk.infos, ["Legen Sie Ihren Finger auf den Fingerabdruckleser", "No match, try again (1 left)"])

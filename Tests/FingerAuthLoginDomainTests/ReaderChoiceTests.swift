@@ -83,7 +83,7 @@ final class ReaderChoiceTests: XCTestCase {
     func testAClosedLidSkipsWithoutATextAndIsNotAFailedAttempt() {
         let ledger = FakeLedger()
         let talk = RecordingConversation()
-        let flow = LoginFlow(
+        let flow = testFlow(
             helper: ScriptedHelper([], fixed: .lidClosed("lid closed (logind); no reader on an external port")),
             store: FakeStore(), conversation: talk, random: FixedRandom(), users: KnownUsers(), ledger: ledger,
             hostName: "h")

@@ -1,5 +1,6 @@
 import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 import FingerAuthTransport
 import XCTest
 

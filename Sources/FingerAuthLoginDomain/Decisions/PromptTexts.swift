@@ -1,3 +1,5 @@
+import FingerAuthCore
+
 /// Every text the person at the keyboard sees from the module, by name. Each one is, in
 /// this order: the configuration's `text.NAME.SERVICE`, its `text.NAME`, the translation of
 /// the English text into the caller's language (gettext, domain `fingerauth`, in the
@@ -18,16 +20,16 @@ public enum TextName: String, CaseIterable, Sendable {
     /// The English text, which is also the gettext msgid.
     public var english: String {
         switch self {
-        case .placeFinger: return LoginFlow.Text.placeFinger
-        case .passwordOrFinger: return LoginFlow.Text.passwordOrFinger
+        case .placeFinger: return LoginTexts.placeFinger
+        case .passwordOrFinger: return LoginTexts.passwordOrFinger
         case .noMatch: return "No match, try again ({left} left)"
-        case .tooManyTries: return LoginFlow.Text.tooManyTries
-        case .readerUnavailable: return LoginFlow.Text.readerUnavailable
-        case .authenticatorUnavailable: return LoginFlow.Text.authenticatorUnavailable
-        case .refused: return LoginFlow.Text.refused
-        case .policyDenied: return LoginFlow.Text.policyDenied
-        case .tooManyAttempts: return LoginFlow.Text.tooManyAttempts
-        case .offlineLogin: return LoginFlow.Text.offlineLogin
+        case .tooManyTries: return LoginTexts.tooManyTries
+        case .readerUnavailable: return LoginTexts.readerUnavailable
+        case .authenticatorUnavailable: return LoginTexts.authenticatorUnavailable
+        case .refused: return LoginTexts.refused
+        case .policyDenied: return LoginTexts.policyDenied
+        case .tooManyAttempts: return LoginTexts.tooManyAttempts
+        case .offlineLogin: return LoginTexts.offlineLogin
         }
     }
 }
@@ -44,42 +46,28 @@ public struct Untranslated: Translator {
     public func translate(_ msgid: String) -> String { msgid }
 }
 
-/// The texts for one login: the options' replacements, the service, the translator.
+/// The texts for one login: the options' replacements, the service, the translation.
 public struct PromptTexts {
     public let options: Options
     public let service: String
-    public let translator: Translator
+    /// An English text (the msgid) in the caller's language.
+    public let translate: (String) -> String
 
-    /// The texts of a login for `service` with these options and this translator.
-    public init(options: Options, service: String, translator: Translator) {
+    /// The texts of a login for `service` with these options and this translation.
+    public init(options: Options, service: String, translate: @escaping (String) -> String = { $0 }) {
         self.options = options
         self.service = service
-        self.translator = translator
+        self.translate = translate
     }
 
     /// The text `name` for this login, `{service}` and `{left}` filled in.
     public func text(_ name: TextName, left: Int = 0, expires: String = "") -> String {
         let chosen =
             options.texts[name.rawValue + "." + service] ?? options.texts[name.rawValue]
-            ?? translator.translate(name.english)
-        return chosen.replacingAll("{service}", with: LoginFlow.serviceName(service)).replacingAll(
+            ?? translate(name.english)
+        return chosen.replacingAll("{service}", with: serviceName(service)).replacingAll(
             "{left}", with: String(left)
         )
         .replacingAll("{expires}", with: expires)
-    }
-}
-
-extension String {
-    /// Every occurrence of `target` replaced (no Foundation in the module).
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var out = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
-            out += rest[..<range.lowerBound]
-            out += replacement
-            rest = rest[range.upperBound...]
-        }
-        return out + rest
     }
 }

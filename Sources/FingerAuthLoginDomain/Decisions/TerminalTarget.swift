@@ -1,3 +1,5 @@
+import FingerAuthCore
+
 /// The caller's own terminal in `prompt = parallel`: where the login helper, after the
 /// authenticator accepted, injects the one newline that ends the pending password read.
 /// The module found it (PAM_TTY, the same device as its standard input, the controlling
@@ -18,7 +20,8 @@ public struct TerminalTarget: Equatable, Sendable {
     /// anything else (`:0`, `ssh`, a name with `..`, a path outside /dev/pts and /dev/tty*).
     public static func devicePath(fromPAMTTY value: String) -> String? {
         let path = value.hasPrefix("/") ? value : "/dev/" + value
-        guard path.utf8.count <= 64, !path.contains("/../"), !path.hasSuffix("/.."), !path.contains("//") else {
+        guard path.utf8.count <= 64, !path.containsBytes("/../"), !path.hasSuffix("/.."), !path.containsBytes("//")
+        else {
             return nil
         }
         let rest: Substring

@@ -20,7 +20,8 @@ public enum AgentRead: Equatable, Sendable {
 
 /// Opens a connection to the agent at a socket path, or says why not.
 public protocol AgentConnector {
-    func connect(_ path: String) -> Result<AgentChannel, AgentUnreachable>
+    associatedtype Channel: AgentChannel
+    func connect(_ path: String) -> Result<Channel, AgentUnreachable>
 }
 
 /// Why the agent could not be reached (for the log line).
@@ -39,24 +40,20 @@ public protocol MonotonicTime {
 /// the agent does the rest as root and for the caller's own user only; this side relays
 /// its lines to the conversation and believes only a well-formed `RESULT`. Deny by default:
 /// no agent, a silent agent, an unreadable line, a closed connection → `PAM_AUTHINFO_UNAVAIL`.
-public struct AgentLoginFlow {
-    public let connector: AgentConnector
-    public let conversation: Conversation
-    public let users: UserDatabase
-    public let time: MonotonicTime
+public struct AgentLoginFlow<Connector: AgentConnector, Talk: Conversation, Users: UserDatabase, Time: MonotonicTime> {
+    public let connector: Connector
+    public let conversation: Talk
+    public let users: Users
+    public let time: Time
     public var trace: (String) -> Void = { _ in }
 
     /// The agent's socket, the application's conversation, the user database and a clock.
-    public init(connector: AgentConnector, conversation: Conversation, users: UserDatabase, time: MonotonicTime) {
+    public init(connector: Connector, conversation: Talk, users: Users, time: Time) {
         self.connector = connector
         self.conversation = conversation
         self.users = users
         self.time = time
     }
-
-    /// What the user sees when no agent answers; names the command that fixes it.
-    public static let agentMissingText =
-        "Fingerprint login unavailable: the fingerprint agent is not running (systemctl enable --now fingerauth-agent.socket)"
 
     /// The outcome for the module's return code and log line: the agent's `RESULT`, or
     /// `PAM_AUTHINFO_UNAVAIL` for anything short of one.
@@ -70,7 +67,7 @@ public struct AgentLoginFlow {
             return LoginOutcome(.ignore, "remote session skipped (\(why))")
         }
         trace("not root: asking the agent at \(options.agentSocket) for \(request.user), service \(request.service)")
-        let channel: AgentChannel
+        let channel: Connector.Channel
         switch connector.connect(options.agentSocket) {
         case let .success(c): channel = c
         case let .failure(why):
@@ -79,13 +76,13 @@ public struct AgentLoginFlow {
                     .authInfoUnavailable,
                     "agent not reachable at \(options.agentSocket): \(why.message) (systemctl enable --now fingerauth-agent.socket)"
                 ),
-                AgentLoginFlow.agentMissingText, request)
+                LoginTexts.agentMissing, request)
         }
         let ask = AgentRequest.login(
-            user: request.user, service: LoginFlow.serviceName(request.service), silent: request.silent)
+            user: request.user, service: serviceName(request.service), silent: request.silent)
         guard channel.send(ask.line, withinMilliseconds: AgentProtocol.firstLineMilliseconds) else {
             return say(
-                LoginOutcome(.authInfoUnavailable, "agent did not take the request"), LoginFlow.Text.readerUnavailable,
+                LoginOutcome(.authInfoUnavailable, "agent did not take the request"), LoginTexts.readerUnavailable,
                 request)
         }
         var deadline = time.nowMilliseconds() &+ AgentProtocol.firstLineMilliseconds
@@ -98,7 +95,7 @@ public struct AgentLoginFlow {
                 guard let reply = AgentReply(line: text) else {
                     return say(
                         LoginOutcome(.authInfoUnavailable, "agent sent an unreadable line"),
-                        LoginFlow.Text.readerUnavailable, request)
+                        LoginTexts.readerUnavailable, request)
                 }
                 trace("agent: \(reply.line)")
                 switch reply {
@@ -113,20 +110,20 @@ public struct AgentLoginFlow {
                 case .hello, .status:
                     return say(
                         LoginOutcome(.authInfoUnavailable, "agent sent a line out of order"),
-                        LoginFlow.Text.readerUnavailable, request)
+                        LoginTexts.readerUnavailable, request)
                 }
                 first = false
             case .closed:
                 return say(
                     LoginOutcome(.authInfoUnavailable, "agent closed the connection without a verdict"),
-                    LoginFlow.Text.readerUnavailable, request)
+                    LoginTexts.readerUnavailable, request)
             case .timedOut:
                 return say(
                     LoginOutcome(.authInfoUnavailable, "agent gave no verdict in time"),
-                    LoginFlow.Text.readerUnavailable, request)
+                    LoginTexts.readerUnavailable, request)
             case .garbage:
                 return say(
-                    LoginOutcome(.authInfoUnavailable, "agent sent too much"), LoginFlow.Text.readerUnavailable, request
+                    LoginOutcome(.authInfoUnavailable, "agent sent too much"), LoginTexts.readerUnavailable, request
                 )
             }
         }

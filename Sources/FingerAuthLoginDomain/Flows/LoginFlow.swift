@@ -83,27 +83,35 @@ public struct LoginStages: Equatable, Sendable {
 /// The login decision in plain Swift (docs/ARCHITECTURE.md, "The login decision in plain
 /// Swift"): deny by default, every path picks its own PAM code, and only a verdict of the
 /// helper that names the module's own `jti` and says "accepted" succeeds.
-public struct LoginFlow {
-    public let helper: LoginHelper
-    public let store: EnrollmentStore
-    public let conversation: Conversation
-    public let random: RandomSource
-    public let users: UserDatabase
+///
+/// The ports are generic parameters, not existentials: the module compiles this in Embedded
+/// Swift, which has no existentials of non-class protocols; every use is specialised.
+public struct LoginFlow<
+    Helper: LoginHelper, Store: EnrollmentStore, Talk: Conversation, Random: RandomSource, Users: UserDatabase,
+    Ledger: AttemptLedger
+> {
+    public let helper: Helper
+    public let store: Store
+    public let conversation: Talk
+    public let random: Random
+    public let users: Users
     /// The failed attempts of each user (`AttemptLimit`), shared with every other way the
     /// reader is asked.
-    public let ledger: AttemptLedger
+    public let ledger: Ledger
     /// Host name for `iss` when `host_id` is not set.
     public let hostName: String
-    /// The caller's language for the texts (gettext in the module); English by default.
-    public var translator: Translator = Untranslated()
+    /// The caller's language for the texts (gettext in the module): an English text (the
+    /// msgid) to the caller's; English by default.
+    public var translate: (String) -> String = { $0 }
     /// Step lines for the `debug` log (names, codes and ids only; never a key or a token).
     public var trace: (String) -> Void = { _ in }
-    /// The clock the helper's steps are timed by (`LoginStages`); nil: not timed.
-    public var time: MonotonicTime?
+    /// Milliseconds on a monotonic clock, which times the helper's steps (`LoginStages`);
+    /// nil: not timed.
+    public var clock: (() -> Int64)?
 
     public init(
-        helper: LoginHelper, store: EnrollmentStore, conversation: Conversation,
-        random: RandomSource, users: UserDatabase, ledger: AttemptLedger, hostName: String
+        helper: Helper, store: Store, conversation: Talk, random: Random, users: Users, ledger: Ledger,
+        hostName: String
     ) {
         self.helper = helper
         self.store = store
@@ -112,22 +120,6 @@ public struct LoginFlow {
         self.users = users
         self.ledger = ledger
         self.hostName = hostName
-    }
-
-    /// Texts the person at the keyboard sees.
-    public enum Text {
-        public static let placeFinger = "Place your finger on the fingerprint reader"
-        /// The one prompt of `prompt = parallel` (echo off): the password, or a finger meanwhile.
-        public static let passwordOrFinger = "Password or place your finger: "
-        public static func noMatch(left: Int) -> String { "No match, try again (\(left) left)" }
-        public static let tooManyTries = "Fingerprint not recognised; too many tries"
-        public static let readerUnavailable = "Fingerprint login unavailable"
-        public static let authenticatorUnavailable = "Fingerprint login unavailable: authenticator not reachable"
-        public static let refused = "Fingerprint login refused by the authenticator"
-        public static let policyDenied = "Fingerprint login not allowed here by the authenticator's policy"
-        public static let tooManyAttempts = "Fingerprint login unavailable: too many failed attempts, use the password"
-        public static let offlineLogin =
-            "Authenticator not reachable: logged in offline with this host's offline grant (expires {expires})"
     }
 
     public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
@@ -151,10 +143,10 @@ public struct LoginFlow {
         trace("enrolled; jti \(job.jti); starting \(job.options.loginHelper)")
         let texts = self.texts(request, job.options)
         var armed = false
-        let started = time?.nowMilliseconds()
+        let started = clock?()
         var stages = LoginStages()
         let elapsed = { () -> Int64? in
-            guard let started, let now = time?.nowMilliseconds() else { return nil }
+            guard let started, let now = clock?() else { return nil }
             return now - started
         }
         let outcome = helper.run(job) { message in
@@ -169,7 +161,7 @@ public struct LoginFlow {
             }
             return relay(message, texts)
         }
-        trace("helper outcome: \(outcome)")
+        trace("helper outcome: \(outcome.logText)")
         if !armed { takeBackAttempt(job.user) }
         var decided = decide(outcome, job: job, request: request)
         if started != nil { decided.stages = stages }
@@ -209,9 +201,9 @@ public struct LoginFlow {
             return .failure(Stop(LoginOutcome(.systemError, "no random bytes for jti")))
         }
         var job = LoginJob(
-            user: request.user, service: LoginFlow.serviceName(request.service),
+            user: request.user, service: serviceName(request.service),
             jti: Base64URL.encode(jtiBytes), issuer: options.hostID ?? hostName, options: options)
-        job.clientService = request.clientService.map(LoginFlow.serviceName)
+        job.clientService = request.clientService.map { serviceName($0) }
         guard job.text.utf8.count <= LoginJob.maxBytes else {
             return .failure(
                 Stop(
@@ -273,16 +265,9 @@ public struct LoginFlow {
         }
     }
 
-    /// The PAM service as the token's `service` claim: printable ASCII, at most 64 bytes.
-    static func serviceName(_ service: String) -> String {
-        let cleaned = String(
-            String(service.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "_" }).prefix(64))
-        return cleaned.isEmpty ? "unknown" : cleaned
-    }
-
     /// The texts for this login (the options' words, the caller's language).
     public func texts(_ request: LoginRequest, _ options: Options) -> PromptTexts {
-        PromptTexts(options: options, service: request.clientService ?? request.service, translator: translator)
+        PromptTexts(options: options, service: request.clientService ?? request.service, translate: translate)
     }
 
     private func relay(_ message: HelperMessage, _ texts: PromptTexts) -> Bool {
@@ -302,4 +287,30 @@ public struct LoginFlow {
         said.shownCategory = OutcomeCategory(shown: text, code: outcome.code)
         return said
     }
+}
+
+/// Texts the person at the keyboard sees (the English msgids of `TextName`).
+public enum LoginTexts {
+    public static let placeFinger = "Place your finger on the fingerprint reader"
+    /// The one prompt of `prompt = parallel` (echo off): the password, or a finger meanwhile.
+    public static let passwordOrFinger = "Password or place your finger: "
+    public static func noMatch(left: Int) -> String { "No match, try again (\(left) left)" }
+    public static let tooManyTries = "Fingerprint not recognised; too many tries"
+    public static let readerUnavailable = "Fingerprint login unavailable"
+    public static let authenticatorUnavailable = "Fingerprint login unavailable: authenticator not reachable"
+    public static let refused = "Fingerprint login refused by the authenticator"
+    public static let policyDenied = "Fingerprint login not allowed here by the authenticator's policy"
+    public static let tooManyAttempts = "Fingerprint login unavailable: too many failed attempts, use the password"
+    public static let offlineLogin =
+        "Authenticator not reachable: logged in offline with this host's offline grant (expires {expires})"
+    /// What the user sees when no agent answers; names the command that fixes it.
+    public static let agentMissing =
+        "Fingerprint login unavailable: the fingerprint agent is not running (systemctl enable --now fingerauth-agent.socket)"
+}
+
+/// The PAM service as the token's `service` claim: printable ASCII, at most 64 bytes.
+func serviceName(_ service: String) -> String {
+    let cleaned = String(
+        String(service.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "_" }).prefix(64))
+    return cleaned.isEmpty ? "unknown" : cleaned
 }

@@ -1,3 +1,5 @@
+import FingerAuthCore
+
 /// `prompt = parallel` (docs/ARCHITECTURE.md, "Password or finger"): the helper is started
 /// in the background, then the module asks once, echo off, "Password or place your
 /// finger: ". The module has no thread, so while the conversation blocks the helper scans,
@@ -15,13 +17,17 @@
 /// Scan messages ("No match…") are not shown in this mode: the conversation is blocked and
 /// the module cannot show them; a helper that wrote to the user's terminal would break
 /// the pending prompt. They are in the debug log. Deny by default throughout.
-public struct ParallelLoginFlow {
-    public let login: LoginFlow
-    public let helper: BackgroundLoginHelper
-    public let prompt: SecretPrompt
+public struct ParallelLoginFlow<
+    Helper: LoginHelper, Store: EnrollmentStore, Talk: Conversation, Random: RandomSource, Users: UserDatabase,
+    Ledger: AttemptLedger, Background: BackgroundLoginHelper, Prompt: SecretPrompt
+> {
+    public typealias Login = LoginFlow<Helper, Store, Talk, Random, Users, Ledger>
+    public let login: Login
+    public let helper: Background
+    public let prompt: Prompt
     public let terminal: TerminalTarget
 
-    public init(login: LoginFlow, helper: BackgroundLoginHelper, prompt: SecretPrompt, terminal: TerminalTarget) {
+    public init(login: Login, helper: Background, prompt: Prompt, terminal: TerminalTarget) {
         self.login = login
         self.helper = helper
         self.prompt = prompt
@@ -56,7 +62,7 @@ public struct ParallelLoginFlow {
         let answer = prompt.askSecret(login.texts(request, options).text(.passwordOrFinger))
         let verdict = running.verdictNow()
         login.trace(
-            "parallel prompt returned (\(answer == nil ? "conversation failed" : "answered")); helper: \(verdict.map { "\($0)" } ?? "no verdict yet, stopped")"
+            "parallel prompt returned (\(answer == nil ? "conversation failed" : "answered")); helper: \(verdict.map { $0.logText } ?? "no verdict yet, stopped")"
         )
         if let verdict, verdict.isAcceptance {
             // The finger won (or matched at the very moment Enter was pressed): the answer is dropped.
@@ -65,11 +71,11 @@ public struct ParallelLoginFlow {
             return decided
         }
         running.stop()
-        if ParallelLoginFlow.noFingerTried(verdict, typedPassword: answer.map { !$0.isEmpty } ?? false) {
+        if noFingerTried(verdict, typedPassword: answer.map { !$0.isEmpty } ?? false) {
             login.takeBackAttempt(job.user)
         }
         guard let answer else { return LoginOutcome(.conversationError, "conversation failed at the parallel prompt") }
-        let helperSaid = verdict.map { ParallelLoginFlow.summary($0) } ?? "fingerprint step still running, stopped"
+        let helperSaid = verdict.map { parallelSummary($0) } ?? "fingerprint step still running, stopped"
         if answer.isEmpty {
             return LoginOutcome(
                 .authInfoUnavailable, "empty answer at the parallel prompt (\(helperSaid))", jti: job.jti)
@@ -82,33 +88,33 @@ public struct ParallelLoginFlow {
             .authInfoUnavailable, "password typed at the parallel prompt, handed to the next module (\(helperSaid))",
             jti: job.jti)
     }
+}
 
-    /// True when the request did not try a finger: the reader never armed (the authenticator
-    /// unreachable, the key unusable), or the person answered with a password while no
-    /// finger had been put on the reader (no match, no refusal). Such a request is not a
-    /// failed attempt; anything else (an empty answer, a wrong finger, a killed prompt) is.
-    static func noFingerTried(_ verdict: HelperOutcome?, typedPassword: Bool) -> Bool {
-        switch verdict {
-        case .unreachable?, .keyUnusable?, .lidClosed?: return true
-        case nil, .unavailable?: return typedPassword
-        case .accepted?, .acceptedOffline?, .refused?, .authenticatorUnavailable?, .tooManyTries?, .conversationFailed?:
-            return false
-        }
+/// True when the request did not try a finger: the reader never armed (the authenticator
+/// unreachable, the key unusable), or the person answered with a password while no
+/// finger had been put on the reader (no match, no refusal). Such a request is not a
+/// failed attempt; anything else (an empty answer, a wrong finger, a killed prompt) is.
+func noFingerTried(_ verdict: HelperOutcome?, typedPassword: Bool) -> Bool {
+    switch verdict {
+    case .unreachable?, .keyUnusable?, .lidClosed?: return true
+    case nil, .unavailable?: return typedPassword
+    case .accepted?, .acceptedOffline?, .refused?, .authenticatorUnavailable?, .tooManyTries?, .conversationFailed?:
+        return false
     }
+}
 
-    /// What the helper had got to, for the log line (no secrets: codes and reasons only).
-    static func summary(_ outcome: HelperOutcome) -> String {
-        switch outcome {
-        case .accepted: return "finger accepted"
-        case let .acceptedOffline(_, _, _, grant, _, cause): return "finger accepted offline (grant \(grant), \(cause))"
-        case let .refused(_, _, _, _, why): return "authenticator refused: " + why
-        case let .authenticatorUnavailable(_, _, _, why): return "authenticator unavailable: " + why
-        case let .unreachable(why): return "authenticator unreachable: " + why
-        case let .keyUnusable(why): return "device key: " + why
-        case let .lidClosed(why): return "lid closed: " + why
-        case .tooManyTries: return "no match, too many tries"
-        case let .unavailable(why): return why
-        case .conversationFailed: return "conversation failed"
-        }
+/// What the helper had got to, for the log line (no secrets: codes and reasons only).
+func parallelSummary(_ outcome: HelperOutcome) -> String {
+    switch outcome {
+    case .accepted: return "finger accepted"
+    case let .acceptedOffline(_, _, _, grant, _, cause): return "finger accepted offline (grant \(grant), \(cause))"
+    case let .refused(_, _, _, _, why): return "authenticator refused: " + why
+    case let .authenticatorUnavailable(_, _, _, why): return "authenticator unavailable: " + why
+    case let .unreachable(why): return "authenticator unreachable: " + why
+    case let .keyUnusable(why): return "device key: " + why
+    case let .lidClosed(why): return "lid closed: " + why
+    case .tooManyTries: return "no match, too many tries"
+    case let .unavailable(why): return why
+    case .conversationFailed: return "conversation failed"
     }
 }

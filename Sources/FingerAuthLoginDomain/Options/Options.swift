@@ -204,7 +204,7 @@ public struct Options: Equatable, Sendable {
                 let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
                 guard let first = parts.first, TextName(rawValue: String(first)) != nil else {
                     throw error(
-                        "unknown text; the texts are " + TextName.allCases.map(\.rawValue).joined(separator: ", "))
+                        "unknown text; the texts are " + TextName.allCases.map { $0.rawValue }.joined(separator: ", "))
                 }
                 if parts.count == 2 {
                     guard LoginJob.isPrintable(String(parts[1]), limit: 64), !parts[1].contains(" ") else {

@@ -86,3 +86,33 @@ public protocol Conversation {
 public protocol UserDatabase {
     func exists(_ user: String) -> Bool
 }
+
+extension HelperOutcome {
+    /// The outcome for the debug log, spelled as Swift prints an enum case (Embedded Swift
+    /// cannot print an arbitrary value): ids, codes and reasons, never a key or a token.
+    public var logText: String {
+        switch self {
+        case let .accepted(jti, kid, finger):
+            return "accepted(jti: \"\(jti)\", kid: \"\(kid)\", finger: \"\(finger)\")"
+        case let .acceptedOffline(jti, kid, finger, grant, expires, cause):
+            return
+                "acceptedOffline(jti: \"\(jti)\", kid: \"\(kid)\", finger: \"\(finger)\", grant: \"\(grant)\", expires: \(expires), cause: \"\(cause)\")"
+        case let .refused(jti, kid, finger, code, reason):
+            return
+                "refused(jti: \"\(jti)\", kid: \"\(kid)\", finger: \(quoted(finger)), code: \(code.rawValue), reason: \"\(reason)\")"
+        case let .authenticatorUnavailable(jti, kid, finger, reason):
+            return
+                "authenticatorUnavailable(jti: \"\(jti)\", kid: \"\(kid)\", finger: \(quoted(finger)), reason: \"\(reason)\")"
+        case let .unreachable(why): return "unreachable(\"\(why)\")"
+        case let .keyUnusable(why): return "keyUnusable(\"\(why)\")"
+        case .tooManyTries: return "tooManyTries"
+        case let .lidClosed(why): return "lidClosed(\"\(why)\")"
+        case let .unavailable(why): return "unavailable(\"\(why)\")"
+        case .conversationFailed: return "conversationFailed"
+        }
+    }
+
+    private func quoted(_ text: String?) -> String {
+        text.map { "Optional(\"\($0)\")" } ?? "nil"
+    }
+}

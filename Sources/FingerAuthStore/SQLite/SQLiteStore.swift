@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthSystem
+import FingerAuthThreads
 
 /// The registry (every storage port) in one SQLite database: the embedded default.
 ///

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthSystem
 
 /// The database's clock, read through this machine's: `now()` is the wall clock plus the
 /// offset last measured against the database (`measure`). On PostgreSQL every instance of a

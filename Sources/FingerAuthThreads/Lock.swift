@@ -1,3 +1,5 @@
+import FingerAuthSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
