@@ -52,8 +52,9 @@ build: deps
 	$(SWIFT_BUILD) --build-tests 2>&1 | grep -v "prohibited flag(s): -pthread" ; test $${PIPESTATUS[0]} -eq 0
 	@mkdir -p $(BUILD)
 	@bin=$$($(SWIFT_BUILD) --show-bin-path) && \
-	  strip --strip-unneeded -o $(BUILD)/pam_fingerauth.so $$bin/libpam_fingerauth.so && \
 	  for p in $(PRODUCTS); do strip -o $(BUILD)/$$p $$bin/$$p; done
+	@# The module in Embedded Swift: no Swift runtime, NEEDED libpam and libc only.
+	scripts/build-module.sh $(BUILD) && strip --strip-unneeded $(BUILD)/pam_fingerauth.so
 	@chmod 0755 $(BUILD)/* && chmod 0644 $(BUILD)/pam_fingerauth.so
 	gcc -O2 -Wall -Wextra -o $(BUILD)/fa-pamtest Tests/harness/fa-pamtest.c -lpam
 	@# The module's texts in German, French and Spanish (po/*.po), as gettext catalogs.

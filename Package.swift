@@ -6,18 +6,6 @@ import PackageDescription
 
 let root = Context.packageDirectory
 
-/// The module runs inside sudo/sshd: static Swift runtime, never unloaded (a runtime
-/// unmapped by pam_end's dlclose crashes the host), bound now, read-only relocations, and
-/// only pam_sm_* exported. lld, because gold leaves the runtime's local symbols in .dynsym.
-let moduleLinkerFlags: [String] = [
-    "-static-stdlib",
-    "-use-ld=lld",
-    "-Xlinker", "-z", "-Xlinker", "nodelete",
-    "-Xlinker", "-z", "-Xlinker", "now",
-    "-Xlinker", "-z", "-Xlinker", "relro",
-    "-Xlinker", "--version-script=\(root)/Sources/PAMFingerAuth/exports.map",
-]
-
 /// Executables carry the Swift runtime so that they run where no toolchain is installed.
 let staticRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
@@ -29,7 +17,6 @@ let v6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 let package = Package(
     name: "FingerAuth",
     products: [
-        .library(name: "pam_fingerauth", type: .dynamic, targets: ["PAMFingerAuth"]),
         .executable(name: "fingerauth-login", targets: ["FingerAuthLogin"]),
         .executable(name: "fingerauth", targets: ["FingerAuthCLI"]),
         .executable(name: "fingerauthd", targets: ["FingerAuthDaemon"]),
@@ -131,15 +118,17 @@ let package = Package(
 
         // Products. The module reaches libpam and libc only: everything that reads the
         // environment, the network, the reader or the key runs in the login helper.
+        // pam_fingerauth.so itself is built in Embedded Swift by scripts/build-module.sh (no
+        // Swift runtime, NEEDED libpam and libc); SwiftPM compiles the same files in the
+        // normal mode for PAMFingerAuthTests.
         .target(
             name: "PAMFingerAuth",
             dependencies: [
                 "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthLoginSystem", "CPAM",
                 "CSystem",
             ],
-            exclude: ["exports.map"],
-            swiftSettings: v6,
-            linkerSettings: [.unsafeFlags(moduleLinkerFlags)]),
+            exclude: ["exports.map", "embedded-support.c"],
+            swiftSettings: v6),
         .executableTarget(
             name: "FingerAuthLogin",
             dependencies: [
@@ -171,6 +160,10 @@ let package = Package(
             ],
             swiftSettings: v6, linkerSettings: staticRuntime),
 
+        .testTarget(
+            name: "PAMFingerAuthTests",
+            dependencies: ["PAMFingerAuth", "FingerAuthLoginDomain", "FingerAuthCore", "CPAM"],
+            swiftSettings: v6),
         // Helpers the XCTest targets share (a temporary folder of stand-in system files).
         .target(name: "FingerAuthTestSupport", path: "Tests/FingerAuthTestSupport", swiftSettings: v6),
         .testTarget(

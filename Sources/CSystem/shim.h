@@ -25,6 +25,8 @@
 #include <pwd.h>
 #include <time.h>
 #include <poll.h>
+#include <sys/resource.h>
+#include <sys/file.h>
 
 extern size_t strnlen(const char *s, size_t maxlen);
 extern int pipe2(int pipefd[2], int flags);
@@ -43,6 +45,8 @@ static inline ssize_t fa_read(int fd, void *buffer, size_t count) { return read(
 static inline ssize_t fa_write(int fd, const void *buffer, size_t count) { return write(fd, buffer, count); }
 static inline int fa_poll(struct pollfd *fds, nfds_t count, int timeout) { return poll(fds, count, timeout); }
 static inline int fa_kill(pid_t pid, int signal) { return kill(pid, signal); }
+/* flock(2): C names a struct (fcntl.h) and a function (sys/file.h) flock. */
+static inline int fa_flock(int fd, int operation) { return flock(fd, operation); }
 
 /* pipe2(2): a pipe whose ends are close-on-exec from the start. */
 static inline int fa_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }

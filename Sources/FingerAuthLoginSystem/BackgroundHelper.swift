@@ -1,10 +1,7 @@
+import CSystem
 import FingerAuthCore
 import FingerAuthLoginDomain
 import FingerAuthSystem
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The login helper for `prompt = parallel`: started exactly as `HelperProcess` starts it
 /// (`ChildProcess`, the request on its standard input), but the module does not wait for

@@ -3,10 +3,6 @@ import FingerAuthCore
 import FingerAuthLoginDomain
 import FingerAuthSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Each user's failed fingerprint attempts (`AttemptLimit`) as a root-only file,
 /// `<attempts_dir>/<user>` (default `/run/fingerauth/attempts`: gone at reboot), shared by
 /// the module's root path and the agent.
@@ -81,7 +77,7 @@ public struct FileAttemptLedger: AttemptLedger {
         guard !parts.isEmpty, !parts.contains(".."), !parts.contains(".") else {
             return .failure(AttemptLedgerError("\(directory): not a plain path"))
         }
-        var fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        var fd = fa_open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
         guard fd >= 0 else { return .failure(AttemptLedgerError("cannot open /")) }
         var walked = ""
         for (index, part) in parts.enumerated() {
@@ -91,23 +87,23 @@ public struct FileAttemptLedger: AttemptLedger {
                 return .failure(AttemptLedgerError(problem))
             }
             walked += "/" + part
-            var next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if next < 0 && errno == ENOENT {
+            var next = fa_openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+            if next < 0 && fa_errno() == ENOENT {
                 // Made by root here, with the exact mode whatever the host's umask.
                 let made = mkdirat(fd, part, 0o700) == 0
-                if !made && errno != EEXIST {
-                    let e = errno
+                if !made && fa_errno() != EEXIST {
+                    let e = fa_errno()
                     close(fd)
                     return .failure(AttemptLedgerError("cannot create \(walked): \(String(cString: strerror(e)))"))
                 }
-                next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                next = fa_openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
                 if made && next >= 0 {
                     // Root's group too: inside sudo the effective group is the caller's.
                     _ = fchown(next, 0, 0)
                     _ = fchmod(next, last ? 0o700 : 0o755)
                 }
             }
-            let e = errno
+            let e = fa_errno()
             close(fd)
             guard next >= 0 else {
                 return .failure(
@@ -149,18 +145,18 @@ public struct FileAttemptLedger: AttemptLedger {
     private func openRecord(_ dir: Int32, _ name: String, _ path: String) -> Result<
         (Int32, String?), AttemptLedgerError
     > {
-        var fd = openat(dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        if fd < 0 && errno == ENOENT {
+        var fd = fa_openat(dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0)
+        if fd < 0 && fa_errno() == ENOENT {
             switch create(dir, name, path, AttemptRecord()) {
             case let .success(made?): return .success((made, nil))
             case .success(nil):
                 // Another login made it a moment ago: theirs is opened and checked.
-                fd = openat(dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+                fd = fa_openat(dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0)
             case let .failure(why): return .failure(why)
             }
         }
         guard fd >= 0 else {
-            let e = errno
+            let e = fa_errno()
             let why = e == ELOOP ? "a symbolic link" : e == EISDIR ? "a directory" : String(cString: strerror(e))
             return replace(dir, name, path, why: why)
         }
@@ -171,7 +167,7 @@ public struct FileAttemptLedger: AttemptLedger {
         }
         let problem: String?
         switch true {
-        case (st.st_mode & S_IFMT) != S_IFREG: problem = "not a regular file"
+        case FileType.of(st.st_mode) != FileType.regular: problem = "not a regular file"
         case st.st_uid != 0: problem = "owned by uid \(st.st_uid)"
         case st.st_mode & 0o077 != 0: problem = "mode \(String(st.st_mode & 0o7777, radix: 8))"
         case st.st_nlink != 1: problem = "\(st.st_nlink) links"
@@ -186,9 +182,12 @@ public struct FileAttemptLedger: AttemptLedger {
     private func replace(_ dir: Int32, _ name: String, _ path: String, why: String) -> Result<
         (Int32, String?), AttemptLedgerError
     > {
-        if unlinkat(dir, name, 0) != 0 && errno != ENOENT && unlinkat(dir, name, AT_REMOVEDIR) != 0 && errno != ENOENT {
+        if unlinkat(dir, name, 0) != 0 && fa_errno() != ENOENT && unlinkat(dir, name, AT_REMOVEDIR) != 0
+            && fa_errno() != ENOENT
+        {
             return .failure(
-                AttemptLedgerError("\(path): \(why), and it cannot be removed: \(String(cString: strerror(errno)))"))
+                AttemptLedgerError(
+                    "\(path): \(why), and it cannot be removed: \(String(cString: strerror(fa_errno())))"))
         }
         switch create(dir, name, path, AttemptLimit.atTheLimit(now: nowMilliseconds())) {
         case let .success(made?): return .success((made, why))
@@ -212,20 +211,20 @@ public struct FileAttemptLedger: AttemptLedger {
     > {
         let draft = name + "#new.\(getpid())"
         removeStaleDrafts(dir)
-        let fd = openat(dir, draft, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
+        let fd = fa_openat(dir, draft, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
         guard fd >= 0 else {
-            return .failure(AttemptLedgerError("cannot create \(path): \(String(cString: strerror(errno)))"))
+            return .failure(AttemptLedgerError("cannot create \(path): \(String(cString: strerror(fa_errno())))"))
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0, fchown(fd, 0, 0) == 0, fchmod(fd, 0o600) == 0,
+        guard fa_flock(fd, LOCK_EX | LOCK_NB) == 0, fchown(fd, 0, 0) == 0, fchmod(fd, 0o600) == 0,
             write(fd, record, path) == nil
         else {
-            let e = errno
+            let e = fa_errno()
             close(fd)
             _ = unlinkat(dir, draft, 0)
             return .failure(AttemptLedgerError("cannot write \(path): \(String(cString: strerror(e)))"))
         }
         guard fa_renameat_noreplace(dir, draft, dir, name) == 0 else {
-            let e = errno
+            let e = fa_errno()
             close(fd)
             _ = unlinkat(dir, draft, 0)
             if e == EEXIST { return .success(nil) }
@@ -258,7 +257,7 @@ public struct FileAttemptLedger: AttemptLedger {
             let parts = entryName.split(separator: "#", maxSplits: 1)
             guard parts.count == 2, parts[1].hasPrefix("new."), let pid = Int32(parts[1].dropFirst(4)), pid > 0
             else { continue }
-            if pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH) { stale.append(entryName) }
+            if pid == getpid() || (kill(pid, 0) != 0 && fa_errno() == ESRCH) { stale.append(entryName) }
         }
         closedir(stream)
         for entryName in stale { _ = unlinkat(dir, entryName, 0) }
@@ -267,8 +266,8 @@ public struct FileAttemptLedger: AttemptLedger {
     private func lock(_ fd: Int32) -> Bool {
         let deadline = MonotonicInstant.now().adding(milliseconds: lockMilliseconds)
         while true {
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
-            guard errno == EWOULDBLOCK || errno == EINTR, !deadline.hasPassed else { return false }
+            if fa_flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+            guard fa_errno() == EWOULDBLOCK || fa_errno() == EINTR, !deadline.hasPassed else { return false }
             var pause = timespec(tv_sec: 0, tv_nsec: 2_000_000)
             _ = nanosleep(&pause, nil)
         }
@@ -288,7 +287,7 @@ public struct FileAttemptLedger: AttemptLedger {
     ) -> Result<AttemptEntry, AttemptLedgerError> {
         var buffer = [UInt8](repeating: 0, count: AttemptRecord.lineBytes + 1)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard n >= 0 else { return .failure(AttemptLedgerError("\(path): \(String(cString: strerror(errno)))")) }
+        guard n >= 0 else { return .failure(AttemptLedgerError("\(path): \(String(cString: strerror(fa_errno())))")) }
         var why = replaced
         var record: AttemptRecord
         var unwritten = false
@@ -312,10 +311,10 @@ public struct FileAttemptLedger: AttemptLedger {
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         guard n == bytes.count else {
             return AttemptLedgerError(
-                "cannot write \(path): \(n < 0 ? String(cString: strerror(errno)) : "short write")")
+                "cannot write \(path): \(n < 0 ? String(cString: strerror(fa_errno())) : "short write")")
         }
         if ftruncate(fd, off_t(bytes.count)) != 0 {
-            return AttemptLedgerError("cannot write \(path): \(String(cString: strerror(errno)))")
+            return AttemptLedgerError("cannot write \(path): \(String(cString: strerror(fa_errno())))")
         }
         return nil
     }

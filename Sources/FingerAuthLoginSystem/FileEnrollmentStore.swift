@@ -1,3 +1,4 @@
+import CSystem
 import FingerAuthCore
 import FingerAuthLoginDomain
 import FingerAuthSystem

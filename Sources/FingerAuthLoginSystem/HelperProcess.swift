@@ -1,10 +1,7 @@
+import CSystem
 import FingerAuthCore
 import FingerAuthLoginDomain
 import FingerAuthSystem
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The login step as the module runs it: `fingerauth-login --login` in its own process,
 /// started clean (`ChildProcess`), the `LoginJob` on its standard input, its lines relayed

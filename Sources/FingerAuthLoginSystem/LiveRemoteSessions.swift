@@ -1,8 +1,5 @@
+import CSystem
 import FingerAuthSystem
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Whether one of some users is logged in remotely right now: from somewhere else, that
 /// user can type into a terminal multiplexer, a user unit or an X display of this machine.
@@ -91,7 +88,7 @@ public struct LiveRemoteSessions {
 
     /// A small decimal file of /proc (`sessionid`, `loginuid`).
     private func readNumber(_ path: String) -> UInt32? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = fa_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 32)

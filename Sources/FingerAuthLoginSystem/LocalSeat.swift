@@ -1,8 +1,5 @@
+import CSystem
 import FingerAuthSystem
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Whether a login is typed at this machine's seat, positively — the rule that decides
 /// whether the reader may be armed once no fact says "remote" (docs/ARCHITECTURE.md,

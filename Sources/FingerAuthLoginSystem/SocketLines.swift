@@ -3,10 +3,6 @@ import FingerAuthCore
 import FingerAuthLoginDomain
 import FingerAuthSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A connected, non-blocking Unix stream socket read and written as `\n`-terminated lines,
 /// every read and write under a deadline (`poll`), lines and the total bounded. Owns the
 /// descriptor and closes it in deinit. Used by the module and the CLI to talk to
@@ -31,7 +27,7 @@ public final class SocketLines: AgentChannel {
         maxTotalBytes: Int = AgentProtocol.maxTotalBytes
     ) -> Result<SocketLines, AgentUnreachable> {
         let fd = fa_unix_connect(path)
-        guard fd >= 0 else { return .failure(AgentUnreachable(String(cString: strerror(errno)))) }
+        guard fd >= 0 else { return .failure(AgentUnreachable(String(cString: strerror(fa_errno())))) }
         return .success(SocketLines(fd: fd, maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes))
     }
 
@@ -51,11 +47,11 @@ public final class SocketLines: AgentChannel {
                 sent += n
                 continue
             }
-            if n < 0 && errno == EINTR { continue }
-            guard n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) else { return false }
+            if n < 0 && fa_errno() == EINTR { continue }
+            guard n < 0 && (fa_errno() == EAGAIN || fa_errno() == EWOULDBLOCK) else { return false }
             var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let ready = Glibc.poll(&pfd, 1, deadline.remaining)
-            if ready < 0 && errno == EINTR { continue }
+            let ready = fa_poll(&pfd, 1, deadline.remaining)
+            if ready < 0 && fa_errno() == EINTR { continue }
             guard ready > 0 else { return false }
         }
         return true
@@ -82,7 +78,7 @@ public final class SocketLines: AgentChannel {
     public var peerGone: Bool {
         guard fd >= 0 else { return true }
         var pfd = pollfd(fd: fd, events: Int16(POLLRDHUP_VALUE), revents: 0)
-        guard Glibc.poll(&pfd, 1, 0) > 0 else { return false }
+        guard fa_poll(&pfd, 1, 0) > 0 else { return false }
         return pfd.revents & Int16(POLLHUP | POLLERR) != 0 || pfd.revents & Int16(POLLRDHUP_VALUE) != 0
     }
 
@@ -101,7 +97,7 @@ public final class SocketLines: AgentChannel {
 
     /// Closes the descriptor now (deinit does it otherwise).
     public func close() {
-        if fd >= 0 { Glibc.close(fd) }
+        if fd >= 0 { fa_close(fd) }
         fd = -1
     }
 

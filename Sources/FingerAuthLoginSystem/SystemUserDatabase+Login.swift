@@ -1,3 +1,4 @@
+import CSystem
 import FingerAuthLoginDomain
 import FingerAuthSystem
 

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import CSystem
 
 /// `\n`-terminated lines from a non-blocking descriptor, every wait under a deadline
 /// (`poll`), each line and the whole stream bounded: the one line reader behind the
@@ -48,16 +46,16 @@ package struct BoundedLineReader {
             guard buffer.count <= maxLineBytes else { return .garbage }
             guard fd >= 0 else { return .ended }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = Glibc.poll(&pfd, 1, deadline.remaining)
+            let ready = fa_poll(&pfd, 1, deadline.remaining)
             if ready < 0 {
-                if errno == EINTR { continue }
+                if fa_errno() == EINTR { continue }
                 return .pollFailed
             }
             if ready == 0 { return .timedOut }
             var chunk = [UInt8](repeating: 0, count: chunkBytes)
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
+                if fa_errno() == EINTR || fa_errno() == EAGAIN { continue }
                 return .readFailed
             }
             if n == 0 { return buffer.isEmpty ? .ended : .endedMidLine }

@@ -1,10 +1,6 @@
 import CSpawn
 import CSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// How a child ended.
 public enum ChildExit: Equatable, Sendable {
     case exited(Int32)
@@ -71,7 +67,7 @@ public final class ChildProcess {
             let n = input.withUnsafeBytes {
                 write(stdinPipe[1], $0.baseAddress.map { $0 + written }, input.count - written)
             }
-            if n < 0 && errno == EINTR { continue }
+            if n < 0 && fa_errno() == EINTR { continue }
             guard n > 0 else {
                 close(stdinPipe[1])
                 return .failure(failure("writing the request"))
@@ -86,7 +82,7 @@ public final class ChildProcess {
         guard fa_pipe2(&stdoutPipe, O_CLOEXEC) == 0 else { return .failure(failure("pipe")) }
         let argv = CStringArray(arguments)
         let pid = fa_spawn_helper(executable.descriptor, argv.pointers, stdinPipe[0], stdoutPipe[1])
-        let spawnErrno = errno
+        let spawnErrno = fa_errno()
         close(stdoutPipe[1])
         guard pid > 0 else {
             close(stdoutPipe[0])
@@ -98,7 +94,7 @@ public final class ChildProcess {
     }
 
     private static func failure(_ what: String) -> SpawnFailure {
-        SpawnFailure("\(what): \(String(cString: strerror(errno)))")
+        SpawnFailure("\(what): \(String(cString: strerror(fa_errno())))")
     }
 
     /// The next line of output (without its newline), waiting at most until `deadline`.
@@ -146,13 +142,13 @@ public final class ChildProcess {
     private func killGroup() {
         if pidFD >= 0 {
             guard fa_pidfd_send_signal(pidFD, 0) == 0 else { return } // ESRCH: reaped by the host
-            Glibc.kill(-pid, SIGKILL)
+            fa_kill(-pid, SIGKILL)
             _ = fa_pidfd_send_signal(pidFD, SIGKILL)
         } else {
             // No pidfd (a kernel before 5.3, or the child was gone before it was opened).
             guard fa_child_not_reaped(pid) == 0 else { return }
-            Glibc.kill(-pid, SIGKILL)
-            Glibc.kill(pid, SIGKILL)
+            fa_kill(-pid, SIGKILL)
+            fa_kill(pid, SIGKILL)
         }
     }
 
@@ -165,7 +161,7 @@ public final class ChildProcess {
                 reaped = exit
                 return exit
             }
-            if r < 0 && errno != EINTR {
+            if r < 0 && fa_errno() != EINTR {
                 // ECHILD: the host reaps children itself (SIGCHLD ignored); it is gone.
                 reaped = .unknown
                 return .unknown
@@ -174,7 +170,7 @@ public final class ChildProcess {
             if pidFD >= 0 {
                 // Woken the moment the child ends, not at the next tick of a sleep loop.
                 var pfd = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
-                _ = Glibc.poll(&pfd, 1, max(1, deadline.remaining))
+                _ = fa_poll(&pfd, 1, max(1, deadline.remaining))
             } else {
                 usleep(2000)
             }
@@ -182,12 +178,12 @@ public final class ChildProcess {
     }
 
     /// 1 when the child was reaped now (`status` as waitpid gives it), 0 while it runs, -1
-    /// with errno. Through the pidfd when there is one: waitpid(pid) could reap another
+    /// with fa_errno(). Through the pidfd when there is one: waitpid(pid) could reap another
     /// child of the host that was given this pid after the host reaped ours.
     private func reap(_ status: inout Int32) -> Int32 {
         if pidFD >= 0 {
             let r = fa_reap_pidfd(pidFD, &status)
-            if !(r < 0 && errno == EINVAL) { return r } // EINVAL: a kernel before 5.4 (no P_PIDFD)
+            if !(r < 0 && fa_errno() == EINVAL) { return r } // EINVAL: a kernel before 5.4 (no P_PIDFD)
         }
         let w = waitpid(pid, &status, WNOHANG)
         return w == pid ? 1 : (w == 0 ? 0 : -1)

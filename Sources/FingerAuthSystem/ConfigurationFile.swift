@@ -1,8 +1,5 @@
+import CSystem
 import FingerAuthCore
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// How every FingerAuth program reads its configuration file (the module, the agent and
 /// the command line `/etc/security/fingerauth.conf`, fingerauthd `/etc/fingerauthd.conf`):

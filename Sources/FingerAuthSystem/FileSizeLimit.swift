@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import CSystem
 
 /// The caller's `RLIMIT_FSIZE`, asked before a write in a PAM host. In a setuid host the
 /// caller sets the limits, and a write past the soft limit raises SIGXFSZ, whose default

@@ -1,3 +1,5 @@
+import CSystem
+
 /// Kernel settings that decide what the configuration may allow.
 public enum KernelSettings {
     /// `net.ipv4.ip_unprivileged_port_start`: ports below it only root (or

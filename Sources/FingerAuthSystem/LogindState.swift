@@ -1,6 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import CSystem
+import FingerAuthCore
 
 /// One logind session as logind records it in `/run/systemd/sessions/<id>` (the files
 /// sd-login reads; the module links no libsystemd, so it reads them the same way).
@@ -53,7 +52,7 @@ public struct LogindState: Sendable {
     /// True when systemd runs as PID 1 (and so logind keeps the session files).
     public var isRunning: Bool {
         var st = stat()
-        return lstat(systemMarker, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+        return lstat(systemMarker, &st) == 0 && FileType.of(st.st_mode) == FileType.directory
     }
 
     /// The session `id`, or nil when logind has no such session (or its file is unsafe).
@@ -90,7 +89,7 @@ public struct LogindState: Sendable {
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         // systemd's own hierarchy: `name=systemd` on cgroup v1 and hybrid, `0::` on v2.
         let path =
-            lines.first(where: { $0.contains(":name=systemd:") }).map {
+            lines.first(where: { String($0).containsBytes(":name=systemd:") }).map {
                 String($0.split(separator: ":", maxSplits: 2).last ?? "")
             }
             ?? lines.first(where: { $0.hasPrefix("0::") }).map { String($0.dropFirst(3)) }

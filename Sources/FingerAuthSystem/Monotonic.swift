@@ -1,10 +1,6 @@
 import CSystem
 import FingerAuthCore
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A point on CLOCK_MONOTONIC, in milliseconds: deadlines that wall-clock changes cannot move.
 public struct MonotonicInstant: Comparable, Sendable {
     public let milliseconds: Int64
@@ -50,7 +46,7 @@ public struct SystemRandom: RandomSource {
         while filled < count && attempts < 16 {
             attempts += 1
             let n = out.withUnsafeMutableBytes { fa_getrandom($0.baseAddress.map { $0 + filled }, count - filled) }
-            if n > 0 { filled += n } else if errno != EINTR { return nil }
+            if n > 0 { filled += n } else if fa_errno() != EINTR { return nil }
         }
         return filled == count ? out : nil
     }

@@ -1,9 +1,5 @@
 import CSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Whether the process runs in a remote session, from facts the caller cannot change
 /// (docs/ARCHITECTURE.md, "Remote sessions"): the audit session id (`/proc/self/sessionid`, assigned by
 /// pam_loginuid at login and inherited; only root can start a new one) looked up in the

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import CSystem
 
 /// Why a file was refused. The text names the path and the rule, never the content.
 public enum SafeFileError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -55,21 +53,21 @@ public struct FileRule: Sendable {
 public enum SafeFile {
     /// The whole content of a regular file that satisfies `rule`.
     public static func read(_ path: String, rule: FileRule) throws(SafeFileError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw openError(path, errno) }
+        let fd = fa_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0)
+        guard fd >= 0 else { throw openError(path, fa_errno()) }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .io(path, errno: errno) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .notRegular(path) }
+        guard fstat(fd, &st) == 0 else { throw .io(path, errno: fa_errno()) }
+        guard FileType.of(st.st_mode) == FileType.regular else { throw .notRegular(path) }
         try check(path, st: st, rule: rule)
         guard st.st_size <= rule.maxBytes else { throw .tooLarge(path, limit: rule.maxBytes) }
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { fa_read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(path, errno: errno)
+                if fa_errno() == EINTR { continue }
+                throw .io(path, errno: fa_errno())
             }
             if n == 0 { break }
             out.append(contentsOf: chunk[0..<n])
@@ -81,20 +79,20 @@ public enum SafeFile {
 
     /// Checks that `path` is a directory (not a link) that satisfies `rule`'s owner and mode.
     public static func checkDirectory(_ path: String, rule: FileRule) throws(SafeFileError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let fd = fa_open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
         guard fd >= 0 else {
-            let e = errno
+            let e = fa_errno()
             if e == ENOTDIR {
                 // O_NOFOLLOW|O_DIRECTORY on a link says ENOTDIR: name the real reason.
                 var st = stat()
-                if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK { throw .symlink(path) }
+                if lstat(path, &st) == 0 && FileType.of(st.st_mode) == FileType.symlink { throw .symlink(path) }
                 throw .notDirectory(path)
             }
             throw openError(path, e)
         }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .io(path, errno: errno) }
+        guard fstat(fd, &st) == 0 else { throw .io(path, errno: fa_errno()) }
         try check(path, st: st, rule: rule)
     }
 
@@ -119,33 +117,33 @@ public enum SafeFile {
         while fd < 0 {
             attempt += 1
             temp = "\(path).tmp.\(getpid()).\(attempt)"
-            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
-            if fd < 0 && (errno != EEXIST || attempt > 100) { throw .io(temp, errno: errno) }
+            fd = fa_open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+            if fd < 0 && (fa_errno() != EEXIST || attempt > 100) { throw .io(temp, errno: fa_errno()) }
         }
         var ok = false
         defer {
             if fd >= 0 { close(fd) }
             if !ok { unlink(temp) }
         }
-        guard fchmod(fd, mode_t(mode)) == 0 else { throw .io(temp, errno: errno) }
+        guard fchmod(fd, mode_t(mode)) == 0 else { throw .io(temp, errno: fa_errno()) }
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { raw in
-                Glibc.write(fd, raw.baseAddress.map { $0 + written }, raw.count - written)
+                fa_write(fd, raw.baseAddress.map { $0 + written }, raw.count - written)
             }
             if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(temp, errno: errno)
+                if fa_errno() == EINTR { continue }
+                throw .io(temp, errno: fa_errno())
             }
             written += n
         }
-        guard !durable || fsync(fd) == 0 else { throw .io(temp, errno: errno) }
+        guard !durable || fsync(fd) == 0 else { throw .io(temp, errno: fa_errno()) }
         close(fd)
         fd = -1
-        guard rename(temp, path) == 0 else { throw .io(path, errno: errno) }
+        guard rename(temp, path) == 0 else { throw .io(path, errno: fa_errno()) }
         ok = true
         guard durable else { return }
-        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dfd = fa_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
         if dfd >= 0 {
             fsync(dfd)
             close(dfd)
@@ -158,17 +156,17 @@ public enum SafeFile {
         var prefix = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
             prefix += "/" + part
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw .io(prefix, errno: errno) }
+            if mkdir(prefix, 0o755) != 0 && fa_errno() != EEXIST { throw .io(prefix, errno: fa_errno()) }
         }
         var st = stat()
-        guard lstat(path, &st) == 0 else { throw .io(path, errno: errno) }
-        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory(path) }
-        guard chmod(path, mode_t(mode)) == 0 else { throw .io(path, errno: errno) }
+        guard lstat(path, &st) == 0 else { throw .io(path, errno: fa_errno()) }
+        guard FileType.of(st.st_mode) == FileType.directory else { throw .notDirectory(path) }
+        guard chmod(path, mode_t(mode)) == 0 else { throw .io(path, errno: fa_errno()) }
     }
 
     /// Removes a file; a missing file is not an error.
     public static func remove(_ path: String) throws(SafeFileError) {
-        if unlink(path) != 0 && errno != ENOENT { throw .io(path, errno: errno) }
+        if unlink(path) != 0 && fa_errno() != ENOENT { throw .io(path, errno: fa_errno()) }
     }
 
     /// Names in a directory (without "." and ".."), sorted; empty when it does not exist.

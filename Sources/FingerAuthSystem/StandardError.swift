@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import CSystem
 
 /// Writes `text` and a newline to standard error with write(2): unbuffered, whole (a short
 /// write goes on, EINTR is retried), and without C's `stderr`, a global variable that
@@ -10,7 +8,7 @@ public func printError(_ text: String) {
     var written = 0
     while written < bytes.count {
         let n = bytes[written...].withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
+        if n < 0 && fa_errno() == EINTR { continue }
         guard n > 0 else { return }
         written += n
     }

@@ -1,10 +1,6 @@
 import CSystem
 import FingerAuthCore
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The system's user database (NSS: `/etc/passwd`, SSSD, LDAP…), the one wrapper every
 /// program uses. Reentrant calls only (`getpwnam_r`, `getpwuid_r`): the module runs inside
 /// hosts whose other threads may look users up too. Bounded: the entry's buffer starts at
@@ -93,7 +89,7 @@ public struct SystemUserDatabase: Sendable {
             }
             switch rc {
             case 0: return found
-            // Some NSS modules say "no such user" with an errno instead of a nil result.
+            // Some NSS modules say "no such user" with an fa_errno() instead of a nil result.
             case ENOENT, ESRCH: return .notFound
             case ERANGE:
                 guard size < maxBufferBytes else { return .failed(errno: ERANGE) }

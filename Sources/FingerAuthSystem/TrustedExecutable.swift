@@ -1,9 +1,5 @@
 import CSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The login helper's file, opened `fa_o_path()|O_NOFOLLOW` after every directory on the way to
 /// it was opened the same way and checked with `fstat`: root-owned, and not writable by
 /// group or others — except a root-owned directory with the sticky bit (`/tmp`), where
@@ -33,7 +29,7 @@ public final class TrustedExecutable {
         guard let fileName = parts.last, !parts.contains(".."), !parts.contains(".") else {
             return refuse("not a plain path")
         }
-        var directory = Glibc.open("/", fa_o_path() | O_DIRECTORY | O_CLOEXEC)
+        var directory = fa_open("/", fa_o_path() | O_DIRECTORY | O_CLOEXEC, 0)
         guard directory >= 0 else { return refuse("cannot open /") }
         var walked = ""
         for part in parts.dropLast() {
@@ -42,8 +38,8 @@ public final class TrustedExecutable {
                 return .failure(SpawnFailure(problem))
             }
             walked += "/" + part
-            let next = openat(directory, part, fa_o_path() | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            let openErrno = errno
+            let next = fa_openat(directory, part, fa_o_path() | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+            let openErrno = fa_errno()
             close(directory)
             guard next >= 0 else {
                 return .failure(
@@ -59,8 +55,8 @@ public final class TrustedExecutable {
             close(directory)
             return .failure(SpawnFailure(problem))
         }
-        let fd = openat(directory, fileName, fa_o_path() | O_NOFOLLOW | O_CLOEXEC)
-        let openErrno = errno
+        let fd = fa_openat(directory, fileName, fa_o_path() | O_NOFOLLOW | O_CLOEXEC, 0)
+        let openErrno = fa_errno()
         close(directory)
         guard fd >= 0 else { return refuse(String(cString: strerror(openErrno))) }
         var st = stat()
@@ -70,8 +66,8 @@ public final class TrustedExecutable {
         }
         let problem: String?
         switch true {
-        case (st.st_mode & S_IFMT) == S_IFLNK: problem = "is a symbolic link"
-        case (st.st_mode & S_IFMT) != S_IFREG: problem = "not a regular file"
+        case FileType.of(st.st_mode) == FileType.symlink: problem = "is a symbolic link"
+        case FileType.of(st.st_mode) != FileType.regular: problem = "not a regular file"
         case st.st_uid != 0: problem = "not owned by root"
         case st.st_mode & 0o022 != 0: problem = "writable by group or others"
         case st.st_mode & 0o100 == 0: problem = "not executable"

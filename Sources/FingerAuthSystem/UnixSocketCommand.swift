@@ -1,9 +1,5 @@
 import CSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// One command to a Unix stream socket whose listener reads it and closes the connection
 /// (libfprint's virtual reader, `fingerauth trial touch`): connect, write the bytes as they
 /// are (no newline added), wait for the listener's end of file, all before `deadline`.
@@ -20,7 +16,7 @@ public enum UnixSocketCommand {
     > {
         let fd = fa_unix_connect(path)
         guard fd >= 0 else {
-            let code = errno
+            let code = fa_errno()
             if code == ENOENT || code == ECONNREFUSED { return .failure(.notListening) }
             return .failure(.failed("\(path): \(String(cString: strerror(code)))"))
         }
@@ -32,18 +28,19 @@ public enum UnixSocketCommand {
                 sent += n
                 continue
             }
-            if n < 0 && errno == EINTR { continue }
-            guard n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK), wait(fd, for: POLLOUT, until: deadline) else {
+            if n < 0 && fa_errno() == EINTR { continue }
+            guard n < 0 && (fa_errno() == EAGAIN || fa_errno() == EWOULDBLOCK), wait(fd, for: POLLOUT, until: deadline)
+            else {
                 return .failure(.failed("\(path): the command could not be sent"))
             }
         }
         var buffer = [UInt8](repeating: 0, count: 256)
         while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { fa_read(fd, $0.baseAddress, $0.count) }
             if n == 0 { return .success(()) }
             if n > 0 { continue }
-            if errno == EINTR { continue }
-            guard errno == EAGAIN || errno == EWOULDBLOCK, wait(fd, for: POLLIN, until: deadline) else {
+            if fa_errno() == EINTR { continue }
+            guard fa_errno() == EAGAIN || fa_errno() == EWOULDBLOCK, wait(fd, for: POLLIN, until: deadline) else {
                 return .failure(.failed("\(path): the listener did not take the command in time"))
             }
         }
@@ -53,7 +50,7 @@ public enum UnixSocketCommand {
         while true {
             var pfd = pollfd(fd: fd, events: Int16(events), revents: 0)
             let ready = poll(&pfd, 1, deadline.remaining)
-            if ready < 0 && errno == EINTR { continue }
+            if ready < 0 && fa_errno() == EINTR { continue }
             return ready > 0
         }
     }

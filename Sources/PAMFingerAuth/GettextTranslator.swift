@@ -2,23 +2,19 @@ import CSystem
 import FingerAuthCore
 import FingerAuthLoginDomain
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The texts in the caller's language, through libc's gettext in the module (domain
 /// `fingerauth`, catalogs `locale_dir/<lang>/LC_MESSAGES/fingerauth.mo`). The language
 /// comes from the caller's `LC_ALL`, `LC_MESSAGES` or `LANG` (the first one set), accepted
 /// only as a plain locale name (letters, digits, `_ . @ -`, no `/`, at most 64 bytes); it is
 /// used for this thread only (`newlocale`/`uselocale`), never `setlocale` in the host.
 /// Whatever the caller sets, the worst outcome is another of the installed languages.
-struct GettextTranslator: Translator {
+package struct GettextTranslator: Translator {
     static let domain = "fingerauth"
-    let locale: String
+    package let locale: String
     let directory: String
 
     /// nil when the caller's locale is unset, C/POSIX, or not a plain locale name.
-    init?(directory: String) {
+    package init?(directory: String) {
         var chosen: String?
         for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
             if let value = getenv(name), value.pointee != 0 {
@@ -33,7 +29,7 @@ struct GettextTranslator: Translator {
         self.directory = directory
     }
 
-    static func isPlainLocaleName(_ name: String) -> Bool {
+    package static func isPlainLocaleName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty, bytes.count <= 64, bytes[0] != UInt8(ascii: ".") else { return false }
         return bytes.allSatisfy { b in
@@ -42,7 +38,7 @@ struct GettextTranslator: Translator {
         }
     }
 
-    func translate(_ msgid: String) -> String {
+    package func translate(_ msgid: String) -> String {
         guard let copy = fa_translate(GettextTranslator.domain, directory, locale, msgid) else { return msgid }
         defer { free(copy) }
         let length = fa_strnlen(copy, 1024)

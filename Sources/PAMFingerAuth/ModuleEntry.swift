@@ -5,10 +5,6 @@ import FingerAuthLoginDomain
 import FingerAuthLoginSystem
 import FingerAuthSystem
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// libpam's entry point for `auth` lines (docs/ARCHITECTURE.md, "The processes").
 /// Everything is built per call; the module keeps no state between calls. The module only
 /// orchestrates: the login helper, started clean, does the reader, the key and the network.
@@ -111,12 +107,12 @@ typealias RootLoginFlow = LoginFlow<
     HelperProcess, FileEnrollmentStore, PAMConversation, SystemRandom, SystemUserDatabase, FileAttemptLedger
 >
 
-let maxArguments = 64
-let maxArgumentBytes = 4096
+package let maxArguments = 64
+package let maxArgumentBytes = 4096
 
 /// The pam.d arguments as Swift strings; nil when there are more than 64 of them or one is
 /// longer than 4 KiB (dropping one silently could drop, say, `pinned_pubkey=`).
-func moduleArguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String]? {
+package func moduleArguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String]? {
     guard let argv, argc > 0 else { return [] }
     guard argc <= maxArguments else { return nil }
     var out: [String] = []

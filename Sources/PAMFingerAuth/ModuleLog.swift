@@ -1,10 +1,7 @@
+import CSystem
 import FingerAuthCore
 import FingerAuthLoginDomain
 import FingerAuthSystem
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The module's log. One line per attempt through pam_syslog (LOG_AUTHPRIV), always.
 /// Step lines with `debug`: to syslog, or with `debug_file=` to that file instead (root,
@@ -38,11 +35,11 @@ struct ModuleLog {
 
     private func append(_ line: String) {
         guard let debugFile else { return }
-        let fd = open(debugFile, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = fa_open(debugFile, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == 0 else { return }
+        guard fstat(fd, &st) == 0, FileType.of(st.st_mode) == FileType.regular, st.st_uid == 0 else { return }
         let bytes = Array(("pam_fingerauth: " + line + "\n").utf8)
         // A line past the caller's RLIMIT_FSIZE would raise SIGXFSZ and end the host.
         let (end, overflow) = Int(st.st_size).addingReportingOverflow(bytes.count)

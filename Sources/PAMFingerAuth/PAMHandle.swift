@@ -3,10 +3,6 @@ import CSystem
 import FingerAuthCore
 import FingerAuthLoginDomain
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The libpam handle the module was called with; every libpam call goes through here.
 struct PAMHandle {
     let raw: OpaquePointer

@@ -1,12 +1,9 @@
 import CPAM
+import CSystem
 import FingerAuthCore
 import FingerAuthLoginDomain
 import FingerAuthLoginSystem
 import FingerAuthSystem
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Why this login comes from a remote session, or is not positively local, or nil
 /// (docs/ARCHITECTURE.md, "Remote sessions"). Facts the caller cannot forge decide:

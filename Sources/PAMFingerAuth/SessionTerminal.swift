@@ -1,10 +1,8 @@
 import CPAM
+import CSystem
 import FingerAuthCore
 import FingerAuthLoginDomain
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import FingerAuthSystem
 
 /// Where `prompt = parallel` may be used: the conversation reads a real terminal that
 /// belongs to the caller's session. All of these must hold, else the login stays
@@ -27,7 +25,8 @@ enum SessionTerminal {
         var input = stat()
         var named = stat()
         guard fstat(STDIN_FILENO, &input) == 0, stat(path, &named) == 0 else { return nil }
-        guard input.st_mode & S_IFMT == S_IFCHR, named.st_mode & S_IFMT == S_IFCHR, input.st_rdev == named.st_rdev
+        guard FileType.of(input.st_mode) == FileType.characterDevice,
+            FileType.of(named.st_mode) == FileType.characterDevice, input.st_rdev == named.st_rdev
         else { return nil }
         let terminalSession = tcgetsid(STDIN_FILENO)
         guard terminalSession > 0, terminalSession == getsid(0) else { return nil }
