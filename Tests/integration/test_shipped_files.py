@@ -36,10 +36,10 @@ def test_make_demo_installs_only_the_packages_the_demo_needs():
 
 
 def module_keys():
-    """The keys the module's configuration takes (the cases of Options' switch over the key,
-    at its indentation; the values of `remote` and the flags are deeper)."""
-    source = (REPO / "Sources" / "FingerAuthLoginDomain" / "Options" / "Options.swift").read_text()
-    return set(re.findall(r'^ {8}case "([a-z_]+)":', source, re.M))
+    """The keys the module's configuration takes: the entries of OptionTable, one a line,
+    each naming its key first (`E.path("state_dir", …)`)."""
+    source = (REPO / "Sources" / "FingerAuthLoginDomain" / "Options" / "OptionTable.swift").read_text()
+    return set(re.findall(r'^ {8}E\.\w+\(\s*"([a-z_]+)"', source, re.M))
 
 
 def text_names():

@@ -92,20 +92,10 @@ public struct Options: Equatable, Sendable {
 
     public init() {}
 
+    /// Equal when every setting of `OptionTable` has the same value, and the texts and
+    /// extra claims are the same.
     public static func == (a: Options, b: Options) -> Bool {
-        a.url == b.url && a.audience == b.audience && a.hostID == b.hostID && a.caFile == b.caFile
-            && a.pinnedPublicKey == b.pinnedPublicKey && a.timeoutSeconds == b.timeoutSeconds
-            && a.maxTries == b.maxTries && a.ttlSeconds == b.ttlSeconds && a.stateDirectory == b.stateDirectory
-            && a.loginHelper == b.loginHelper && a.sessionDirectory == b.sessionDirectory
-            && a.attemptsDirectory == b.attemptsDirectory && a.virtualReader == b.virtualReader
-            && a.allowHTTP == b.allowHTTP
-            && a.allowRemote == b.allowRemote && a.debug == b.debug && a.debugFile == b.debugFile
-            && a.disabled == b.disabled && a.tokenFile == b.tokenFile && a.agentSocket == b.agentSocket
-            && a.prompt == b.prompt && a.texts == b.texts && a.localeDirectory == b.localeDirectory
-            && a.keyStore == b.keyStore && a.tpmTCTI == b.tpmTCTI
-            && a.virtualStorageReader == b.virtualStorageReader && a.virtualReaderRemovable == b.virtualReaderRemovable
-            && a.reader == b.reader && a.lid == b.lid && a.systemBus == b.systemBus
-            && a.acpiLidDirectory == b.acpiLidDirectory
+        OptionTable.entries.allSatisfy { $0.value(in: a) == $0.value(in: b) } && a.texts == b.texts
             && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
     }
 
@@ -114,116 +104,37 @@ public struct Options: Equatable, Sendable {
         "iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service", "client_service",
     ]
 
-    /// Sets one key. `source` names the file and line or the pam.d argument for errors.
+    /// Sets one key: a key of `OptionTable`, `text.NAME[.SERVICE]` or `claim.NAME`. `source`
+    /// names the file and line or the pam.d argument for errors.
     public mutating func set(_ key: String, _ value: String, source: String) throws(ConfigError) {
         func error(_ m: String) -> ConfigError { ConfigError(source: source, key: key, message: m) }
-        func path() throws(ConfigError) -> String {
-            guard value.hasPrefix("/"), value.utf8.count < 4096,
-                value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f })
-            else {
-                throw error("must be an absolute path")
+        if let entry = OptionTable.entry(key) {
+            if let problem = entry.set(&self, value) { throw error(problem) }
+        } else if key.hasPrefix("text.") {
+            let name = key.dropFirst(5)
+            let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let first = parts.first, TextName(rawValue: String(first)) != nil else {
+                throw error(
+                    "unknown text; the texts are " + TextName.allCases.map { $0.rawValue }.joined(separator: ", "))
             }
-            return value
-        }
-        func number(_ range: ClosedRange<Int>) throws(ConfigError) -> Int {
-            guard let n = Int(value), range.contains(n) else {
-                throw error("must be a whole number from \(range.lowerBound) to \(range.upperBound)")
-            }
-            return n
-        }
-        func flag() throws(ConfigError) -> Bool {
-            switch value {
-            case "", "yes", "true", "1", "on": return true
-            case "no", "false", "0", "off": return false
-            default: throw error("must be yes or no")
-            }
-        }
-        func text() throws(ConfigError) -> String {
-            guard !value.isEmpty, value.utf8.count <= 256,
-                value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f })
-            else {
-                throw error("must be 1 to 256 printable characters")
-            }
-            return value
-        }
-        switch key {
-        case "url":
-            switch AuthenticatorURL.parse(value) {
-            case let .success(u): url = u
-            case let .failure(e): throw error(e.message)
-            }
-        case "audience": audience = try text()
-        case "host_id": hostID = try text()
-        case "cafile": caFile = try path()
-        case "pinned_pubkey": pinnedPublicKey = try text()
-        case "timeout": timeoutSeconds = try number(1...120)
-        case "max_tries": maxTries = try number(1...10)
-        case "ttl": ttlSeconds = try number(1...300)
-        case "state_dir": stateDirectory = try path()
-        case "login_helper": loginHelper = try path()
-        case "session_dir": sessionDirectory = try path()
-        case "attempts_dir": attemptsDirectory = try path()
-        case "virtual_reader": virtualReader = try path()
-        case "virtual_storage_reader": virtualStorageReader = try path()
-        case "virtual_reader_removable": virtualReaderRemovable = try flag()
-        case "reader":
-            guard let choice = ReaderChoice(rawValue: value) else { throw error("must be libfprint, fprintd or auto") }
-            reader = choice
-        case "lid":
-            guard let policy = LidPolicy(rawValue: value) else { throw error("must be skip or ignore") }
-            lid = policy
-        case "system_bus": systemBus = try path()
-        case "acpi_lid_dir": acpiLidDirectory = try path()
-        case "allow_http": allowHTTP = try flag()
-        case "remote":
-            switch value {
-            case "allow": allowRemote = true
-            case "deny", "skip": allowRemote = false
-            default: throw error("must be allow or deny")
-            }
-        case "debug": debug = try flag()
-        case "debug_file": debugFile = try path()
-        case "disabled": disabled = try flag()
-        case "token_file": tokenFile = try path()
-        case "agent_socket": agentSocket = try path()
-        case "prompt":
-            guard let mode = PromptMode(rawValue: value) else { throw error("must be sequential or parallel") }
-            prompt = mode
-        case "locale_dir": localeDirectory = try path()
-        case "key_store":
-            guard let choice = KeyStoreChoice(rawValue: value) else { throw error("must be tpm, file or auto") }
-            keyStore = choice
-        case "tpm_tcti":
-            guard Options.isValidTCTI(value) else {
-                throw error("must be a device:, swtpm: or mssim: TCTI string, e.g. device:/dev/tpmrm0")
-            }
-            tpmTCTI = value
-        default:
-            if key.hasPrefix("text.") {
-                let name = key.dropFirst(5)
-                let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-                guard let first = parts.first, TextName(rawValue: String(first)) != nil else {
-                    throw error(
-                        "unknown text; the texts are " + TextName.allCases.map { $0.rawValue }.joined(separator: ", "))
+            if parts.count == 2 {
+                guard ServiceName.isValid(parts[1]) else {
+                    throw error("the service after the text's name must be a PAM service name")
                 }
-                if parts.count == 2 {
-                    guard LoginJob.isPrintable(String(parts[1]), limit: 64), !parts[1].contains(" ") else {
-                        throw error("the service after the text's name must be a PAM service name")
-                    }
-                }
-                texts[String(name)] = try text()
-            } else if key.hasPrefix("claim.") {
-                let name = String(key.dropFirst(6))
-                guard PortableWord.isValid(name), !name.contains(".") else {
-                    throw error("claim names are letters, digits, _ and -")
-                }
-                guard !Options.reservedClaims.contains(name) else { throw error("cannot replace a standard claim") }
-                let v = try text()
-                extraClaims.removeAll { $0.0 == name }
-                extraClaims.append((name, v))
-            } else {
-                throw error("unknown key")
             }
+            guard let text = OptionTable.text(value) else { throw error("must be 1 to 256 printable characters") }
+            texts[String(name)] = text
+        } else if key.hasPrefix("claim.") {
+            let name = String(key.dropFirst(6))
+            guard PortableWord.isValid(name), !name.contains(".") else {
+                throw error("claim names are letters, digits, _ and -")
+            }
+            guard !Options.reservedClaims.contains(name) else { throw error("cannot replace a standard claim") }
+            guard let text = OptionTable.text(value) else { throw error("must be 1 to 256 printable characters") }
+            extraClaims.removeAll { $0.0 == name }
+            extraClaims.append((name, text))
+        } else {
+            throw error("unknown key")
         }
     }
 
@@ -271,7 +182,7 @@ extension Options {
 }
 
 /// Where new device keys are made (`key_store`).
-public enum KeyStoreChoice: String, Equatable, Sendable {
+public enum KeyStoreChoice: String, Equatable, Sendable, CaseIterable {
     /// In the TPM; creating a key fails when no TPM answers.
     case tpm
     /// A PKCS#8 file, root 0600.
@@ -282,7 +193,7 @@ public enum KeyStoreChoice: String, Equatable, Sendable {
 }
 
 /// How the module asks at a terminal (`prompt`).
-public enum PromptMode: String, Equatable, Sendable {
+public enum PromptMode: String, Equatable, Sendable, CaseIterable {
     /// The finger first; the stack's own password prompt when the finger path ends.
     case sequential
     /// "Password or place your finger: " once, while the helper waits for the finger.

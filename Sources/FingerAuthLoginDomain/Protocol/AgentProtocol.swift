@@ -61,7 +61,7 @@ public enum AgentRequest: Equatable, Sendable {
     }
 
     /// Parses one request line (without its newline); nil for anything else. The user must
-    /// follow `UserName`'s rule, the service printable ASCII without spaces (1–64 bytes).
+    /// follow `UserName`'s rule, the service `ServiceName`'s.
     public init?(line: String) {
         let bytes = Array(line.utf8)
         guard bytes.count < AgentProtocol.maxRequestBytes, AgentWire.isPrintable(bytes),
@@ -74,7 +74,7 @@ public enum AgentRequest: Equatable, Sendable {
             guard fields.count == 1 else { return nil }
             self = .status
         case "LOGIN":
-            guard fields.count == 4, UserName.isValid(String(fields[1])), AgentWire.isWord(fields[2], max: 64) else {
+            guard fields.count == 4, UserName.isValid(String(fields[1])), ServiceName.isValid(fields[2]) else {
                 return nil
             }
             switch fields[3] {

@@ -34,37 +34,15 @@ public struct LoginJob: Equatable, Sendable {
     /// request is larger (a pipe holds 64 KiB, so writing this much never blocks).
     public static let maxBytes = 32 * 1024
 
-    /// The option keys that travel to the helper; everything else stays with the module.
-    static let optionKeys: Set<String> = [
-        "url", "audience", "cafile", "pinned_pubkey", "timeout", "max_tries",
-        "ttl", "state_dir", "virtual_reader", "allow_http", "tpm_tcti",
-        "virtual_storage_reader", "virtual_reader_removable", "reader", "lid",
-        "system_bus", "acpi_lid_dir",
-    ]
-
-    /// The request as `key=value` lines, one per setting.
+    /// The request as `key=value` lines: the login's own, then each option of `OptionTable`
+    /// that travels to the helper, then the extra claims and the terminal.
     public var text: String {
-        let o = options
         var lines = ["user=" + user, "service=" + service, "jti=" + jti, "issuer=" + issuer]
         if let clientService { lines.append("client_service=" + clientService) }
-        if let url = o.url { lines.append("url=" + url.text) }
-        if let audience = o.audience { lines.append("audience=" + audience) }
-        if let caFile = o.caFile { lines.append("cafile=" + caFile) }
-        if let pin = o.pinnedPublicKey { lines.append("pinned_pubkey=" + pin) }
-        lines.append("timeout=\(o.timeoutSeconds)")
-        lines.append("max_tries=\(o.maxTries)")
-        lines.append("ttl=\(o.ttlSeconds)")
-        lines.append("state_dir=" + o.stateDirectory)
-        if let reader = o.virtualReader { lines.append("virtual_reader=" + reader) }
-        lines.append("allow_http=" + (o.allowHTTP ? "yes" : "no"))
-        if let tcti = o.tpmTCTI { lines.append("tpm_tcti=" + tcti) }
-        if let reader = o.virtualStorageReader { lines.append("virtual_storage_reader=" + reader) }
-        if o.virtualReaderRemovable { lines.append("virtual_reader_removable=yes") }
-        lines.append("reader=" + o.reader.rawValue)
-        lines.append("lid=" + o.lid.rawValue)
-        lines.append("system_bus=" + o.systemBus)
-        lines.append("acpi_lid_dir=" + o.acpiLidDirectory)
-        for (name, value) in o.extraClaims { lines.append("claim." + name + "=" + value) }
+        for entry in OptionTable.entries {
+            if let value = entry.wireValue(options) { lines.append(entry.key + "=" + value) }
+        }
+        for (name, value) in options.extraClaims { lines.append("claim." + name + "=" + value) }
         if let terminal {
             lines.append("terminal=" + terminal.path)
             lines.append("terminal_device=\(terminal.device)")
@@ -104,13 +82,13 @@ public struct LoginJob: Equatable, Sendable {
                 }
                 user = value
             case "service":
-                guard service == nil, isPrintable(value, limit: 64) else {
-                    throw ConfigError(source: source, key: key, message: "not a service name")
+                guard service == nil, ServiceName.isValid(value) else {
+                    throw ConfigError(source: source, key: key, message: "not a service name (\(ServiceName.rule))")
                 }
                 service = value
             case "client_service":
-                guard clientService == nil, isPrintable(value, limit: 64) else {
-                    throw ConfigError(source: source, key: key, message: "not a service name")
+                guard clientService == nil, ServiceName.isValid(value) else {
+                    throw ConfigError(source: source, key: key, message: "not a service name (\(ServiceName.rule))")
                 }
                 clientService = value
             case "jti":
@@ -134,7 +112,7 @@ public struct LoginJob: Equatable, Sendable {
                 }
                 terminalDevice = device
             default:
-                guard optionKeys.contains(key) || key.hasPrefix("claim.") else {
+                guard OptionTable.entry(key)?.travelsToHelper == true || key.hasPrefix("claim.") else {
                     throw ConfigError(source: source, key: key, message: "not a key of the request")
                 }
                 try options.set(key, value, source: source)
