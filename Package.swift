@@ -192,10 +192,13 @@ let package = Package(
             name: "FingerAuthSystemTests",
             dependencies: ["FingerAuthSystem", "FingerAuthCore", "CSystem", "FingerAuthTestSupport"], swiftSettings: v6),
         .testTarget(name: "FingerAuthThreadsTests", dependencies: ["FingerAuthThreads"], swiftSettings: v6),
-        // One test target per library where its tests need nothing else; FingerAuthServerTests
-        // drives the service over the real stores: the registry's tests run one body on SQLite
-        // and on PostgreSQL (libpq only makes and drops each test's database), the group
-        // commit and the endpoints run over SQLite.
+        .testTarget(
+            name: "FingerAuthTPMTests",
+            dependencies: [
+                "FingerAuthTPM", "FingerAuthKeyFormats", "FingerAuthCrypto", "FingerAuthCore", "CTSS2",
+                "FingerAuthTestSupport",
+            ],
+            swiftSettings: v6),
         .testTarget(
             name: "FingerAuthCryptoTests",
             dependencies: [
