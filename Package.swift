@@ -200,6 +200,12 @@ let package = Package(
             ],
             swiftSettings: v6),
         .testTarget(
+            name: "FingerAuthReaderTests",
+            dependencies: [
+                "FingerAuthReader", "FingerAuthLoginDomain", "FingerAuthSystem", "CFPrint", "FingerAuthTestSupport",
+            ],
+            swiftSettings: v6),
+        .testTarget(
             name: "FingerAuthCryptoTests",
             dependencies: [
                 "FingerAuthCrypto", "FingerAuthKeyFormats", "FingerAuthDomain", "FingerAuthCore", "FingerAuthSystem",
