@@ -206,6 +206,17 @@ let package = Package(
             ],
             swiftSettings: v6),
         .testTarget(
+            name: "FingerAuthOfflineTests",
+            dependencies: [
+                "FingerAuthOffline", "FingerAuthCrypto", "FingerAuthLoginDomain", "FingerAuthCore",
+                "FingerAuthTestSupport",
+            ],
+            swiftSettings: v6),
+        // One test target per library where its tests need nothing else; FingerAuthServerTests
+        // drives the service over the real stores: the registry's tests run one body on SQLite
+        // and on PostgreSQL (libpq only makes and drops each test's database), the group
+        // commit and the endpoints run over SQLite.
+        .testTarget(
             name: "FingerAuthCryptoTests",
             dependencies: [
                 "FingerAuthCrypto", "FingerAuthKeyFormats", "FingerAuthDomain", "FingerAuthCore", "FingerAuthSystem",
