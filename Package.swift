@@ -214,6 +214,8 @@ let package = Package(
             swiftSettings: v6),
         .testTarget(
             name: "FingerAuthStoreTests", dependencies: ["FingerAuthStore", "FingerAuthDomain"], swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthConsoleTests", dependencies: ["FingerAuthConsole", "FingerAuthDomain"], swiftSettings: v6),
         // One test target per library where its tests need nothing else; FingerAuthServerTests
         // drives the service over the real stores: the registry's tests run one body on SQLite
         // and on PostgreSQL (libpq only makes and drops each test's database), the group
