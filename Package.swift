@@ -184,6 +184,31 @@ let package = Package(
         .testTarget(
             name: "FingerAuthSystemTests",
             dependencies: ["FingerAuthSystem", "FingerAuthCore", "CSystem", "FingerAuthTestSupport"], swiftSettings: v6),
+        .testTarget(name: "FingerAuthThreadsTests", dependencies: ["FingerAuthThreads"], swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthTPMTests",
+            dependencies: [
+                "FingerAuthTPM", "FingerAuthKeyFormats", "FingerAuthCrypto", "FingerAuthCore", "CTSS2",
+                "FingerAuthTestSupport",
+            ],
+            swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthReaderTests",
+            dependencies: [
+                "FingerAuthReader", "FingerAuthLoginDomain", "FingerAuthSystem", "CFPrint", "FingerAuthTestSupport",
+            ],
+            swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthOfflineTests",
+            dependencies: [
+                "FingerAuthOffline", "FingerAuthCrypto", "FingerAuthLoginDomain", "FingerAuthCore",
+                "FingerAuthTestSupport",
+            ],
+            swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthStoreTests", dependencies: ["FingerAuthStore", "FingerAuthDomain"], swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthConsoleTests", dependencies: ["FingerAuthConsole", "FingerAuthDomain"], swiftSettings: v6),
         // One test target per library where its tests need nothing else; FingerAuthServerTests
         // drives the service over the real stores: the registry's tests run one body on SQLite
         // and on PostgreSQL (libpq only makes and drops each test's database), the group

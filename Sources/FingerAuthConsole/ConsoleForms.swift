@@ -2,12 +2,12 @@ import FingerAuthDomain
 
 /// `application/x-www-form-urlencoded` bodies and query values, and the cookie header: the
 /// little parsing the console needs, strict and bounded.
-enum ConsoleForms {
+package enum ConsoleForms {
     /// Percent-decoding with `+` as a space; nil for a malformed escape or invalid UTF-8.
-    static func decode(_ text: Substring) -> String? { FormBody.decode(text.utf8) }
+    package static func decode(_ text: Substring) -> String? { FormBody.decode(text.utf8) }
 
     /// The fields of a form body (at most 32; a repeated name keeps its first value).
-    static func fields(_ body: [UInt8]) -> [String: String] {
+    package static func fields(_ body: [UInt8]) -> [String: String] {
         var fields: [String: String] = [:]
         let text = String(decoding: body, as: UTF8.self)
         for pair in text.split(separator: "&", maxSplits: 32, omittingEmptySubsequences: true).prefix(32) {
@@ -19,7 +19,7 @@ enum ConsoleForms {
     }
 
     /// The value of cookie `name` in a `Cookie` header.
-    static func cookie(_ header: String?, _ name: String) -> String? {
+    package static func cookie(_ header: String?, _ name: String) -> String? {
         guard let header else { return nil }
         for part in header.split(separator: ";") {
             let trimmed = part.drop { $0 == " " }

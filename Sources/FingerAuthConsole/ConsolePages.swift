@@ -3,9 +3,9 @@ import FingerAuthDomain
 
 /// The console's HTML: every page built here from escaped text, one stylesheet served by
 /// the binary (`/console.css`), no script, no external asset.
-enum ConsoleHTML {
+package enum ConsoleHTML {
     /// Text made inert for HTML element content and double-quoted attributes.
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -28,11 +28,11 @@ enum ConsoleHTML {
     }
 
     /// Seconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
-    static func time(_ seconds: Int64) -> String { UTCTime.seconds(seconds) }
+    package static func time(_ seconds: Int64) -> String { UTCTime.seconds(seconds) }
 
     /// `YYYY-MM-DD`, `YYYY-MM-DD HH:MM` or `YYYY-MM-DDTHH:MM` (UTC) as seconds since the
     /// epoch; nil for anything else.
-    static func parseTime(_ text: String) -> Int64? {
+    package static func parseTime(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard bytes.count == 10 || bytes.count == 16 else { return nil }
         func number(_ range: Range<Int>) -> Int64? {
@@ -67,7 +67,8 @@ enum ConsoleHTML {
     }
 
     /// A whole page: the navigation (when signed in), the title, the body.
-    static func page(title: String, admin: String?, csrf: String?, current: String = "", body: String) -> String {
+    package static func page(title: String, admin: String?, csrf: String?, current: String = "", body: String) -> String
+    {
         var nav = ""
         if let admin, let csrf {
             let links = [
@@ -94,17 +95,17 @@ enum ConsoleHTML {
     }
 
     /// The note an action leaves on the page it returns to (`#message`); empty for none.
-    static func message(_ text: String?) -> String {
+    package static func message(_ text: String?) -> String {
         text.map { "<p class=\"message\" id=\"message\">\(escape($0))</p>" } ?? ""
     }
 
-    static func csrfField(_ token: String) -> String {
+    package static func csrfField(_ token: String) -> String {
         "<input type=\"hidden\" name=\"csrf\" value=\"\(escape(token))\">"
     }
 
     /// A table; cells are HTML already (escape what comes from outside before).
     /// A table of `rows` (HTML already escaped); `classes` gives a row its class (by index).
-    static func table(id: String, headers: [String], rows: [[String]], classes: [Int: String] = [:]) -> String {
+    package static func table(id: String, headers: [String], rows: [[String]], classes: [Int: String] = [:]) -> String {
         let head = headers.map { "<th>\(escape($0))</th>" }.joined()
         let body = rows.enumerated().map { index, row in
             (classes[index].map { "<tr class=\"\($0)\">" } ?? "<tr>") + row.map { "<td>\($0)</td>" }.joined() + "</tr>"
@@ -113,7 +114,8 @@ enum ConsoleHTML {
     }
 
     /// A one-button form posting `fields` (and the CSRF token) to `action`.
-    static func button(_ label: String, action: String, fields: [(String, String)], csrf: String, cls: String) -> String
+    package static func button(_ label: String, action: String, fields: [(String, String)], csrf: String, cls: String)
+        -> String
     {
         let hidden = fields.map { "<input type=\"hidden\" name=\"\(escape($0.0))\" value=\"\(escape($0.1))\">" }
             .joined()

@@ -8,31 +8,31 @@ import Synchronization
 /// idle timeout, its absolute timeout, the process, or a change of the account in the
 /// registry (`admin reset`, `admin remove`: the console compares `passwordHash` with the
 /// account's on every request).
-final class ConsoleSessions: Sendable {
-    struct Session: Sendable {
-        let admin: String
+package final class ConsoleSessions: Sendable {
+    package struct Session: Sendable {
+        package let admin: String
         /// The account's password hash at sign-in: another one (or none) in the registry
         /// means the account was reset or removed since.
-        let passwordHash: String
+        package let passwordHash: String
         /// The token every form of this session carries (CSRF).
-        let csrf: String
-        let created: Int64
-        var lastSeen: Int64
+        package let csrf: String
+        package let created: Int64
+        package var lastSeen: Int64
     }
 
     let idleSeconds: Int64
     let absoluteSeconds: Int64
     /// At most this many live sessions; the oldest goes first.
-    static let capacity = 256
+    package static let capacity = 256
     private let sessions = Mutex<[String: Session]>([:])
 
-    init(idleSeconds: Int64, absoluteSeconds: Int64) {
+    package init(idleSeconds: Int64, absoluteSeconds: Int64) {
         self.idleSeconds = idleSeconds
         self.absoluteSeconds = absoluteSeconds
     }
 
     /// A new session for `admin`, signed in with the password of `passwordHash`: its cookie value.
-    func open(admin: String, passwordHash: String, now: Int64) -> String? {
+    package func open(admin: String, passwordHash: String, now: Int64) -> String? {
         guard let id = SecureRandom.bytes(32), let csrf = SecureRandom.bytes(24) else { return nil }
         let cookie = Base64URL.encode(id)
         sessions.withLock { sessions in
@@ -50,7 +50,7 @@ final class ConsoleSessions: Sendable {
     }
 
     /// The live session of `cookie`, its idle clock restarted.
-    func find(_ cookie: String?, now: Int64) -> Session? {
+    package func find(_ cookie: String?, now: Int64) -> Session? {
         guard let cookie, cookie.utf8.count == 43 else { return nil }
         return sessions.withLock { sessions -> Session? in
             guard var session = sessions[cookie] else { return nil }
@@ -64,7 +64,7 @@ final class ConsoleSessions: Sendable {
         }
     }
 
-    func close(_ cookie: String) {
+    package func close(_ cookie: String) {
         sessions.withLock { $0[cookie] = nil }
     }
 }
@@ -78,14 +78,14 @@ final class ConsoleSessions: Sendable {
 /// An attempt is counted when it is admitted, before its password is hashed, and taken
 /// back when it succeeds: checking first and counting only after the hash would let every
 /// request already in flight through (eight connections, eight hashes past the limit).
-final class SignInLimiter: Sendable {
+package final class SignInLimiter: Sendable {
     let limit: Int
     let window: Int64
     /// The store that counts for every instance, when it shares counts.
     let shared: (any FailureCounts)?
     private let failures = Mutex<[String: (count: Int, start: Int64)]>([:])
 
-    init(limit: Int = 5, window: Int64 = 300, store: (any FailureCounts)? = nil) {
+    package init(limit: Int = 5, window: Int64 = 300, store: (any FailureCounts)? = nil) {
         self.limit = limit
         self.window = window
         shared = store.flatMap { $0.sharesFailureCounts ? $0 : nil }
@@ -94,7 +94,7 @@ final class SignInLimiter: Sendable {
     /// False when any of `keys` is past its limit; else counts one attempt against each
     /// key (as a failure until `succeeded` takes it back) and returns true. A shared count
     /// that cannot be reached throws (the caller answers 503: fail closed).
-    func admit(_ keys: [String], now: Int64) throws(StoreError) -> Bool {
+    package func admit(_ keys: [String], now: Int64) throws(StoreError) -> Bool {
         if let shared {
             // Counted first, each key in one statement: past the limit is the count after it.
             // An attempt refused here stays counted, which moves no window's end.
@@ -124,7 +124,7 @@ final class SignInLimiter: Sendable {
 
     /// Takes back the attempt `admit` counted: it was not a failure. A shared count that
     /// cannot be reached keeps it (one failure too many, never one too few).
-    func succeeded(_ keys: [String], now: Int64) {
+    package func succeeded(_ keys: [String], now: Int64) {
         if let shared {
             for key in keys { try? shared.takeBackAttempt(key: "console:" + key, now: now) }
             return

@@ -132,7 +132,7 @@ extension AdminConsole {
             headers: [("Content-Disposition", "attachment; filename=\"fingerauth-audit.csv\"")])
     }
 
-    static func percentEncode(_ text: String) -> String {
+    package static func percentEncode(_ text: String) -> String {
         var out = ""
         for byte in text.utf8 {
             switch byte {
@@ -162,7 +162,7 @@ extension AdminConsole {
     }
 
     /// Links to the previous and next page of `path`, when there are such pages.
-    static func pager(_ path: String, page: Int, more: Bool) -> String {
+    package static func pager(_ path: String, page: Int, more: Bool) -> String {
         var links: [String] = []
         if page > 1 { links.append("<a id=\"previous\" href=\"\(path)?page=\(page - 1)\">Previous</a>") }
         links.append("<span id=\"page\">page \(page)</span>")
@@ -171,7 +171,7 @@ extension AdminConsole {
     }
 
     /// An EK name for a table cell: its first 16 hex digits, the whole name as the title.
-    static func ekCell(_ ek: String?) -> String {
+    package static func ekCell(_ ek: String?) -> String {
         guard let ek else { return "" }
         let clean = ConsoleHTML.escape(ek)
         return "<code class=\"ek\" title=\"\(clean)\">\(ConsoleHTML.escape(EndorsementKeyID.short(ek)))</code>"
@@ -261,8 +261,8 @@ extension AdminConsole {
 
 /// Logins per hour as an SVG bar chart rendered on the server (no script): accepted bars
 /// green, refusals red above them, one column per hour of the last 168.
-enum ConsoleChart {
-    static func svg(hours: [(hour: Int64, accepted: Int64, refused: Int64)], from start: Int64) -> String {
+package enum ConsoleChart {
+    package static func svg(hours: [(hour: Int64, accepted: Int64, refused: Int64)], from start: Int64) -> String {
         let width = 5
         let height = 160
         let columns = 168

@@ -126,7 +126,7 @@ public struct HelperProcess: LoginHelper {
         child.finish(until: MonotonicInstant.now().adding(milliseconds: exitGraceMilliseconds))
     }
 
-    static func describe(_ exit: ChildExit) -> String {
+    package static func describe(_ exit: ChildExit) -> String {
         switch exit {
         case let .exited(code): return "exit status \(code)"
         case let .signaled(signal): return "killed by signal \(signal)"

@@ -16,7 +16,7 @@ public indirect enum BusValue: Equatable, Sendable {
     case other(type: String)
 
     /// Reads `variant` (not consumed: the caller keeps its reference).
-    init(_ variant: OpaquePointer) {
+    package init(_ variant: OpaquePointer) {
         let type = g_variant_get_type_string(variant).map { String(cString: $0) } ?? ""
         switch type.first {
         case "s"?, "o"?:
@@ -46,7 +46,7 @@ public indirect enum BusValue: Equatable, Sendable {
     }
 
     /// More children than this are not read (fprintd lists at most ten fingers).
-    static let maxChildren = 64
+    package static let maxChildren = 64
 
     /// The tuple's fields, or nil for anything else.
     public var fields: [BusValue]? {

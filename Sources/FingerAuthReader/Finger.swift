@@ -15,7 +15,7 @@ public enum Finger: String, CaseIterable, Sendable {
     case rightLittle = "right-little-finger"
 
     /// The libfprint value (`FpFinger`) set on enrolled prints.
-    var fpFinger: FpFinger {
+    package var fpFinger: FpFinger {
         switch self {
         case .leftThumb: return FP_FINGER_LEFT_THUMB
         case .leftIndex: return FP_FINGER_LEFT_INDEX

@@ -36,7 +36,7 @@ final class CancelTimer {
 
 /// Runs `body` with a cancellable that fires at `deadline`; an already passed deadline
 /// is a timeout without calling `body`.
-func withDeadline<T>(
+package func withDeadline<T>(
     _ deadline: Deadline,
     _ body: (UnsafeMutablePointer<GCancellable>) throws(ReaderError) -> T
 ) throws(ReaderError) -> T {
@@ -45,7 +45,7 @@ func withDeadline<T>(
 }
 
 /// A reader hint from an `FP_DEVICE_RETRY` error, in plain words.
-func retryHint(code: Int32) -> String {
+package func retryHint(code: Int32) -> String {
     switch UInt32(bitPattern: code) {
     case FP_DEVICE_RETRY_TOO_SHORT.rawValue: return "Swipe was too short, try again"
     case FP_DEVICE_RETRY_CENTER_FINGER.rawValue: return "Center your finger on the reader"
@@ -55,14 +55,14 @@ func retryHint(code: Int32) -> String {
 }
 
 /// A `GError` taken out of a C call: either a retry request or a final `ReaderError`.
-enum GLibOutcome {
+package enum GLibOutcome {
     case retry(hint: String)
     case failed(ReaderError)
 }
 
 extension ReaderError {
     /// Turns (and frees) a `GError`. `context` starts the message ("Verify failed").
-    static func take(_ error: UnsafeMutablePointer<GError>?, context: String) -> GLibOutcome {
+    package static func take(_ error: UnsafeMutablePointer<GError>?, context: String) -> GLibOutcome {
         guard let error else { return .failed(ReaderError(.deviceError, context + ": unknown error")) }
         defer { g_error_free(error) }
         let domain = error.pointee.domain
@@ -96,7 +96,7 @@ extension ReaderError {
     }
 
     /// Like `take`, for calls where a retry request is not expected: it becomes a device error.
-    static func final(_ error: UnsafeMutablePointer<GError>?, context: String) -> ReaderError {
+    package static func final(_ error: UnsafeMutablePointer<GError>?, context: String) -> ReaderError {
         switch take(error, context: context) {
         case let .failed(e): return e
         case let .retry(hint): return ReaderError(.deviceError, context + ": " + hint)

@@ -151,7 +151,7 @@ public final class SystemBus {
     }
 
     /// A `GError` from GDBus as a `Failure` (freed here), with its D-Bus error name.
-    static func take(_ error: UnsafeMutablePointer<GError>?, context: String) -> Failure {
+    package static func take(_ error: UnsafeMutablePointer<GError>?, context: String) -> Failure {
         guard let error else { return Failure(context + ": unknown error") }
         defer { g_error_free(error) }
         var name: String?

@@ -11,10 +11,10 @@ import FingerAuthThreads
 /// `@unchecked Sendable`: `idle`, `count` and `closed` change only under `lock`; a connection
 /// lent out belongs to its borrower alone until it comes back; `open` and `usable` are
 /// set in `init` and called on one connection at a time.
-final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
-    let capacity: Int
-    let waitSeconds: Int
-    let name: String
+package final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
+    package let capacity: Int
+    package let waitSeconds: Int
+    package let name: String
     private let open: () throws(StoreError) -> Connection
     private let usable: (Connection) -> Bool
     private let lock = Lock()
@@ -24,7 +24,7 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     private var count = 0
     private var closed = false
 
-    init(
+    package init(
         name: String, capacity: Int, waitSeconds: Int = 5, open: @escaping () throws(StoreError) -> Connection,
         usable: @escaping (Connection) -> Bool = { _ in true }
     ) {
@@ -36,7 +36,7 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     }
 
     /// Drops the idle connections and refuses new borrowers; lent ones close on return.
-    func close() {
+    package func close() {
         lock.withLock {
             closed = true
             count -= idle.count
@@ -48,7 +48,9 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     /// Runs `body` on a borrowed connection. When the connection broke during `body` (the
     /// server restarted since it was opened), it is dropped and, with `retry`, `body` runs
     /// once more on a fresh one: only for bodies that are safe to repeat (reads).
-    func withConnection<T>(retry: Bool = true, _ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
+    package func withConnection<T>(retry: Bool = true, _ body: (Connection) throws(StoreError) -> T) throws(StoreError)
+        -> T
+    {
         let connection = try borrow()
         do {
             let value = try body(connection)

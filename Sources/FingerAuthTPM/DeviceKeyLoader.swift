@@ -95,8 +95,8 @@ public struct DeviceKeyLoader {
 /// Whether a TPM answers at `tcti` (for `key_store = auto` and `status`).
 public enum TPMProbe {
     /// TPM2_PT_PERMANENT, and its inLockout bit (TPMA_PERMANENT, Part 2 8.6).
-    static let permanent: UInt32 = 0x200
-    static let inLockout: UInt32 = 1 << 9
+    package static let permanent: UInt32 = 0x200
+    package static let inLockout: UInt32 = 1 << 9
 
     public enum State: Equatable, Sendable {
         case ready

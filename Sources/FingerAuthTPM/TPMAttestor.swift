@@ -169,7 +169,7 @@ public final class TPMAttestor {
     }
 
     /// The DER SEQUENCE at the start of `bytes` (an NV index is often padded after it).
-    static func trimmedDER(_ bytes: [UInt8]) -> [UInt8] {
+    package static func trimmedDER(_ bytes: [UInt8]) -> [UInt8] {
         guard bytes.count >= 4, bytes[0] == 0x30 else { return bytes }
         let total: Int
         switch bytes[1] {

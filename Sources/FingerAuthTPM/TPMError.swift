@@ -26,7 +26,7 @@ public struct TPMError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 
     /// The error of `rc` returned by `operation`, classified.
-    init(_ operation: String, rc: TSS2_RC) {
+    package init(_ operation: String, rc: TSS2_RC) {
         let text = Tss2_RC_Decode(rc).map { String(cString: $0) } ?? "0x" + String(rc, radix: 16)
         kind = TPMError.classify(rc)
         description = "\(operation): \(text)"
@@ -34,7 +34,7 @@ public struct TPMError: Error, CustomStringConvertible, Sendable, Equatable {
 
     /// The TSS layer is the top byte; the TPM's own codes (layer 0) are format-one errors
     /// (bit 7) with the error number in the low 6 bits, or warnings (0x900 range).
-    static func classify(_ rc: TSS2_RC) -> Kind {
+    package static func classify(_ rc: TSS2_RC) -> Kind {
         let layer = rc >> 16
         if layer == 10 || layer == 8 { return .unreachable } // TCTI layer, resource manager TCTI
         guard layer == 0 else { return .failed }

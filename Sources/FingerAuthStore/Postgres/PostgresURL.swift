@@ -1,11 +1,11 @@
 import FingerAuthDomain
 
 /// What fingerauthd checks in a `postgresql://` URL before it connects.
-enum PostgresURL {
+package enum PostgresURL {
     /// Why `url` may not be used as it is, or nil: a database on another machine must be
     /// reached with an explicit `sslmode` (libpq's default, `prefer`, silently falls back to
     /// plain text and checks no certificate).
-    static func transportProblem(_ url: String) -> String? {
+    package static func transportProblem(_ url: String) -> String? {
         let parameters = query(url)
         if parameters.contains(where: { $0.0 == "sslmode" }) { return nil }
         let hosts =
@@ -20,7 +20,7 @@ enum PostgresURL {
     }
 
     /// The hosts of the URL's authority (`user:pw@h1:5432,h2/db`), without ports.
-    static func hosts(_ url: String) -> [String] {
+    package static func hosts(_ url: String) -> [String] {
         let bytes = Array(url.utf8)
         guard
             let schemeEnd = (0..<max(0, bytes.count - 2)).first(where: {
@@ -40,7 +40,7 @@ enum PostgresURL {
     }
 
     /// The URL's query parameters, percent-decoded.
-    static func query(_ url: String) -> [(String, String)] {
+    package static func query(_ url: String) -> [(String, String)] {
         guard let mark = url.firstIndex(of: "?") else { return [] }
         return url[url.index(after: mark)...].split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -49,7 +49,7 @@ enum PostgresURL {
     }
 
     /// Empty (the default socket), a socket directory, `localhost` or a loopback address.
-    static func isLocal(_ host: String) -> Bool {
+    package static func isLocal(_ host: String) -> Bool {
         let decoded = decode(host[...])
         return decoded.isEmpty || decoded.hasPrefix("/") || decoded == "localhost" || decoded == "::1"
             || decoded.hasPrefix("127.")
