@@ -64,19 +64,20 @@ package struct HelperLoginFlow<
         session = Session(job: job, channel: channel, book: book, clock: clock)
     }
 
-    /// The whole login; every line goes to `output` as soon as it is decided.
-    package func run() -> HelperExit {
+    /// The whole login; every line goes to `output` as soon as it is decided. `startedAt`:
+    /// when the helper started (the clock's monotonic milliseconds), for the bound of the
+    /// warm-up and the login's stage times.
+    package func run(startedAt started: Int64) -> HelperExit {
         do {
-            return try login()
+            return try login(started: started)
         } catch {
             output.emit(error.message)
             return HelperExit(.failed)
         }
     }
 
-    private func login() throws(HelperStop) -> HelperExit {
+    private func login(started: Int64) throws(HelperStop) -> HelperExit {
         let clock = session.clock
-        let started = clock.monotonicMilliseconds()
         // One piece of work reaches the authenticator from now on, while the flow asks the
         // system bus (lid, fprintd: mostly waiting for other processes), loads the key and
         // opens the reader. Once the warm-up has an answer it says so, then signs the token
