@@ -122,7 +122,7 @@ struct OfflineBookOnDisk: HelperOfflineBook {
 
     func syncRequest(loginURL: String) -> HelperSyncRequest? {
         OfflineSync.url(forLogin: loginURL).flatMap { url in
-            OfflineSync.body([book]).map { HelperSyncRequest(url: url, body: $0) }
+            OfflineSync.body([book]).map { (url: url, body: $0) }
         }
     }
 
@@ -132,7 +132,7 @@ struct OfflineBookOnDisk: HelperOfflineBook {
 
     func usable(kid: String, service: String, now: GrantClockReading) -> Result<OfflineUse, GrantRefusal> {
         book.usable(kid: kid, service: service, pins: pins.keys(), now: now).map {
-            OfflineUse(gid: $0.grant.gid, expires: $0.expires)
+            (gid: $0.grant.gid, expires: $0.expires)
         }
     }
 
@@ -140,7 +140,7 @@ struct OfflineBookOnDisk: HelperOfflineBook {
         kid: String, service: String, jti: String, now: GrantClockReading, sign: ([UInt8]) -> [UInt8]?
     ) -> Result<OfflineUse, GrantRefusal> {
         book.recordLogin(kid: kid, service: service, jti: jti, pins: pins.keys(), now: now, sign: sign).map {
-            OfflineUse(gid: $0.grant.gid, expires: $0.expires)
+            (gid: $0.grant.gid, expires: $0.expires)
         }
     }
 

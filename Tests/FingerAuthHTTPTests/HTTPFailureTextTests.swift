@@ -23,30 +23,24 @@ final class HTTPFailureTextTests: XCTestCase {
             ])
     }
 
-    func testARefusedConnection() {
-        let failure = HTTPFailure.connectFailed(
-            kind: .refused, host: "auth.example", port: 8443, errorText: "Connection refused")
-        XCTAssertEqual(failure.kind, .refused)
-        XCTAssertEqual(
-            failure.message, "cannot connect to the authenticator: auth.example port 8443 refused the connection")
-    }
-
-    func testNoRoute() {
-        let failure = HTTPFailure.connectFailed(
-            kind: .noRoute, host: "10.0.0.1", port: 443, errorText: "No route to host")
-        XCTAssertEqual(failure.kind, .noRoute)
-        XCTAssertEqual(
-            failure.message, "cannot connect to the authenticator: no route to 10.0.0.1 port 443 (No route to host)")
-    }
-
-    func testAnErrorOfThisHostIsLocalWhateverTheKindAsked() {
-        let failure = HTTPFailure.connectFailed(
-            kind: .local, host: "auth.example", port: 443, errorText: "Cannot assign requested address")
-        XCTAssertEqual(failure.kind, .local)
-        XCTAssertEqual(
-            failure.message,
-            "cannot connect to the authenticator: auth.example port 443 not tried: Cannot assign requested address (an error of this host)"
-        )
+    /// A local error is filed `local-error` whatever kind was asked: it is no evidence.
+    func testConnectionsThatFailed() {
+        let cases: [(AuthenticatorFailure.Kind, String, AuthenticatorFailure.Kind, String)] = [
+            (.refused, "Connection refused", .refused, "auth.example port 8443 refused the connection"),
+            (.noRoute, "No route to host", .noRoute, "no route to auth.example port 8443 (No route to host)"),
+            (
+                .local, "Cannot assign requested address", .local,
+                "auth.example port 8443 not tried: Cannot assign requested address (an error of this host)"
+            ),
+            (
+                .timeout, "Too many open files", .local,
+                "auth.example port 8443 not tried: Too many open files (an error of this host)"
+            ),
+        ]
+        for (asked, errorText, kind, why) in cases {
+            let failure = HTTPFailure.connectFailed(kind: asked, host: "auth.example", port: 8443, errorText: errorText)
+            XCTAssertEqual(failure, HTTPFailure(kind: kind, message: "cannot connect to the authenticator: " + why))
+        }
     }
 
     func testLookups() {

@@ -274,13 +274,13 @@ final class HelperLoginFlowTests: XCTestCase {
     func testUnreadableClocksAreUnreachable() {
         channel.warm = .failure(refused)
         clock.grant = nil
-        book.usable = .success(OfflineUse(gid: "g-1", expires: 1_700_003_600))
+        book.usable = .success((gid: "g-1", expires: 1_700_003_600))
         unreachable(refused.message + " [refused]; offline: clocks unreadable")
     }
 
     func testATLSFailureIsNoEvidenceAndTheGrantIsNotAsked() {
         channel.warm = .failure(.init(kind: .tls, message: "TLS failure with the authenticator: x"))
-        book.usable = .success(OfflineUse(gid: "g-1", expires: 1_700_003_600))
+        book.usable = .success((gid: "g-1", expires: 1_700_003_600))
         unreachable(
             "TLS failure with the authenticator: x [tls]; offline: not used, no evidence the network is the problem")
         XCTAssertFalse(journal.entries.contains("grant?"))
@@ -288,7 +288,7 @@ final class HelperLoginFlowTests: XCTestCase {
 
     func testAStalledProcessIsNoEvidence() {
         channel.warm = .failure(.init(kind: .stalled, message: "kept from running"))
-        book.usable = .success(OfflineUse(gid: "g-1", expires: 1_700_003_600))
+        book.usable = .success((gid: "g-1", expires: 1_700_003_600))
         unreachable("kept from running [stalled]; offline: not used, no evidence the network is the problem")
     }
 
@@ -307,7 +307,7 @@ final class HelperLoginFlowTests: XCTestCase {
 
     func testARefusedConnectionWithAUsableGrantLogsInOffline() {
         channel.warm = .failure(refused)
-        book.usable = .success(OfflineUse(gid: "g-1", expires: 1_700_003_600))
+        book.usable = .success((gid: "g-1", expires: 1_700_003_600))
         run(HelperExit(.accepted, immediately: true))
         XCTAssertEqual(
             output.lines,
@@ -321,14 +321,14 @@ final class HelperLoginFlowTests: XCTestCase {
 
     func testA503GatewayCountsAsUnreachableAndNamesItsCause() {
         channel.warm = answer(503, "")
-        book.usable = .success(OfflineUse(gid: "g-1", expires: 1_700_003_600))
+        book.usable = .success((gid: "g-1", expires: 1_700_003_600))
         run(HelperExit(.accepted, immediately: true))
         XCTAssertEqual(output.lines.last, "OFFLINE \(Self.jti) kid-1 g-1 1700003600 http-503")
     }
 
     func testAnOfflineLoginWhoseRecordFailsIsUnavailable() {
         channel.warm = .failure(refused)
-        book.usable = .success(OfflineUse(gid: "g-1", expires: 1_700_003_600))
+        book.usable = .success((gid: "g-1", expires: 1_700_003_600))
         book.record = .failure(GrantRefusal("offline log: no space left"))
         run(HelperExit(.denied, immediately: true))
         XCTAssertEqual(
@@ -337,7 +337,7 @@ final class HelperLoginFlowTests: XCTestCase {
     }
 
     func testAUserWithAGrantSyncsInsteadOfTheWarmUp() {
-        book.sync = HelperSyncRequest(url: "https://auth.example/v1/offline/sync", body: Array("{}".utf8))
+        book.sync = (url: "https://auth.example/v1/offline/sync", body: Array("{}".utf8))
         channel.warm = answer(200, #"{"grants":[]}"#)
         channel.post = yes()
         run(HelperExit(.accepted, immediately: true))

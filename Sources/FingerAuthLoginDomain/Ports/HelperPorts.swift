@@ -69,27 +69,11 @@ package protocol HelperClock: Sendable {
 }
 
 /// The offline sync that replaces the warm-up request when the user holds a grant or has
-/// offline logins not yet uploaded.
-package struct HelperSyncRequest: Equatable, Sendable {
-    package var url: String
-    package var body: [UInt8]
-
-    package init(url: String, body: [UInt8]) {
-        self.url = url
-        self.body = body
-    }
-}
+/// offline logins not yet uploaded: its URL and body.
+package typealias HelperSyncRequest = (url: String, body: [UInt8])
 
 /// An offline login the grant allows: the grant's `gid` and when the login's right ends.
-package struct OfflineUse: Equatable, Sendable {
-    package var gid: String
-    package var expires: Int64
-
-    package init(gid: String, expires: Int64) {
-        self.gid = gid
-        self.expires = expires
-    }
-}
+package typealias OfflineUse = (gid: String, expires: Int64)
 
 /// The user's offline grant on this host, the pinned grant keys and the signed log of
 /// offline logins (`OfflineBook`, `GrantPins`, `ClockFloor` in the helper).
