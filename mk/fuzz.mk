@@ -26,8 +26,8 @@ FUZZ_IMPORTS := ^import FingerAuth\(Core\|KeyFormats\|LoginDomain\)$$
 $(FUZZER): Tests/fuzz/FuzzTargets.swift $(FUZZ_SOURCES) mk/fuzz.mk
 	@rm -rf $(BUILD)/fuzz/src && mkdir -p $(BUILD)/fuzz/src
 	@for f in $(FUZZ_SOURCES); do sed '/$(FUZZ_IMPORTS)/d' $$f > $(BUILD)/fuzz/src/$$(echo $$f | tr / _); done
-	swiftc -swift-version 6 -sanitize=fuzzer,address -parse-as-library -O -module-name FuzzCore -use-ld=lld \
-	  $(BUILD)/fuzz/src/*.swift Tests/fuzz/FuzzTargets.swift -o $@
+	swiftc -swift-version 6 -sanitize=fuzzer,address -parse-as-library -O -module-name FuzzCore -package-name FingerAuth \
+	  -use-ld=lld $(BUILD)/fuzz/src/*.swift Tests/fuzz/FuzzTargets.swift -o $@
 
 fuzz-build: $(FUZZER)
 
