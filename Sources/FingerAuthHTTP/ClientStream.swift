@@ -49,7 +49,7 @@ final class ClientStream {
         guard url.isHTTPS else { return .success(ClientStream(fd: fd, ssl: nil, url: url, watch: watch)) }
         guard let tls else {
             close(fd)
-            return .failure(HTTPFailure(kind: .tls, message: "TLS failure with the authenticator: no TLS context"))
+            return .failure(.tls("no TLS context"))
         }
         switch tls.handshake(fd: fd, host: url.host, session: session, until: until, watch: watch) {
         case let .failure(failure):
@@ -224,9 +224,7 @@ private func connectSocket(host: String, port: Int, until deadline: Deadline, wa
     defer { if let list { freeaddrinfo(list) } }
     let spent = { MonotonicInstant.now().milliseconds - started.milliseconds }
     if status == FA_RESOLVE_TIMED_OUT {
-        return .failure(
-            HTTPFailure(
-                kind: .timeout, message: "authenticator timed out: Resolving timed out after \(spent()) milliseconds"))
+        return .failure(.lookupTimedOut(host: host, milliseconds: spent()))
     }
     guard status == 0, list != nil else {
         return .failure(lookupFailure(host: host, status: status, until: deadline, watch: watch))
@@ -252,10 +250,7 @@ private func connectSocket(host: String, port: Int, until deadline: Deadline, wa
         }
         guard ClientStream.poll(fd, events: Int16(POLLOUT), until: deadline, watch: watch) else {
             close(fd)
-            return .failure(
-                HTTPFailure(
-                    kind: .timeout,
-                    message: "authenticator timed out: Connection timed out after \(spent()) milliseconds"))
+            return .failure(.connectTimedOut(host: host, port: port, milliseconds: spent()))
         }
         var soError: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
@@ -269,13 +264,7 @@ private func connectSocket(host: String, port: Int, until deadline: Deadline, wa
     let kind: HTTPFailure.Kind =
         local != nil ? .local : errors.allSatisfy({ $0 == ECONNREFUSED }) ? .refused : .noRoute
     let shown = local ?? last
-    return .failure(
-        HTTPFailure(
-            kind: kind,
-            message:
-                "cannot connect to the authenticator: Failed to connect to \(host) port \(port): \(String(cString: strerror(shown)))"
-                + (kind == .local ? " (an error of this host)" : "")
-        ))
+    return .failure(.connectFailed(kind: kind, host: host, port: port, errorText: String(cString: strerror(shown))))
 }
 
 /// After a failed lookup: whether a name server answered (`fa_probe_dns`) — NXDOMAIN or no
@@ -284,10 +273,8 @@ private func connectSocket(host: String, port: Int, until deadline: Deadline, wa
 private func lookupFailure(host: String, status: Int32, until deadline: Deadline, watch: ProgressWatch)
     -> HTTPFailure
 {
-    let prefix = "cannot connect to the authenticator: Could not resolve host: \(host)"
     guard status == EAI_NONAME || status == EAI_AGAIN || status == EAI_FAIL || status == EAI_NODATA_VALUE else {
-        return HTTPFailure(
-            kind: .local, message: prefix + " (\(String(cString: gai_strerror(status))), an error of this host)")
+        return .lookupFailed(host: host, .failedHere(String(cString: gai_strerror(status))))
     }
     var detail: Int32 = 0
     var stalled = 0
@@ -295,24 +282,14 @@ private func lookupFailure(host: String, status: Int32, until deadline: Deadline
     let probe = fa_probe_dns(host, min(Int32(deadline.remaining), 1500), &detail, &stalled)
     watch.measured(stalled)
     switch probe {
-    case FA_PROBE_ANSWERED where detail == FA_PROBE_HAS_ADDRESSES:
-        return HTTPFailure(
-            kind: .local,
-            message: prefix + " (the name server gave addresses, the lookup here failed: an error of this host)")
-    case FA_PROBE_ANSWERED where detail == 3 || detail == 0:
-        return HTTPFailure(kind: .noSuchName, message: prefix + " (the name server answered: no such name)")
-    case FA_PROBE_ANSWERED:
-        return HTTPFailure(
-            kind: .nameServerFailed, message: prefix + " (the name server answered: failure, code \(detail))")
-    case FA_PROBE_NO_ROUTE:
-        return HTTPFailure(
-            kind: .noRoute, message: prefix + " (no name server reachable: \(String(cString: strerror(detail))))")
-    case FA_PROBE_SILENT:
-        return HTTPFailure(kind: .timeout, message: prefix + " (no name server answered in time)")
+    case FA_PROBE_ANSWERED where detail == FA_PROBE_HAS_ADDRESSES: return .lookupFailed(host: host, .addressesElsewhere)
+    case FA_PROBE_ANSWERED where detail == 3 || detail == 0: return .lookupFailed(host: host, .noSuchName)
+    case FA_PROBE_ANSWERED: return .lookupFailed(host: host, .nameServerFailed(code: Int(detail)))
+    case FA_PROBE_NO_ROUTE: return .lookupFailed(host: host, .noRoute(String(cString: strerror(detail))))
+    case FA_PROBE_SILENT: return .lookupFailed(host: host, .silent)
     default:
-        let why = detail == 0 ? "no query could be made" : String(cString: strerror(detail))
-        return HTTPFailure(
-            kind: .local, message: prefix + " (the query could not leave this host: \(why), an error of this host)")
+        return .lookupFailed(
+            host: host, .notSent(detail == 0 ? "no query could be made" : String(cString: strerror(detail))))
     }
 }
 

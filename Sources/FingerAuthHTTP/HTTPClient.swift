@@ -32,62 +32,11 @@ public struct HTTPResponse: Sendable {
     public var date: String?
 }
 
-/// Why no answer came; the text is for logs and people, free of secrets.
-public struct HTTPFailure: Error, Sendable, CustomStringConvertible {
-    /// Whose the failure is. Only the network's own word — the far end refused, no route, a
-    /// name server answered, a silence that outlasted a running process — is evidence that
-    /// the authenticator cannot be reached (`isNetworkEvidence`); this host's own errors, a
-    /// process kept from running, and an authenticator that answered wrongly are not.
-    public enum Kind: String, Sendable {
-        /// The far end refused the connection (ECONNREFUSED).
-        case refused
-        /// No route to the host or its network (ENETUNREACH, EHOSTUNREACH), or to a name server.
-        case noRoute = "no-route"
-        /// A name server answered: no such name (NXDOMAIN), or no address for it.
-        case noSuchName = "no-such-name"
-        /// A name server answered with a failure (SERVFAIL, REFUSED).
-        case nameServerFailed = "name-server-failed"
-        /// The time ran out while this process was running (`ProgressWatch`).
-        case timeout
-        /// The time ran out while this process was kept from running (frozen, stopped, starved).
-        case stalled
-        /// An error of this host: no local port or address (EADDRNOTAVAIL), no descriptor
-        /// (EMFILE, ENFILE), no buffer or memory (ENOBUFS, ENOMEM), a lookup that never left.
-        case local = "local-error"
-        /// TLS: certificate verification, pin, dates, host name, the handshake.
-        case tls
-        /// The answer's body was larger than the bound.
-        case tooLarge = "too-large"
-        /// The far end answered wrongly: garbled, framing over its bounds, cut off, closed
-        /// without an answer, the connection broken mid-exchange.
-        case badAnswer = "bad-answer"
-        /// Not sent: a bad URL, a refused protocol, a request header with a line break.
-        case other
-    }
-    public var kind: Kind
-    public var message: String
-    public var description: String { message }
-
-    public init(kind: Kind, message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    /// Whether this failure is positive evidence that the network, not this host nor the
-    /// authenticator's answer, kept the answer away.
-    public var isNetworkEvidence: Bool {
-        switch kind {
-        case .refused, .noRoute, .noSuchName, .nameServerFailed, .timeout: return true
-        case .stalled, .local, .tls, .tooLarge, .badAnswer, .other: return false
-        }
-    }
-}
-
 /// One HTTP request, hardened for use by the helper and the command line: no redirects,
 /// no proxy, nothing read from the environment, peer and host verified, bounded time and
 /// size.
 public enum HTTPClient {
-    public static func send(
+    package static func send(
         method: String, url: String, body: [UInt8]?, headers: [String] = [],
         settings: HTTPSettings
     ) -> Result<HTTPResponse, HTTPFailure> {
@@ -124,7 +73,7 @@ public final class HTTPConnection {
     /// but a POST only when not one byte of it was written: a POST that went out may have
     /// been acted on (a login token spent), and is never sent twice. A request on a new
     /// connection is sent once.
-    public func send(method: String, url: String, body: [UInt8]?, headers: [String] = []) -> Result<
+    package func send(method: String, url: String, body: [UInt8]?, headers: [String] = []) -> Result<
         HTTPResponse, HTTPFailure
     > {
         let watch = ProgressWatch()
@@ -133,12 +82,7 @@ public final class HTTPConnection {
         if case let .failure(failure) = result, failure.kind == .timeout,
             !watch.ranThrough(bound: settings.totalTimeoutMilliseconds)
         {
-            return .failure(
-                HTTPFailure(
-                    kind: .stalled,
-                    message:
-                        "\(failure.message); this process was kept from running for \(watch.stalledMilliseconds) ms of it (frozen, stopped or starved): no evidence the authenticator is unreachable"
-                ))
+            return .failure(.stalled(failure, stalledMilliseconds: watch.stalledMilliseconds))
         }
         return result
     }
@@ -149,14 +93,12 @@ public final class HTTPConnection {
         let target: AuthenticatorURL
         switch AuthenticatorURL.parse(url) {
         case let .success(parsed): target = parsed
-        case let .failure(error): return .failure(HTTPFailure(kind: .other, message: "bad URL: \(error.message)"))
+        case let .failure(error): return .failure(.badURL(error.message))
         }
-        guard target.isHTTPS || settings.allowHTTP else {
-            return .failure(HTTPFailure(kind: .other, message: "protocol not allowed: http:// without allow_http"))
-        }
+        guard target.isHTTPS || settings.allowHTTP else { return .failure(.plainHTTP) }
         // A header with a line break would smuggle headers (or a request) of its own.
         guard !headers.contains(where: { $0.utf8.contains(13) || $0.utf8.contains(10) }) else {
-            return .failure(HTTPFailure(kind: .other, message: "a request header holds a line break"))
+            return .failure(.badHeader)
         }
         let deadline = Deadline.now().adding(milliseconds: Int64(max(0, settings.totalTimeoutMilliseconds)))
         let request = HTTPWire.request(method: method, url: target, body: body, headers: headers)
@@ -172,11 +114,7 @@ public final class HTTPConnection {
                 break // a new connection below
             case .closedBeforeAnswer:
                 return .failure(
-                    HTTPFailure(
-                        kind: .badAnswer,
-                        message:
-                            "request to the authenticator failed: the kept connection closed after the request went out (not sent again)"
-                    ))
+                    .badAnswer("the kept connection closed after the request went out (not sent again)"))
             case let .finished(result): return result
             }
         }
@@ -188,10 +126,7 @@ public final class HTTPConnection {
         }
         switch exchange(opened, request: request, method: method, deadline: deadline) {
         case .closedBeforeAnswer:
-            return .failure(
-                HTTPFailure(
-                    kind: .badAnswer,
-                    message: "request to the authenticator failed: the server closed the connection without an answer"))
+            return .failure(.badAnswer("the server closed the connection without an answer"))
         case let .finished(result): return result
         }
     }
@@ -219,9 +154,7 @@ public final class HTTPConnection {
     }
 
     private func exchange(_ stream: ClientStream, request: [UInt8], method: String, deadline: Deadline) -> Exchange {
-        func failed(_ why: String) -> Exchange {
-            .finished(.failure(HTTPFailure(kind: .badAnswer, message: "request to the authenticator failed: \(why)")))
-        }
+        func failed(_ why: String) -> Exchange { .finished(.failure(.badAnswer(why))) }
         switch stream.write(request, until: deadline) {
         case .done: break
         case .closed: return .closedBeforeAnswer(written: stream.lastWritten)
@@ -240,13 +173,7 @@ public final class HTTPConnection {
                 }
             case let .invalid(why): return failed(why)
             case .tooLarge:
-                return .finished(
-                    .failure(
-                        HTTPFailure(
-                            kind: .tooLarge,
-                            message:
-                                "request to the authenticator failed: answer larger than \(settings.maxResponseBytes) bytes (too large)"
-                        )))
+                return .finished(.failure(.tooLarge(limit: settings.maxResponseBytes)))
             case let .framingTooLarge(what): return failed("answer too large: \(what)")
             case let .complete(status, body, date, keepAlive):
                 sessions.save(from: stream)
@@ -268,11 +195,7 @@ public final class HTTPConnection {
         }
     }
     private func timedOut(received: Int) -> HTTPFailure {
-        HTTPFailure(
-            kind: .timeout,
-            message:
-                "authenticator timed out: Operation timed out after \(settings.totalTimeoutMilliseconds) milliseconds with \(received) bytes received"
-        )
+        .answerTimedOut(milliseconds: settings.totalTimeoutMilliseconds, received: received)
     }
 }
 
@@ -280,5 +203,24 @@ extension AuthenticatorURL {
     /// Same scheme, host and port: a kept connection can carry the request.
     func sameServer(as other: AuthenticatorURL) -> Bool {
         isHTTPS == other.isHTTPS && host == other.host && effectivePort == other.effectivePort
+    }
+}
+
+/// The login helper's channel to the authenticator: the warm-up under its own bound, then
+/// the token's POST over the same connection.
+extension HTTPConnection: AuthenticatorChannel {
+    package func warmUp(url: String, body: [UInt8]?, boundMilliseconds: Int) -> Result<
+        AuthenticatorAnswer, AuthenticatorFailure
+    > {
+        let bound = settings.totalTimeoutMilliseconds
+        settings.totalTimeoutMilliseconds = boundMilliseconds
+        defer { settings.totalTimeoutMilliseconds = bound }
+        return send(method: body == nil ? "GET" : "POST", url: url, body: body).map {
+            AuthenticatorAnswer(status: $0.status, body: $0.body)
+        }
+    }
+
+    package func postToken(url: String, body: [UInt8]) -> Result<AuthenticatorAnswer, AuthenticatorFailure> {
+        send(method: "POST", url: url, body: body).map { AuthenticatorAnswer(status: $0.status, body: $0.body) }
     }
 }

@@ -15,9 +15,7 @@ final class TLSClientContext {
 
     /// Nil with the reason when the CA file or the pin cannot be used.
     static func make(settings: HTTPSettings) -> Result<TLSClientContext, HTTPFailure> {
-        func fail(_ why: String) -> Result<TLSClientContext, HTTPFailure> {
-            .failure(HTTPFailure(kind: .tls, message: "TLS failure with the authenticator: \(why)"))
-        }
+        func fail(_ why: String) -> Result<TLSClientContext, HTTPFailure> { .failure(.tls(why)) }
         var pin: PublicKeyPin?
         if let text = settings.pinnedPublicKey {
             guard let parsed = PublicKeyPin(text) else {
@@ -84,12 +82,9 @@ final class TLSClientContext {
                 var text = [CChar](repeating: 0, count: 256)
                 fa_ssl_error_text(&text, text.count)
                 SSL_free(ssl)
-                if verify != X509_V_OK {
-                    return fail(
-                        .tls, "SSL certificate problem: " + String(cString: X509_verify_cert_error_string(verify)))
-                }
+                if verify != X509_V_OK { return .failure(.certificate(code: Int(verify))) }
                 let detail = cText(text)
-                return fail(.tls, detail.isEmpty ? "the handshake failed (connection closed)" : detail)
+                return fail(.tls, "the handshake failed (" + (detail.isEmpty ? "connection closed" : detail) + ")")
             }
             guard ClientStream.poll(fd, events: events, until: deadline, watch: watch) else {
                 SSL_free(ssl)
@@ -101,7 +96,7 @@ final class TLSClientContext {
             let length = fa_ssl_peer_spki(ssl, &spki, Int32(spki.count))
             guard length > 0, pin.matches(Array(spki.prefix(Int(length)))) else {
                 SSL_free(ssl)
-                return fail(.tls, "SSL: public key does not match pinned public key")
+                return .failure(.pinMismatch)
             }
         }
         return .success(ssl)
