@@ -3,6 +3,7 @@ import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthTransport
+import FingerAuthWeb
 import XCTest
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@ import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthTransport
+import FingerAuthWeb
 import XCTest
 
 #if canImport(Glibc)
@@ -225,10 +226,10 @@ final class ServiceTests: XCTestCase {
             summary.line,
             "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
                 + "reason=replayed sub=alice kid=k?1 jti=j?1 peer=10.0.0.9 ms=3\n")
-        summary.claimed = "b\u{e9}b"
-        summary.sub = nil
+        summary.facts.claimed = "b\u{e9}b"
+        summary.facts.sub = nil
         summary.milliseconds = nil
-        summary.jti = String(repeating: "j", count: 70)
+        summary.facts.jti = String(repeating: "j", count: 70)
         XCTAssertEqual(
             summary.line,
             "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
