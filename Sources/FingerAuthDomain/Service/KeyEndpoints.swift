@@ -241,7 +241,7 @@ extension AuthenticatorService {
     /// `keyStatus` with the key as the registry holds it.
     func keyStatus(kid: String, _ request: ServiceRequest, _ exchange: Exchange) -> Step {
         let host: String
-        switch hostForBearer(request.credential) {
+        switch hostOfToken(request.credential) {
         case let .failure(failure):
             exchange.facts.outcome = .deny
             exchange.facts.reason = failure.code
@@ -278,7 +278,7 @@ extension AuthenticatorService {
     /// The host of the request's host token, recorded in `event` (which is then verified);
     /// or the refusal, with its reason in `event` (`unavailable` marked as an error).
     func authorizedHost(_ request: ServiceRequest, _ event: inout AuditEvent) -> HostCheck {
-        switch hostForBearer(request.credential) {
+        switch hostOfToken(request.credential) {
         case let .failure(failure):
             event.reason = failure.code
             if failure.outcome == .unavailable { event.outcome = .error }
@@ -296,7 +296,7 @@ extension AuthenticatorService {
     }
 
     /// The host of a valid host token, or the refusal (`badCredential`, `unavailable`).
-    func hostForBearer(_ credential: String?) -> Result<String, BodyFailure> {
+    func hostOfToken(_ credential: String?) -> Result<String, BodyFailure> {
         let unauthorized = BodyFailure(code: .code(.badHostToken), outcome: .badCredential(.hostToken))
         guard let token = credential else { return .failure(unauthorized) }
         do {

@@ -58,7 +58,7 @@ extension AuthenticatorService {
     }
 
     func introspect(_ request: ServiceRequest, _ exchange: Exchange) -> Step {
-        switch hostForBearer(request.credential) {
+        switch hostOfToken(request.credential) {
         case let .failure(failure):
             exchange.facts.outcome = .deny
             exchange.facts.reason = failure.code
