@@ -8,7 +8,7 @@ import FingerAuthWeb
 /// `temporarily_unavailable`).
 public enum AnswerMapping {
     /// The answer to `outcome` of `operation`.
-    public static func answer(_ outcome: Outcome, of operation: Operation) -> HTTPResponse {
+    public static func answer(_ outcome: Outcome, of operation: ServiceOperation) -> HTTPResponse {
         let oauth = operation == .accessToken || operation == .introspect
         switch outcome {
         case let .health(available):

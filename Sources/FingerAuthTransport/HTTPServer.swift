@@ -221,7 +221,7 @@ final class RequestState: @unchecked Sendable {
     /// The request's line, once it began.
     var line: RequestLine?
     /// The operation it asks for, and the service's side of it, once it began.
-    var operation: Operation?
+    var operation: ServiceOperation?
     var exchange: Exchange?
     /// The step to take with the outcome of the write the request is parked for.
     var next: ((Result<[WriteOutcome], StoreError>) -> Step)?

@@ -18,7 +18,7 @@ public struct LoginAPI: Sendable {
     /// What a request asks for: an operation of the service, or an answer at once (no such
     /// path, or a method the path does not allow).
     public enum Route: Sendable, Equatable {
-        case operation(Operation)
+        case operation(ServiceOperation)
         case answer(HTTPResponse)
     }
 
@@ -27,7 +27,7 @@ public struct LoginAPI: Sendable {
     /// the connection while the finger is awaited): answered here, before any limit, audit
     /// row or failure count.
     public static func route(method: String, path: String) -> Route {
-        func only(_ allowed: String, _ operation: Operation) -> Route {
+        func only(_ allowed: String, _ operation: ServiceOperation) -> Route {
             method == allowed ? .operation(operation) : .answer(AnswerMapping.notAllowed(allowed))
         }
         switch path {

@@ -241,7 +241,7 @@ public struct AccessTokenState: Sendable, Equatable {
     }
 }
 
-/// Whether the store can answer right now (`Operation.health`).
+/// Whether the store can answer right now (`ServiceOperation.health`).
 public enum StoreHealth: Sendable, Equatable {
     case available
     /// The database cannot be reached; the text names no secret.

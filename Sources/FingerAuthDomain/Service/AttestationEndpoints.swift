@@ -2,7 +2,7 @@ import FingerAuthCore
 
 /// TPM key attestation at registration, in two requests.
 ///
-/// 1. The challenge (`Operation.attestationChallenge`, host token) with `{user, host, ek_certificate,
+/// 1. The challenge (`ServiceOperation.attestationChallenge`, host token) with `{user, host, ek_certificate,
 ///    ak_public}`: the EK certificate must chain to `tpm-ek-ca`, the AK must be a
 ///    restricted signing key bound to its TPM. The answer wraps a fresh secret for that EK
 ///    and that AK's Name (TPM2_MakeCredential) and names a fresh nonce:

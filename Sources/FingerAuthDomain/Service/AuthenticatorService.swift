@@ -77,7 +77,7 @@ public final class AuthenticatorService: Sendable {
 
     /// The outcome of `operation` for `request`, its writes committed on this thread (tests,
     /// and the rare request the transport does not park).
-    public func perform(_ operation: Operation, _ request: ServiceRequest, route: String = "other") -> (
+    public func perform(_ operation: ServiceOperation, _ request: ServiceRequest, route: String = "other") -> (
         Exchange, Outcome
     ) {
         let (exchange, first) = start(operation, request, route: route)
@@ -103,7 +103,7 @@ public final class AuthenticatorService: Sendable {
     /// The first step of `operation` (limits, parsing, verification: everything before its
     /// first write) and the exchange that carries it to its outcome. `route` names the
     /// operation in /metrics' labels.
-    public func start(_ operation: Operation, _ request: ServiceRequest, route: String) -> (Exchange, Step) {
+    public func start(_ operation: ServiceOperation, _ request: ServiceRequest, route: String) -> (Exchange, Step) {
         let exchange = Exchange(address: request.peer, route: route)
         return (exchange, step(operation, request, exchange))
     }
@@ -122,7 +122,7 @@ public final class AuthenticatorService: Sendable {
         writer.commitAlone(items)
     }
 
-    private func step(_ operation: Operation, _ request: ServiceRequest, _ exchange: Exchange) -> Step {
+    private func step(_ operation: ServiceOperation, _ request: ServiceRequest, _ exchange: Exchange) -> Step {
         switch operation {
         case .health: return .outcome(health(exchange))
         case .metrics: return limited(exchange) ?? metricsAnswer(request, exchange)

@@ -1,6 +1,6 @@
 import FingerAuthCore
 
-/// A key's registration, revocation and status (`Operation.register`, `.revoke`,
+/// A key's registration, revocation and status (`ServiceOperation.register`, `.revoke`,
 /// `.keyStatus`). Registering needs the host
 /// enrollment token and a proof signed by the new key (`typ` fingerauth-proof+jwt);
 /// revoking needs the host token of the key's host, or a revocation token signed by that

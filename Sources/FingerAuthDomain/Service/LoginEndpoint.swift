@@ -1,6 +1,6 @@
 import FingerAuthCore
 
-/// A login (`Operation.login`): `{"jwt": "…"}`, a login token (`typ` JWT) only.
+/// A login (`ServiceOperation.login`): `{"jwt": "…"}`, a login token (`typ` JWT) only.
 /// `loggedIn` once the jti is durable; `unverifiedToken` for every token that did not
 /// verify with a registered key; `tokenRefused` with the precise reason for a verified one
 /// (expired, replayed, key_revoked, …); `tooMany` past a limit; `unavailable` when the

@@ -1,6 +1,6 @@
 import FingerAuthCore
 
-/// The RFC 7523 JWT-bearer grant (`Operation.accessToken`). The assertion is a login token
+/// The RFC 7523 JWT-bearer grant (`ServiceOperation.accessToken`). The assertion is a login token
 /// checked exactly like a login (same key binding, lifetime, audience and one-time `jti`).
 /// The outcome is an opaque random access token (RFC 6749 §5.1); only its SHA-256 is
 /// stored, in the same transaction that uses up the assertion's jti. A form that is no

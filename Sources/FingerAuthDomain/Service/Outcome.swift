@@ -95,6 +95,13 @@ public struct LoginAccepted: Sendable, Equatable {
     public var jti: String
     /// Where a grant key is configured: the grant this login earned and the keys to pin.
     public var offline: OfflineAllowance?
+
+    public init(user: String, kid: String, jti: String, offline: OfflineAllowance?) {
+        self.user = user
+        self.kid = kid
+        self.jti = jti
+        self.offline = offline
+    }
 }
 
 /// What a login's answer says of offline grants where a grant key is configured.
@@ -103,6 +110,11 @@ public struct OfflineAllowance: Sendable, Equatable {
     public var grant: String?
     /// The grant keys hosts pin, as JWKs.
     public var keys: JSONValue
+
+    public init(grant: String?, keys: JSONValue) {
+        self.grant = grant
+        self.keys = keys
+    }
 }
 
 /// A registration that went through.
@@ -113,6 +125,13 @@ public struct KeyRegistered: Sendable, Equatable {
     public var new: Bool
     /// The grant keys for the host to pin, where a grant key is configured.
     public var grantKeys: JSONValue?
+
+    public init(kid: String, status: KeyStatus, new: Bool, grantKeys: JSONValue?) {
+        self.kid = kid
+        self.status = status
+        self.new = new
+        self.grantKeys = grantKeys
+    }
 }
 
 /// A TPM attestation challenge: its id, the wrapped credential (TPM2_MakeCredential) and
@@ -124,6 +143,14 @@ public struct IssuedChallenge: Sendable, Equatable {
     public var nonce: [UInt8]
     /// Seconds the challenge may be answered in.
     public var lifetime: Int64
+
+    public init(id: String, credentialBlob: [UInt8], encryptedSecret: [UInt8], nonce: [UInt8], lifetime: Int64) {
+        self.id = id
+        self.credentialBlob = credentialBlob
+        self.encryptedSecret = encryptedSecret
+        self.nonce = nonce
+        self.lifetime = lifetime
+    }
 }
 
 /// An offline sync's answer: each grant asked about, the records held and those rejected
@@ -133,6 +160,16 @@ public struct OfflineSyncReport: Sendable, Equatable {
     public var held: [String: [Int64]]
     public var rejected: [String: [Int64]]
     public var grantKeys: JSONValue?
+
+    public init(
+        grants: [(gid: String, state: GrantState)], held: [String: [Int64]], rejected: [String: [Int64]],
+        grantKeys: JSONValue? = nil
+    ) {
+        self.grants = grants
+        self.held = held
+        self.rejected = rejected
+        self.grantKeys = grantKeys
+    }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.grants.map(\.gid) == rhs.grants.map(\.gid) && lhs.grants.map(\.state) == rhs.grants.map(\.state)

@@ -1,6 +1,6 @@
 /// What a client asks of the service. The transport finds it from the request's method and
 /// path (`LoginAPI`, FingerAuthTransport); the service never sees either.
-public enum Operation: Sendable, Equatable {
+public enum ServiceOperation: Sendable, Equatable {
     /// The store's health.
     case health
     /// The counters for monitoring.
