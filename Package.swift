@@ -161,6 +161,7 @@ let package = Package(
             name: "FingerAuthHTTPTests", dependencies: ["FingerAuthHTTP", "FingerAuthCore"], swiftSettings: v6),
         .testTarget(
             name: "FingerAuthDomainTests", dependencies: ["FingerAuthDomain", "FingerAuthCore"], swiftSettings: v6),
+        .testTarget(name: "FingerAuthWebTests", dependencies: ["FingerAuthWeb"], swiftSettings: v6),
         .testTarget(
             name: "FingerAuthTransportTests",
             dependencies: ["FingerAuthTransport", "FingerAuthDomain", "FingerAuthWeb", "FingerAuthSystem"],
