@@ -10,7 +10,8 @@ import XCTest
 import Glibc
 #endif
 
-/// The endpoints without HTTP: statuses, bodies, audit rows, and what the log line holds.
+/// The endpoints through `LoginAPI`, without a socket: statuses, bodies, audit rows, and
+/// what the log line holds.
 final class ServiceTests: XCTestCase {
     var temp = TempDatabase()
     var clock = FakeClock()
