@@ -102,18 +102,23 @@ let package = Package(
                 "CSQLite", "CPostgres",
             ],
             swiftSettings: v6),
-        // The HTTP transport (libmicrohttpd, GnuTLS): requests, answers, steps, connection
-        // limits and TLS; it knows the service and nothing of the stores.
+        // HTTP's request and answer as plain values, and the console's port: what the transport
+        // and the console share, so that the domain needs neither.
+        .target(name: "FingerAuthWeb", dependencies: ["FingerAuthCore"], swiftSettings: v6),
+        // The HTTP transport (libmicrohttpd, GnuTLS): routing, the service's outcomes as
+        // statuses and bodies, steps, connection limits and TLS; it knows the service and
+        // nothing of the stores.
         .target(
             name: "FingerAuthTransport",
             dependencies: [
-                "FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCrypto", "CMicroHTTPD",
-                "CGnuTLS",
+                "FingerAuthCore", "FingerAuthDomain", "FingerAuthWeb", "FingerAuthSystem", "FingerAuthThreads",
+                "FingerAuthCrypto", "CMicroHTTPD", "CGnuTLS",
             ],
             swiftSettings: v6),
         // The admin console: pages, sessions, forms, sign-in.
         .target(
-            name: "FingerAuthConsole", dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthCrypto"],
+            name: "FingerAuthConsole",
+            dependencies: ["FingerAuthCore", "FingerAuthDomain", "FingerAuthWeb", "FingerAuthCrypto"],
             swiftSettings: v6),
 
         // Products. The module reaches libpam and libc only: everything that reads the
@@ -226,14 +231,17 @@ let package = Package(
         .testTarget(
             name: "FingerAuthDomainTests",
             dependencies: ["FingerAuthDomain", "FingerAuthKeyFormats", "FingerAuthCore"], swiftSettings: v6),
+        .testTarget(name: "FingerAuthWebTests", dependencies: ["FingerAuthWeb"], swiftSettings: v6),
         .testTarget(
             name: "FingerAuthTransportTests",
-            dependencies: ["FingerAuthTransport", "FingerAuthDomain", "FingerAuthSystem", "FingerAuthThreads"],
+            dependencies: [
+                "FingerAuthTransport", "FingerAuthDomain", "FingerAuthWeb", "FingerAuthSystem", "FingerAuthThreads",
+            ],
             swiftSettings: v6),
         .testTarget(
             name: "FingerAuthServerTests",
             dependencies: [
-                "FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole",
+                "FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole", "FingerAuthWeb",
                 "FingerAuthCrypto", "FingerAuthSystem", "FingerAuthThreads", "FingerAuthCore", "CPostgres",
             ],
             swiftSettings: v6),

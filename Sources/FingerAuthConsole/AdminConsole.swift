@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
+import FingerAuthWeb
 
 /// How the admin console behaves (`admin-listen` and its companions).
 public struct ConsoleSettings: Sendable {

@@ -1,4 +1,5 @@
 import FingerAuthDomain
+import FingerAuthWeb
 
 /// `application/x-www-form-urlencoded` bodies and query values, and the cookie header: the
 /// little parsing the console needs, strict and bounded.

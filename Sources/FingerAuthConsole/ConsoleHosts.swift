@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
+import FingerAuthWeb
 
 /// The hosts page and its one action, revoking a host: its enrollment tokens, every key
 /// registered on it, and the access tokens issued to those keys, as `fingerauthd token

@@ -1,5 +1,6 @@
 import FingerAuthCore
 import FingerAuthDomain
+import FingerAuthWeb
 
 /// The policy page: the rules in the order they are evaluated, with their ids (the ids a
 /// refusal's audit row and 403 name); add a rule, move one up or down, remove one, and test

@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
+import FingerAuthWeb
 
 /// The console's two doors a stranger can reach: sign-in and the one-time setup link.
 /// Both hash a password with scrypt (32 MiB, about 100 ms of a core), so nothing reaches

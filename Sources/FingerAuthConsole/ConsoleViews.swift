@@ -1,6 +1,7 @@
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthDomain
+import FingerAuthWeb
 
 /// The console's pages and its two actions.
 extension AdminConsole {

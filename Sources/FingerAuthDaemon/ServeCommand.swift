@@ -83,11 +83,11 @@ enum ServeCommand {
         let service = AuthenticatorService(
             store: store, writer: writer, crypto: OpenSSLAuthenticatorCrypto(),
             policy: settings.policy, settings: settings.service, clock: clock, log: log,
-            refusals: refusals, console: console)
+            refusals: refusals)
         service.startWriter()
         let server: HTTPServer
         do {
-            server = try HTTPServer(service: service, listen: listen, tls: tls, limits: settings.limits)
+            server = try HTTPServer(service: service, log: log, listen: listen, tls: tls, limits: settings.limits)
         } catch {
             log.message("\(error)")
             service.stopWriter()
@@ -95,11 +95,11 @@ enum ServeCommand {
             return 1
         }
         var consoleServer: HTTPServer?
-        if let adminListen = settings.adminListen {
+        if let adminListen = settings.adminListen, let console {
             do {
                 consoleServer = try HTTPServer(
-                    service: service, listen: adminListen, tls: tls, limits: settings.limits,
-                    surface: .console)
+                    service: service, log: log, listen: adminListen, tls: tls, limits: settings.limits,
+                    surface: .console(console))
             } catch {
                 log.message("admin console: \(error)")
                 _ = server.stop()

@@ -3,6 +3,7 @@ import CMicroHTTPD
 import FingerAuthDomain
 import FingerAuthSystem
 import FingerAuthThreads
+import FingerAuthWeb
 
 #if canImport(Glibc)
 import Glibc
@@ -74,14 +75,14 @@ public final class HTTPServer {
     /// `https` with TLS material, else `http`.
     public let scheme: String
 
-    /// Binds `listen` and starts serving `service` on `threads` worker threads, over TLS
-    /// with `tls` when given.
+    /// Binds `listen` and starts serving `surface` of `service` on `threads` worker threads,
+    /// over TLS with `tls` when given; each request's line goes to `log`.
     public init(
-        service: AuthenticatorService, listen: ListenAddress, tls: TLSCredentials?,
+        service: AuthenticatorService, log: any RequestLines, listen: ListenAddress, tls: TLSCredentials?,
         limits: ServerLimits = ServerLimits(), surface: ListenerSurface = .login
     ) throws(ServerError) {
         dispatcher = RequestDispatcher(
-            service: service, requestTimeout: limits.requestTimeout,
+            api: LoginAPI(service: service, log: log), requestTimeout: limits.requestTimeout,
             clientAddress: limits.clientAddress, surface: surface)
         let proxies = limits.clientAddress.trustedProxies
         let cap = ConnectionCap(
@@ -218,7 +219,10 @@ final class RequestState: @unchecked Sendable {
     var tooLarge = false
     /// When the headers were complete (CLOCK_MONOTONIC seconds).
     let started = monotonicSeconds()
-    /// The service's side of the request, once it began.
+    /// The request's line, once it began.
+    var line: RequestLine?
+    /// The operation it asks for, and the service's side of it, once it began.
+    var operation: ServiceOperation?
     var exchange: Exchange?
     /// The step to take with the outcome of the write the request is parked for.
     var next: ((Result<[WriteOutcome], StoreError>) -> Step)?
@@ -232,7 +236,8 @@ final class RequestState: @unchecked Sendable {
 /// `@unchecked Sendable`: libmicrohttpd's threads and the writer's call it. `active`,
 /// `draining` and `parked` change only under `lock`; the rest is set in `init` and Sendable.
 final class RequestDispatcher: @unchecked Sendable {
-    let service: AuthenticatorService
+    let api: LoginAPI
+    var service: AuthenticatorService { api.service }
     let requestTimeout: Double
     /// Where answers held back (`Step.answerAfterPause`) wait, their connections parked.
     let tarpit = Tarpit(delay: AuthenticatorService.tarpit)
@@ -247,13 +252,12 @@ final class RequestDispatcher: @unchecked Sendable {
     /// The query parameters the console reads (none for the login API).
     let queryNames: [String]
 
-    init(service: AuthenticatorService, requestTimeout: Double, clientAddress: ClientAddress, surface: ListenerSurface)
-    {
-        self.service = service
+    init(api: LoginAPI, requestTimeout: Double, clientAddress: ClientAddress, surface: ListenerSurface) {
+        self.api = api
         self.requestTimeout = requestTimeout
         self.clientAddress = clientAddress
         self.surface = surface
-        queryNames = surface == .console ? service.console?.queryNames ?? [] : []
+        if case let .console(console) = surface { queryNames = console.queryNames } else { queryNames = [] }
         tarpit.start()
     }
 
@@ -280,7 +284,13 @@ final class RequestDispatcher: @unchecked Sendable {
     /// with the writer idle, has its items committed by the worker itself, and goes on at once.
     func begin(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
         let request = makeRequest(connection, method: method, url: url, state: state)
-        let (exchange, step) = service.start(request, surface: surface)
+        let line = RequestLine(request)
+        guard case .login = surface, case let .operation(operation) = LoginAPI.route(method: method, path: url) else {
+            return queue(answerAtOnce(request), connection)
+        }
+        let (exchange, step) = service.start(operation, LoginAPI.serviceRequest(request), route: line.label)
+        state.line = line
+        state.operation = operation
         state.exchange = exchange
         return take(step, connection, state)
     }
@@ -300,11 +310,15 @@ final class RequestDispatcher: @unchecked Sendable {
 
     private func take(_ step: Step, _ connection: OpaquePointer, _ state: RequestState) -> MHD_Result {
         switch step {
-        case let .answer(response):
-            if let exchange = state.exchange { service.complete(exchange, response) }
+        case let .outcome(outcome):
+            guard let operation = state.operation, let line = state.line, let exchange = state.exchange else {
+                return .NO
+            }
+            let response = AnswerMapping.answer(outcome, of: operation)
+            api.complete(line, exchange.facts, response)
             return queue(response, connection)
-        case let .answerAfterPause(response):
-            return park(connection, state, then: { _ in .answer(response) }) { [self] resume in
+        case let .outcomeAfterPause(outcome):
+            return park(connection, state, then: { _ in .outcome(outcome) }) { [self] resume in
                 tarpit.hold { resume(.success([])) }
             }
         case let .write(items, next):
@@ -353,7 +367,7 @@ final class RequestDispatcher: @unchecked Sendable {
             authorization: header(connection, "Authorization"),
             contentType: header(connection, "Content-Type"),
             body: state.body, bodyTooLarge: state.tooLarge, peer: client)
-        if surface == .console {
+        if case .console = surface {
             request.cookie = header(connection, "Cookie")
             request.origin = header(connection, "Origin")
             for name in queryNames {
@@ -374,9 +388,20 @@ final class RequestDispatcher: @unchecked Sendable {
     /// Builds the request, asks the service and waits for its writes on this thread, queues
     /// the answer (MHD_queue_response). Only for the rare answer given before the body.
     func respond(_ connection: OpaquePointer, method: String, url: String, state: RequestState) -> MHD_Result {
-        queue(
-            service.handle(makeRequest(connection, method: method, url: url, state: state), surface: surface),
-            connection)
+        queue(answerAtOnce(makeRequest(connection, method: method, url: url, state: state)), connection)
+    }
+
+    /// The answer to `request` on this listener's surface, its writes committed on this
+    /// thread, its line written.
+    private func answerAtOnce(_ request: HTTPRequest) -> HTTPResponse {
+        switch surface {
+        case .login:
+            return api.handle(request)
+        case let .console(console):
+            let response = console.answer(request, address: request.peer)
+            api.complete(RequestLine(request), RequestFacts(), response)
+            return response
+        }
     }
 
     /// Queues `answer` on `connection` (MHD_queue_response).
@@ -396,7 +421,7 @@ final class RequestDispatcher: @unchecked Sendable {
         var peer = [CChar](repeating: 0, count: 64)
         let peerText = fa_mhd_peer_address(connection, &peer, peer.count) == 0 ? String(cString: peer) : "-"
         let client = clientAddress.resolve(peer: peerText, forwardedFor: nil)
-        _ = service.handle(HTTPRequest(method: method, path: url, bodyTooLarge: true, peer: client), surface: surface)
+        _ = answerAtOnce(HTTPRequest(method: method, path: url, bodyTooLarge: true, peer: client))
     }
 
     func header(_ connection: OpaquePointer, _ name: String) -> String? {

@@ -4,9 +4,16 @@ import FingerAuthDomain
 import Glibc
 #endif
 
-/// The service's lines on standard error (`ServiceLog`), each written with a single
+/// Where a listener's lines go: one per request (`RequestSummary.line`), and the service's
+/// free-form messages.
+public protocol RequestLines: ServiceLog {
+    /// Writes the line of one request.
+    func record(_ summary: RequestSummary)
+}
+
+/// The service's lines on standard error (`RequestLines`), each written with a single
 /// write(2) so that lines from worker threads never interleave.
-public final class RequestLog: ServiceLog {
+public final class RequestLog: RequestLines {
     private let fd: Int32
 
     /// A log on file descriptor `fd` (standard error by default); the fd is not owned.

@@ -3,6 +3,7 @@ import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthTransport
+import FingerAuthWeb
 import XCTest
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 #endif
 
 /// /oauth2/token, key-holder DELETE, pending keys, rate limits over time and /metrics,
-/// driven without HTTP on a real store and a fake clock.
+/// driven through `LoginAPI` without a socket, on a real store and a fake clock.
 final class EndpointTests: XCTestCase {
     var temp = TempDatabase()
     var clock = FakeClock()

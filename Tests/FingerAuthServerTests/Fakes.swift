@@ -4,6 +4,7 @@ import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthSystem
 import FingerAuthTransport
+import FingerAuthWeb
 
 #if canImport(Glibc)
 import Glibc
@@ -235,4 +236,13 @@ func wiredService(
     return AuthenticatorService(
         store: store, writer: writer, crypto: OpenSSLAuthenticatorCrypto(), policy: policy,
         settings: settings, clock: clock, log: log, refusals: refusals)
+}
+
+extension AuthenticatorService {
+    /// `request` answered as the login listener answers it (`LoginAPI`: routing, the
+    /// outcome's status and body, the request's line in the service's log), its writes
+    /// committed on this thread.
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        LoginAPI(service: self, log: (log as? any RequestLines) ?? RequestLog(fd: -1)).handle(request)
+    }
 }

@@ -3,13 +3,15 @@ import FingerAuthCrypto
 import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthTransport
+import FingerAuthWeb
 import XCTest
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The endpoints without HTTP: statuses, bodies, audit rows, and what the log line holds.
+/// The endpoints through `LoginAPI`, without a socket: statuses, bodies, audit rows, and
+/// what the log line holds.
 final class ServiceTests: XCTestCase {
     var temp = TempDatabase()
     var clock = FakeClock()
@@ -225,10 +227,10 @@ final class ServiceTests: XCTestCase {
             summary.line,
             "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "
                 + "reason=replayed sub=alice kid=k?1 jti=j?1 peer=10.0.0.9 ms=3\n")
-        summary.claimed = "b\u{e9}b"
-        summary.sub = nil
+        summary.facts.claimed = "b\u{e9}b"
+        summary.facts.sub = nil
         summary.milliseconds = nil
-        summary.jti = String(repeating: "j", count: 70)
+        summary.facts.jti = String(repeating: "j", count: 70)
         XCTAssertEqual(
             summary.line,
             "fingerauthd: method=POST path=/v1/login status=401 outcome=deny "

@@ -2,6 +2,7 @@ import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthStore
 import FingerAuthTransport
+import FingerAuthWeb
 import XCTest
 
 /// An SQLite store that, like PostgresStore, keeps the rate-limit counts itself (in a

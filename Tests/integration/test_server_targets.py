@@ -16,10 +16,11 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = REPO / "Sources"
 
 # fingerauthd's libraries and its executable.
-SERVER = ["FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole", "FingerAuthDaemon"]
+SERVER = ["FingerAuthDomain", "FingerAuthStore", "FingerAuthWeb", "FingerAuthTransport", "FingerAuthConsole",
+          "FingerAuthDaemon"]
 # What only fingerauthd may link: its layers and the C libraries of its stores and transport.
-SERVER_ONLY = {"FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport", "FingerAuthConsole", "CSQLite",
-               "CPostgres", "CMicroHTTPD", "CGnuTLS"}
+SERVER_ONLY = {"FingerAuthDomain", "FingerAuthStore", "FingerAuthWeb", "FingerAuthTransport", "FingerAuthConsole",
+               "CSQLite", "CPostgres", "CMicroHTTPD", "CGnuTLS"}
 HOST_PRODUCTS = ["PAMFingerAuth", "FingerAuthLogin", "FingerAuthAgent", "FingerAuthCLI"]
 
 
@@ -48,6 +49,46 @@ def test_the_domain_is_plain_swift_over_core(targets):
     another target; cryptography reaches them through the key formats' protocols."""
     assert reach(targets, "FingerAuthDomain") == {"FingerAuthCore", "FingerAuthKeyFormats"}
     assert not reach(targets, "FingerAuthCore") & c_bridges(targets)
+
+
+def test_http_values_are_plain_swift_shared_by_the_transport_and_the_console(targets):
+    """HTTPRequest, HTTPResponse and the console's port: over Core only, reached by the
+    transport and the console, never by the domain (whose reach is Core alone, above)."""
+    assert reach(targets, "FingerAuthWeb") == {"FingerAuthCore"}
+    assert "FingerAuthWeb" in reach(targets, "FingerAuthTransport")
+    assert "FingerAuthWeb" in reach(targets, "FingerAuthConsole")
+    assert "FingerAuthWeb" not in reach(targets, "FingerAuthStore")
+
+
+# HTTP as Swift source spells it: the message values and their target, a status code put
+# into an answer or compared, a header's name, a method, a path of the login API.
+HTTP_IN_SWIFT = re.compile(
+    r"""\bHTTP(?:Request|Response)\b|\bFingerAuthWeb\b|\.error\(\s*\d{3}\b|\bstatus:\s*\d{3}\b"""
+    r"""|\bstatus\s*(?:==|!=|<|>)\s*\d{3}\b"""
+    r'|"(?:Retry-After|WWW-Authenticate|Content-Type|Authorization|Allow|Pragma|Cookie|Origin)"'
+    r"""|"(?:GET|HEAD|POST|PUT|DELETE)"|"/(?:v1|oauth2|login|pubkey|offline-sync|healthz|metrics)\b""")
+
+
+def http_lines(target):
+    """The lines of Sources/<target> outside comments that spell HTTP."""
+    hits = []
+    for path in sorted((SOURCES / target).rglob("*.swift")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.lstrip().startswith("//") and HTTP_IN_SWIFT.search(line):
+                hits.append("%s:%d: %s" % (path.relative_to(SOURCES), number, line.strip()))
+    return hits
+
+
+def test_the_domain_speaks_no_http():
+    """The service takes an operation and the request's facts and ends in an `Outcome`; the
+    transport routes method and path and says each outcome as status, headers and body
+    (`LoginAPI`, `AnswerMapping`). The pattern finds the transport's answers, so a status,
+    header or path moved back into the domain is found as well."""
+    assert not http_lines("FingerAuthDomain"), "\n".join(http_lines("FingerAuthDomain"))
+    mapping = [hit for hit in http_lines("FingerAuthTransport") if "AnswerMapping.swift" in hit]
+    routes = [hit for hit in http_lines("FingerAuthTransport") if "LoginAPI.swift" in hit]
+    assert any(".error(" in hit or "status:" in hit for hit in mapping), mapping
+    assert any('"POST"' in hit for hit in routes) and any('"/v1/' in hit for hit in routes), routes
 
 
 def test_the_transport_knows_the_service_and_nothing_of_the_stores(targets):

@@ -17,7 +17,7 @@ public struct RateLimit: Sendable, Equatable {
 
 /// Counts refused attempts per key (a client address, or a verified user at an address) in
 /// fixed windows that start at the first failure. Once a key reached its limit, `retryAfter`
-/// says how many seconds remain in its window; the service answers 429 with `Retry-After`
+/// says how many seconds remain in its window; the service refuses (`tooMany(retryAfter:)`)
 /// meanwhile. Only refusals count: a success neither resets nor extends a window.
 ///
 /// The counts live in this process's memory, or — when the store shares them between the
@@ -57,7 +57,7 @@ public final class FailureLimiter: Sendable {
     }
 
     /// Seconds until `key` may try again, or nil when it may try now; a shared store that
-    /// cannot be read throws (the caller answers 503: fail closed).
+    /// cannot be read throws (the caller ends in `unavailable`: fail closed).
     public func retryAfter(_ key: String, now: Int64) throws(StoreError) -> Int64? {
         guard limit.failures > 0 else { return nil }
         if let shared { return sharedRetryAfter(try shared.failureWindow(key: scope + key, now: now), now: now) }

@@ -33,28 +33,9 @@ public protocol Committer: Sendable {
     var counts: (batches: Int64, items: Int64, failed: Int64) { get }
 }
 
-/// Where the service's lines go: one per request, and free-form messages (start, stop,
-/// errors). `RequestLog` (FingerAuthTransport) writes them to standard error.
+/// Where the service's free-form lines go (start, stop, errors). `RequestLog`
+/// (FingerAuthTransport) writes them to standard error, beside each request's line.
 public protocol ServiceLog: Sendable {
-    /// Writes the line of one request (`RequestSummary.line`).
-    func record(_ summary: RequestSummary)
     /// Writes a free-form line. Callers never pass secrets.
     func message(_ text: String)
-}
-
-/// The admin console as the service routes to it: the listeners of surface `.console`
-/// serve it (FingerAuthConsole's `AdminConsole`).
-public protocol ConsoleSurface: Sendable {
-    /// The query parameters its pages read: the transport looks up only these.
-    var queryNames: [String] { get }
-    /// One console request from `address`, answered.
-    func answer(_ request: HTTPRequest, address: String) -> HTTPResponse
-}
-
-/// What a listener serves.
-public enum ListenerSurface: Sendable, Equatable {
-    /// The login API (`/v1/login`, `/v1/keys`, `/oauth2/…`, `/healthz`, `/metrics`).
-    case login
-    /// The admin console (`admin-listen`): HTML pages, never the login API.
-    case console
 }

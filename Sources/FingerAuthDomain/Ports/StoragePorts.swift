@@ -4,7 +4,7 @@ import FingerAuthCore
 /// each a handful of methods, that `SQLiteStore` (one file, the embedded default) and
 /// `PostgresStore` (one database shared by several fingerauthd instances) both implement
 /// (FingerAuthStore). Every method either completes or throws `StoreError`; callers turn a
-/// throw into 503, never into an accept.
+/// throw into `unavailable`, never into an accept.
 ///
 /// The request path writes through a `Committer` only (group commit over `BatchStore`):
 /// one transaction and one durable commit for a batch of items from many requests. The

@@ -99,7 +99,7 @@ public enum AuditOutcome: Hashable, Sendable, CustomStringConvertible {
     case accept
     /// Refused, for the row's reason.
     case deny
-    /// Not decided: the registry could not be read or written (answered 503).
+    /// Not decided: the registry could not be read or written (`Outcome.unavailable`).
     case error
     /// An outcome this release does not know: a row another release wrote.
     case other(String)

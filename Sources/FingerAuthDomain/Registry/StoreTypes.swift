@@ -174,20 +174,20 @@ public struct HostTokenRecord: Sendable, Equatable {
 
 /// What registering a key did.
 public enum RegistrationResult: Sendable, Equatable {
-    /// A new key, now active or pending (201).
+    /// A new key, now active or pending.
     case created
-    /// The same key for the same user and host was already active or pending (200).
+    /// The same key for the same user and host was already active or pending.
     case alreadyRegistered
-    /// The kid belongs to another user or host (409).
+    /// The kid belongs to another user or host.
     case conflict
-    /// The key was revoked; only an admin could bring it back (409).
+    /// The key was revoked; only an admin could bring it back.
     case revoked
-    /// The registration proof's `jti` was seen before: nothing registered (401).
+    /// The registration proof's `jti` was seen before: nothing registered.
     case proofReplayed
     /// The user already has the most keys allowed on this host (`max-keys-per-user-host`),
-    /// revoked ones not counted (409).
+    /// revoked ones not counted.
     case tooManyKeys
-    /// The key was attested by another EK than the one pinned for its host (403).
+    /// The key was attested by another EK than the one pinned for its host.
     case ekMismatch
 }
 
@@ -220,7 +220,7 @@ public struct HostRevocation: Sendable, Equatable {
     }
 }
 
-/// An access token as `POST /oauth2/introspect` describes it (RFC 7662): active only while
+/// An access token as introspection describes it (RFC 7662): active only while
 /// unexpired and while the key it was issued for is active.
 public struct AccessTokenState: Sendable, Equatable {
     public var user: String
@@ -241,7 +241,7 @@ public struct AccessTokenState: Sendable, Equatable {
     }
 }
 
-/// Whether the store can answer right now (for `GET /healthz`).
+/// Whether the store can answer right now (`ServiceOperation.health`).
 public enum StoreHealth: Sendable, Equatable {
     case available
     /// The database cannot be reached; the text names no secret.

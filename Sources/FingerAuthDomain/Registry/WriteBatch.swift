@@ -70,7 +70,7 @@ public enum ClaimEffect: Sendable, Equatable {
 }
 
 /// How one item of a batch ended. A batch that fails as a whole throws instead: every
-/// request in it is answered 503 and none 2xx.
+/// request in it ends in `unavailable` and none is accepted.
 public enum WriteOutcome: Sendable, Equatable {
     /// An audit row, a refusal count or a failure count was written.
     case written

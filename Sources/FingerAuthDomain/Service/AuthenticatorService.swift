@@ -1,19 +1,20 @@
 import FingerAuthCore
 import FingerAuthKeyFormats
 
-/// The authenticator's endpoints as plain Swift: a request in, an answer out, with the
-/// audit row durable before the answer is returned and one log line per request. The
-/// HTTP transport (`HTTPServer`, FingerAuthTransport) only moves bytes.
+/// The authenticator's operations as plain Swift: an operation and the request's facts in,
+/// an `Outcome` out, with the audit row durable before the outcome is given. The transport
+/// (FingerAuthTransport) finds the operation, says the outcome on the wire and writes the
+/// request's log line.
 ///
 /// Every write of the request path goes through `writer` (group commit): a verified
 /// token's key check, jti claim and audit row in one transaction, shared with the other
 /// requests of the moment. Refusals count against the client's address; against a user
 /// only when the token's signature verified with that user's key. Addresses past their
-/// limit are answered 429 and counted together (`refusals`), not written one row each.
+/// limit are refused (`tooMany`) and counted together (`refusals`), not written one row each.
 public final class AuthenticatorService: Sendable {
-    /// Largest accepted request body, bytes; beyond it the answer is 413.
+    /// Largest accepted request body, bytes; beyond it the body is refused (`bodyTooLarge`).
     public static let maxBodyBytes = 16 * 1024
-    /// How long the HTTP layer holds back a 429 to an address past its limit, its
+    /// How long the transport holds back a refusal to an address past its limit, its
     /// connection parked: a client that floods on keep-alive connections gets at most one
     /// answer per connection and pause (64 connections: 6,400 a second, not 40,000), and
     /// the pause costs the server no thread and no CPU.
@@ -26,7 +27,7 @@ public final class AuthenticatorService: Sendable {
     let verifier: TokenVerifier
     let crypto: any AuthenticatorCrypto
     let clock: any AuthClock
-    /// Where the request lines and messages go.
+    /// Where the service's messages go.
     public let log: any ServiceLog
     let settings: ServiceSettings
     /// Counters for /metrics.
@@ -41,8 +42,6 @@ public final class AuthenticatorService: Sendable {
     /// Refused requests of addresses past their limit, counted together; the group
     /// commit drains it into `refusals` rows about once a second.
     public let refusals: RefusalCounter
-    /// The admin console, when `admin-listen` is set; listeners of surface `.console` serve it.
-    public let console: (any ConsoleSurface)?
 
     /// A service over `store` that writes through `writer`, verifies with `policy` and
     /// `crypto`, reads `clock` and logs to `log`. `refusals` must be the counter `writer`
@@ -50,7 +49,7 @@ public final class AuthenticatorService: Sendable {
     public init(
         store: any ServiceRegistry, writer: any Committer, crypto: any AuthenticatorCrypto, policy: VerifierPolicy,
         settings: ServiceSettings = ServiceSettings(), clock: any AuthClock, log: any ServiceLog,
-        refusals: RefusalCounter, console: (any ConsoleSurface)? = nil
+        refusals: RefusalCounter
     ) {
         self.store = store
         self.writer = writer
@@ -59,7 +58,6 @@ public final class AuthenticatorService: Sendable {
         self.log = log
         self.settings = settings
         self.refusals = refusals
-        self.console = console
         self.metrics = Metrics()
         self.users = FailureLimiter(settings.userLimit, store: store, scope: "user:")
         self.addresses = FailureLimiter(settings.addressLimit, store: store, scope: "address:")
@@ -78,12 +76,18 @@ public final class AuthenticatorService: Sendable {
     /// Writes what is still queued and stops the writer thread.
     public func stopWriter() { writer.stop() }
 
-    /// Routes `request` and answers it, its writes committed on this thread (tests, and
-    /// the rare request the HTTP layer does not park). Unknown paths get 404, known paths
-    /// with another method 405 (with `Allow`).
-    public func handle(_ request: HTTPRequest, surface: ListenerSurface = .login) -> HTTPResponse {
-        let (exchange, first) = start(request, surface: surface)
-        var step = first
+    /// The outcome of `operation` for `request`, its writes committed on this thread (tests,
+    /// and the rare request the transport does not park).
+    public func perform(_ operation: ServiceOperation, _ request: ServiceRequest, route: String = "other") -> (
+        Exchange, Outcome
+    ) {
+        let (exchange, first) = start(operation, request, route: route)
+        return (exchange, settle(first))
+    }
+
+    /// Runs `step` to its outcome, committing each write on this thread.
+    public func settle(_ step: Step) -> Outcome {
+        var step = step
         while case let .write(items, next) = step {
             do throws(StoreError) {
                 step = next(.success(try writer.write(items)))
@@ -91,30 +95,22 @@ public final class AuthenticatorService: Sendable {
                 step = next(.failure(error))
             }
         }
-        let response: HTTPResponse
         switch step {
-        case let .answer(answer), let .answerAfterPause(answer): response = answer
-        case .write: return .error(500, "internal")
+        case let .outcome(outcome), let .outcomeAfterPause(outcome): return outcome
+        case .write: return .unavailable
         }
-        complete(exchange, response)
-        return response
     }
 
-    /// The first step of `request` (routing, limits, parsing, verification: everything
-    /// before its first write) and the exchange that carries it to its answer.
-    public func start(_ request: HTTPRequest, surface: ListenerSurface = .login) -> (Exchange, Step) {
-        let address = request.peer
-        let exchange = Exchange(request: request, address: address)
-        switch surface {
-        case .login: return (exchange, route(request, exchange))
-        case .console:
-            guard let console else { return (exchange, .answer(.error(404, "not_found"))) }
-            return (exchange, .answer(console.answer(request, address: address)))
-        }
+    /// The first step of `operation` (limits, parsing, verification: everything before its
+    /// first write) and the exchange that carries it to its outcome. `route` names the
+    /// operation in /metrics' labels.
+    public func start(_ operation: ServiceOperation, _ request: ServiceRequest, route: String) -> (Exchange, Step) {
+        let exchange = Exchange(address: request.peer, route: route)
+        return (exchange, step(operation, request, exchange))
     }
 
     /// Has `items` written in the next batch and calls `completion` (on the writer's
-    /// thread) once that batch is durable or failed: the HTTP layer's way to wait.
+    /// thread) once that batch is durable or failed: the transport's way to wait.
     public func submit(
         _ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void
     ) {
@@ -127,91 +123,46 @@ public final class AuthenticatorService: Sendable {
         writer.commitAlone(items)
     }
 
-    /// The request is answered: its log line and its counts.
-    public func complete(_ exchange: Exchange, _ response: HTTPResponse) {
-        let seconds = exchange.elapsedSeconds
-        exchange.summary.status = response.status
-        exchange.summary.milliseconds = Int(seconds * 1000)
-        if !exchange.summary.quiet { log.record(exchange.summary) }
-        metrics.request(path: exchange.path, status: response.status, seconds: seconds)
-    }
-
-    private func route(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
-        let path = request.path
-        switch path {
-        case "/healthz":
-            guard request.method == "GET" || request.method == "HEAD" else {
-                return .answer(Self.notAllowed("GET, HEAD"))
-            }
-            return .answer(health(exchange))
-        case "/metrics":
-            guard request.method == "GET" else { return .answer(Self.notAllowed("GET")) }
-            return limited(exchange) ?? metricsAnswer(request, exchange)
-        case "/v1/login", "/login":
-            // A GET here is the login helper's warm-up (it opens the connection while the
-            // finger is awaited): answered before any limit, audit row or failure count.
-            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return login(request, exchange) // its address limit with its other reads
-        case "/oauth2/token":
-            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return limited(exchange) ?? tokenGrant(request, exchange)
-        case "/oauth2/introspect":
-            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return limited(exchange) ?? introspect(request, exchange)
-        case "/v1/keys", "/pubkey":
-            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return limited(exchange) ?? register(request, exchange)
-        case "/v1/keys/challenge":
-            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return limited(exchange) ?? attestationChallenge(request, exchange)
-        case "/v1/policy/check":
-            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return limited(exchange) ?? policyCheck(request, exchange)
-        case "/v1/offline-sync", "/offline-sync":
-            guard request.method == "POST" else { return .answer(Self.notAllowed("POST")) }
-            return limited(exchange) ?? offlineSync(request, exchange)
-        default:
-            let prefix = "/v1/keys/"
-            if path.hasPrefix(prefix) {
-                let kid = String(path.dropFirst(prefix.count))
-                switch request.method {
-                case "DELETE": return limited(exchange) ?? revoke(kid: kid, request, exchange)
-                case "GET": return limited(exchange) ?? keyStatus(kid: kid, request, exchange)
-                default: return .answer(Self.notAllowed("GET, DELETE"))
-                }
-            }
-            return .answer(.error(404, "not_found"))
+    private func step(_ operation: ServiceOperation, _ request: ServiceRequest, _ exchange: Exchange) -> Step {
+        switch operation {
+        case .health: return .outcome(health(exchange))
+        case .metrics: return limited(exchange) ?? metricsAnswer(request, exchange)
+        case .login: return login(request, exchange) // its address limit with its other reads
+        case .accessToken: return limited(exchange) ?? tokenGrant(request, exchange)
+        case .introspect: return limited(exchange) ?? introspect(request, exchange)
+        case .register: return limited(exchange) ?? register(request, exchange)
+        case .attestationChallenge: return limited(exchange) ?? attestationChallenge(request, exchange)
+        case .policyCheck: return limited(exchange) ?? policyCheck(request, exchange)
+        case .offlineSync: return limited(exchange) ?? offlineSync(request, exchange)
+        case let .revoke(kid): return limited(exchange) ?? revoke(kid: kid, request, exchange)
+        case let .keyStatus(kid): return limited(exchange) ?? keyStatus(kid: kid, request, exchange)
         }
     }
 
-    private func health(_ exchange: Exchange) -> HTTPResponse {
+    private func health(_ exchange: Exchange) -> Outcome {
         switch store.health() {
         case .available:
-            return HTTPResponse(status: 200, json: .object([("ok", .bool(true)), ("store", .string("available"))]))
+            return .health(storeAvailable: true)
         case let .unavailable(reason):
-            exchange.summary.reason = .code(.storeUnavailable)
+            exchange.facts.reason = .code(.storeUnavailable)
             log.message("health: store unavailable: \(reason)")
-            return HTTPResponse(status: 503, json: .object([("ok", .bool(false)), ("store", .string("unavailable"))]))
+            return .health(storeAvailable: false)
         }
-    }
-
-    static func notAllowed(_ allow: String) -> HTTPResponse {
-        .error(405, "method_not_allowed", headers: [("Allow", allow)])
     }
 
     // MARK: - Limits
 
-    /// The 429 answer when the exchange's address is past its failure limit: counted
-    /// together with the address's other refusals of this window (one `refusals` row), not
-    /// written alone. A store that cannot say answers 503 (fail closed).
+    /// The refusal when the exchange's address is past its failure limit: counted together
+    /// with the address's other refusals of this window (one `refusals` row), not written
+    /// alone. A store that cannot say makes it `unavailable` (fail closed).
     func limited(_ exchange: Exchange, reads: LoginReads? = nil) -> Step? {
         let address = exchange.address
         let wait: Int64?
         do { wait = try addresses.retryAfter(address, now: clock.now(), reads: reads) } catch {
             log.message("rate limit counter unavailable: \(error)")
-            exchange.summary.outcome = .error
-            exchange.summary.reason = .token(.unavailable)
-            return .answer(.error(503, "unavailable"))
+            exchange.facts.outcome = .error
+            exchange.facts.reason = .token(.unavailable)
+            return .outcome(.unavailable)
         }
         guard let wait else { return nil }
         if refusals.add(peer: address, reason: .rateLimited, now: clock.now()) {
@@ -219,16 +170,12 @@ public final class AuthenticatorService: Sendable {
                 "\(address) is past its failure limit: its requests are answered 429 for \(wait) s, "
                     + "counted in one audit row (event refusals) and not logged one by one")
         } else {
-            exchange.summary.quiet = true
+            exchange.facts.quiet = true
         }
-        exchange.summary.outcome = .deny
-        exchange.summary.reason = .code(.rateLimited)
+        exchange.facts.outcome = .deny
+        exchange.facts.reason = .code(.rateLimited)
         metrics.rateLimited(scope: "address")
-        return .answerAfterPause(Self.tooMany(wait))
-    }
-
-    static func tooMany(_ wait: Int64) -> HTTPResponse {
-        .error(429, "rate_limited", headers: [("Retry-After", String(wait))])
+        return .outcomeAfterPause(.tooMany(retryAfter: wait))
     }
 
     /// The per-user limit for `user` at `address` (a verified identity): seconds to wait, or
@@ -242,7 +189,7 @@ public final class AuthenticatorService: Sendable {
     /// the store is remote and shares the failure counts (PostgreSQL): the address's and the
     /// claimed user's windows and the claimed user and host's policy facts. Leaves `reads`
     /// nil for a store in this process (SQLite: nothing to save) or a token that names no
-    /// user and host; a read that fails returns the 503 step (fail closed).
+    /// user and host; a read that fails ends in `unavailable` (fail closed).
     func readForLogin(_ jwt: String?, _ exchange: Exchange, into reads: inout LoginReads?) -> Step? {
         guard store.sharesFailureCounts, let jwt, let (user, host) = verifier.claimedIdentity(jwt) else { return nil }
         let keys = [addresses.sharedKey(exchange.address), users.sharedKey(Self.userKey(user, exchange.address))]
@@ -251,9 +198,9 @@ public final class AuthenticatorService: Sendable {
             return nil
         } catch {
             log.message("login reads unavailable: \(error)")
-            exchange.summary.outcome = .error
-            exchange.summary.reason = .token(.unavailable)
-            return .answer(.error(503, "unavailable"))
+            exchange.facts.outcome = .error
+            exchange.facts.reason = .token(.unavailable)
+            return .outcome(.unavailable)
         }
     }
 
@@ -264,19 +211,19 @@ public final class AuthenticatorService: Sendable {
     /// Writes `event` through the group commit — unless `written` (a claim wrote it in its
     /// own transaction) — together with the failure counts a refusal causes: the address
     /// always, and `user` at that address when the request was verified. Then fills the
-    /// log summary and counts the outcome for /metrics. A write that fails turns any answer
-    /// into 503, so that nothing is answered unrecorded. `counting`: the request's own
+    /// log facts and counts the event for /metrics. A write that fails turns any outcome
+    /// into `unavailable`, so that nothing is answered unrecorded. `counting`: the request's own
     /// limit counts, written in the same batch.
     func finish(
-        _ event: AuditEvent, _ answer: HTTPResponse, _ exchange: Exchange, written: Bool = false,
+        _ event: AuditEvent, _ answer: Outcome, _ exchange: Exchange, written: Bool = false,
         counting: [WriteItem] = []
     ) -> Step {
-        exchange.summary.outcome = event.outcome
-        exchange.summary.reason = event.reason
-        exchange.summary.sub = event.user
-        exchange.summary.claimed = event.claimedUser
-        exchange.summary.kid = event.kid
-        exchange.summary.jti = event.jti
+        exchange.facts.outcome = event.outcome
+        exchange.facts.reason = event.reason
+        exchange.facts.sub = event.user
+        exchange.facts.claimed = event.claimedUser
+        exchange.facts.kid = event.kid
+        exchange.facts.jti = event.jti
         let now = clock.now()
         var items: [WriteItem] = (written ? [] : [.audit(event, time: now)]) + counting
         if event.outcome == .deny && event.reason != .code(.rateLimited) {
@@ -286,24 +233,24 @@ public final class AuthenticatorService: Sendable {
             }
         }
         guard !items.isEmpty else {
-            metrics.audited(event, path: exchange.path)
-            return .answer(answer)
+            metrics.audited(event, route: exchange.route)
+            return .outcome(answer)
         }
         return .write(items) { [self] result in
             if case let .failure(error) = result {
                 log.message("audit write failed: \(error)")
-                exchange.summary.outcome = .error
-                exchange.summary.reason = .code(.auditFailed)
-                return .answer(.error(503, "unavailable"))
+                exchange.facts.outcome = .error
+                exchange.facts.reason = .code(.auditFailed)
+                return .outcome(.unavailable)
             }
-            metrics.audited(event, path: exchange.path)
-            return .answer(answer)
+            metrics.audited(event, route: exchange.route)
+            return .outcome(answer)
         }
     }
 
     /// Uses up a verified token in one write transaction: the key's status read again, the
     /// jti claimed, `effect` applied on success, the audit row written with the outcome.
-    /// `then` gets the outcome, or nil when the write failed (it answers 503).
+    /// `then` gets the outcome, or nil when the write failed (it ends in `unavailable`).
     func claim(
         _ token: VerifiedToken, event: AuditEvent, effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
         allowed: [KeyStatus], then: @escaping (WriteOutcome?) -> Step
@@ -327,58 +274,32 @@ public final class AuthenticatorService: Sendable {
 
     /// `answer`, after one failure against the exchange's address for a refusal that
     /// writes no audit row (reads with a bad credential); on PostgreSQL that is a write.
-    func countingFailure(_ answer: HTTPResponse, _ exchange: Exchange) -> Step {
+    func countingFailure(_ answer: Outcome, _ exchange: Exchange) -> Step {
         let items = addresses.failureItems(exchange.address, now: clock.now())
-        guard !items.isEmpty else { return .answer(answer) }
-        return .write(items) { _ in .answer(answer) }
+        guard !items.isEmpty else { return .outcome(answer) }
+        return .write(items) { _ in .outcome(answer) }
     }
 
     // MARK: - Bodies
 
-    /// Why a body was not usable JSON, with the answer for it.
+    /// Why a body or credential was not usable, with the outcome for it.
     struct BodyFailure: Error {
         let code: AuditReason
-        let response: HTTPResponse
+        let outcome: Outcome
     }
 
-    /// The body parsed as strict JSON, or the 413/415/400 answer.
-    static func jsonBody(_ request: HTTPRequest) -> Result<JSONValue, BodyFailure> {
+    /// The body parsed as strict JSON, or why not.
+    static func jsonBody(_ request: ServiceRequest) -> Result<JSONValue, BodyFailure> {
         guard !request.bodyTooLarge, request.body.count <= maxBodyBytes else {
-            return .failure(BodyFailure(code: .code(.bodyTooLarge), response: .error(413, "body_too_large")))
+            return .failure(BodyFailure(code: .code(.bodyTooLarge), outcome: .malformed(.bodyTooLarge)))
         }
-        guard isJSONContentType(request.contentType) else {
-            return .failure(
-                BodyFailure(code: .code(.unsupportedMediaType), response: .error(415, "unsupported_media_type")))
+        guard request.media == .json else {
+            return .failure(BodyFailure(code: .code(.unsupportedMediaType), outcome: .malformed(.mediaType)))
         }
         do {
             return .success(try JSONParser(maxBytes: maxBodyBytes, maxDepth: 8).parse(request.body))
         } catch {
-            return .failure(BodyFailure(code: .code(.invalidJSON), response: .error(400, "invalid_json")))
+            return .failure(BodyFailure(code: .code(.invalidJSON), outcome: .malformed(.json)))
         }
-    }
-
-    /// `application/json`, optionally with parameters (`; charset=utf-8`), any case.
-    static func isJSONContentType(_ value: String?) -> Bool {
-        guard let value else { return false }
-        return MediaType.is(value, "application/json")
-    }
-
-    /// The credential of `Authorization: Bearer <credential>`, or nil.
-    static func bearer(_ header: String?) -> String? {
-        guard let header else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let credential = String(parts[1].trimmingSpaces)
-        return credential.isEmpty ? nil : credential
-    }
-}
-
-extension Substring {
-    /// Without leading and trailing spaces and tabs.
-    public var trimmingSpaces: Substring {
-        var s = self
-        while let c = s.first, c == " " || c == "\t" { s = s.dropFirst() }
-        while let c = s.last, c == " " || c == "\t" { s = s.dropLast() }
-        return s
     }
 }

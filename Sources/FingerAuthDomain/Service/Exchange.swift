@@ -1,14 +1,42 @@
-/// What the service does next for a request: answer it, or have items written (through the
-/// group commit) and go on with their outcomes. An endpoint is a chain of steps, so that
-/// the HTTP layer can park a request while its write commits instead of blocking a thread
-/// on it (`HTTPServer` suspends the connection); `AuthenticatorService.handle` runs the
-/// same chain synchronously.
+/// What the service does next for a request: give its outcome, or have items written
+/// (through the group commit) and go on with their outcomes. An operation is a chain of
+/// steps, so that the transport can park a request while its write commits instead of
+/// blocking a thread on it (`HTTPServer` suspends the connection);
+/// `AuthenticatorService.settle` runs the same chain synchronously.
 public enum Step {
-    case answer(HTTPResponse)
-    /// The answer, sent after `AuthenticatorService.tarpit` with the connection parked
-    /// meanwhile (a 429 to an address past its limit); at once where nothing is parked.
-    case answerAfterPause(HTTPResponse)
+    case outcome(Outcome)
+    /// The outcome, given after `AuthenticatorService.tarpit` with the request parked
+    /// meanwhile (an address past its limit); at once where nothing is parked.
+    case outcomeAfterPause(Outcome)
     case write([WriteItem], (Result<[WriteOutcome], StoreError>) -> Step)
+}
+
+/// What one request did, as the service saw it: the facts its log line carries besides the
+/// transport's own (method, path, status, time).
+public struct RequestFacts: Sendable {
+    /// How it ended; nil (`-`) for a request that writes no audit row.
+    public var outcome: AuditOutcome?
+    public var reason: AuditReason?
+    /// The verified user.
+    public var sub: String?
+    /// The user an unverified token only named.
+    public var claimed: String?
+    public var kid: String?
+    public var jti: String?
+    /// No line of its own: a refusal counted together with others (one line per address
+    /// and window says so instead).
+    public var quiet = false
+
+    public init(
+        outcome: AuditOutcome? = nil, reason: AuditReason? = nil, sub: String? = nil, kid: String? = nil,
+        jti: String? = nil
+    ) {
+        self.outcome = outcome
+        self.reason = reason
+        self.sub = sub
+        self.kid = kid
+        self.jti = jti
+    }
 }
 
 /// One request on its way through the service: what its log line and /metrics will say.
@@ -17,21 +45,14 @@ public enum Step {
 /// `@unchecked Sendable`: a request's steps may run on different threads (a libmicrohttpd
 /// thread, then the writer's), but one after another, each handed over through a lock.
 public final class Exchange: @unchecked Sendable {
-    var summary: RequestSummary
-    let started: SuspendingClock.Instant
-    let path: String
+    /// What the service learnt of the request.
+    public internal(set) var facts = RequestFacts()
+    /// The operation's name in /metrics' labels, the transport's choice.
+    let route: String
     let address: String
 
-    init(request: HTTPRequest, address: String) {
-        summary = RequestSummary(method: request.method, path: request.path, status: 500, peer: address)
-        started = SuspendingClock.now
-        path = request.path
+    init(address: String, route: String) {
+        self.route = route
         self.address = address
-    }
-
-    /// Seconds since the request began in the service (CLOCK_MONOTONIC).
-    var elapsedSeconds: Double {
-        let (seconds, attoseconds) = started.duration(to: SuspendingClock.now).components
-        return max(0, Double(seconds) + Double(attoseconds) * 1e-18)
     }
 }

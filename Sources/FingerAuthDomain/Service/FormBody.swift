@@ -44,10 +44,4 @@ public enum FormBody {
         default: return nil
         }
     }
-
-    /// `application/x-www-form-urlencoded`, optionally with parameters, any case.
-    public static func isFormContentType(_ value: String?) -> Bool {
-        guard let value else { return false }
-        return MediaType.is(value, "application/x-www-form-urlencoded")
-    }
 }

@@ -11,7 +11,7 @@ public enum LogText {
     }
 
     /// Appends `clean(text, limit:)`'s bytes to `out`.
-    static func append(_ text: String, limit: Int, to out: inout [UInt8]) {
+    public static func append(_ text: String, limit: Int, to out: inout [UInt8]) {
         var count = 0
         for byte in text.utf8 {
             if count == limit {

@@ -1,19 +1,18 @@
 import FingerAuthCore
 
-/// `POST /v1/login` and its TouchIDAuth-compatible alias `POST /login`: `{"jwt": "…"}`, a
-/// login token (`typ` JWT) only. 200 `{"ok":true,"sub","kid","jti"}` once the jti is
-/// durable; 401 `{"error":"invalid_token"}` for every token that did not verify with a
-/// registered key; 401 with the precise reason for a verified one (expired, replayed,
-/// key_revoked, …); 429 past a limit; 503 when the registry cannot answer. The helper's
-/// `stages` beside the token (`LoginStageReport`) go on the audit row of a verified token
-/// only, and are dropped when malformed: they never change the answer. On PostgreSQL the
+/// A login (`ServiceOperation.login`): `{"jwt": "…"}`, a login token (`typ` JWT) only.
+/// `loggedIn` once the jti is durable; `unverifiedToken` for every token that did not
+/// verify with a registered key; `tokenRefused` with the precise reason for a verified one
+/// (expired, replayed, key_revoked, …); `tooMany` past a limit; `unavailable` when the
+/// registry cannot answer. The helper's `stages` beside the token (`LoginStageReport`) go
+/// on the audit row of a verified token only, and are dropped when malformed: they never
+/// change the outcome. On PostgreSQL the
 /// address's and the user's failure windows and the policy's facts are read in one statement
 /// (`LoginReads`) before the token is verified: with the claim's write, two round trips.
-/// Where a grant key is configured, the 200 also carries `offline_grant` (the grant the
-/// policy allows, or null: the host drops the one it holds) and `grant_keys` (the keys
-/// hosts pin), see `OfflineEndpoints`.
+/// Where a grant key is configured, the outcome also carries the grant the policy allows
+/// (or none: the host drops the one it holds) and the keys hosts pin, see `OfflineEndpoints`.
 extension AuthenticatorService {
-    func login(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
+    func login(_ request: ServiceRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: .login, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         // The address's limit comes before any parsing, as on every endpoint; only where the
         // limits' reads go with the policy's (PostgreSQL) is a body the size of a login parsed
@@ -32,11 +31,11 @@ extension AuthenticatorService {
         switch parsed ?? Self.jsonBody(request) {
         case let .failure(failure):
             event.reason = failure.code
-            return finish(event, failure.response, exchange)
+            return finish(event, failure.outcome, exchange)
         case let .success(body):
             guard body.objectValue != nil, let jwt = body["jwt"]?.stringValue else {
                 event.reason = .code(.invalidRequest)
-                return finish(event, .error(400, "invalid_request"), exchange)
+                return finish(event, .malformed(.request), exchange)
             }
             event.stages = body["stages"].flatMap(LoginStageReport.init(json:))
             return useToken(jwt, event: event, exchange, reads: reads, issuesGrant: true) { [self] use in
@@ -44,14 +43,10 @@ extension AuthenticatorService {
                 case let .answered(row, answer, written):
                     return finish(row, answer, exchange, written: written)
                 case let .accepted(token, row, issued):
-                    var fields: [(String, JSONValue)] = [
-                        ("ok", .bool(true)),
-                        ("sub", .string(token.identity.user)),
-                        ("kid", .string(token.identity.kid)),
-                        ("jti", .string(token.jti)),
-                    ]
-                    fields += offlineAnswer(issued)
-                    return finish(row, HTTPResponse(status: 200, json: .object(fields)), exchange, written: true)
+                    let accepted = LoginAccepted(
+                        user: token.identity.user, kid: token.identity.kid, jti: token.jti,
+                        offline: offlineAllowance(issued))
+                    return finish(row, .loggedIn(accepted), exchange, written: true)
                 }
             }
         }

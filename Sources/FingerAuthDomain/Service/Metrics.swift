@@ -1,8 +1,9 @@
 import Synchronization
 
 /// The counters behind `GET /metrics`, rendered in the Prometheus text format 0.0.4.
-/// Label values come from fixed sets (routes, outcomes, refusal codes), never from a
-/// request, so a client cannot grow the series or put text into them.
+/// Label values come from fixed sets (the transport's route and answer labels, outcomes,
+/// refusal codes), never from a request, so a client cannot grow the series or put text
+/// into them.
 public final class Metrics: Sendable {
     /// Upper bounds of the request latency histogram, seconds.
     public static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -27,19 +28,9 @@ public final class Metrics: Sendable {
 
     public init() {}
 
-    /// The fixed route name of `path`, for labels.
-    static func route(_ path: String) -> String {
-        switch path {
-        case "/v1/login", "/login", "/oauth2/token", "/oauth2/introspect", "/v1/keys", "/pubkey", "/healthz",
-            "/metrics":
-            return path
-        default: return path.hasPrefix("/v1/keys/") ? "/v1/keys/{kid}" : "other"
-        }
-    }
-
-    /// Counts one finished request: route, status and handling time.
-    func request(path: String, status: Int, seconds: Double) {
-        let key = "route=\"\(Self.route(path))\",status=\"\(status)\""
+    /// Counts one finished request: its labels (the transport's: `route="…",status="…"`,
+    /// from fixed sets) and its handling time.
+    public func request(labels key: String, seconds: Double) {
         counters.withLock { c in
             c.requests[key, default: 0] += 1
             c.latencySum += seconds
@@ -50,13 +41,13 @@ public final class Metrics: Sendable {
 
     /// Counts an audited event: logins (and OAuth grants) by endpoint, outcome and reason;
     /// key registrations and revocations by event, outcome and reason.
-    func audited(_ event: AuditEvent, path: String) {
+    func audited(_ event: AuditEvent, route: String) {
         let reason = event.reason.map { Self.labelSafe($0.text) } ?? "none"
         counters.withLock { c in
             switch event.event {
             case .login, .oauthToken:
                 c.logins[
-                    "endpoint=\"\(Self.route(path))\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"",
+                    "endpoint=\"\(route)\",outcome=\"\(event.outcome.name)\",reason=\"\(reason)\"",
                     default: 0] += 1
                 if event.reason == .token(.replayed) { c.replays += 1 }
             default:
@@ -67,7 +58,7 @@ public final class Metrics: Sendable {
         }
     }
 
-    /// Counts a request refused with 429 because of the `scope` (`user` or `address`) limit.
+    /// Counts a request refused past the `scope` (`user`, `address`, `host`, `offline`) limit.
     func rateLimited(scope: String) {
         counters.withLock { c in c.rateLimited["scope=\"\(scope)\"", default: 0] += 1 }
     }

@@ -9,19 +9,6 @@ public enum Names {
         UserName.isValid(name)
     }
 
-    /// The answer to a request that names a user the rule refuses: 400 `invalid_request`,
-    /// with what is wrong in `error_description` (RFC 6749 §5.2's field, on every endpoint).
-    /// `field` is where the name was (`user`, `sub`).
-    public static func invalidUser(_ name: String, field: String) -> HTTPResponse {
-        let problem = UserName.problem(name) ?? "not a user name"
-        return HTTPResponse(
-            status: 400,
-            json: .object([
-                ("error", .string("invalid_request")),
-                ("error_description", .string("\(field) is not a valid user name: \(problem) (\(UserName.rule))")),
-            ]))
-    }
-
     /// A host id: 1–253 of `A-Z a-z 0-9 . _ -`, not starting with `-` or `.`, without `..`.
     public static func isValidHost(_ name: String) -> Bool {
         isPortable(name, limit: 253)

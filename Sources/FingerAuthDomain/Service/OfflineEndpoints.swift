@@ -21,50 +21,50 @@ extension AuthenticatorService {
             services: allowance.services, rule: allowance.rule)
     }
 
-    /// The members a login's 200 carries when a grant key is configured: `offline_grant` (the
-    /// signed grant, or null: the host drops the one it holds) and `grant_keys`.
-    func offlineAnswer(_ issued: IssuedGrant?) -> [(String, JSONValue)] {
-        guard let signer = settings.grantSigner else { return [] }
-        var grant = JSONValue.null
+    /// What an accepted login says of offline grants when a grant key is configured: the
+    /// signed grant (or none: the host drops the one it holds) and the grant keys.
+    func offlineAllowance(_ issued: IssuedGrant?) -> OfflineAllowance? {
+        guard let signer = settings.grantSigner else { return nil }
+        var grant: String?
         if let issued {
             let input = CompactJWT.signingInput(
                 header: OfflineGrant.header(grantKeyID: signer.keyID), claims: issued.grant.claims)
             if let signature = signer.signES256(input) {
-                grant = .string(CompactJWT.serialize(signingInput: input, signature: signature))
+                grant = CompactJWT.serialize(signingInput: input, signature: signature)
             } else {
                 log.message("offline grant \(issued.gid) could not be signed")
             }
         }
-        return [("offline_grant", grant), ("grant_keys", grantKeys(signer))]
+        return OfflineAllowance(grant: grant, keys: grantKeys(signer))
     }
 
     func grantKeys(_ signer: any GrantSigner) -> JSONValue {
         .array(signer.publishedKeys.map { $0.key.json(kid: $0.kid) })
     }
 
-    /// `POST /v1/offline-sync` `{"grants":[gid…],"records":[record…]}`: 200
-    /// `{"grants":{gid:"live"|"withdrawn"},"held":{kid:[seq…]},"rejected":{kid:[seq…]},
-    /// "grant_keys":[…]}` — `held` names, one by one, the records the authenticator holds,
+    /// An offline sync, `{"grants":[gid…],"records":[record…]}`: `offlineSynced` with each
+    /// grant's state (live or withdrawn), `held` and `rejected` — `held` names, one by one,
+    /// the records the authenticator holds,
     /// `rejected` those it will never store (not verified, a never-approved key, a revoked
     /// key's outside its grants); the host drops only these and sends the rest again.
     /// No credential: a gid is a random name only its host knows and says no more than
     /// live or not, and each record carries its device key's signature. A record that does
     /// not verify, or whose key was never approved, is dropped and counts against the
     /// address. Every upload that carries records counts against its address and each of
-    /// its keys (`ServiceSettings.offlineUploads`). Not served (404) where no grant key is
+    /// its keys (`ServiceSettings.offlineUploads`). Not offered (`notOffered`) where no grant key is
     /// configured and no grant is held: nothing there could ever make a record valid.
-    func offlineSync(_ request: HTTPRequest, _ exchange: Exchange) -> Step {
+    func offlineSync(_ request: ServiceRequest, _ exchange: Exchange) -> Step {
         if settings.grantSigner == nil {
             do {
-                guard try store.holdsOfflineGrants() else { return .answer(.error(404, "not_found")) }
+                guard try store.holdsOfflineGrants() else { return .outcome(.notOffered) }
             } catch {
                 log.message("offline sync unavailable: \(error)")
-                return .answer(.error(503, "unavailable"))
+                return .outcome(.unavailable)
             }
         }
         let body: JSONValue
         switch Self.jsonBody(request) {
-        case let .failure(failure): return countingFailure(failure.response, exchange)
+        case let .failure(failure): return countingFailure(failure.outcome, exchange)
         case let .success(json): body = json
         }
         let gidValues = body["grants"]?.arrayValue ?? []
@@ -74,7 +74,7 @@ extension AuthenticatorService {
         guard body.objectValue != nil, gids.count == gidValues.count, lines.count == recordValues.count,
             gids.count <= Self.maxSyncGrants, lines.count <= Self.maxSyncRecords,
             gids.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 && $0.utf8.allSatisfy(Base64URL.isAlphabet) })
-        else { return countingFailure(.error(400, "invalid_request"), exchange) }
+        else { return countingFailure(.malformed(.request), exchange) }
         let now = clock.now()
         var items: [WriteItem] = []
         if !lines.isEmpty {
@@ -103,29 +103,21 @@ extension AuthenticatorService {
         let states: [String: GrantState]
         do { states = try store.grantStates(gids: gids, now: now) } catch {
             log.message("offline sync unavailable: \(error)")
-            return .answer(.error(503, "unavailable"))
+            return .outcome(.unavailable)
         }
         let peer = LogText.clean(exchange.address)
         let kids = byKey.keys.sorted()
         let uploads = kids.compactMap { kid in
             byKey[kid].map { WriteItem.offlineRecords(OfflineUpload(records: $0, kid: kid, peer: peer, now: now)) }
         }
-        let fields: [(String, JSONValue)] = [
-            ("grants", .object(gids.map { ($0, .string((states[$0] ?? .withdrawn).rawValue)) }))
-        ]
-        let keys: [(String, JSONValue)] = settings.grantSigner.map { [("grant_keys", grantKeys($0))] } ?? []
-        func named(_ seqs: [String: [Int64]]) -> JSONValue {
-            .object(seqs.sorted { $0.key < $1.key }.map { ($0.key, .array($0.value.map(JSONValue.integer))) })
-        }
-        guard !uploads.isEmpty || !items.isEmpty else {
-            return .answer(
-                HTTPResponse(
-                    status: 200, json: .object(fields + [("held", .object([])), ("rejected", named(rejected))] + keys)))
-        }
+        let report = OfflineSyncReport(
+            grants: gids.map { ($0, states[$0] ?? .withdrawn) }, held: [:], rejected: rejected,
+            grantKeys: settings.grantSigner.map(grantKeys))
+        guard !uploads.isEmpty || !items.isEmpty else { return .outcome(.offlineSynced(report)) }
         return .write(uploads + items) { [self] result in
             guard case let .success(outcomes) = result else {
                 log.message("offline sync unavailable: records not stored")
-                return .answer(.error(503, "unavailable"))
+                return .outcome(.unavailable)
             }
             var held: [String: [Int64]] = [:]
             var refused = rejected
@@ -139,24 +131,25 @@ extension AuthenticatorService {
                             + "rejected, \(stored.deferred) deferred (rows per key)")
                 }
             }
-            return .answer(
-                HTTPResponse(
-                    status: 200, json: .object(fields + [("held", named(held)), ("rejected", named(refused))] + keys)))
+            var answered = report
+            answered.held = held
+            answered.rejected = refused
+            return .outcome(.offlineSynced(answered))
         }
     }
 
-    /// The 429 when `key` is past its offline uploads (`limiter`), or nil.
+    /// The refusal when `key` is past its offline uploads (`limiter`), or nil.
     private func uploadLimited(_ limiter: FailureLimiter, _ key: String, now: Int64, _ exchange: Exchange) -> Step? {
         let wait: Int64?
         do { wait = try limiter.retryAfter(key, now: now) } catch {
             log.message("rate limit counter unavailable: \(error)")
-            return .answer(.error(503, "unavailable"))
+            return .outcome(.unavailable)
         }
         guard let wait else { return nil }
-        exchange.summary.outcome = .deny
-        exchange.summary.reason = .code(.rateLimited)
+        exchange.facts.outcome = .deny
+        exchange.facts.reason = .code(.rateLimited)
         metrics.rateLimited(scope: "offline")
-        return .answer(Self.tooMany(wait))
+        return .outcome(.tooMany(retryAfter: wait))
     }
 
     /// The record of `line` once its device key's signature verified and that key is

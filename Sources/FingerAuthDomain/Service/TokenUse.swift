@@ -6,26 +6,21 @@ extension AuthenticatorService {
         /// Accepted and its jti used up (the audit row is written), with the offline grant
         /// recorded for it (a login at `/v1/login` that the policy gives one).
         case accepted(VerifiedToken, AuditEvent, IssuedGrant?)
-        /// Refused: the row to write (unless `written`) and the answer, already in the
-        /// endpoint's own vocabulary (`invalid` for unverified ones).
-        case answered(AuditEvent, HTTPResponse, written: Bool)
+        /// Refused: the row to write (unless `written`) and the outcome.
+        case answered(AuditEvent, Outcome, written: Bool)
     }
 
     /// The path every signed token takes (`/v1/login`, `/oauth2/token`, a key holder's
     /// `DELETE /v1/keys/<kid>`): verify it as a token of `purpose`, then — for a login —
     /// the user's limit (a verified identity only), then the claim in the write transaction
     /// (`allowed` key states, `effect`, `acceptReason` on the audit row); `then` turns how it
-    /// ended into the endpoint's answer. `invalid` is the endpoint's one answer for every
-    /// unverified token; `refusal` turns a verified refusal into the endpoint's answer.
-    /// `reads`: a login's reads made ahead (`LoginReads`), used where they fit the verified
+    /// ended into the operation's outcome. `reads`: a login's reads made ahead (`LoginReads`), used where they fit the verified
     /// identity. `issuesGrant`: an accepted login also gets the offline grant its policy
     /// allows (when a grant key is configured), recorded in the claim's transaction.
     func useToken(
         _ token: String, as purpose: TokenPurpose = .login, event start: AuditEvent, _ exchange: Exchange,
         allowed: [KeyStatus] = [.active], effect: ClaimEffect = .none, acceptReason: AuditReason? = nil,
-        invalid: HTTPResponse = .error(401, "invalid_token"),
-        refusal: @escaping (Refusal) -> HTTPResponse = { .error(401, $0.rawValue) },
-        unavailable: HTTPResponse = .error(503, "unavailable"), reads: LoginReads? = nil, issuesGrant: Bool = false,
+        reads: LoginReads? = nil, issuesGrant: Bool = false,
         then: @escaping (TokenUse) -> Step
     ) -> Step {
         var event = start
@@ -40,16 +35,16 @@ extension AuthenticatorService {
             event.claimedUser = facts.sub
             event.outcome = .error
             event.reason = .token(.unavailable)
-            return then(.answered(event, unavailable, written: false))
+            return then(.answered(event, .unavailable, written: false))
         case let .unverified(reason, _):
             event.stages = nil
             event.claimedUser = facts.sub
             event.reason = .token(reason)
             metrics.unverified()
             if reason == .invalidUserName {
-                return then(.answered(event, Names.invalidUser(facts.sub ?? "", field: "sub"), written: false))
+                return then(.answered(event, .malformed(.userName(facts.sub ?? "", field: "sub")), written: false))
             }
-            return then(.answered(event, invalid, written: false))
+            return then(.answered(event, .unverifiedToken, written: false))
         case let .refused(reason, identity, _):
             event.verified = true
             event.user = identity.user
@@ -59,7 +54,7 @@ extension AuthenticatorService {
                 return then(limited)
             }
             event.reason = .token(reason)
-            return then(.answered(event, refusal(reason), written: false))
+            return then(.answered(event, .tokenRefused(reason), written: false))
         case let .valid(verified, _):
             event.verified = true
             event.user = verified.identity.user
@@ -82,7 +77,7 @@ extension AuthenticatorService {
                 var snapshot = reads?.policy(user: request.user, host: request.host)
                 let grants = issuesGrant && settings.grantSigner != nil
                 if grants && snapshot == nil {
-                    // A failed read is read again (and answered 503) by the policy's own check.
+                    // A failed read is read again (and ends in `unavailable`) by the policy's own check.
                     snapshot = try? store.policySnapshot(user: request.user, host: request.host)
                 }
                 if let denied = policyRefusal(request, &event, snapshot: snapshot) {
@@ -95,7 +90,7 @@ extension AuthenticatorService {
                 }
                 if settings.requireHardwareKeys && verified.identity.kind != .attestedTPM {
                     event.reason = .code(.hardwareKeyRequired)
-                    return then(.answered(event, .error(403, "hardware_key_required"), written: false))
+                    return then(.answered(event, .forbidden(.code(.hardwareKeyRequired)), written: false))
                 }
             }
             let claimed = event
@@ -108,7 +103,7 @@ extension AuthenticatorService {
                 case nil, .offlineStored?:
                     row.outcome = .error
                     row.reason = .token(.unavailable)
-                    return then(.answered(row, unavailable, written: false))
+                    return then(.answered(row, .unavailable, written: false))
                 case .accepted?, .written?:
                     row.outcome = .accept
                     row.reason = reason
@@ -116,13 +111,13 @@ extension AuthenticatorService {
                 case let .refused(claimRefusal)?:
                     let reason = Refusal(claimRefusal)
                     row.reason = .token(reason)
-                    return then(.answered(row, refusal(reason), written: true))
+                    return then(.answered(row, .tokenRefused(reason), written: true))
                 }
             }
         }
     }
 
-    /// 429 for a verified user past their limit at this address (the row keeps its user).
+    /// The refusal for a verified user past their limit at this address (the row keeps its user).
     private func userLimited(_ user: String, _ address: String, _ reads: LoginReads?, _ event: inout AuditEvent)
         -> TokenUse?
     {
@@ -131,12 +126,12 @@ extension AuthenticatorService {
             log.message("rate limit counter unavailable: \(error)")
             event.outcome = .error
             event.reason = .token(.unavailable)
-            return .answered(event, .error(503, "unavailable"), written: false)
+            return .answered(event, .unavailable, written: false)
         }
         guard let wait else { return nil }
         event.outcome = .deny
         event.reason = .code(.rateLimited)
         metrics.rateLimited(scope: "user")
-        return .answered(event, Self.tooMany(wait), written: false)
+        return .answered(event, .tooMany(retryAfter: wait), written: false)
     }
 }

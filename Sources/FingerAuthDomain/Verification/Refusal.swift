@@ -14,7 +14,7 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
     /// A `kid` that is not an RFC 7638 thumbprint (43 base64url characters).
     case badKid = "bad_kid"
     /// A login token whose `sub` breaks the user-name rule (`UserName`): no key can be
-    /// registered to it. Answered 400 `invalid_request` with the reason, before any lookup.
+    /// registered to it. Refused as malformed (`Malformation.userName`), before any lookup.
     case invalidUserName = "invalid_user_name"
     // Key binding.
     case unknownKid = "unknown_kid"
@@ -53,7 +53,7 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
     /// `amr` names `hwk` (a hardware-held key) but the key was not registered with a TPM
     /// attestation: a software key claiming to be a TPM key.
     case hardwareClaimUnattested = "hwk_not_attested"
-    // Not the token's fault: the store failed. Answered 503, never accepted.
+    // Not the token's fault: the store failed. `unavailable`, never accepted.
     case unavailable = "unavailable"
 }
 

@@ -90,7 +90,7 @@ public enum TokenCheck: Sendable, Equatable {
     case refused(Refusal, VerifiedIdentity, TokenFacts)
     /// Ready for its write transaction.
     case valid(VerifiedToken, TokenFacts)
-    /// The registry could not be read: 503, never an accept.
+    /// The registry could not be read: `unavailable`, never an accept.
     case unavailable(TokenFacts)
 
     public var facts: TokenFacts {

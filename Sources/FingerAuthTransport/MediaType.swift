@@ -19,3 +19,13 @@ enum MediaType {
         }
     }
 }
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingSpaces: Substring {
+        var s = self
+        while let c = s.first, c == " " || c == "\t" { s = s.dropFirst() }
+        while let c = s.last, c == " " || c == "\t" { s = s.dropLast() }
+        return s
+    }
+}

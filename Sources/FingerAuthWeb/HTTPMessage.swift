@@ -1,6 +1,7 @@
 import FingerAuthCore
 
-/// A request as the service sees it, free of libmicrohttpd types.
+/// A request as the transport read it, free of libmicrohttpd types: what the login API
+/// makes a `ServiceRequest` of, and what the admin console reads.
 public struct HTTPRequest: Sendable {
     public var method: String
     /// The path, without the query string.

@@ -1,0 +1,148 @@
+import FingerAuthDomain
+import FingerAuthWeb
+
+/// The login API over HTTP: which operation a method and path ask for (`route`), what the
+/// service reads of the request (`serviceRequest`), the answer to its outcome
+/// (`AnswerMapping`), and per request one log line and its counts for /metrics (`complete`).
+/// `HTTPServer` runs the service's steps in between; `handle` runs them on the caller's thread.
+public struct LoginAPI: Sendable {
+    public let service: AuthenticatorService
+    let log: any RequestLines
+
+    /// The API of `service`, its request lines to `log`.
+    public init(service: AuthenticatorService, log: any RequestLines) {
+        self.service = service
+        self.log = log
+    }
+
+    /// What a request asks for: an operation of the service, or an answer at once (no such
+    /// path, or a method the path does not allow).
+    public enum Route: Sendable, Equatable {
+        case operation(ServiceOperation)
+        case answer(HTTPResponse)
+    }
+
+    /// The route of `method` `path`. Unknown paths get 404, known paths with another method
+    /// 405 (with `Allow`). A `GET` of the login path is the login helper's warm-up (it opens
+    /// the connection while the finger is awaited): answered here, before any limit, audit
+    /// row or failure count.
+    public static func route(method: String, path: String) -> Route {
+        func only(_ allowed: String, _ operation: ServiceOperation) -> Route {
+            method == allowed ? .operation(operation) : .answer(AnswerMapping.notAllowed(allowed))
+        }
+        switch path {
+        case "/healthz":
+            return method == "GET" || method == "HEAD"
+                ? .operation(.health) : .answer(AnswerMapping.notAllowed("GET, HEAD"))
+        case "/metrics": return only("GET", .metrics)
+        case "/v1/login", "/login": return only("POST", .login)
+        case "/oauth2/token": return only("POST", .accessToken)
+        case "/oauth2/introspect": return only("POST", .introspect)
+        case "/v1/keys", "/pubkey": return only("POST", .register)
+        case "/v1/keys/challenge": return only("POST", .attestationChallenge)
+        case "/v1/policy/check": return only("POST", .policyCheck)
+        case "/v1/offline-sync", "/offline-sync": return only("POST", .offlineSync)
+        default:
+            let prefix = "/v1/keys/"
+            guard path.hasPrefix(prefix) else { return .answer(AnswerMapping.notFound) }
+            let kid = String(path.dropFirst(prefix.count))
+            switch method {
+            case "DELETE": return .operation(.revoke(kid: kid))
+            case "GET": return .operation(.keyStatus(kid: kid))
+            default: return .answer(AnswerMapping.notAllowed("GET, DELETE"))
+            }
+        }
+    }
+
+    /// The fixed name of `path` in /metrics' labels.
+    public static func label(_ path: String) -> String {
+        switch path {
+        case "/v1/login", "/login", "/oauth2/token", "/oauth2/introspect", "/v1/keys", "/pubkey", "/healthz",
+            "/metrics":
+            return path
+        default: return path.hasPrefix("/v1/keys/") ? "/v1/keys/{kid}" : "other"
+        }
+    }
+
+    /// What the service reads of `request`: the client, the bearer credential, the body and
+    /// how it is encoded.
+    public static func serviceRequest(_ request: HTTPRequest) -> ServiceRequest {
+        let media: BodyMedia
+        if let type = request.contentType, MediaType.is(type, "application/json") {
+            media = .json
+        } else if let type = request.contentType, MediaType.is(type, "application/x-www-form-urlencoded") {
+            media = .form
+        } else {
+            media = .other
+        }
+        return ServiceRequest(
+            peer: request.peer, credential: bearer(request.authorization), media: media, body: request.body,
+            bodyTooLarge: request.bodyTooLarge)
+    }
+
+    /// The credential of `Authorization: Bearer <credential>`, or nil.
+    static func bearer(_ header: String?) -> String? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let credential = String(parts[1].trimmingSpaces)
+        return credential.isEmpty ? nil : credential
+    }
+
+    /// Answers `request`, the service's writes committed on this thread (tests, and the rare
+    /// request the server does not park).
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let line = RequestLine(request)
+        switch Self.route(method: request.method, path: request.path) {
+        case let .answer(response):
+            complete(line, RequestFacts(), response)
+            return response
+        case let .operation(operation):
+            let (exchange, outcome) = service.perform(operation, Self.serviceRequest(request), route: line.label)
+            let response = AnswerMapping.answer(outcome, of: operation)
+            complete(line, exchange.facts, response)
+            return response
+        }
+    }
+
+    /// The request is answered: its log line (unless the service made it quiet) and its counts.
+    public func complete(_ line: RequestLine, _ facts: RequestFacts, _ response: HTTPResponse) {
+        let seconds = line.elapsedSeconds
+        var summary = RequestSummary(method: line.method, path: line.path, status: response.status, peer: line.peer)
+        summary.facts = facts
+        summary.milliseconds = Int(seconds * 1000)
+        if !facts.quiet { log.record(summary) }
+        service.metrics.request(labels: "route=\"\(line.label)\",status=\"\(response.status)\"", seconds: seconds)
+    }
+}
+
+/// What the transport keeps of a request for its log line: method, path, client, its label
+/// in /metrics and when it began.
+public struct RequestLine: Sendable {
+    public let method: String
+    public let path: String
+    public let peer: String
+    public let label: String
+    let started = SuspendingClock.now
+
+    public init(_ request: HTTPRequest) {
+        method = request.method
+        path = request.path
+        peer = request.peer
+        label = LoginAPI.label(request.path)
+    }
+
+    /// Seconds since the request began (CLOCK_MONOTONIC).
+    var elapsedSeconds: Double {
+        let (seconds, attoseconds) = started.duration(to: SuspendingClock.now).components
+        return max(0, Double(seconds) + Double(attoseconds) * 1e-18)
+    }
+}
+
+/// What a listener serves.
+public enum ListenerSurface: Sendable {
+    /// The login API (`/v1/login`, `/v1/keys`, `/oauth2/…`, `/healthz`, `/metrics`).
+    case login
+    /// The admin console (`admin-listen`): HTML pages, never the login API.
+    case console(any ConsoleSurface)
+}
