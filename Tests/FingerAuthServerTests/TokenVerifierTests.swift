@@ -95,6 +95,23 @@ final class TokenVerifierTests: XCTestCase {
         }
     }
 
+    /// fingerauthd takes a service name by the same rule the module maps to and the helper
+    /// and the agent check (`ServiceName`): what one side sends, the other accepts.
+    func testTheServiceClaimFollowsTheOneServiceNameRule() throws {
+        let a = try XCTUnwrap(alice)
+        let names = [
+            "sudo", "sshd", "fa-test", "gdm-password", "x", String(repeating: "s", count: 64),
+            String(repeating: "s", count: 65), "", "su do", "caf\u{E9}", "tab\there", "a\u{7F}", "fa-caf_",
+        ]
+        for name in names {
+            let token = a.token(claims().map { $0.0 == "service" ? ("service", JSONValue.string(name)) : $0 })
+            let accepted: Bool
+            if case .valid = verifier.check(token, for: .login) { accepted = true } else { accepted = false }
+            XCTAssertEqual(accepted, ServiceName.isValid(name), name)
+            XCTAssertEqual(ServiceName.isValid(ServiceName.claim(name)), true, "the module's mapping of \(name)")
+        }
+    }
+
     func testAlgorithmsOtherThanRS256AreRefusedUnverified() throws {
         let a = try XCTUnwrap(alice)
         for alg in ["none", "HS256", "RS512", "rs256", "PS256", "ES256", ""] {

@@ -163,7 +163,7 @@ extension AuthenticatorService {
             let kid = jws.header["kid"]?.stringValue, TokenVerifier.isWellFormedKid(kid),
             let record = OfflineRecord(claims: jws.claims), record.kid.sameBytes(as: kid),
             TokenVerifier.isClaimWord(record.jti, maxBytes: verifier.policy.maxJTIBytes),
-            TokenVerifier.isClaimWord(record.service), TokenVerifier.isClaimWord(record.gid),
+            ServiceName.isValid(record.service), TokenVerifier.isClaimWord(record.gid),
             let found = try? verifier.keys.lookup(kid, now: clock.now()), let publicKey = found.1,
             found.0.status != .pending,
             found.0.user.sameBytes(as: record.user), found.0.host.sameBytes(as: record.host),

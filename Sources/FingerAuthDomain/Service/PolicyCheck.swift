@@ -56,7 +56,7 @@ extension AuthenticatorService {
         }
         guard Names.isValidUser(user) else { return .malformed(.userName(user, field: "user")) }
         let service = body["service"]?.stringValue
-        if let service, service.isEmpty || service.utf8.count > 64 || !TokenVerifier.isPrintableASCII(service) {
+        if let service, !ServiceName.isValid(service) {
             return .malformed(.request)
         }
         let stage: PolicyStage = service == nil ? .registration : .login

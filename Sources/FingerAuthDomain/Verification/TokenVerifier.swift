@@ -88,10 +88,10 @@ public struct TokenVerifier: Sendable {
             var clientService: String?
             if purpose == .login {
                 let name = try requiredString(jwt.claims["service"], missing: .missingService)
-                guard Self.isClaimWord(name) else { throw Refusal.badService }
+                guard ServiceName.isValid(name) else { throw Refusal.badService }
                 service = name
                 if let claimed = jwt.claims["client_service"] {
-                    guard let word = claimed.stringValue, Self.isClaimWord(word) else {
+                    guard let word = claimed.stringValue, ServiceName.isValid(word) else {
                         throw Refusal.badService
                     }
                     clientService = word

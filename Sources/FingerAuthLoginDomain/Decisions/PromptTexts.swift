@@ -65,7 +65,7 @@ public struct PromptTexts {
         let chosen =
             options.texts[name.rawValue + "." + service] ?? options.texts[name.rawValue]
             ?? translate(name.english)
-        return chosen.replacingAll("{service}", with: serviceName(service)).replacingAll(
+        return chosen.replacingAll("{service}", with: ServiceName.claim(service)).replacingAll(
             "{left}", with: String(left)
         )
         .replacingAll("{expires}", with: expires)

@@ -79,7 +79,7 @@ public struct AgentLoginFlow<Connector: AgentConnector, Talk: Conversation, User
                 LoginTexts.agentMissing, request)
         }
         let ask = AgentRequest.login(
-            user: request.user, service: serviceName(request.service), silent: request.silent)
+            user: request.user, service: ServiceName.claim(request.service), silent: request.silent)
         guard channel.send(ask.line, withinMilliseconds: AgentProtocol.firstLineMilliseconds) else {
             return say(
                 LoginOutcome(.authInfoUnavailable, "agent did not take the request"), LoginTexts.readerUnavailable,

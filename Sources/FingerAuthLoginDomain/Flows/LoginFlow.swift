@@ -201,9 +201,9 @@ public struct LoginFlow<
             return .failure(Stop(LoginOutcome(.systemError, "no random bytes for jti")))
         }
         var job = LoginJob(
-            user: request.user, service: serviceName(request.service),
+            user: request.user, service: ServiceName.claim(request.service),
             jti: Base64URL.encode(jtiBytes), issuer: options.hostID ?? hostName, options: options)
-        job.clientService = request.clientService.map { serviceName($0) }
+        job.clientService = request.clientService.map { ServiceName.claim($0) }
         guard job.text.utf8.count <= LoginJob.maxBytes else {
             return .failure(
                 Stop(
@@ -306,11 +306,4 @@ public enum LoginTexts {
     /// What the user sees when no agent answers; names the command that fixes it.
     public static let agentMissing =
         "Fingerprint login unavailable: the fingerprint agent is not running (systemctl enable --now fingerauth-agent.socket)"
-}
-
-/// The PAM service as the token's `service` claim: printable ASCII, at most 64 bytes.
-func serviceName(_ service: String) -> String {
-    let cleaned = String(
-        String(service.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "_" }).prefix(64))
-    return cleaned.isEmpty ? "unknown" : cleaned
 }
