@@ -4,19 +4,19 @@ import FingerAuthDomain
 import FingerAuthWeb
 
 /// How the admin console behaves (`admin-listen` and its companions).
-public struct ConsoleSettings: Sendable {
+package struct ConsoleSettings: Sendable {
     /// Sessions end after this long without a request…
-    public var idleSeconds: Int64 = 15 * 60
+    package var idleSeconds: Int64 = 15 * 60
     /// …and this long after sign-in, whatever happens.
-    public var absoluteSeconds: Int64 = 8 * 3600
+    package var absoluteSeconds: Int64 = 8 * 3600
     /// `Secure` on the cookies: the listener speaks TLS.
-    public var secureCookies = true
+    package var secureCookies = true
 
-    public init() {}
+    package init() {}
 }
 
 /// What the console reads and changes of the registry.
-public typealias ConsoleRegistry = KeyRegistry & HostTokens & PolicyStore & AuditLog & ConsoleQueries & AdminAccounts
+package typealias ConsoleRegistry = KeyRegistry & HostTokens & PolicyStore & AuditLog & ConsoleQueries & AdminAccounts
     & OfflineGrantStore
     & FailureCounts
 
@@ -29,7 +29,7 @@ public typealias ConsoleRegistry = KeyRegistry & HostTokens & PolicyStore & Audi
 /// a signed-in admin carries the session's CSRF token (else 403); sign-in is a
 /// double-submit form and counted against the address and the name (`ConsoleSignIn`). Answers carry a
 /// Content-Security-Policy that allows nothing but this listener's stylesheet and forms.
-public final class AdminConsole: ConsoleSurface {
+package final class AdminConsole: ConsoleSurface {
     /// The query parameters any console page reads (the HTTP layer looks up only these).
     static let queryNames =
         ["user", "host", "event", "outcome", "from", "to", "before", "token", "done", "page"] + policyQueryNames
@@ -37,7 +37,7 @@ public final class AdminConsole: ConsoleSurface {
     static let signInCookie = "fa_signin"
     static let minimumPassword = 12
     /// How long a setup link lasts (`fingerauthd admin create`, `admin reset`), in seconds.
-    public static let setupLifetime: Int64 = 24 * 3600
+    package static let setupLifetime: Int64 = 24 * 3600
 
     let store: any ConsoleRegistry
     let clock: any AuthClock
@@ -51,7 +51,7 @@ public final class AdminConsole: ConsoleSurface {
 
     /// The console over `store`, counting the refusals a stranger may repeat at will into
     /// `refusals` (the service's counter, drained by the group commit).
-    public init(
+    package init(
         store: any ConsoleRegistry, clock: any AuthClock, log: any ServiceLog, settings: ConsoleSettings,
         refusals: RefusalCounter
     ) {
@@ -74,10 +74,10 @@ public final class AdminConsole: ConsoleSurface {
         ("Referrer-Policy", "no-referrer"),
     ]
 
-    public var queryNames: [String] { Self.queryNames }
+    package var queryNames: [String] { Self.queryNames }
 
     /// One console request, answered.
-    public func answer(_ request: HTTPRequest, address: String) -> HTTPResponse {
+    package func answer(_ request: HTTPRequest, address: String) -> HTTPResponse {
         var response = route(request, address: address)
         response.headers += Self.securityHeaders
         return response

@@ -1,8 +1,8 @@
 /// base64url without padding (RFC 4648 §5), as JWTs and JWKs use it.
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
@@ -28,13 +28,13 @@ public enum Base64URL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    public static func encode(_ text: String) -> String { encode(Array(text.utf8)) }
+    package static func encode(_ text: String) -> String { encode(Array(text.utf8)) }
 
     /// Strict decoding: no padding, no white space, no characters outside the alphabet,
     /// and unused trailing bits must be zero (one text per byte string). Nil when refused.
-    public static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)) }
+    package static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)) }
 
-    public static func decode(_ chars: [UInt8]) -> [UInt8]? {
+    package static func decode(_ chars: [UInt8]) -> [UInt8]? {
         if chars.count % 4 == 1 { return nil }
         var out = [UInt8](repeating: 0, count: chars.count * 3 / 4)
         let ok = chars.withUnsafeBufferPointer { input -> Bool in
@@ -76,7 +76,7 @@ public enum Base64URL {
     private static let table: [UInt8] = (0..<256).map { value(of: UInt8($0)) ?? 0x40 }
 
     /// Whether `c` is one of the 64 characters of the base64url alphabet (no padding).
-    public static func isAlphabet(_ c: UInt8) -> Bool { value(of: c) != nil }
+    package static func isAlphabet(_ c: UInt8) -> Bool { value(of: c) != nil }
 
     private static func value(of c: UInt8) -> UInt8? {
         switch c {

@@ -15,17 +15,17 @@
 ///
 /// `--help` and `-h` are not options: `asksForHelp` finds them before a command parses its
 /// words, and the program prints that command's usage.
-public struct CommandArguments: Equatable, Sendable {
+package struct CommandArguments: Equatable, Sendable {
     /// Every valued option given, by name (without its dashes).
-    public private(set) var values: [String: String] = [:]
+    package private(set) var values: [String: String] = [:]
     /// Every switch given, by name.
-    public private(set) var switches: Set<String> = []
+    package private(set) var switches: Set<String> = []
     /// The words that are not options, in order.
-    public private(set) var positional: [String] = []
+    package private(set) var positional: [String] = []
 
     /// Parses `words` given the names (without dashes) of the options that take a value,
     /// the switches, and how many positional words the command takes.
-    public init<Words: Sequence>(
+    package init<Words: Sequence>(
         _ words: Words, valued: Set<String>, switches allowedSwitches: Set<String> = [],
         maxPositional: Int = 0
     ) throws(UsageError) where Words.Element == String {
@@ -64,19 +64,19 @@ public struct CommandArguments: Equatable, Sendable {
     }
 
     /// The value of option `name`, nil when it was not given.
-    public subscript(_ name: String) -> String? { values[name] }
+    package subscript(_ name: String) -> String? { values[name] }
 
     /// Whether switch `name` was given.
-    public func has(_ name: String) -> Bool { switches.contains(name) }
+    package func has(_ name: String) -> Bool { switches.contains(name) }
 
     /// Whether `words` ask for the command's usage: `--help` or `-h` among them, wherever
     /// they stand (`fingerauth enroll --help`, `fingerauthd keys revoke --kid K --help`).
-    public static func asksForHelp<Words: Sequence>(_ words: Words) -> Bool where Words.Element == String {
+    package static func asksForHelp<Words: Sequence>(_ words: Words) -> Bool where Words.Element == String {
         words.contains { $0 == "--help" || $0 == "-h" }
     }
 
     /// The same options with `defaults` (a configuration file's) under them: a given option wins.
-    public func over(_ defaults: [String: String]) -> CommandArguments {
+    package func over(_ defaults: [String: String]) -> CommandArguments {
         var merged = self
         for (name, value) in defaults where merged.values[name] == nil { merged.values[name] = value }
         return merged
@@ -86,8 +86,8 @@ public struct CommandArguments: Equatable, Sendable {
 /// A mistake in how a program was called: the message says what to do; programs exit with
 /// status 2 (the login helper answers `FAIL usage <message>`). `cause` tells the parser's
 /// own refusals apart, so that every program words them alike.
-public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Cause: Equatable, Sendable {
+package struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Cause: Equatable, Sendable {
         case unknownCommand
         case unknownOption
         case repeatedOption
@@ -98,11 +98,11 @@ public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalid
     }
 
-    public let cause: Cause
-    public let message: String
+    package let cause: Cause
+    package let message: String
 
     /// A command's own refusal of what it was given.
-    public init(message: String) {
+    package init(message: String) {
         self.init(.invalid, message)
     }
 
@@ -111,20 +111,20 @@ public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 
     /// The same mistake with `context` before the message (`keys list: --user given twice…`).
-    public func within(_ context: String) -> UsageError {
+    package func within(_ context: String) -> UsageError {
         UsageError(cause, context + ": " + message)
     }
 
     /// The same mistake with `hint` after the message (`…; see 'fingerauthd keys list --help'`).
-    public func adding(_ hint: String) -> UsageError {
+    package func adding(_ hint: String) -> UsageError {
         UsageError(cause, message + "; " + hint)
     }
 
     /// A command the program does not have; `words` as they were typed (`keys frob`).
-    public static func unknownCommand(_ words: String) -> UsageError {
+    package static func unknownCommand(_ words: String) -> UsageError {
         UsageError(.unknownCommand, word: words)
     }
 

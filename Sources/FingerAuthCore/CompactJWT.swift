@@ -1,5 +1,5 @@
 /// Why a compact JWT was refused before its signature was even looked at.
-public enum JWTFormatError: Error, Equatable, Sendable {
+package enum JWTFormatError: Error, Equatable, Sendable {
     case tooLarge
     case segmentCount
     case encoding(String)
@@ -8,16 +8,16 @@ public enum JWTFormatError: Error, Equatable, Sendable {
 
 /// A JWS in compact serialization, split and decoded strictly: exactly three base64url
 /// segments, header and claims JSON objects. Checking it is the verifier's job.
-public struct CompactJWT: Sendable {
-    public let header: JSONValue
-    public let claims: JSONValue
-    public let signature: [UInt8]
+package struct CompactJWT: Sendable {
+    package let header: JSONValue
+    package let claims: JSONValue
+    package let signature: [UInt8]
     /// `base64url(header) "." base64url(claims)`: the bytes the signature covers.
-    public let signingInput: [UInt8]
+    package let signingInput: [UInt8]
 
-    public static let maxBytes = 8 * 1024
+    package static let maxBytes = 8 * 1024
 
-    public init(parsing token: String, maxBytes: Int = CompactJWT.maxBytes) throws(JWTFormatError) {
+    package init(parsing token: String, maxBytes: Int = CompactJWT.maxBytes) throws(JWTFormatError) {
         let bytes = Array(token.utf8)
         guard bytes.count <= maxBytes else { throw .tooLarge }
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
@@ -35,14 +35,14 @@ public struct CompactJWT: Sendable {
     }
 
     /// `base64url(json(header)) "." base64url(json(claims))`, ready to be signed.
-    public static func signingInput(header: JSONValue, claims: JSONValue) -> [UInt8] {
+    package static func signingInput(header: JSONValue, claims: JSONValue) -> [UInt8] {
         Array(
             (Base64URL.encode(JSONEncoding.encodeBytes(header)) + "."
                 + Base64URL.encode(JSONEncoding.encodeBytes(claims))).utf8)
     }
 
     /// The finished token: signing input, ".", base64url(signature).
-    public static func serialize(signingInput: [UInt8], signature: [UInt8]) -> String {
+    package static func serialize(signingInput: [UInt8], signature: [UInt8]) -> String {
         String(decoding: signingInput, as: UTF8.self) + "." + Base64URL.encode(signature)
     }
 }

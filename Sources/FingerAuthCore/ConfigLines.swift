@@ -1,11 +1,11 @@
 /// One `key = value` line of a configuration file, with where it stands.
-public struct ConfigLine: Equatable, Sendable {
-    public var key: String
-    public var value: String
+package struct ConfigLine: Equatable, Sendable {
+    package var key: String
+    package var value: String
     /// `path:line`, for messages.
-    public var source: String
+    package var source: String
 
-    public init(key: String, value: String, source: String) {
+    package init(key: String, value: String, source: String) {
         self.key = key
         self.value = value
         self.source = source
@@ -16,9 +16,9 @@ public struct ConfigLine: Equatable, Sendable {
 /// `/etc/fingerauthd.conf`): one `key = value` per line, spaces and tabs around either side
 /// ignored, `#` at the start of a line for a comment, blank lines allowed. What the keys
 /// mean is the reader's business; reading the file is `ConfigurationFile`'s (FingerAuthSystem).
-public enum ConfigLines {
+package enum ConfigLines {
     /// The entries of `text` in order; `name` is the file's path for the messages.
-    public static func parse(_ text: String, name: String) throws(ConfigError) -> [ConfigLine] {
+    package static func parse(_ text: String, name: String) throws(ConfigError) -> [ConfigLine] {
         var entries: [ConfigLine] = []
         var lineNumber = 0
         // "\r\n" is one Character in Swift: split on it too, or a file with CRLF line ends

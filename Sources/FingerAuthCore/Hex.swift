@@ -1,9 +1,9 @@
 /// Lowercase hexadecimal, as digests are stored and shown (`sha256` columns, EK names).
-public enum Hex {
+package enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// Two lowercase hex digits per byte of `bytes`.
-    public static func lowercase(_ bytes: [UInt8]) -> String {
+    package static func lowercase(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
         for b in bytes {
@@ -15,9 +15,9 @@ public enum Hex {
 }
 
 /// Comparison of secrets in time that depends on their lengths only.
-public enum ConstantTime {
+package enum ConstantTime {
     /// Equal length and bytes.
-    public static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    package static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
         for index in a.indices { difference |= a[index] ^ b[index] }
@@ -25,7 +25,7 @@ public enum ConstantTime {
     }
 
     /// Equal UTF-8 bytes.
-    public static func equal(_ a: String, _ b: String) -> Bool {
+    package static func equal(_ a: String, _ b: String) -> Bool {
         equal(Array(a.utf8), Array(b.utf8))
     }
 }

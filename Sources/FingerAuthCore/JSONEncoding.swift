@@ -1,13 +1,13 @@
 /// Serializes a `JSONValue` as compact JSON text (no spaces, members in their order).
 /// Works on UTF-8 bytes: a string's bytes are copied as they are, but for `"`, `\` and
 /// control characters, which are escaped.
-public enum JSONEncoding {
-    public static func encode(_ value: JSONValue) -> String {
+package enum JSONEncoding {
+    package static func encode(_ value: JSONValue) -> String {
         String(decoding: encodeBytes(value), as: UTF8.self)
     }
 
     /// The compact JSON text of `value`, as UTF-8 bytes.
-    public static func encodeBytes(_ value: JSONValue) -> [UInt8] {
+    package static func encodeBytes(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         write(value, to: &out)

@@ -1,5 +1,5 @@
 /// Why a JSON text was refused.
-public enum JSONError: Error, Equatable, Sendable {
+package enum JSONError: Error, Equatable, Sendable {
     case tooLarge
     case tooDeep
     case invalid(offset: Int)
@@ -8,22 +8,22 @@ public enum JSONError: Error, Equatable, Sendable {
 
 /// A strict RFC 8259 parser over UTF-8 bytes: one value, no trailing data, no duplicate
 /// member names, bounded size and depth. It never traps on any input.
-public struct JSONParser {
+package struct JSONParser {
     /// Largest accepted input, in bytes.
-    public var maxBytes: Int
+    package var maxBytes: Int
     /// Deepest accepted nesting of arrays and objects.
-    public var maxDepth: Int
+    package var maxDepth: Int
 
-    public init(maxBytes: Int = 64 * 1024, maxDepth: Int = 32) {
+    package init(maxBytes: Int = 64 * 1024, maxDepth: Int = 32) {
         self.maxBytes = maxBytes
         self.maxDepth = maxDepth
     }
 
-    public func parse(_ text: String) throws(JSONError) -> JSONValue {
+    package func parse(_ text: String) throws(JSONError) -> JSONValue {
         try parse(Array(text.utf8))
     }
 
-    public func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
+    package func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
         guard bytes.count <= maxBytes else { throw .tooLarge }
         var reader = Reader(bytes: bytes, maxDepth: maxDepth)
         reader.skipSpace()

@@ -1,6 +1,6 @@
 /// A JSON document as plain Swift values, without Foundation (the PAM module links no
 /// Foundation). Numbers keep their literal text so that integers such as `exp` stay exact.
-public enum JSONValue: Equatable, Sendable {
+package enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     /// The number's literal text, validated by the parser (RFC 8259 grammar).
@@ -10,7 +10,7 @@ public enum JSONValue: Equatable, Sendable {
     /// Members in document order. The parser refuses duplicate names.
     case object([(String, JSONValue)])
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
@@ -26,27 +26,27 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     /// A whole number in `Int64` range; nil for anything else (fractions, exponents, text).
-    public static func integer(_ value: Int64) -> JSONValue { .number(String(value)) }
+    package static func integer(_ value: Int64) -> JSONValue { .number(String(value)) }
 
     /// The member called `name`, if this is an object that has one.
-    public subscript(name: String) -> JSONValue? {
+    package subscript(name: String) -> JSONValue? {
         guard case let .object(members) = self else { return nil }
         for (key, value) in members where key == name { return value }
         return nil
     }
 
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case let .string(s) = self { return s }
         return nil
     }
 
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case let .bool(b) = self { return b }
         return nil
     }
 
     /// The value as `Int64` when it is an integer literal (no fraction, no exponent) in range.
-    public var int64Value: Int64? {
+    package var int64Value: Int64? {
         guard case let .number(text) = self else { return nil }
         guard !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }) else {
             return nil
@@ -54,12 +54,12 @@ public enum JSONValue: Equatable, Sendable {
         return Int64(text)
     }
 
-    public var arrayValue: [JSONValue]? {
+    package var arrayValue: [JSONValue]? {
         if case let .array(a) = self { return a }
         return nil
     }
 
-    public var objectValue: [(String, JSONValue)]? {
+    package var objectValue: [(String, JSONValue)]? {
         if case let .object(o) = self { return o }
         return nil
     }

@@ -8,16 +8,16 @@
 /// Nobody vouches for these numbers: the host chose them, and the token's signature does not
 /// cover them. The authenticator keeps them for the record and the console's percentiles and
 /// never decides anything by them.
-public struct LoginStageReport: Equatable, Sendable {
-    public var ready: Int64?
-    public var match: Int64?
-    public var connect: Int64?
+package struct LoginStageReport: Equatable, Sendable {
+    package var ready: Int64?
+    package var match: Int64?
+    package var connect: Int64?
 
     /// The largest time taken (ten minutes): a longer one, or a negative one, is not a time a
     /// login took, and the whole report is dropped.
-    public static let maxMilliseconds: Int64 = 600_000
+    package static let maxMilliseconds: Int64 = 600_000
 
-    public init(ready: Int64? = nil, match: Int64? = nil, connect: Int64? = nil) {
+    package init(ready: Int64? = nil, match: Int64? = nil, connect: Int64? = nil) {
         self.ready = ready
         self.match = match
         self.connect = connect
@@ -26,7 +26,7 @@ public struct LoginStageReport: Equatable, Sendable {
     /// The report in `value`: an object whose known members are whole numbers of
     /// milliseconds within bounds (unknown members are ignored, so that a newer helper can
     /// say more). nil when it is anything else, or names no known time.
-    public init?(json value: JSONValue) {
+    package init?(json value: JSONValue) {
         guard value.objectValue != nil else { return nil }
         var report = LoginStageReport()
         for name in Self.names {
@@ -39,7 +39,7 @@ public struct LoginStageReport: Equatable, Sendable {
     }
 
     /// The JSON object the helper sends: the times it has, nothing else.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object(Self.names.compactMap { name in self.time(name).map { (name, .integer($0)) } })
     }
 

@@ -9,18 +9,18 @@
 /// counted from when the host received it (on the host's monotonic clock), so that a host
 /// whose wall clock is set back gains nothing; `uses` how many offline logins it allows;
 /// `services` the PAM services it is for (`*`: any).
-public struct OfflineGrant: Equatable, Sendable {
-    public var gid: String
-    public var user: String
-    public var host: String
-    public var kid: String
-    public var issuedAt: Int64
-    public var notAfter: Int64
-    public var ttlSeconds: Int64
-    public var uses: Int
-    public var services: [String]
+package struct OfflineGrant: Equatable, Sendable {
+    package var gid: String
+    package var user: String
+    package var host: String
+    package var kid: String
+    package var issuedAt: Int64
+    package var notAfter: Int64
+    package var ttlSeconds: Int64
+    package var uses: Int
+    package var services: [String]
 
-    public init(
+    package init(
         gid: String, user: String, host: String, kid: String, issuedAt: Int64, notAfter: Int64,
         ttlSeconds: Int64, uses: Int, services: [String]
     ) {
@@ -36,14 +36,14 @@ public struct OfflineGrant: Equatable, Sendable {
     }
 
     /// The `typ` of a grant's header.
-    public static let type = "fingerauth-grant+jwt"
+    package static let type = "fingerauth-grant+jwt"
     /// Longest grant a host keeps (a few hundred bytes in practice).
-    public static let maxBytes = 4096
+    package static let maxBytes = 4096
     /// Bounds a policy may set: up to 30 days and 1,000 logins.
-    public static let maxTTLSeconds: Int64 = 30 * 86400
-    public static let maxUses = 1000
+    package static let maxTTLSeconds: Int64 = 30 * 86400
+    package static let maxUses = 1000
 
-    public var claims: JSONValue {
+    package var claims: JSONValue {
         .object([
             ("gid", .string(gid)), ("sub", .string(user)), ("host", .string(host)), ("kid", .string(kid)),
             ("iat", .integer(issuedAt)), ("exp", .integer(notAfter)), ("ttl", .integer(ttlSeconds)),
@@ -51,12 +51,12 @@ public struct OfflineGrant: Equatable, Sendable {
         ])
     }
 
-    public static func header(grantKeyID: String) -> JSONValue {
+    package static func header(grantKeyID: String) -> JSONValue {
         .object([("alg", .string("ES256")), ("typ", .string(type)), ("kid", .string(grantKeyID))])
     }
 
     /// Reads the claims; nil when a member is missing, of the wrong type or out of bounds.
-    public init?(claims json: JSONValue) {
+    package init?(claims json: JSONValue) {
         guard let gid = json["gid"]?.stringValue, let user = json["sub"]?.stringValue,
             let host = json["host"]?.stringValue, let kid = json["kid"]?.stringValue,
             let issuedAt = json["iat"]?.int64Value, let notAfter = json["exp"]?.int64Value,
@@ -74,27 +74,27 @@ public struct OfflineGrant: Equatable, Sendable {
     }
 
     /// Whether the grant is for `service` (`*` or the exact name).
-    public func covers(service: String) -> Bool {
+    package func covers(service: String) -> Bool {
         services.contains { $0 == "*" || $0.sameBytes(as: service) }
     }
 }
 
 /// Checks an ES256 signature (raw `r || s`, 64 bytes) by a grant key: implemented over
 /// OpenSSL in FingerAuthCrypto.
-public protocol GrantSignatureCheck {
+package protocol GrantSignatureCheck {
     func verifyES256(key: GrantKeyJWK, signature: [UInt8], data: [UInt8]) -> Bool
 }
 
 /// Why a grant cannot be used; the text goes to the log line, never a token.
-public struct GrantRefusal: Error, Equatable, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct GrantRefusal: Error, Equatable, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 extension OfflineGrant {
     /// The grant in `token` once its format, its signature by one of `keys` (by thumbprint)
     /// and its binding to `user`, `host` and `kid` hold.
-    public static func verified<Check: GrantSignatureCheck>(
+    package static func verified<Check: GrantSignatureCheck>(
         _ token: String, keys: [String: GrantKeyJWK], check: Check, user: String, host: String,
         kid: String
     ) -> Result<OfflineGrant, GrantRefusal> {

@@ -6,19 +6,19 @@
 ///
 ///     header  {"alg":"RS256","typ":"fingerauth-offline+jwt","kid":<device key>}
 ///     claims  {"seq","gid","sub","host","kid","jti","service","at","prev"}
-public struct OfflineRecord: Equatable, Sendable {
-    public var seq: Int64
-    public var gid: String
-    public var user: String
-    public var host: String
-    public var kid: String
-    public var jti: String
-    public var service: String
+package struct OfflineRecord: Equatable, Sendable {
+    package var seq: Int64
+    package var gid: String
+    package var user: String
+    package var host: String
+    package var kid: String
+    package var jti: String
+    package var service: String
     /// Wall clock of the login, seconds.
-    public var at: Int64
-    public var previous: String
+    package var at: Int64
+    package var previous: String
 
-    public init(
+    package init(
         seq: Int64, gid: String, user: String, host: String, kid: String, jti: String, service: String,
         at: Int64, previous: String
     ) {
@@ -33,17 +33,17 @@ public struct OfflineRecord: Equatable, Sendable {
         self.previous = previous
     }
 
-    public static let type = "fingerauth-offline+jwt"
+    package static let type = "fingerauth-offline+jwt"
     /// Bound of `seq` and `at` (2^40): whoever reads them adds to them without overflow.
-    public static let maxSeq: Int64 = 1 << 40
+    package static let maxSeq: Int64 = 1 << 40
     /// Most records one upload carries; older ones wait for the next contact.
-    public static let maxPerUpload = 12
+    package static let maxPerUpload = 12
 
-    public static func header(kid: String) -> JSONValue {
+    package static func header(kid: String) -> JSONValue {
         .object([("alg", .string("RS256")), ("typ", .string(type)), ("kid", .string(kid))])
     }
 
-    public var claims: JSONValue {
+    package var claims: JSONValue {
         .object([
             ("seq", .integer(seq)), ("gid", .string(gid)), ("sub", .string(user)), ("host", .string(host)),
             ("kid", .string(kid)), ("jti", .string(jti)), ("service", .string(service)), ("at", .integer(at)),
@@ -51,7 +51,7 @@ public struct OfflineRecord: Equatable, Sendable {
         ])
     }
 
-    public init?(claims json: JSONValue) {
+    package init?(claims json: JSONValue) {
         guard let seq = json["seq"]?.int64Value, let gid = json["gid"]?.stringValue,
             let user = json["sub"]?.stringValue, let host = json["host"]?.stringValue,
             let kid = json["kid"]?.stringValue, let jti = json["jti"]?.stringValue,
@@ -65,7 +65,7 @@ public struct OfflineRecord: Equatable, Sendable {
     }
 
     /// The record of one line (its signature not checked: that is the authenticator's job).
-    public init?(line: String) {
+    package init?(line: String) {
         guard let jws = try? CompactJWT(parsing: line), jws.header["typ"]?.stringValue == OfflineRecord.type,
             let record = OfflineRecord(claims: jws.claims)
         else { return nil }

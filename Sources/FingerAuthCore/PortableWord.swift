@@ -2,8 +2,8 @@
 /// PAM service (`sudo`, `gdm-password`), an extra claim's name: `[A-Za-z0-9._-]`, not
 /// starting with `-`, not `.` or `..`, at most `maxLength` bytes. Not a user name
 /// (`UserName` is stricter).
-public enum PortableWord {
-    public static func isValid(_ word: String, maxLength: Int = 32) -> Bool {
+package enum PortableWord {
+    package static func isValid(_ word: String, maxLength: Int = 32) -> Bool {
         let bytes = Array(word.utf8)
         guard !bytes.isEmpty, bytes.count <= maxLength else { return false }
         guard bytes[0] != UInt8(ascii: "-"), word != ".", word != ".." else { return false }

@@ -1,9 +1,9 @@
 /// Seconds since the epoch (the login side's grant clock, the authenticator's request time).
-public protocol Clock {
+package protocol Clock {
     func now() -> Int64
 }
 
 /// Random bytes (a `jti`, a challenge); nil when none could be had.
-public protocol RandomSource {
+package protocol RandomSource {
     func bytes(_ count: Int) -> [UInt8]?
 }

@@ -2,10 +2,10 @@
 /// key holder wrote) made safe for a terminal: every control character — C0 (ESC among
 /// them), DEL and C1 (U+0080…U+009F, CSI and OSC in 8-bit form) — is shown as `\xNN`, so
 /// that no escape sequence, title change or forged line reaches the reader's terminal.
-public enum TerminalText {
+package enum TerminalText {
     /// `text` with its control characters shown as `\xNN`; with `keepingLineBreaks`, line
     /// feeds and tabs stay (a command's own multi-line output), every other control goes.
-    public static func escaped(_ text: String, keepingLineBreaks: Bool = false) -> String {
+    package static func escaped(_ text: String, keepingLineBreaks: Bool = false) -> String {
         guard text.unicodeScalars.contains(where: { isControl($0, keepingLineBreaks) }) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + 8)

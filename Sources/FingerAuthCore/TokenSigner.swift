@@ -1,5 +1,5 @@
 /// Signs with the user's device key (in the helper and the command line, never the module).
-public protocol TokenSigner {
+package protocol TokenSigner {
     /// RFC 7638 thumbprint of the public key.
     var kid: String { get }
     /// RS256 signature of `input`; nil when signing failed.
@@ -7,7 +7,7 @@ public protocol TokenSigner {
 }
 
 /// Why a device key could not be loaded (its file, its TPM handle).
-public struct KeyLoadError: Error, Equatable, Sendable {
-    public var message: String
-    public init(_ message: String) { self.message = message }
+package struct KeyLoadError: Error, Equatable, Sendable {
+    package var message: String
+    package init(_ message: String) { self.message = message }
 }

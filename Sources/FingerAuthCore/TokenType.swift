@@ -1,21 +1,21 @@
 /// The `typ` header of each kind of token FingerAuth signs (RFC 8725 §3.11, explicit
 /// typing): the authenticator accepts a token only at the endpoint for its kind, so a
 /// captured login token cannot revoke a key and a revocation token is not a login.
-public enum TokenType {
+package enum TokenType {
     /// A login token (`/v1/login`, `/login`, the `/oauth2/token` grant): plain `JWT`, as
     /// every JWT library writes it.
-    public static let login = "JWT"
+    package static let login = "JWT"
     /// The proof that comes with a key's registration (`POST /v1/keys`), signed by that key.
-    public static let registrationProof = "fingerauth-proof+jwt"
+    package static let registrationProof = "fingerauth-proof+jwt"
     /// A key holder's revocation of their own key (`DELETE /v1/keys/<kid>`).
-    public static let keyRevocation = "fingerauth-revoke+jwt"
+    package static let keyRevocation = "fingerauth-revoke+jwt"
 }
 
 extension String {
     /// Equal byte for byte (UTF-8). Swift's `==` compares canonically equivalent strings as
     /// equal ("\u{212A}ate" == "Kate"); identities — user and host names, kids, jtis — are
     /// compared with this instead.
-    public func sameBytes(as other: String) -> Bool {
+    package func sameBytes(as other: String) -> Bool {
         utf8.elementsEqual(other.utf8)
     }
 }

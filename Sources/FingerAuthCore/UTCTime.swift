@@ -1,14 +1,14 @@
 /// UTC times from seconds since the epoch, in plain Swift (the module has no Foundation):
 /// the civil date of the day count (H. Hinnant's days-to-civil).
-public enum UTCTime {
+package enum UTCTime {
     /// `2026-12-06 14:00 UTC`.
-    public static func minutes(_ seconds: Int64) -> String {
+    package static func minutes(_ seconds: Int64) -> String {
         let (date, second) = civil(seconds)
         return date + " " + two(second / 3600) + ":" + two(second % 3600 / 60) + " UTC"
     }
 
     /// `2026-12-06 14:00:05`.
-    public static func seconds(_ seconds: Int64) -> String {
+    package static func seconds(_ seconds: Int64) -> String {
         let (date, second) = civil(seconds)
         return date + " " + two(second / 3600) + ":" + two(second % 3600 / 60) + ":" + two(second % 60)
     }

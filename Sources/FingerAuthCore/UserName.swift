@@ -9,20 +9,20 @@
 /// additions, both for directory-backed fleets (SSSD, LDAP): a `.` inside a name
 /// (`john.doe`), never first, last or doubled. Not accepted: upper case, a trailing `$`
 /// (Samba machine accounts log in with no finger), anything outside ASCII.
-public enum UserName {
-    public static let maxLength = 32
+package enum UserName {
+    package static let maxLength = 32
 
     /// The rule in one line, for messages.
-    public static let rule =
+    package static let rule =
         "lower-case letters, digits, '_' and '-', a '.' only inside, "
         + "starting with a letter or '_', at most \(maxLength) bytes"
 
     /// True when `name` follows the rule.
-    public static func isValid(_ name: String) -> Bool { problem(name) == nil }
+    package static func isValid(_ name: String) -> Bool { problem(name) == nil }
 
     /// Why `name` breaks the rule, as a short phrase without the name itself (a user may
     /// have typed a password at the user prompt); nil when it follows it.
-    public static func problem(_ name: String) -> String? {
+    package static func problem(_ name: String) -> String? {
         var count = 0
         var previous: UInt8 = 0
         for b in name.utf8 {

@@ -6,21 +6,21 @@ extension RSAPublicKey: SignatureKey {}
 
 /// FingerAuthCore's `AuthenticatorCrypto` over OpenSSL: what fingerauthd's service uses for
 /// signatures, digests and random bytes.
-public struct OpenSSLAuthenticatorCrypto: AuthenticatorCrypto {
-    public init() {}
+package struct OpenSSLAuthenticatorCrypto: AuthenticatorCrypto {
+    package init() {}
 
-    public func signatureKey(_ jwk: JWK) -> (any SignatureKey)? { try? RSAPublicKey(jwk: jwk) }
+    package func signatureKey(_ jwk: JWK) -> (any SignatureKey)? { try? RSAPublicKey(jwk: jwk) }
 
-    public func sha256(_ data: [UInt8]) -> [UInt8]? { Digest.sha256(data) }
+    package func sha256(_ data: [UInt8]) -> [UInt8]? { Digest.sha256(data) }
 
-    public func bytes(_ count: Int) -> [UInt8]? { SecureRandom.bytes(count) }
+    package func bytes(_ count: Int) -> [UInt8]? { SecureRandom.bytes(count) }
 
-    public func attestationKeyName(_ ak: TPMPublicKey) -> [UInt8]? {
+    package func attestationKeyName(_ ak: TPMPublicKey) -> [UInt8]? {
         guard TPMAttestation.attestationKeyRefusal(ak) == nil else { return nil }
         return TPMAttestation.name(of: ak)
     }
 
-    public func certificationRefusal(
+    package func certificationRefusal(
         key: TPMPublicKey, jwk: JWK, attest: [UInt8], signature: [UInt8], ak: TPMPublicKey,
         nonce: [UInt8]
     ) -> AttestationRefusal? {
@@ -30,7 +30,7 @@ public struct OpenSSLAuthenticatorCrypto: AuthenticatorCrypto {
 }
 
 /// TPM key attestation (`KeyAttestation`) against the EK CAs of `tpm-ek-ca`.
-public struct TPMKeyAttestation: KeyAttestation {
+package struct TPMKeyAttestation: KeyAttestation {
     /// An EK certificate that chained to `trust`, with its key's name.
     struct Endorsement: EndorsementCertificate {
         let certificate: X509Certificate
@@ -39,11 +39,11 @@ public struct TPMKeyAttestation: KeyAttestation {
 
     let trust: CertificateTrust
 
-    public init(trust: CertificateTrust) {
+    package init(trust: CertificateTrust) {
         self.trust = trust
     }
 
-    public func endorsement(_ der: [UInt8]) -> EndorsementCheck {
+    package func endorsement(_ der: [UInt8]) -> EndorsementCheck {
         guard let certificate = try? X509Certificate(der: der) else { return .malformed }
         if let why = trust.refusal(of: certificate) { return .untrusted(why: why) }
         guard certificate.isRSA(bits: 2048) else { return .untrusted(why: nil) }
@@ -51,7 +51,7 @@ public struct TPMKeyAttestation: KeyAttestation {
         return .trusted(Endorsement(certificate: certificate, keyID: id))
     }
 
-    public func makeCredential(_ certificate: any EndorsementCertificate, name: [UInt8], secret: [UInt8])
+    package func makeCredential(_ certificate: any EndorsementCertificate, name: [UInt8], secret: [UInt8])
         -> MadeCredential?
     {
         guard let endorsement = certificate as? Endorsement else { return nil }

@@ -1,11 +1,11 @@
 import COpenSSL
 
 /// A libcrypto failure, with OpenSSL's own reason text (never key material).
-public struct CryptoError: Error, CustomStringConvertible, Sendable {
-    public let operation: String
-    public let reason: String
+package struct CryptoError: Error, CustomStringConvertible, Sendable {
+    package let operation: String
+    package let reason: String
 
-    public var description: String { "\(operation): \(reason)" }
+    package var description: String { "\(operation): \(reason)" }
 
     /// Takes and clears OpenSSL's error queue for this thread.
     static func last(_ operation: String) -> CryptoError {

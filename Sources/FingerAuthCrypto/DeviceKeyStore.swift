@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// A key whose private half stays in hardware (the TPM): it signs, it never leaves.
-public protocol HardwareKey: AnyObject {
+package protocol HardwareKey: AnyObject {
     /// The public half.
     var jwk: JWK { get }
     /// RS256 signature made by the hardware; nil when it refused or could not be reached.
@@ -16,38 +16,38 @@ public protocol HardwareKey: AnyObject {
 /// A loaded device key: signs tokens, names itself by its RFC 7638 thumbprint. Either a
 /// PKCS#8 file key (`software`) or a TPM-resident one (`hardware`); tokens say which in
 /// `amr` (`swk` or `hwk`).
-public final class DeviceKey: TokenSigner {
-    public enum Backing {
+package final class DeviceKey: TokenSigner {
+    package enum Backing {
         case software(RSAPrivateKey)
         case hardware(HardwareKey)
     }
 
-    public let backing: Backing
-    public let jwk: JWK
-    public let kid: String
+    package let backing: Backing
+    package let jwk: JWK
+    package let kid: String
 
-    public init(key: RSAPrivateKey) throws {
+    package init(key: RSAPrivateKey) throws {
         backing = .software(key)
         jwk = try key.publicJWK()
         kid = try DeviceKey.thumbprint(jwk)
     }
 
-    public init(hardware: HardwareKey) throws {
+    package init(hardware: HardwareKey) throws {
         backing = .hardware(hardware)
         jwk = hardware.jwk
         kid = try DeviceKey.thumbprint(jwk)
     }
 
     /// True for a TPM key.
-    public var isHardware: Bool {
+    package var isHardware: Bool {
         if case .hardware = backing { return true }
         return false
     }
 
     /// `tpm` or `file`: the key store, as the command line and `status` name it.
-    public var storeName: String { isHardware ? "tpm" : "file" }
+    package var storeName: String { isHardware ? "tpm" : "file" }
 
-    public func signRS256(_ input: [UInt8]) -> [UInt8]? {
+    package func signRS256(_ input: [UInt8]) -> [UInt8]? {
         switch backing {
         case let .software(key): return try? key.signRS256(input)
         case let .hardware(key): return key.signRS256(input)
@@ -64,11 +64,11 @@ public final class DeviceKey: TokenSigner {
 
 /// Device key files (`StatePaths.deviceKey`): read and written the safe way. Used by the login
 /// helper and the command line; the module never touches a key.
-public struct DeviceKeyFile {
-    public init() {}
+package struct DeviceKeyFile {
+    package init() {}
 
     /// Reads and parses a device key file; the PEM buffer is wiped after parsing.
-    public func loadKey(_ path: String) -> Result<DeviceKey, KeyLoadError> {
+    package func loadKey(_ path: String) -> Result<DeviceKey, KeyLoadError> {
         var pem: [UInt8]
         do {
             pem = try SafeFile.read(path, rule: .secret)
@@ -84,7 +84,7 @@ public struct DeviceKeyFile {
     }
 
     /// Writes `key` as PKCS#8 PEM, root 0600, atomically; the PEM buffer is wiped after.
-    public func saveKey(_ key: RSAPrivateKey, to path: String) throws {
+    package func saveKey(_ key: RSAPrivateKey, to path: String) throws {
         var pem = try key.pkcs8PEM()
         defer { wipe(&pem) }
         try SafeFile.writeAtomically(path, pem, mode: 0o600)
@@ -92,7 +92,7 @@ public struct DeviceKeyFile {
 }
 
 /// Overwrites secret bytes before they are released.
-public func wipe(_ bytes: inout [UInt8]) {
+package func wipe(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { raw in
         if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
     }

@@ -4,15 +4,15 @@
 /// an admin can check it with the TPM's own tools (`tpm2_readpublic -c EK -f der -o ek.der`,
 /// then `sha256sum ek.der`): all three are the same DER encoding of the same key. It names
 /// the key, not the certificate, so a vendor that reissues the certificate keeps the name.
-public enum EndorsementKeyID {
+package enum EndorsementKeyID {
     /// The 64 hex digits naming the EK certified by `certificate`; nil when libcrypto fails.
-    public static func of(_ certificate: X509Certificate) -> String? {
+    package static func of(_ certificate: X509Certificate) -> String? {
         certificate.publicKeyDER.flatMap(Digest.sha256).map(Digest.hex)
     }
 
     /// `text` as a stored EK name: 64 hex digits, upper case accepted and folded to lower
     /// case, an optional `sha256:` prefix dropped; nil for anything else.
-    public static func normalized(_ text: String) -> String? {
+    package static func normalized(_ text: String) -> String? {
         var bytes = Array(text.utf8)
         if bytes.count == 71, String(decoding: bytes.prefix(7), as: UTF8.self).lowercased() == "sha256:" {
             bytes.removeFirst(7)
@@ -31,5 +31,5 @@ public enum EndorsementKeyID {
     }
 
     /// The first 16 hex digits, for narrow tables (the full name is in `--json`).
-    public static func short(_ id: String) -> String { String(id.prefix(16)) }
+    package static func short(_ id: String) -> String { String(id.prefix(16)) }
 }

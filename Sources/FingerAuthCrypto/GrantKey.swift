@@ -6,12 +6,12 @@ import FingerAuthCore
 ///
 /// `@unchecked Sendable`: the key is set in `init` and never replaced; OpenSSL 3 lets
 /// threads sign with one EVP_PKEY at once, each with a context of its own.
-public final class GrantSigningKey: @unchecked Sendable {
+package final class GrantSigningKey: @unchecked Sendable {
     let pkey: OpaquePointer
     /// The public half.
-    public let publicKey: GrantKeyJWK
+    package let publicKey: GrantKeyJWK
     /// Its RFC 7638 thumbprint: the `kid` of every grant it signs.
-    public let kid: String
+    package let kid: String
 
     private init(pkey: OpaquePointer) throws(CryptoError) {
         guard let x = GrantSigningKey.coordinate(pkey, OSSL_PKEY_PARAM_EC_PUB_X),
@@ -29,7 +29,7 @@ public final class GrantSigningKey: @unchecked Sendable {
     deinit { EVP_PKEY_free(pkey) }
 
     /// A new P-256 key.
-    public static func generate() throws(CryptoError) -> GrantSigningKey {
+    package static func generate() throws(CryptoError) -> GrantSigningKey {
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw CryptoError.last("grant key") }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
@@ -40,7 +40,7 @@ public final class GrantSigningKey: @unchecked Sendable {
     }
 
     /// Reads a PEM private key; refuses anything but an unencrypted P-256 key.
-    public convenience init(pem: [UInt8]) throws(CryptoError) {
+    package convenience init(pem: [UInt8]) throws(CryptoError) {
         guard pem.count < 64 * 1024 else { throw CryptoError(operation: "grant key", reason: "too large") }
         let loaded: OpaquePointer? = pem.withUnsafeBytes { raw in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
@@ -61,7 +61,7 @@ public final class GrantSigningKey: @unchecked Sendable {
     }
 
     /// Unencrypted PKCS#8 PEM. Secret: write it 0600 only.
-    public func pkcs8PEM() throws(CryptoError) -> [UInt8] {
+    package func pkcs8PEM() throws(CryptoError) -> [UInt8] {
         guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.last("grant key") }
         defer { BIO_free(bio) }
         guard PEM_write_bio_PKCS8PrivateKey(bio, pkey, nil, nil, 0, nil, nil) == 1 else {
@@ -76,7 +76,7 @@ public final class GrantSigningKey: @unchecked Sendable {
     }
 
     /// ES256 of `data`: ECDSA P-256 with SHA-256, as JWS wants it (`r || s`, 32 bytes each).
-    public func signES256(_ data: [UInt8]) -> [UInt8]? {
+    package func signES256(_ data: [UInt8]) -> [UInt8]? {
         defer { ERR_clear_error() }
         guard let ctx = EVP_MD_CTX_new() else { return nil }
         defer { EVP_MD_CTX_free(ctx) }
@@ -103,10 +103,10 @@ public final class GrantSigningKey: @unchecked Sendable {
 }
 
 /// ES256 verification with a pinned grant key (the host's side).
-public struct OpenSSLGrantCheck: GrantSignatureCheck {
-    public init() {}
+package struct OpenSSLGrantCheck: GrantSignatureCheck {
+    package init() {}
 
-    public func verifyES256(key: GrantKeyJWK, signature: [UInt8], data: [UInt8]) -> Bool {
+    package func verifyES256(key: GrantKeyJWK, signature: [UInt8], data: [UInt8]) -> Bool {
         defer { ERR_clear_error() }
         guard signature.count == 64, let der = ECDSASignature.der(fromRaw: signature),
             let pkey = ECDSASignature.publicKey(key)

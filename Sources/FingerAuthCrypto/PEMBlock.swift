@@ -3,9 +3,9 @@ import FingerAuthCore
 
 /// One PEM block of any label (RFC 7468), through OpenSSL's PEM_write_bio / PEM_read_bio:
 /// the armour of key files that are not PKCS#8, such as `TSS2 PRIVATE KEY`.
-public enum PEMBlock {
+package enum PEMBlock {
     /// `-----BEGIN <label>-----`, base64 of `der`, `-----END <label>-----`.
-    public static func encode(label: String, der: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package static func encode(label: String, der: [UInt8]) throws(CryptoError) -> [UInt8] {
         guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.last("PEM") }
         defer { BIO_free(bio) }
         let written = der.withUnsafeBytes { raw in
@@ -21,7 +21,7 @@ public enum PEMBlock {
     }
 
     /// The label and the decoded bytes of the first block; nil when there is none.
-    public static func decode(_ pem: [UInt8]) -> (label: String, der: [UInt8])? {
+    package static func decode(_ pem: [UInt8]) -> (label: String, der: [UInt8])? {
         guard pem.count < 64 * 1024 else { return nil }
         return pem.withUnsafeBytes { raw -> (String, [UInt8])? in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
@@ -46,7 +46,7 @@ public enum PEMBlock {
     }
 
     /// The label of the first `-----BEGIN …-----` line, read without decoding.
-    public static func label(_ pem: [UInt8]) -> String? {
+    package static func label(_ pem: [UInt8]) -> String? {
         let marker = Array("-----BEGIN ".utf8)
         guard let start = pem.indices.first(where: { pem[$0...].starts(with: marker) }) else { return nil }
         let rest = pem[(start + marker.count)...]

@@ -6,14 +6,14 @@ import FingerAuthCore
 /// FingerAuth already links. Argon2id would be the first choice, but OpenSSL 3.0 (Debian 12)
 /// has no Argon2 and scrypt needs no further library. Stored as
 /// `scrypt$<log2 N>$<r>$<p>$<salt>$<key>`, base64url.
-public enum PasswordHash {
+package enum PasswordHash {
     static let logN: UInt64 = 15, r: UInt64 = 8, p: UInt64 = 1
     static let keyLength = 32
     /// Passwords longer than this are refused before hashing (no megabyte inputs).
-    public static let maxPasswordBytes = 1024
+    package static let maxPasswordBytes = 1024
 
     /// A new hash of `password` with a fresh 16-byte salt.
-    public static func make(_ password: String) throws(CryptoError) -> String {
+    package static func make(_ password: String) throws(CryptoError) -> String {
         guard let salt = SecureRandom.bytes(16) else {
             throw CryptoError(operation: "scrypt", reason: "no random bytes")
         }
@@ -23,7 +23,7 @@ public enum PasswordHash {
 
     /// Whether `password` matches `stored` (constant-time comparison of the keys). A stored
     /// value of another form, or cost parameters out of range, never matches.
-    public static func verify(_ password: String, against stored: String) -> Bool {
+    package static func verify(_ password: String, against stored: String) -> Bool {
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 6, parts[0] == "scrypt", let logN = UInt64(parts[1]), (10...20).contains(logN),
             let r = UInt64(parts[2]), (1...16).contains(r), let p = UInt64(parts[3]), (1...4).contains(p),

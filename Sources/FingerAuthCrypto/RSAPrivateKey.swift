@@ -2,7 +2,7 @@ import COpenSSL
 import FingerAuthCore
 
 /// An RSA private key owned by this object (EVP_PKEY, freed in deinit).
-public final class RSAPrivateKey {
+package final class RSAPrivateKey {
     let pkey: OpaquePointer
 
     private init(pkey: OpaquePointer) { self.pkey = pkey }
@@ -10,7 +10,7 @@ public final class RSAPrivateKey {
     deinit { EVP_PKEY_free(pkey) }
 
     /// A new key (EVP_PKEY_Q_keygen "RSA"). FingerAuth uses 3072 bits by default, 2048 at least.
-    public static func generate(bits: Int = 3072) throws -> RSAPrivateKey {
+    package static func generate(bits: Int = 3072) throws -> RSAPrivateKey {
         guard bits == 2048 || bits == 3072 || bits == 4096 else {
             throw CryptoError(operation: "generate", reason: "key size must be 2048, 3072 or 4096")
         }
@@ -27,7 +27,7 @@ public final class RSAPrivateKey {
     /// Reads a PEM private key (PKCS#8 or traditional) from memory; refuses non-RSA keys and
     /// keys under 2048 bits. An encrypted key is refused without asking for a passphrase.
     /// The caller should clear `pem` afterwards.
-    public init(pem: [UInt8]) throws {
+    package init(pem: [UInt8]) throws {
         guard pem.count < 64 * 1024 else { throw CryptoError(operation: "load key", reason: "too large") }
         let loaded: OpaquePointer? = pem.withUnsafeBytes { raw in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
@@ -44,10 +44,10 @@ public final class RSAPrivateKey {
     }
 
     /// Key size in bits.
-    public var bits: Int { Int(EVP_PKEY_get_bits(pkey)) }
+    package var bits: Int { Int(EVP_PKEY_get_bits(pkey)) }
 
     /// Unencrypted PKCS#8 PEM (PEM_write_bio_PKCS8PrivateKey). Secret: write it 0600 only.
-    public func pkcs8PEM() throws -> [UInt8] {
+    package func pkcs8PEM() throws -> [UInt8] {
         guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.last("export key") }
         defer { BIO_free(bio) }
         guard PEM_write_bio_PKCS8PrivateKey(bio, pkey, nil, nil, 0, nil, nil) == 1 else {
@@ -62,7 +62,7 @@ public final class RSAPrivateKey {
     }
 
     /// The public half as a JWK (n and e read with EVP_PKEY_get_bn_param).
-    public func publicJWK() throws -> JWK {
+    package func publicJWK() throws -> JWK {
         guard let n = bignumParam(OSSL_PKEY_PARAM_RSA_N), let e = bignumParam(OSSL_PKEY_PARAM_RSA_E) else {
             throw CryptoError.last("public key")
         }
@@ -70,7 +70,7 @@ public final class RSAPrivateKey {
     }
 
     /// RS256: RSASSA-PKCS1-v1_5 with SHA-256 over `data` (EVP_DigestSign).
-    public func signRS256(_ data: [UInt8]) throws -> [UInt8] {
+    package func signRS256(_ data: [UInt8]) throws -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { throw CryptoError.last("sign") }
         defer { EVP_MD_CTX_free(ctx) }
         guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else { throw CryptoError.last("sign") }
@@ -84,7 +84,7 @@ public final class RSAPrivateKey {
     }
 
     /// The digests a TLS handshake signature may use with `signPSS`.
-    public enum PSSDigest: Sendable {
+    package enum PSSDigest: Sendable {
         case sha256, sha384, sha512
         var name: String {
             switch self {
@@ -94,7 +94,7 @@ public final class RSAPrivateKey {
             }
         }
         /// Bytes of a digest, which is also the salt's length (RFC 8446 4.2.3).
-        public var length: Int {
+        package var length: Int {
             switch self {
             case .sha256: return 32
             case .sha384: return 48
@@ -105,7 +105,7 @@ public final class RSAPrivateKey {
 
     /// RSASSA-PSS over an already computed `digest` (MGF1 with the same hash, salt as long
     /// as the digest): the signature of a TLS 1.3 `rsa_pss_rsae_*` CertificateVerify.
-    public func signPSS(digest: [UInt8], _ hash: PSSDigest) throws -> [UInt8] {
+    package func signPSS(digest: [UInt8], _ hash: PSSDigest) throws -> [UInt8] {
         guard digest.count == hash.length else {
             throw CryptoError(operation: "sign", reason: "digest of the wrong length")
         }
@@ -120,7 +120,7 @@ public final class RSAPrivateKey {
 
     /// RSASSA-PKCS1-v1_5 of `digestInfo` as given (a DER DigestInfo, hashed and encoded by the
     /// caller): type-1 padding and the private-key operation, nothing else.
-    public func signPKCS1(digestInfo: [UInt8]) throws -> [UInt8] {
+    package func signPKCS1(digestInfo: [UInt8]) throws -> [UInt8] {
         guard !digestInfo.isEmpty, digestInfo.count <= bits / 8 - 11 else {
             throw CryptoError(operation: "sign", reason: "input of the wrong length")
         }

@@ -8,14 +8,14 @@ import FingerAuthCore
 /// lets threads use one EVP_PKEY at once for verification, and the pool of idle contexts
 /// is taken and given back under its own mutex (`fa_verify_pool`), so no context is used
 /// by two threads at a time.
-public final class RSAPublicKey: @unchecked Sendable {
+package final class RSAPublicKey: @unchecked Sendable {
     let pkey: OpaquePointer
     /// Idle verification contexts of this key (`fa_verify_pool`, behind its own mutex); nil
     /// when it could not be allocated — then every verification sets one up.
     private let contexts: UnsafeMutablePointer<fa_verify_pool>?
 
     /// Refuses keys under 2048 or over 8192 bits and exponents that are not odd and > 1.
-    public init(jwk: JWK) throws {
+    package init(jwk: JWK) throws {
         guard jwk.bits >= 2048, jwk.bits <= 8192 else {
             throw CryptoError(operation: "public key", reason: "RSA key size out of range")
         }
@@ -52,7 +52,7 @@ public final class RSAPublicKey: @unchecked Sendable {
     /// True only when `signature` is a valid RS256 signature of `data` by this key
     /// (`fa_rs256_verify`: SHA-256, then EVP_PKEY_verify with PKCS#1 v1.5 padding on a
     /// pooled context).
-    public func verifyRS256(signature: [UInt8], data: [UInt8]) -> Bool {
+    package func verifyRS256(signature: [UInt8], data: [UInt8]) -> Bool {
         guard !signature.isEmpty, signature.count <= 1024 else { return false }
         defer { ERR_clear_error() }
         let rc = data.withUnsafeBufferPointer { d in

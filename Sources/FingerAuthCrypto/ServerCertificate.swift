@@ -9,20 +9,20 @@ import Glibc
 /// certificate for one DNS name or IP address (subjectAltName, what clients check), for
 /// server authentication only, self-signed or signed by a CA of the admin's
 /// (`CertificateIssuer`).
-public struct ServerCertificate {
+package struct ServerCertificate {
     /// The certificate, PEM.
-    public let certificatePEM: [UInt8]
+    package let certificatePEM: [UInt8]
     /// The private key, unencrypted PKCS#8 PEM. Secret: write it 0600 only.
-    public let keyPEM: [UInt8]
+    package let keyPEM: [UInt8]
 
     /// What `name` is for a certificate: an IP address (`IP:`) or a DNS name (`DNS:`).
-    public enum Subject: Equatable, Sendable {
+    package enum Subject: Equatable, Sendable {
         case address(String)
         case dns(String)
 
         /// nil when `name` is neither a numeric IPv4/IPv6 address nor a DNS name (letters,
         /// digits, `-` and inner dots, labels of at most 63, at most 253 in all).
-        public init?(_ name: String) {
+        package init?(_ name: String) {
             var buffer = [UInt8](repeating: 0, count: 16)
             if inet_pton(AF_INET, name, &buffer) == 1 || inet_pton(AF_INET6, name, &buffer) == 1 {
                 self = .address(name)
@@ -57,7 +57,7 @@ public struct ServerCertificate {
 
     /// A new key and a certificate for `subject`, valid from now for `days`, signed by
     /// `issuer`, or by its own key when `issuer` is nil.
-    public static func make(for subject: Subject, days: Int, issuer: CertificateIssuer?) throws(CryptoError)
+    package static func make(for subject: Subject, days: Int, issuer: CertificateIssuer?) throws(CryptoError)
         -> ServerCertificate
     {
         guard (1...3650).contains(days) else {
@@ -138,11 +138,11 @@ public struct ServerCertificate {
 
 /// A CA of the admin's: its certificate and private key (PEM; an encrypted key is refused
 /// without asking for a passphrase), checked to belong together and to be a CA.
-public final class CertificateIssuer {
+package final class CertificateIssuer {
     let certificate: OpaquePointer
     let key: OpaquePointer
 
-    public init(certificatePEM: [UInt8], keyPEM: [UInt8]) throws(CryptoError) {
+    package init(certificatePEM: [UInt8], keyPEM: [UInt8]) throws(CryptoError) {
         guard certificatePEM.count < 256 * 1024, keyPEM.count < 64 * 1024 else {
             throw CryptoError(operation: "CA", reason: "file too large")
         }

@@ -4,22 +4,22 @@ import FingerAuthKeyFormats
 /// The checks of a TPM key attestation that need digests and signatures, over the
 /// structures FingerAuthCore parses. Each returns nil when the check passed, else the
 /// refusal the registration answers with (and audits).
-public enum TPMAttestation {
+package enum TPMAttestation {
     /// Why an attestation was refused: the `error` of the 4xx answer and the audit reason.
-    public typealias Refusal = AttestationRefusal
+    package typealias Refusal = AttestationRefusal
 
     /// The attributes an attestation key must have, and a device key too.
     static let bound: TPMObjectAttributes = [.fixedTPM, .fixedParent, .sensitiveDataOrigin]
 
     /// The object's Name: its name algorithm (SHA-256), then SHA-256 of its TPMT_PUBLIC.
-    public static func name(of key: TPMPublicKey) -> [UInt8]? {
+    package static func name(of key: TPMPublicKey) -> [UInt8]? {
         Digest.sha256(key.marshalled).map { [UInt8(TPMAlgorithm.sha256 >> 8), UInt8(TPMAlgorithm.sha256 & 0xFF)] + $0 }
     }
 
     /// An AK must be restricted, sign only, bound to its TPM, and sign RSASSA with SHA-256
     /// (a restricted key signs only digests the TPM made, so it cannot be made to sign a
     /// forged TPMS_ATTEST).
-    public static func attestationKeyRefusal(_ ak: TPMPublicKey) -> Refusal? {
+    package static func attestationKeyRefusal(_ ak: TPMPublicKey) -> Refusal? {
         let needed: TPMObjectAttributes = bound.union([.restricted, .sign])
         guard ak.attributes.isSuperset(of: needed), !ak.attributes.contains(.decrypt),
             ak.scheme.algorithm == TPMAlgorithm.rsassa, ak.scheme.hash == TPMAlgorithm.sha256
@@ -29,7 +29,7 @@ public enum TPMAttestation {
 
     /// A device key must be RSA-2048 or larger, bound to its TPM, created inside it, an
     /// unrestricted signing key that cannot decrypt, and the very key of `jwk`.
-    public static func deviceKeyRefusal(_ key: TPMPublicKey, jwk: JWK) -> Refusal? {
+    package static func deviceKeyRefusal(_ key: TPMPublicKey, jwk: JWK) -> Refusal? {
         guard key.attributes.isSuperset(of: bound.union([.sign])), !key.attributes.contains(.decrypt),
             !key.attributes.contains(.restricted)
         else { return .keyAttributes }
@@ -40,7 +40,7 @@ public enum TPMAttestation {
     /// TPM2_Certify of `key` by `ak`: a TPMS_ATTEST made by the TPM, of type certify, whose
     /// qualifying data is `nonce` and whose certified Name is `key`'s, signed RSASSA-SHA-256
     /// by the AK.
-    public static func certifyRefusal(
+    package static func certifyRefusal(
         attest: [UInt8], signature: [UInt8], ak: TPMPublicKey,
         key: TPMPublicKey, nonce: [UInt8]
     ) -> Refusal? {
@@ -54,5 +54,5 @@ public enum TPMAttestation {
     }
 
     /// Equal length and bytes, in time that depends on the length only.
-    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool { ConstantTime.equal(a, b) }
+    package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool { ConstantTime.equal(a, b) }
 }

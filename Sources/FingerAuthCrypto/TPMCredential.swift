@@ -7,18 +7,19 @@ import FingerAuthKeyFormats
 /// the TPM holding the endorsement key *and* an object of the given Name can unwrap it
 /// (TPM2_ActivateCredential), which is how the server learns that an attestation key lives
 /// in the same TPM as a certified endorsement key.
-public enum TPMCredential {
+package enum TPMCredential {
     /// What the host's TPM needs to unwrap the secret: TPM2B_ID_OBJECT's contents
     /// (integrity HMAC, then the encrypted secret) and TPM2B_ENCRYPTED_SECRET's (the seed,
     /// RSA-OAEP encrypted to the endorsement key).
-    public typealias Made = MadeCredential
+    package typealias Made = MadeCredential
 
     /// TPM2_MakeCredential for an RSA endorsement key of the TCG default template (name
     /// algorithm SHA-256, AES-128 CFB): a fresh 32-byte seed, encrypted with OAEP(SHA-256,
     /// label "IDENTITY\0"); `secret` (at most 32 bytes) AES-128-CFB encrypted under
     /// KDFa(seed, "STORAGE", name), with an HMAC under KDFa(seed, "INTEGRITY") over the
     /// ciphertext and `name`.
-    public static func make(endorsementKey: X509Certificate, name: [UInt8], secret: [UInt8]) throws(CryptoError) -> Made
+    package static func make(endorsementKey: X509Certificate, name: [UInt8], secret: [UInt8]) throws(CryptoError)
+        -> Made
     {
         guard !secret.isEmpty, secret.count <= 32, name.count == 34 else {
             throw CryptoError(operation: "make credential", reason: "secret or name of the wrong size")
@@ -40,7 +41,7 @@ public enum TPMCredential {
 
     /// KDFa with HMAC-SHA-256 (Part 1, 11.4.10.2): counter, label, 0, contextU, contextV,
     /// bits — iterated until `bits` are produced.
-    public static func kdfa(key: [UInt8], label: String, contextU: [UInt8], contextV: [UInt8], bits: Int)
+    package static func kdfa(key: [UInt8], label: String, contextU: [UInt8], contextV: [UInt8], bits: Int)
         throws(CryptoError) -> [UInt8]
     {
         guard bits > 0, bits <= 4096, bits % 8 == 0 else { throw CryptoError(operation: "KDFa", reason: "bad length") }
@@ -56,7 +57,7 @@ public enum TPMCredential {
     }
 
     /// HMAC-SHA-256 (OpenSSL's one-shot HMAC).
-    public static func hmacSHA256(key: [UInt8], _ data: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package static func hmacSHA256(key: [UInt8], _ data: [UInt8]) throws(CryptoError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let result = key.withUnsafeBytes { k in

@@ -7,12 +7,12 @@ import FingerAuthCore
 /// `@unchecked Sendable`: the certificate and its key are set in `init` and only read
 /// afterwards (verified against a store, an OAEP encryption to its key); OpenSSL 3 guards
 /// the caches it fills inside an X509 on a read with its own locks.
-public final class X509Certificate: @unchecked Sendable {
+package final class X509Certificate: @unchecked Sendable {
     let certificate: OpaquePointer
     let publicKey: OpaquePointer
 
     /// Parses `der` strictly (no bytes after the certificate) and takes its public key.
-    public init(der: [UInt8]) throws(CryptoError) {
+    package init(der: [UInt8]) throws(CryptoError) {
         guard !der.isEmpty, der.count <= 16384 else {
             throw CryptoError(operation: "certificate", reason: "empty or too long")
         }
@@ -40,13 +40,13 @@ public final class X509Certificate: @unchecked Sendable {
     }
 
     /// True when the certified key is RSA of `bits` bits.
-    public func isRSA(bits: Int32) -> Bool {
+    package func isRSA(bits: Int32) -> Bool {
         EVP_PKEY_get_base_id(publicKey) == EVP_PKEY_RSA && EVP_PKEY_get_bits(publicKey) == bits
     }
 
     /// The certified public key as DER SubjectPublicKeyInfo (i2d_PUBKEY): the bytes
     /// `tpm2_readpublic -f der` writes for the same key.
-    public var publicKeyDER: [UInt8]? {
+    package var publicKeyDER: [UInt8]? {
         let length = i2d_PUBKEY(publicKey, nil)
         guard length > 0, length <= 16384 else { return nil }
         var out = [UInt8](repeating: 0, count: Int(length))
@@ -58,7 +58,7 @@ public final class X509Certificate: @unchecked Sendable {
     }
 
     /// The subject as one line, for logs and `keys list`.
-    public var subject: String {
+    package var subject: String {
         guard let name = X509_get_subject_name(certificate) else { return "" }
         var buffer = [CChar](repeating: 0, count: 256)
         guard X509_NAME_oneline(name, &buffer, Int32(buffer.count)) != nil else { return "" }
@@ -80,13 +80,13 @@ public final class X509Certificate: @unchecked Sendable {
 /// `@unchecked Sendable`: the store is filled in `init` and never changed afterwards; each
 /// check makes its own X509_STORE_CTX, and OpenSSL locks the store itself where a lookup
 /// touches it (X509_STORE_lock).
-public final class CertificateTrust: @unchecked Sendable {
+package final class CertificateTrust: @unchecked Sendable {
     let store: OpaquePointer
     /// How many certificates the bundle held.
-    public let count: Int
+    package let count: Int
 
     /// Loads every certificate of the PEM `bundle`; refuses a bundle without one.
-    public init(pem bundle: [UInt8]) throws(CryptoError) {
+    package init(pem bundle: [UInt8]) throws(CryptoError) {
         guard let store = X509_STORE_new() else { throw CryptoError.last("trust store") }
         var loaded = 0
         let ok: Bool = bundle.withUnsafeBytes { raw in
@@ -111,7 +111,7 @@ public final class CertificateTrust: @unchecked Sendable {
     deinit { X509_STORE_free(store) }
 
     /// nil when `certificate` chains to a trusted CA (X509_verify_cert); else OpenSSL's reason.
-    public func refusal(of certificate: X509Certificate) -> String? {
+    package func refusal(of certificate: X509Certificate) -> String? {
         guard let ctx = X509_STORE_CTX_new() else { return "cannot verify" }
         defer { X509_STORE_CTX_free(ctx) }
         guard X509_STORE_CTX_init(ctx, store, certificate.certificate, nil) == 1 else { return "cannot verify" }

@@ -5,17 +5,17 @@ import FingerAuthCore
 /// time costs work linear in its size (`work` counts the bytes looked at), and every part
 /// is bounded: the head (`HTTPWire.maxHeadBytes`), the body (`limit`), each chunk's size
 /// line with its extensions (`maxChunkLineBytes`) and the trailers (`maxTrailerBytes`).
-public struct HTTPAnswerReader: Sendable {
+package struct HTTPAnswerReader: Sendable {
     /// The longest chunk-size line, extensions included.
-    public static let maxChunkLineBytes = 1024
+    package static let maxChunkLineBytes = 1024
     /// The largest trailer section, as for the head.
-    public static let maxTrailerBytes = HTTPWire.maxHeadBytes
+    package static let maxTrailerBytes = HTTPWire.maxHeadBytes
 
     private let method: String
     private let limit: Int
     private var data: [UInt8] = []
     /// Bytes looked at so far by the parse: at most a small multiple of `received`.
-    public private(set) var work = 0
+    package private(set) var work = 0
     private var state = State.head(scanned: 0)
     private var status = 0
     private var date: String?
@@ -32,20 +32,20 @@ public struct HTTPAnswerReader: Sendable {
         case finished(HTTPWire.Parse)
     }
 
-    public init(method: String, limit: Int) {
+    package init(method: String, limit: Int) {
         self.method = method
         self.limit = limit
     }
 
     /// Bytes received so far.
-    public var received: Int { data.count }
+    package var received: Int { data.count }
 
     /// Adds bytes that arrived.
-    public mutating func append<S: Sequence>(_ bytes: S) where S.Element == UInt8 { data.append(contentsOf: bytes) }
+    package mutating func append<S: Sequence>(_ bytes: S) where S.Element == UInt8 { data.append(contentsOf: bytes) }
 
     /// How far the answer has arrived; `ended` when the stream has ended after the bytes
     /// appended so far.
-    public mutating func result(ended: Bool) -> HTTPWire.Parse {
+    package mutating func result(ended: Bool) -> HTTPWire.Parse {
         while true {
             switch state {
             case let .finished(parse): return parse

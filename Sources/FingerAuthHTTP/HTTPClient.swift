@@ -4,38 +4,38 @@ import FingerAuthLoginDomain
 import FingerAuthSystem
 
 /// How to reach the authenticator: TLS settings and the bounds on every request.
-public struct HTTPSettings: Sendable {
-    public var allowHTTP = false
-    public var caFile: String?
-    public var pinnedPublicKey: String?
-    public var connectTimeoutMilliseconds = 2000
-    public var totalTimeoutMilliseconds = 5000
-    public var maxResponseBytes = 16 * 1024
+package struct HTTPSettings: Sendable {
+    package var allowHTTP = false
+    package var caFile: String?
+    package var pinnedPublicKey: String?
+    package var connectTimeoutMilliseconds = 2000
+    package var totalTimeoutMilliseconds = 5000
+    package var maxResponseBytes = 16 * 1024
     /// A root-only directory where the TLS session of the last connection is kept for the
     /// next process (`SessionCache`); nil: kept in memory only.
-    public var sessionDirectory: String?
+    package var sessionDirectory: String?
 
-    public init() {}
+    package init() {}
 
     /// The settings the configuration gives (`cafile`, `pinned_pubkey`, `allow_http`).
-    public init(options: Options) {
+    package init(options: Options) {
         allowHTTP = options.allowHTTP
         caFile = options.caFile
         pinnedPublicKey = options.pinnedPublicKey
     }
 }
 
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var body: [UInt8]
+package struct HTTPResponse: Sendable {
+    package var status: Int
+    package var body: [UInt8]
     /// The `Date` header's value, when the server sent one (clock-skew checks).
-    public var date: String?
+    package var date: String?
 }
 
 /// One HTTP request, hardened for use by the helper and the command line: no redirects,
 /// no proxy, nothing read from the environment, peer and host verified, bounded time and
 /// size.
-public enum HTTPClient {
+package enum HTTPClient {
     package static func send(
         method: String, url: String, body: [UInt8]?, headers: [String] = [],
         settings: HTTPSettings
@@ -50,13 +50,13 @@ public enum HTTPClient {
 /// ticket (`SessionCache`). Use it from one thread at a time, in a process that ignores
 /// SIGPIPE (OpenSSL writes to the socket with plain write(2)). The TLS settings are read at
 /// the first HTTPS request; later changes to `settings` move only its bounds.
-public final class HTTPConnection {
-    public var settings: HTTPSettings
+package final class HTTPConnection {
+    package var settings: HTTPSettings
     private var tls: TLSClientContext?
     private var stream: ClientStream?
     private let sessions: SessionCache
 
-    public init(settings: HTTPSettings) {
+    package init(settings: HTTPSettings) {
         self.settings = settings
         sessions = SessionCache(settings: settings)
     }
@@ -64,7 +64,7 @@ public final class HTTPConnection {
     /// How long a kept connection may have been idle and still carry a request: well under
     /// fingerauthd's 10 s idle limit, so that no request goes into a connection the server
     /// is closing. A fresh connection resumes the TLS session: it costs a round trip.
-    public static let maxKeptIdleMilliseconds: Int64 = 5000
+    package static let maxKeptIdleMilliseconds: Int64 = 5000
 
     /// One request. A kept connection is used only while it is quiet (`ClientStream.isQuiet`:
     /// no goodbye from the server) and was idle for at most `maxKeptIdleMilliseconds`. A

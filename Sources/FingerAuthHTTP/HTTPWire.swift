@@ -4,12 +4,12 @@ import FingerAuthLoginDomain
 /// HTTP/1.1 on the wire, as much as the client needs: a request's bytes, and an answer
 /// read from bytes that arrive in pieces (status line, headers, a body delimited by
 /// `Content-Length`, chunked, or the end of the stream).
-public enum HTTPWire {
+package enum HTTPWire {
     /// The largest status line plus headers read.
-    public static let maxHeadBytes = 16 * 1024
+    package static let maxHeadBytes = 16 * 1024
 
     /// The request's head and body. `path` is the URL from its path on (`/` when empty).
-    public static func request(method: String, url: AuthenticatorURL, body: [UInt8]?, headers: [String]) -> [UInt8] {
+    package static func request(method: String, url: AuthenticatorURL, body: [UInt8]?, headers: [String]) -> [UInt8] {
         let sendsBody = method == "POST" || (method != "GET" && body != nil)
         var lines = [
             "\(method) \(target(of: url)) HTTP/1.1", "Host: \(hostHeader(of: url))",
@@ -26,7 +26,7 @@ public enum HTTPWire {
     }
 
     /// The URL's path and query: what follows the authority.
-    public static func target(of url: AuthenticatorURL) -> String {
+    package static func target(of url: AuthenticatorURL) -> String {
         let afterScheme = url.text.drop(while: { $0 != ":" }).dropFirst(3)
         let path = afterScheme.drop(while: { $0 != "/" && $0 != "?" })
         if path.isEmpty { return "/" }
@@ -34,13 +34,13 @@ public enum HTTPWire {
     }
 
     /// The `Host` header's value: the host (IPv6 in brackets) and the port written in the URL.
-    public static func hostHeader(of url: AuthenticatorURL) -> String {
+    package static func hostHeader(of url: AuthenticatorURL) -> String {
         let host = url.host.contains(":") ? "[\(url.host)]" : url.host
         return url.port.map { "\(host):\($0)" } ?? host
     }
 
     /// How far an answer has arrived.
-    public enum Parse: Equatable, Sendable {
+    package enum Parse: Equatable, Sendable {
         case incomplete
         case invalid(String)
         /// The body is larger than the limit.
@@ -54,7 +54,7 @@ public enum HTTPWire {
     /// Parses `data` received so far; `ended` when the stream has ended after it.
     /// `method` tells whether a body follows (not for HEAD); `limit` caps the body.
     /// (`HTTPAnswerReader` reads an answer as it arrives.)
-    public static func parse(_ data: [UInt8], ended: Bool, method: String, limit: Int) -> Parse {
+    package static func parse(_ data: [UInt8], ended: Bool, method: String, limit: Int) -> Parse {
         var reader = HTTPAnswerReader(method: method, limit: limit)
         reader.append(data)
         return reader.result(ended: ended)

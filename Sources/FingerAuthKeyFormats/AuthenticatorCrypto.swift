@@ -5,14 +5,14 @@ import FingerAuthCore
 /// (`OpenSSLAuthenticatorCrypto`, `TPMKeyAttestation`).
 
 /// A public key that checks RS256 signatures (RSASSA-PKCS1-v1_5 with SHA-256).
-public protocol SignatureKey: AnyObject, Sendable {
+package protocol SignatureKey: AnyObject, Sendable {
     /// Whether `signature` is this key's RS256 signature of `data`.
     func verifyRS256(signature: [UInt8], data: [UInt8]) -> Bool
 }
 
 /// Digests, random bytes, RSA public keys and the checks of a TPM key attestation that need
 /// no trust anchor, for the authenticator.
-public protocol AuthenticatorCrypto: RandomSource, Sendable {
+package protocol AuthenticatorCrypto: RandomSource, Sendable {
     /// The RSA public key of `jwk`, ready to verify; nil when it cannot be used (size or
     /// exponent out of range, a library failure).
     func signatureKey(_ jwk: JWK) -> (any SignatureKey)?
@@ -30,13 +30,13 @@ public protocol AuthenticatorCrypto: RandomSource, Sendable {
 
 extension AuthenticatorCrypto {
     /// RFC 7638 JWK thumbprint (SHA-256, base64url): the key id everywhere in FingerAuth.
-    public func thumbprint(of jwk: JWK) -> String? {
+    package func thumbprint(of jwk: JWK) -> String? {
         sha256(jwk.thumbprintInput).map(Base64URL.encode)
     }
 }
 
 /// Why a TPM key attestation was refused: the `error` of the 4xx answer and the audit reason.
-public enum AttestationRefusal: String, Sendable, Equatable, CaseIterable {
+package enum AttestationRefusal: String, Sendable, Equatable, CaseIterable {
     /// The attestation key is not a restricted signing key that stays in its TPM.
     case akInvalid = "ak_invalid"
     /// The TPMS_ATTEST did not parse, is not a certification, or its signature is not the AK's.
@@ -51,14 +51,14 @@ public enum AttestationRefusal: String, Sendable, Equatable, CaseIterable {
 }
 
 /// A TPM endorsement-key certificate that chains to a trusted CA.
-public protocol EndorsementCertificate: Sendable {
+package protocol EndorsementCertificate: Sendable {
     /// The name FingerAuth gives its key (`EndorsementKeyID`: SHA-256 of the EK's public key
     /// as DER SubjectPublicKeyInfo, 64 lowercase hex digits).
     var keyID: String { get }
 }
 
 /// How an EK certificate was judged.
-public enum EndorsementCheck: Sendable {
+package enum EndorsementCheck: Sendable {
     /// Not a certificate.
     case malformed
     /// It does not chain to a trusted CA (`why`, for the log) or is not an RSA-2048 key (nil).
@@ -69,11 +69,11 @@ public enum EndorsementCheck: Sendable {
 }
 
 /// What a credential activation sends the host: TPM2_MakeCredential's two outputs.
-public struct MadeCredential: Sendable, Equatable {
-    public let credentialBlob: [UInt8]
-    public let encryptedSecret: [UInt8]
+package struct MadeCredential: Sendable, Equatable {
+    package let credentialBlob: [UInt8]
+    package let encryptedSecret: [UInt8]
 
-    public init(credentialBlob: [UInt8], encryptedSecret: [UInt8]) {
+    package init(credentialBlob: [UInt8], encryptedSecret: [UInt8]) {
         self.credentialBlob = credentialBlob
         self.encryptedSecret = encryptedSecret
     }
@@ -81,7 +81,7 @@ public struct MadeCredential: Sendable, Equatable {
 
 /// The half of a TPM key attestation that needs the trusted EK CAs (`tpm-ek-ca`): judging an
 /// EK certificate, and wrapping a secret for its key.
-public protocol KeyAttestation: Sendable {
+package protocol KeyAttestation: Sendable {
     /// The EK certificate `der`, judged against the trusted EK CAs.
     func endorsement(_ der: [UInt8]) -> EndorsementCheck
     /// TPM2_MakeCredential of `secret` for the EK of `certificate` and the object `name`;

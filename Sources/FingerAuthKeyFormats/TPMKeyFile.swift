@@ -4,22 +4,22 @@
 /// TPM2B_PRIVATE. The private part is wrapped by the parent — the TPM's storage key — so the
 /// file is useless to anyone without that TPM. Pure Swift: the fuzzer and the unit tests
 /// drive it; the TPM work is in FingerAuthTPM.
-public struct TPMKeyFile: Equatable, Sendable {
+package struct TPMKeyFile: Equatable, Sendable {
     /// The PEM label.
-    public static let pemLabel = "TSS2 PRIVATE KEY"
+    package static let pemLabel = "TSS2 PRIVATE KEY"
     /// TPM_RH_OWNER: the key's parent is the storage primary made from the owner seed.
-    public static let ownerParent: UInt32 = 0x4000_0001
+    package static let ownerParent: UInt32 = 0x4000_0001
     /// DER of OID 2.23.133.10.1.3 (id-loadablekey).
     static let loadableKeyOID: [UInt8] = [0x06, 0x06, 0x67, 0x81, 0x05, 0x0A, 0x01, 0x03]
 
-    public var emptyAuth: Bool
-    public var parent: UInt32
+    package var emptyAuth: Bool
+    package var parent: UInt32
     /// TPM2B_PUBLIC, with its size.
-    public var publicArea: [UInt8]
+    package var publicArea: [UInt8]
     /// TPM2B_PRIVATE, with its size.
-    public var privateArea: [UInt8]
+    package var privateArea: [UInt8]
 
-    public init(
+    package init(
         emptyAuth: Bool = true, parent: UInt32 = TPMKeyFile.ownerParent, publicArea: [UInt8], privateArea: [UInt8]
     ) {
         self.emptyAuth = emptyAuth
@@ -29,7 +29,7 @@ public struct TPMKeyFile: Equatable, Sendable {
     }
 
     /// The DER encoding.
-    public var der: [UInt8] {
+    package var der: [UInt8] {
         var body = TPMKeyFile.loadableKeyOID
         if emptyAuth { body += [0xA0, 0x03, 0x01, 0x01, 0xFF] }
         body += DER.element(0x02, DER.unsignedInteger(parent))
@@ -40,7 +40,7 @@ public struct TPMKeyFile: Equatable, Sendable {
 
     /// Parses the DER strictly: the loadable-key OID, definite minimal lengths, a parent
     /// that fits 32 bits, and nothing after the SEQUENCE.
-    public init(der bytes: [UInt8]) throws(TPMParseError) {
+    package init(der bytes: [UInt8]) throws(TPMParseError) {
         var outer = DER.Reader(bytes)
         var body = DER.Reader(try outer.element(0x30, "TPMKey"))
         try outer.end("TPMKey")

@@ -5,39 +5,39 @@
 /// FingerAuthCrypto (`TPMAttestation`).
 
 /// Why bytes did not parse as the structure asked for.
-public struct TPMParseError: Error, Equatable, CustomStringConvertible, Sendable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct TPMParseError: Error, Equatable, CustomStringConvertible, Sendable {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// TPM_ALG_ID values this code knows.
-public enum TPMAlgorithm {
-    public static let rsa: UInt16 = 0x0001
-    public static let sha256: UInt16 = 0x000B
-    public static let null: UInt16 = 0x0010
-    public static let rsassa: UInt16 = 0x0014
-    public static let aes: UInt16 = 0x0006
-    public static let cfb: UInt16 = 0x0043
+package enum TPMAlgorithm {
+    package static let rsa: UInt16 = 0x0001
+    package static let sha256: UInt16 = 0x000B
+    package static let null: UInt16 = 0x0010
+    package static let rsassa: UInt16 = 0x0014
+    package static let aes: UInt16 = 0x0006
+    package static let cfb: UInt16 = 0x0043
 }
 
 /// TPMA_OBJECT bits (Part 2, 8.3).
-public struct TPMObjectAttributes: OptionSet, Sendable, Equatable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
-    public static let fixedTPM = TPMObjectAttributes(rawValue: 1 << 1)
-    public static let stClear = TPMObjectAttributes(rawValue: 1 << 2)
-    public static let fixedParent = TPMObjectAttributes(rawValue: 1 << 4)
-    public static let sensitiveDataOrigin = TPMObjectAttributes(rawValue: 1 << 5)
-    public static let userWithAuth = TPMObjectAttributes(rawValue: 1 << 6)
-    public static let adminWithPolicy = TPMObjectAttributes(rawValue: 1 << 7)
-    public static let noDA = TPMObjectAttributes(rawValue: 1 << 10)
-    public static let encryptedDuplication = TPMObjectAttributes(rawValue: 1 << 11)
-    public static let restricted = TPMObjectAttributes(rawValue: 1 << 16)
-    public static let decrypt = TPMObjectAttributes(rawValue: 1 << 17)
-    public static let sign = TPMObjectAttributes(rawValue: 1 << 18)
+package struct TPMObjectAttributes: OptionSet, Sendable, Equatable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
+    package static let fixedTPM = TPMObjectAttributes(rawValue: 1 << 1)
+    package static let stClear = TPMObjectAttributes(rawValue: 1 << 2)
+    package static let fixedParent = TPMObjectAttributes(rawValue: 1 << 4)
+    package static let sensitiveDataOrigin = TPMObjectAttributes(rawValue: 1 << 5)
+    package static let userWithAuth = TPMObjectAttributes(rawValue: 1 << 6)
+    package static let adminWithPolicy = TPMObjectAttributes(rawValue: 1 << 7)
+    package static let noDA = TPMObjectAttributes(rawValue: 1 << 10)
+    package static let encryptedDuplication = TPMObjectAttributes(rawValue: 1 << 11)
+    package static let restricted = TPMObjectAttributes(rawValue: 1 << 16)
+    package static let decrypt = TPMObjectAttributes(rawValue: 1 << 17)
+    package static let sign = TPMObjectAttributes(rawValue: 1 << 18)
 
     /// The attribute names, for refusal reasons and `keys list`.
-    public var names: [String] {
+    package var names: [String] {
         let all: [(TPMObjectAttributes, String)] = [
             (.fixedTPM, "fixedTPM"), (.stClear, "stClear"), (.fixedParent, "fixedParent"),
             (.sensitiveDataOrigin, "sensitiveDataOrigin"), (.userWithAuth, "userWithAuth"),
@@ -51,26 +51,26 @@ public struct TPMObjectAttributes: OptionSet, Sendable, Equatable {
 
 /// A TPMT_PUBLIC of an RSA key, with the exact bytes it was parsed from (its Name is the
 /// digest of those bytes, so they are kept rather than re-marshalled).
-public struct TPMPublicKey: Equatable, Sendable {
-    public let nameAlgorithm: UInt16
-    public let attributes: TPMObjectAttributes
-    public let authPolicy: [UInt8]
+package struct TPMPublicKey: Equatable, Sendable {
+    package let nameAlgorithm: UInt16
+    package let attributes: TPMObjectAttributes
+    package let authPolicy: [UInt8]
     /// TPMT_SYM_DEF_OBJECT: algorithm, and key bits and mode unless the algorithm is NULL.
-    public let symmetric: (algorithm: UInt16, keyBits: UInt16, mode: UInt16)
+    package let symmetric: (algorithm: UInt16, keyBits: UInt16, mode: UInt16)
     /// TPMT_RSA_SCHEME: scheme, and its hash unless the scheme is NULL.
-    public let scheme: (algorithm: UInt16, hash: UInt16)
-    public let keyBits: UInt16
+    package let scheme: (algorithm: UInt16, hash: UInt16)
+    package let keyBits: UInt16
     /// The public exponent; the wire's 0 means the default 65537.
-    public let exponent: UInt32
+    package let exponent: UInt32
     /// The modulus, big-endian.
-    public let modulus: [UInt8]
+    package let modulus: [UInt8]
     /// The TPMT_PUBLIC bytes (without the TPM2B size).
-    public let marshalled: [UInt8]
+    package let marshalled: [UInt8]
 
-    public static func == (a: TPMPublicKey, b: TPMPublicKey) -> Bool { a.marshalled == b.marshalled }
+    package static func == (a: TPMPublicKey, b: TPMPublicKey) -> Bool { a.marshalled == b.marshalled }
 
     /// The exponent as the minimal big-endian bytes a JWK's `e` carries.
-    public var exponentBytes: [UInt8] {
+    package var exponentBytes: [UInt8] {
         let value = exponent == 0 ? 65537 : exponent
         let bytes: [UInt8] = [
             UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF),
@@ -79,7 +79,7 @@ public struct TPMPublicKey: Equatable, Sendable {
     }
 
     /// Parses a TPM2B_PUBLIC (size, then TPMT_PUBLIC) of type RSA; nothing may follow it.
-    public init(tpm2b bytes: [UInt8]) throws(TPMParseError) {
+    package init(tpm2b bytes: [UInt8]) throws(TPMParseError) {
         var reader = TPMReader(bytes)
         let inner = try reader.sized("TPM2B_PUBLIC")
         try reader.end("TPM2B_PUBLIC")
@@ -87,7 +87,7 @@ public struct TPMPublicKey: Equatable, Sendable {
     }
 
     /// Parses a TPMT_PUBLIC of type RSA; nothing may follow it.
-    public init(tpmt bytes: [UInt8]) throws(TPMParseError) {
+    package init(tpmt bytes: [UInt8]) throws(TPMParseError) {
         var reader = TPMReader(bytes)
         let type = try reader.u16("type")
         guard type == TPMAlgorithm.rsa else { throw TPMParseError("key type 0x\(hex(type)) is not RSA") }
@@ -122,26 +122,26 @@ public struct TPMPublicKey: Equatable, Sendable {
 }
 
 /// A TPMS_ATTEST of type TPM_ST_ATTEST_CERTIFY: what the AK signed about a certified key.
-public struct TPMCertifyInfo: Equatable, Sendable {
+package struct TPMCertifyInfo: Equatable, Sendable {
     /// TPM_GENERATED_VALUE: the TPM itself made this structure (a restricted key signs
     /// nothing that starts with it unless the TPM built it).
-    public static let generatedValue: UInt32 = 0xFF54_4347
-    public static let attestCertify: UInt16 = 0x8017
+    package static let generatedValue: UInt32 = 0xFF54_4347
+    package static let attestCertify: UInt16 = 0x8017
 
-    public let qualifiedSigner: [UInt8]
+    package let qualifiedSigner: [UInt8]
     /// The qualifying data the caller passed to TPM2_Certify: the server's nonce.
-    public let extraData: [UInt8]
-    public let clock: UInt64
-    public let resetCount: UInt32
-    public let restartCount: UInt32
-    public let safe: Bool
-    public let firmwareVersion: UInt64
+    package let extraData: [UInt8]
+    package let clock: UInt64
+    package let resetCount: UInt32
+    package let restartCount: UInt32
+    package let safe: Bool
+    package let firmwareVersion: UInt64
     /// The certified object's Name (nameAlg, then the digest of its TPMT_PUBLIC).
-    public let name: [UInt8]
-    public let qualifiedName: [UInt8]
+    package let name: [UInt8]
+    package let qualifiedName: [UInt8]
 
     /// Parses a TPMS_ATTEST; refuses another magic, another type or trailing bytes.
-    public init(_ bytes: [UInt8]) throws(TPMParseError) {
+    package init(_ bytes: [UInt8]) throws(TPMParseError) {
         var reader = TPMReader(bytes)
         let magic = try reader.u32("magic")
         guard magic == Self.generatedValue else {
@@ -167,10 +167,10 @@ public struct TPMCertifyInfo: Equatable, Sendable {
 }
 
 /// A TPMT_SIGNATURE of scheme RSASSA with SHA-256: the signature bytes.
-public struct TPMSignature: Equatable, Sendable {
-    public let signature: [UInt8]
+package struct TPMSignature: Equatable, Sendable {
+    package let signature: [UInt8]
 
-    public init(_ bytes: [UInt8]) throws(TPMParseError) {
+    package init(_ bytes: [UInt8]) throws(TPMParseError) {
         var reader = TPMReader(bytes)
         let algorithm = try reader.u16("sigAlg")
         guard algorithm == TPMAlgorithm.rsassa else {

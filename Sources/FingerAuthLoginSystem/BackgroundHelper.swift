@@ -7,13 +7,13 @@ import FingerAuthSystem
 /// (`ChildProcess`, the request on its standard input), but the module does not wait for
 /// its lines — it is blocked in the conversation meanwhile. Its lines stay in the pipe
 /// (a handful of lines of at most 256 bytes; a pipe holds 64 KiB) until `verdictNow`.
-public struct BackgroundHelper: BackgroundLoginHelper {
+package struct BackgroundHelper: BackgroundLoginHelper {
     /// For the helper to exit after its `ACCEPTED` (it injects the newline first).
-    public var exitGraceMilliseconds: Int64 = 1000
+    package var exitGraceMilliseconds: Int64 = 1000
 
-    public init() {}
+    package init() {}
 
-    public func start(_ job: LoginJob) -> Result<RunningLogin, BackgroundStartFailure> {
+    package func start(_ job: LoginJob) -> Result<RunningLogin, BackgroundStartFailure> {
         let executable: TrustedExecutable
         switch TrustedExecutable.open(job.options.loginHelper) {
         case let .success(e): executable = e

@@ -21,20 +21,20 @@ import FingerAuthSystem
 ///   cannot be made (no space, no inode) is an error, and the reader is not armed.
 /// - Time: CLOCK_BOOTTIME (runs through suspend; no wall-clock change moves it).
 /// - Limits: a caller's RLIMIT_FSIZE below one record is an error, not a SIGXFSZ.
-public struct FileAttemptLedger: AttemptLedger {
-    public let directory: String
+package struct FileAttemptLedger: AttemptLedger {
+    package let directory: String
     /// The longest wait for another process's lock on the same record.
-    public var lockMilliseconds: Int64 = 250
+    package var lockMilliseconds: Int64 = 250
 
-    public init(directory: String) { self.directory = directory }
+    package init(directory: String) { self.directory = directory }
 
-    public func nowMilliseconds() -> Int64 {
+    package func nowMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(clockBoottime, &ts)
         return Int64(ts.tv_sec) &* 1000 &+ Int64(ts.tv_nsec) / 1_000_000
     }
 
-    public func update(_ user: String, _ change: (inout AttemptRecord) -> Void) -> Result<
+    package func update(_ user: String, _ change: (inout AttemptRecord) -> Void) -> Result<
         AttemptEntry, AttemptLedgerError
     > {
         guard UserName.isValid(user) else { return .failure(AttemptLedgerError("not a user name for a record")) }

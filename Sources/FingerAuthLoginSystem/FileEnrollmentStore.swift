@@ -8,15 +8,15 @@ import FingerAuthSystem
 /// FingerAuth's own (`reader = libfprint`), fprintd's (`reader = fprintd`: the module cannot
 /// ask fprintd, the helper does), or either (`reader = auto`: FingerAuth's, or fprintd
 /// installed). The module only looks; the login helper reads and checks the files themselves.
-public struct FileEnrollmentStore: EnrollmentStore {
+package struct FileEnrollmentStore: EnrollmentStore {
     /// Whether fprintd is installed (its D-Bus service file); a parameter for tests.
     let fprintdInstalled: () -> Bool
 
-    public init(fprintdInstalled: @escaping () -> Bool = { SafeFile.exists(Fprintd.serviceFile) }) {
+    package init(fprintdInstalled: @escaping () -> Bool = { SafeFile.exists(Fprintd.serviceFile) }) {
         self.fprintdInstalled = fprintdInstalled
     }
 
-    public func enrollment(of user: String, options: Options) -> EnrollmentState {
+    package func enrollment(of user: String, options: Options) -> EnrollmentState {
         let paths = StatePaths(root: options.stateDirectory, user: user)
         do {
             try SafeFile.checkDirectory(paths.userDirectory, rule: .privateDirectory)

@@ -7,23 +7,23 @@ import FingerAuthSystem
 /// started clean (`ChildProcess`), the `LoginJob` on its standard input, its lines relayed
 /// as they come, each phase under its own deadline, killed with its process group when a
 /// deadline passes. Only an `ACCEPTED` line followed by exit status 0 is a yes.
-public struct HelperProcess: LoginHelper {
+package struct HelperProcess: LoginHelper {
     /// Until the first line: the helper loads prints and key, opens the reader and reaches
     /// the authenticator (connect bound 2 s, warm-up request 3 s) in parallel.
-    public var startupMilliseconds: Int64 = 5000
+    package var startupMilliseconds: Int64 = 5000
     /// Over `timeout` while the finger is awaited (reader close, scheduling).
-    public var scanGraceMilliseconds: Int64 = 1500
+    package var scanGraceMilliseconds: Int64 = 1500
     /// After `MATCH`: signing and one request on the warm connection (the client's bound is 5 s).
-    public var verdictMilliseconds: Int64 = 6500
+    package var verdictMilliseconds: Int64 = 6500
     /// For the helper to exit after its last line.
-    public var exitGraceMilliseconds: Int64 = 1000
+    package var exitGraceMilliseconds: Int64 = 1000
 
-    public init() {}
+    package init() {}
 
     /// argv of the helper in the module's mode.
-    public static func arguments(_ path: String) -> [String] { [path, "--login"] }
+    package static func arguments(_ path: String) -> [String] { [path, "--login"] }
 
-    public func run(_ job: LoginJob, relay: (HelperMessage) -> Bool) -> HelperOutcome {
+    package func run(_ job: LoginJob, relay: (HelperMessage) -> Bool) -> HelperOutcome {
         let executable: TrustedExecutable
         switch TrustedExecutable.open(job.options.loginHelper) {
         case let .success(e): executable = e

@@ -10,21 +10,21 @@ import FingerAuthSystem
 ///
 /// A process left behind by a remote login (tmux, nohup, mosh-server) keeps its session
 /// live: from there the session can still be typed into.
-public struct LiveRemoteSessions {
-    public var procDirectory = "/proc"
+package struct LiveRemoteSessions {
+    package var procDirectory = "/proc"
     /// The module's records (`session_dir`), read with `RemoteSession`'s rule.
-    public var records: RemoteSession
+    package var records: RemoteSession
     /// logind's sessions too, when it runs.
-    public var logind: LogindState?
+    package var logind: LogindState?
     /// More processes than this and the answer is `unknown` (never "none").
-    public var maxProcesses = 100_000
+    package var maxProcesses = 100_000
 
-    public init(records: RemoteSession, logind: LogindState?) {
+    package init(records: RemoteSession, logind: LogindState?) {
         self.records = records
         self.logind = logind
     }
 
-    public enum Answer: Equatable, Sendable {
+    package enum Answer: Equatable, Sendable {
         case none
         /// A live remote session of `uid`: what it is ("audit session 12 from 192.0.2.7").
         case live(uid: UInt32, what: String)
@@ -33,7 +33,7 @@ public struct LiveRemoteSessions {
     }
 
     /// The first live remote session of one of `uids`.
-    public func find(uids: Set<UInt32>) -> Answer {
+    package func find(uids: Set<UInt32>) -> Answer {
         if let logind {
             for uid in uids.sorted() {
                 guard let user = logind.user(uid) else { continue }

@@ -17,24 +17,24 @@ import FingerAuthSystem
 ///   user is live. No session of its own (cron, at, a service): not local.
 /// - **records** (no logind): on a virtual console the login is local; anywhere else it is
 ///   local unless a remote session of the same user is live.
-public struct LocalSeat {
-    public enum Mode: String, Sendable { case logind, records }
+package struct LocalSeat {
+    package enum Mode: String, Sendable { case logind, records }
 
-    public var logind = LogindState()
+    package var logind = LogindState()
     /// The process's own facts (audit session id, controlling terminal) and the records.
-    public var session: RemoteSession
-    public var procDirectory = "/proc"
-    public var trace: (String) -> Void = { _ in }
+    package var session: RemoteSession
+    package var procDirectory = "/proc"
+    package var trace: (String) -> Void = { _ in }
 
-    public init(session: RemoteSession) { self.session = session }
+    package init(session: RemoteSession) { self.session = session }
 
-    public var mode: Mode { logind.isRunning ? .logind : .records }
+    package var mode: Mode { logind.isRunning ? .logind : .records }
 
     /// Why this login is not positively local (it is then skipped like a remote one), or
     /// nil when the reader may be armed. `uids`: whose live remote session makes a
     /// pseudo-terminal doubtful (the user logging in, a setuid host's caller, the login uid);
     /// `name` turns a uid into a user name for the message.
-    public func notLocalReason(uids: Set<UInt32>, name: (UInt32) -> String) -> String? {
+    package func notLocalReason(uids: Set<UInt32>, name: (UInt32) -> String) -> String? {
         let terminal = session.controllingTerminal()
         let on = terminal ?? "no terminal"
         switch mode {
@@ -74,7 +74,7 @@ public struct LocalSeat {
 
     /// The virtual consoles tty1…tty63 (the seat's own keyboard; a pseudo-terminal is
     /// `pts/N`).
-    public static func isVirtualConsole(_ terminal: String) -> Bool {
+    package static func isVirtualConsole(_ terminal: String) -> Bool {
         guard terminal.hasPrefix("tty"), let n = Int(terminal.dropFirst(3)) else { return false }
         return n >= 1 && n <= 63
     }

@@ -7,14 +7,14 @@ import FingerAuthSystem
 /// every read and write under a deadline (`poll`), lines and the total bounded. Owns the
 /// descriptor and closes it in deinit. Used by the module and the CLI to talk to
 /// `fingerauth-agent`, and by the agent for each of its clients.
-public final class SocketLines: AgentChannel {
+package final class SocketLines: AgentChannel {
     private var fd: Int32
     private var lines: BoundedLineReader
-    public let maxLineBytes: Int
-    public let maxTotalBytes: Int
+    package let maxLineBytes: Int
+    package let maxTotalBytes: Int
 
     /// Takes ownership of `fd`, which must be non-blocking.
-    public init(fd: Int32, maxLineBytes: Int, maxTotalBytes: Int) {
+    package init(fd: Int32, maxLineBytes: Int, maxTotalBytes: Int) {
         self.fd = fd
         self.maxLineBytes = maxLineBytes
         self.maxTotalBytes = maxTotalBytes
@@ -22,7 +22,7 @@ public final class SocketLines: AgentChannel {
     }
 
     /// Connects to the Unix socket at `path` (`fa_unix_connect`: socket, connect; libc only).
-    public static func connect(
+    package static func connect(
         _ path: String, maxLineBytes: Int = AgentProtocol.maxLineBytes,
         maxTotalBytes: Int = AgentProtocol.maxTotalBytes
     ) -> Result<SocketLines, AgentUnreachable> {
@@ -32,12 +32,12 @@ public final class SocketLines: AgentChannel {
     }
 
     /// Writes `line` and a newline, waiting for room at most `ms` milliseconds.
-    public func send(_ line: String, withinMilliseconds ms: Int64) -> Bool {
+    package func send(_ line: String, withinMilliseconds ms: Int64) -> Bool {
         send(line, until: MonotonicInstant.now().adding(milliseconds: ms))
     }
 
     /// Writes `line` and a newline, waiting for room at most until `deadline`.
-    public func send(_ line: String, until deadline: MonotonicInstant) -> Bool {
+    package func send(_ line: String, until deadline: MonotonicInstant) -> Bool {
         let bytes = Array((line + "\n").utf8)
         var sent = 0
         while sent < bytes.count {
@@ -58,14 +58,14 @@ public final class SocketLines: AgentChannel {
     }
 
     /// The next line, waiting at most `ms` milliseconds (see `readLine(until:)`).
-    public func readLine(withinMilliseconds ms: Int64) -> AgentRead {
+    package func readLine(withinMilliseconds ms: Int64) -> AgentRead {
         readLine(until: MonotonicInstant.now().adding(milliseconds: ms))
     }
 
     /// The next line without its newline, waiting at most until `deadline`. A line longer
     /// than `maxLineBytes` or more than `maxTotalBytes` in all is `.garbage`; bytes after
     /// the last newline at the end of the stream are `.garbage` too.
-    public func readLine(until deadline: MonotonicInstant) -> AgentRead {
+    package func readLine(until deadline: MonotonicInstant) -> AgentRead {
         switch lines.next(from: fd, until: deadline) {
         case let .line(text): return .line(text)
         case .timedOut: return .timedOut
@@ -75,7 +75,7 @@ public final class SocketLines: AgentChannel {
     }
 
     /// True once the peer has closed or reset its end (poll reports a hang-up), without reading.
-    public var peerGone: Bool {
+    package var peerGone: Bool {
         guard fd >= 0 else { return true }
         var pfd = pollfd(fd: fd, events: Int16(POLLRDHUP_VALUE), revents: 0)
         guard fa_poll(&pfd, 1, 0) > 0 else { return false }
@@ -85,10 +85,10 @@ public final class SocketLines: AgentChannel {
     /// SIGIO to this process when the peer sends more or hangs up (`fa_signal_on_hangup`);
     /// false when it could not be set.
     @discardableResult
-    public func signalOnHangup(_ on: Bool) -> Bool { fd >= 0 && fa_signal_on_hangup(fd, on ? 1 : 0) == 0 }
+    package func signalOnHangup(_ on: Bool) -> Bool { fd >= 0 && fa_signal_on_hangup(fd, on ? 1 : 0) == 0 }
 
     /// The uid of the process at the other end (SO_PEERCRED), nil when unknown.
-    public func peerUID() -> uid_t? {
+    package func peerUID() -> uid_t? {
         var pid: pid_t = 0
         var uid: uid_t = 0
         guard fd >= 0, fa_peer_credentials(fd, &pid, &uid) == 0 else { return nil }
@@ -96,7 +96,7 @@ public final class SocketLines: AgentChannel {
     }
 
     /// Closes the descriptor now (deinit does it otherwise).
-    public func close() {
+    package func close() {
         if fd >= 0 { fa_close(fd) }
         fd = -1
     }
@@ -111,10 +111,10 @@ let POLLRDHUP_VALUE: Int32 = 0x2000
 /// process listening there must be root (its credentials, SO_PEERCRED, recorded by the
 /// kernel when it called listen): a socket served by anyone else — `agent_socket` pointed
 /// into a folder a user can write, say — is not the agent, and its "yes" is not believed.
-public struct AgentSocketConnector: AgentConnector {
-    public init() {}
+package struct AgentSocketConnector: AgentConnector {
+    package init() {}
     /// Connects to `path` and checks that root serves it.
-    public func connect(_ path: String) -> Result<SocketLines, AgentUnreachable> {
+    package func connect(_ path: String) -> Result<SocketLines, AgentUnreachable> {
         switch SocketLines.connect(path) {
         case let .failure(why): return .failure(why)
         case let .success(channel):
@@ -128,8 +128,8 @@ public struct AgentSocketConnector: AgentConnector {
 }
 
 /// CLOCK_MONOTONIC in milliseconds, for `AgentLoginFlow`.
-public struct SystemMonotonicTime: MonotonicTime {
-    public init() {}
+package struct SystemMonotonicTime: MonotonicTime {
+    package init() {}
     /// CLOCK_MONOTONIC now, in milliseconds.
-    public func nowMilliseconds() -> Int64 { MonotonicInstant.now().milliseconds }
+    package func nowMilliseconds() -> Int64 { MonotonicInstant.now().milliseconds }
 }

@@ -7,16 +7,16 @@ import FingerAuthSystem
 /// offline login. An offline login is refused while the clock is behind it
 /// (`OfflineJudgement`): after a reboot the monotonic clock starts anew, and a firmware clock
 /// set back would otherwise stop a grant's hours.
-public struct ClockFloor {
-    public let path: String
+package struct ClockFloor {
+    package let path: String
 
-    public init(stateDirectory: String) {
+    package init(stateDirectory: String) {
         path = StatePaths(root: stateDirectory, user: "").clockFloor
     }
 
     /// The floor: 0 when no file was written yet; a refusal when the file may not be
     /// trusted (owner, mode, a link) or does not hold a time — no offline login then.
-    public func read() -> Result<Int64, GrantRefusal> {
+    package func read() -> Result<Int64, GrantRefusal> {
         let bytes: [UInt8]
         do {
             bytes = try SafeFile.read(path, rule: FileRule(forbiddenBits: 0o077, maxBytes: 64))
@@ -34,7 +34,7 @@ public struct ClockFloor {
     /// Raises the floor to `wall` when that is later than the one kept (written atomically and
     /// synced); a floor that cannot be read is replaced. Two raises at once may keep the lower of
     /// two nearly equal times: both are times this host's clock showed.
-    public func raise(to wall: Int64) {
+    package func raise(to wall: Int64) {
         guard wall > 0, wall <= OfflineRecord.maxSeq else { return }
         if case let .success(kept) = read(), kept >= wall { return }
         try? SafeFile.writeAtomically(path, Array("\(wall)\n".utf8), mode: 0o600)

@@ -8,8 +8,8 @@ import Glibc
 /// The host's clocks as an offline grant is judged by them: the wall clock, and
 /// CLOCK_BOOTTIME (monotonic, counts suspend) with the boot it belongs to
 /// (`/proc/sys/kernel/random/boot_id`).
-public enum GrantClock {
-    public static func read() -> GrantClockReading? {
+package enum GrantClock {
+    package static func read() -> GrantClockReading? {
         var wall = timespec()
         var boot = timespec()
         guard clock_gettime(CLOCK_REALTIME, &wall) == 0, clock_gettime(CLOCK_BOOTTIME, &boot) == 0,

@@ -7,15 +7,15 @@ import FingerAuthSystem
 /// 0644): `{"keys":[JWK…]}`, written at enrollment and from each online answer that names
 /// them (a rotation publishes the new key beside the old one). Each key's id is its own
 /// thumbprint, computed here, never read from the file.
-public struct GrantPins {
-    public let path: String
+package struct GrantPins {
+    package let path: String
 
-    public init(stateDirectory: String) {
+    package init(stateDirectory: String) {
         path = StatePaths(root: stateDirectory, user: "").grantKeys
     }
 
     /// The pinned keys by thumbprint; empty when there is no file or it may not be trusted.
-    public func keys() -> [String: GrantKeyJWK] {
+    package func keys() -> [String: GrantKeyJWK] {
         guard let bytes = try? SafeFile.read(path, rule: .config),
             let json = try? JSONParser(maxBytes: 64 * 1024, maxDepth: 6).parse(bytes)
         else { return [:] }
@@ -23,7 +23,7 @@ public struct GrantPins {
     }
 
     /// The P-256 keys of a JWK array, by thumbprint (anything else in it is skipped).
-    public static func keys(in array: JSONValue) -> [String: GrantKeyJWK] {
+    package static func keys(in array: JSONValue) -> [String: GrantKeyJWK] {
         var found: [String: GrantKeyJWK] = [:]
         for value in (array.arrayValue ?? []).prefix(8) {
             guard let key = GrantKeyJWK(json: value), let kid = Digest.thumbprint(of: key) else { continue }
@@ -35,7 +35,7 @@ public struct GrantPins {
     /// Pins the keys of `array` (an answer's `grant_keys`) in place of the file's, unless they
     /// are the same; an array without a usable key changes nothing. The keys pinned now.
     @discardableResult
-    public func pin(_ array: JSONValue) throws(SafeFileError) -> [String: GrantKeyJWK] {
+    package func pin(_ array: JSONValue) throws(SafeFileError) -> [String: GrantKeyJWK] {
         let served = GrantPins.keys(in: array)
         let pinned = keys()
         guard !served.isEmpty, served != pinned else { return pinned }

@@ -13,16 +13,16 @@ import Glibc
 /// judged against the host's clock floor (`ClockFloor`), which each offline login raises.
 /// Used by the login helper and by `fingerauth sync`; every reader and writer takes the
 /// log's lock, so that two logins at once cannot both use a grant's last use.
-public struct OfflineBook {
-    public let paths: StatePaths
+package struct OfflineBook {
+    package let paths: StatePaths
     /// This host's name in tokens and grants (`host_id`, else the host name).
-    public let host: String
+    package let host: String
 
     /// Largest offline log kept; past it no offline login is made until records are uploaded.
-    public static let maxLogBytes = 1 << 20
+    package static let maxLogBytes = 1 << 20
     static let lockWaitMilliseconds: Int64 = 2000
 
-    public init(stateDirectory: String, user: String, host: String) {
+    package init(stateDirectory: String, user: String, host: String) {
         paths = StatePaths(root: stateDirectory, user: user)
         self.host = host
     }
@@ -31,7 +31,7 @@ public struct OfflineBook {
 
     /// The grant kept for the user: nil when there is none; a refusal when the file may not be
     /// trusted (owner, mode, a link) or does not parse.
-    public func receipt() -> Result<GrantReceipt?, GrantRefusal> {
+    package func receipt() -> Result<GrantReceipt?, GrantRefusal> {
         let bytes: [UInt8]
         do {
             bytes = try SafeFile.read(paths.offlineGrant, rule: .secret)
@@ -47,7 +47,7 @@ public struct OfflineBook {
 
     /// Verifies `token` (an online answer's `offline_grant`) against the pinned keys and this
     /// user, host and key, then keeps it with the clocks of now in place of any other.
-    public func keep(_ token: String, kid: String, pins: [String: GrantKeyJWK], now: GrantClockReading)
+    package func keep(_ token: String, kid: String, pins: [String: GrantKeyJWK], now: GrantClockReading)
         -> Result<OfflineGrant, GrantRefusal>
     {
         let checked = OfflineGrant.verified(
@@ -65,7 +65,7 @@ public struct OfflineBook {
     }
 
     /// Drops the user's grant (an authoritative answer: refused, or no grant any more).
-    public func drop() {
+    package func drop() {
         try? SafeFile.remove(paths.offlineGrant)
     }
 
@@ -73,7 +73,7 @@ public struct OfflineBook {
 
     /// Whether an offline login of `kid` for `service` may be made now: the grant kept, its
     /// signature by a pinned key, its binding, and both clocks and its uses (`OfflineJudgement`).
-    public func usable(kid: String, service: String, pins: [String: GrantKeyJWK], now: GrantClockReading)
+    package func usable(kid: String, service: String, pins: [String: GrantKeyJWK], now: GrantClockReading)
         -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal>
     {
         withLog(creating: false) { (log) -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal> in
@@ -85,7 +85,7 @@ public struct OfflineBook {
     /// lock, the grant judged again, the record signed by the device key (`sign`) and
     /// appended and fsynced before anyone is told yes. A record that cannot be written is
     /// no login.
-    public func recordLogin(
+    package func recordLogin(
         kid: String, service: String, jti: String, pins: [String: GrantKeyJWK], now: GrantClockReading,
         sign: ([UInt8]) -> [UInt8]?
     ) -> Result<(grant: OfflineGrant, expires: Int64), GrantRefusal> {
@@ -145,13 +145,13 @@ public struct OfflineBook {
 
     /// The records of the log, in order (lines that do not parse are skipped: the
     /// authenticator sees the gap).
-    public func records() -> [(line: String, record: OfflineRecord)] {
+    package func records() -> [(line: String, record: OfflineRecord)] {
         withLog(creating: false) { (try? $0.get()) ?? [] }
     }
 
     /// The records the authenticator acknowledged one by one, as (device key, `seq`)
     /// (`offline-sent`: `KID SEQ` lines, one per record).
-    public func sent() -> Set<AcknowledgedRecord> {
+    package func sent() -> Set<AcknowledgedRecord> {
         guard let bytes = try? SafeFile.read(paths.offlineSent, rule: .secret) else { return [] }
         var held: Set<AcknowledgedRecord> = []
         for line in bytes.split(separator: 0x0A) {
@@ -163,7 +163,7 @@ public struct OfflineBook {
     }
 
     /// Notes that the authenticator holds `kid`'s records numbered `seqs` (each one it named).
-    public func markSent(kid: String, seqs: [Int64]) {
+    package func markSent(kid: String, seqs: [Int64]) {
         guard !seqs.isEmpty, !kid.isEmpty, !kid.contains(" "), !kid.contains("\n") else { return }
         var held = sent()
         let before = held.count
@@ -178,7 +178,7 @@ public struct OfflineBook {
     }
 
     /// The records the authenticator has not acknowledged, oldest first, at most `limit`.
-    public func unsent(limit: Int = OfflineRecord.maxPerUpload) -> [(line: String, record: OfflineRecord)] {
+    package func unsent(limit: Int = OfflineRecord.maxPerUpload) -> [(line: String, record: OfflineRecord)] {
         let held = sent()
         return Array(records().filter { !held.contains(AcknowledgedRecord($0.record)) }.prefix(limit))
     }
@@ -287,11 +287,11 @@ public struct OfflineBook {
 }
 
 /// One record the authenticator named in a sync's `held`: its device key and `seq`.
-public struct AcknowledgedRecord: Hashable, Sendable {
-    public var kid: String
-    public var seq: Int64
+package struct AcknowledgedRecord: Hashable, Sendable {
+    package var kid: String
+    package var seq: Int64
 
-    public init(kid: String, seq: Int64) {
+    package init(kid: String, seq: Int64) {
         self.kid = kid
         self.seq = seq
     }

@@ -4,17 +4,17 @@ import FingerAuthCore
 /// users' grants still stand, and the offline logins recorded since the last upload. The
 /// login helper sends it as its warm-up request when there is anything to sync; `fingerauth
 /// sync` (a timer) sends it for every user.
-public enum OfflineSync {
+package enum OfflineSync {
     /// The sync URL beside a login URL: its last path segment `login` becomes `offline-sync`
     /// (`…/v1/login` → `…/v1/offline-sync`); nil when the login URL does not end so.
-    public static func url(forLogin login: String) -> String? {
+    package static func url(forLogin login: String) -> String? {
         let path = login.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
         guard path.hasSuffix("/login") else { return nil }
         return String(path.dropLast("login".utf8.count)) + "offline-sync"
     }
 
     /// The grants (by gid) and unsent records of `books`; nil when there is nothing to sync.
-    public static func body(_ books: [OfflineBook]) -> [UInt8]? {
+    package static func body(_ books: [OfflineBook]) -> [UInt8]? {
         var gids: [JSONValue] = []
         var lines: [JSONValue] = []
         for book in books {
@@ -31,7 +31,7 @@ public enum OfflineSync {
     /// one by one in `held` or `rejected` (`{kid: [seq…]}`: it holds them, or will never
     /// take them) are marked sent, and the grant keys it names are pinned. What it says no
     /// more about is left as it is: a record not named is sent again at the next contact.
-    public static func apply(_ answer: JSONValue, books: [OfflineBook], pins: GrantPins) {
+    package static func apply(_ answer: JSONValue, books: [OfflineBook], pins: GrantPins) {
         let states = answer["grants"]
         let named = [answer["held"], answer["rejected"]]
         for book in books {

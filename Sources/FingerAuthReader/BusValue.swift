@@ -4,7 +4,7 @@ import CFPrint
 /// fprintd and logind use are taken apart; anything else stays `.other` with its type
 /// string, so that a reply of an unexpected shape is recognised as such and never read as
 /// something it is not.
-public indirect enum BusValue: Equatable, Sendable {
+package indirect enum BusValue: Equatable, Sendable {
     case string(String)
     case objectPath(String)
     case bool(Bool)
@@ -49,13 +49,13 @@ public indirect enum BusValue: Equatable, Sendable {
     package static let maxChildren = 64
 
     /// The tuple's fields, or nil for anything else.
-    public var fields: [BusValue]? {
+    package var fields: [BusValue]? {
         if case let .tuple(items) = self { return items }
         return nil
     }
 
     /// A string or object path's text.
-    public var text: String? {
+    package var text: String? {
         switch self {
         case let .string(s), let .objectPath(s): return s
         default: return nil
@@ -63,7 +63,7 @@ public indirect enum BusValue: Equatable, Sendable {
     }
 
     /// An array of strings, or nil when it is anything else.
-    public var strings: [String]? {
+    package var strings: [String]? {
         guard case let .array(items) = self else { return nil }
         var out: [String] = []
         for item in items {

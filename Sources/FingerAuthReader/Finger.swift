@@ -2,7 +2,7 @@ import CFPrint
 
 /// A finger, named as libfprint and fprintd name it (`right-index-finger`); the name is
 /// also the print's file name (`right-index-finger.fpt`).
-public enum Finger: String, CaseIterable, Sendable {
+package enum Finger: String, CaseIterable, Sendable {
     case leftThumb = "left-thumb"
     case leftIndex = "left-index-finger"
     case leftMiddle = "left-middle-finger"

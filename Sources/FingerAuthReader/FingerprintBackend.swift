@@ -6,7 +6,7 @@ import FingerAuthSystem
 /// (`LibfprintBackend`) or fprintd over the system bus (`FprintdBackend`). The login helper
 /// asks for one verification per try and closes it before it reports a match; `close` is
 /// also called on every other path (and by `deinit`).
-public protocol FingerprintBackend: AnyObject {
+package protocol FingerprintBackend: AnyObject {
     /// The reader's name, for `READY`.
     var readerName: String { get }
     /// Which service reads the finger (`libfprint`, `fprintd`).
@@ -18,41 +18,41 @@ public protocol FingerprintBackend: AnyObject {
 }
 
 /// libfprint in this process, with FingerAuth's own prints.
-public final class LibfprintBackend: FingerprintBackend {
-    public let reader: FingerprintReader
+package final class LibfprintBackend: FingerprintBackend {
+    package let reader: FingerprintReader
     let prints: [(finger: String, data: [UInt8])]
 
-    public init(reader: FingerprintReader, prints: [(finger: String, data: [UInt8])]) {
+    package init(reader: FingerprintReader, prints: [(finger: String, data: [UInt8])]) {
         self.reader = reader
         self.prints = prints
     }
 
-    public var readerName: String { reader.name }
-    public var kind: ReaderChoice { .libfprint }
+    package var readerName: String { reader.name }
+    package var kind: ReaderChoice { .libfprint }
 
-    public func verify(deadline: Deadline, events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
+    package func verify(deadline: Deadline, events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
         try reader.verify(prints: prints, deadline: deadline, events: events)
     }
 
-    public func close() { reader.close() }
+    package func close() { reader.close() }
 }
 
 /// fprintd's default reader, claimed for the user; fprintd holds the prints.
-public final class FprintdBackend: FingerprintBackend {
+package final class FprintdBackend: FingerprintBackend {
     let device: FprintdDevice
 
-    public init(device: FprintdDevice) {
+    package init(device: FprintdDevice) {
         self.device = device
     }
 
     deinit { device.release() }
 
-    public var readerName: String { device.name + " (fprintd)" }
-    public var kind: ReaderChoice { .fprintd }
+    package var readerName: String { device.name + " (fprintd)" }
+    package var kind: ReaderChoice { .fprintd }
 
-    public func verify(deadline: Deadline, events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
+    package func verify(deadline: Deadline, events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
         try device.verify(deadline: deadline, events: events)
     }
 
-    public func close() { device.release() }
+    package func close() { device.release() }
 }

@@ -7,7 +7,7 @@ extension FingerprintReader {
     /// (`fp_print_serialize`), with its finger and `username` set. `progress` hears each
     /// completed stage and each retry hint as they happen. Errors: `.timeout` at `deadline`,
     /// `.busy`, `.removed`, `.deviceError` (also for a finger already on a storage reader).
-    public func enroll(
+    package func enroll(
         finger: Finger, username: String?, deadline: Deadline,
         progress: (EnrollProgress) -> Void
     ) throws(ReaderError) -> [UInt8] {
@@ -54,7 +54,7 @@ extension FingerprintReader {
     }
 
     /// `enroll(finger:username:deadline:progress:)` with a deadline `seconds` from now.
-    public func enroll(
+    package func enroll(
         finger: Finger, username: String?, timeout seconds: Double,
         progress: (EnrollProgress) -> Void
     ) throws(ReaderError) -> [UInt8] {

@@ -10,7 +10,7 @@ import FingerAuthSystem
 /// `remove` and `reset` delete the sensor's copy.
 extension FingerprintReader {
     /// True when the reader stores prints on the sensor.
-    public var hasStorage: Bool {
+    package var hasStorage: Bool {
         fp_device_has_feature(device, FP_DEVICE_FEATURE_STORAGE) != 0
     }
 
@@ -41,7 +41,7 @@ extension FingerprintReader {
     /// Deletes a print from the sensor (`fp_device_delete_print_sync`). `.stored` when the
     /// sensor held it, `.notStored` when the print is not a sensor print or the sensor no
     /// longer holds it.
-    public func deleteFromSensor(_ data: [UInt8], finger: String, deadline: Deadline) throws(ReaderError)
+    package func deleteFromSensor(_ data: [UInt8], finger: String, deadline: Deadline) throws(ReaderError)
         -> SensorDeletion
     {
         let print = try OwnedPrint(finger: finger, data: data)
@@ -66,14 +66,14 @@ extension FingerprintReader {
     }
 
     /// Whether a serialized print lives on a sensor (a match-on-chip reference print).
-    public static func isSensorPrint(_ data: [UInt8]) -> Bool {
+    package static func isSensorPrint(_ data: [UInt8]) -> Bool {
         guard let print = try? OwnedPrint(finger: "-", data: data) else { return false }
         return fp_print_get_device_stored(print.pointer) != 0
     }
 }
 
 /// What `deleteFromSensor` found.
-public enum SensorDeletion: Equatable, Sendable {
+package enum SensorDeletion: Equatable, Sendable {
     /// The sensor held the print and deleted it.
     case stored
     /// Nothing to delete on the sensor.

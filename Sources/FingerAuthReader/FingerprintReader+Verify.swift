@@ -13,7 +13,7 @@ extension FingerprintReader {
     ///
     /// Errors: `.badPrint` (corrupt, or made by another reader), `.timeout` at `deadline`,
     /// `.busy`, `.removed`, `.deviceError`, `.noPrints` for an empty list.
-    public func verify(
+    package func verify(
         prints: [(finger: String, data: [UInt8])], deadline: Deadline,
         events: (HelperMessage) -> Void
     ) throws(ReaderError) -> VerifyResult {
@@ -42,7 +42,7 @@ extension FingerprintReader {
     }
 
     /// `verify(prints:deadline:events:)` with a deadline `seconds` from now.
-    public func verify(
+    package func verify(
         prints: [(finger: String, data: [UInt8])], timeout seconds: Double,
         events: (HelperMessage) -> Void
     ) throws(ReaderError) -> VerifyResult {
@@ -50,7 +50,7 @@ extension FingerprintReader {
     }
 
     /// The hint between two prints when the reader cannot identify.
-    public static let nextPrintHint = "Place the finger again to try your other enrolled fingers"
+    package static let nextPrintHint = "Place the finger again to try your other enrolled fingers"
 
     /// One verify, started again after each retry request until a decision or an error.
     private func verifyOne(

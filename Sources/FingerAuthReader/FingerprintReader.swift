@@ -10,18 +10,18 @@ import Glibc
 /// unreferenced in deinit). Every libfprint wait runs under a `Deadline`, enforced by a
 /// `GCancellable` that a GLib timeout cancels (the virtual device would otherwise wait
 /// forever). Not thread-safe: use it from one thread, the one that opened it.
-public final class FingerprintReader {
+package final class FingerprintReader {
     let context: UnsafeMutablePointer<FpContext>
     let device: UnsafeMutablePointer<FpDevice>
 
     /// The reader's human name (`fp_device_get_name`), e.g. "Virtual device for debugging".
-    public let name: String
+    package let name: String
     /// The libfprint driver id (`fp_device_get_driver`), e.g. "virtual_device".
-    public let driver: String
+    package let driver: String
 
     /// Environment variables that make libfprint open test devices or replay USB
     /// recordings. `open` clears them all so that only its argument can pick a virtual reader.
-    public static let virtualDeviceVariables = [
+    package static let virtualDeviceVariables = [
         "FP_VIRTUAL_DEVICE", "FP_VIRTUAL_DEVICE_STORAGE", "FP_VIRTUAL_IMAGE",
         "FP_DEVICE_EMULATION", "FP_DRIVERS_WHITELIST", "FP_DRIVERS_ALLOWLIST",
     ]
@@ -45,7 +45,7 @@ public final class FingerprintReader {
     /// - Parameter placement: which reader may be taken (`ReaderPlacementRule`: any, or only
     ///   one on an external port while the lid is closed).
     /// - Parameter deadline: how long opening may take.
-    public static func open(
+    package static func open(
         virtualReader: String?, virtualStorageReader: String? = nil,
         placement: ReaderPlacementRule = .any,
         deadline: Deadline = .after(seconds: 10)
@@ -93,7 +93,7 @@ public final class FingerprintReader {
     /// `deadline`: the virtual device closes at once, a real one gets two seconds. The login
     /// closes it before reporting a match, so that a slow close cannot turn a good finger
     /// into a failure.
-    public func close(deadline: Deadline = .after(seconds: 2)) {
+    package func close(deadline: Deadline = .after(seconds: 2)) {
         guard fp_device_is_open(device) != 0 else { return }
         try? withDeadline(deadline) { (cancellable) throws(ReaderError) in
             var error: UnsafeMutablePointer<GError>? = nil
@@ -108,16 +108,16 @@ public final class FingerprintReader {
     }
 
     /// Number of scans an enrollment needs (`fp_device_get_nr_enroll_stages`).
-    public var enrollStages: Int { Int(fp_device_get_nr_enroll_stages(device)) }
+    package var enrollStages: Int { Int(fp_device_get_nr_enroll_stages(device)) }
 
     /// True when the reader can match one finger against several prints at once.
-    public var supportsIdentify: Bool {
+    package var supportsIdentify: Bool {
         fp_device_has_feature(device, FP_DEVICE_FEATURE_IDENTIFY) != 0
     }
 
     /// Checks that `data` is a print libfprint can read (`fp_print_deserialize`), without
     /// a reader. Corrupt data is `.badPrint`.
-    public static func checkPrint(finger: String, data: [UInt8]) throws(ReaderError) {
+    package static func checkPrint(finger: String, data: [UInt8]) throws(ReaderError) {
         _ = try OwnedPrint(finger: finger, data: data)
     }
 }

@@ -9,16 +9,16 @@ import FingerAuthSystem
 ///
 /// Trust: the bus name must be held by uid 0 (the bus reports the holder's credentials);
 /// every call goes to that holder's unique name, and only its signals are listened to.
-public final class FprintdClient {
+package final class FprintdClient {
     let bus: SystemBus
     /// The unique bus name of the root-owned fprintd this client talks to.
-    public let owner: String
+    package let owner: String
     /// The default reader's object path and name.
-    public let devicePath: String
-    public let readerName: String
+    package let devicePath: String
+    package let readerName: String
     /// True when fprintd was already running before this client asked (it may hold the
     /// reader); false when the bus started it for us.
-    public let wasRunning: Bool
+    package let wasRunning: Bool
 
     init(bus: SystemBus, owner: String, devicePath: String, readerName: String, wasRunning: Bool) {
         self.bus = bus
@@ -30,13 +30,13 @@ public final class FprintdClient {
 
     /// Why fprintd cannot be used; `installed` false when the bus knows no fprintd at all
     /// (so `reader = auto` goes to libfprint without saying more).
-    public struct Unavailable: Error, Equatable, Sendable {
-        public let error: ReaderError
-        public let installed: Bool
+    package struct Unavailable: Error, Equatable, Sendable {
+        package let error: ReaderError
+        package let installed: Bool
     }
 
     /// Whether fprintd holds its name on `bus` now, by a root process (no activation).
-    public static func isRunning(on bus: SystemBus, deadline: Deadline) -> Bool {
+    package static func isRunning(on bus: SystemBus, deadline: Deadline) -> Bool {
         if case let .success(owner?) = bus.owner(of: Fprintd.busName, deadline: deadline), owner.uid == 0 {
             return true
         }
@@ -45,7 +45,7 @@ public final class FprintdClient {
 
     /// Finds fprintd on `bus`, starting it by D-Bus activation when it is installed but not
     /// running, and checks that root holds its name.
-    public static func connect(on bus: SystemBus, deadline: Deadline) -> Result<FprintdClient, Unavailable> {
+    package static func connect(on bus: SystemBus, deadline: Deadline) -> Result<FprintdClient, Unavailable> {
         func fail(_ reason: HelperFailure, _ text: String, installed: Bool = true) -> Result<FprintdClient, Unavailable>
         {
             .failure(Unavailable(error: ReaderError(reason, text), installed: installed))
@@ -100,7 +100,7 @@ public final class FprintdClient {
     }
 
     /// The fingers fprintd holds for `user` on its default reader (empty when none).
-    public func enrolledFingers(user: String, deadline: Deadline) -> Result<[String], ReaderError> {
+    package func enrolledFingers(user: String, deadline: Deadline) -> Result<[String], ReaderError> {
         switch bus.call(owner, devicePath, Fprintd.deviceInterface, "ListEnrolledFingers", [user], deadline: deadline) {
         case let .failure(why):
             if why.errorName == "net.reactivated.Fprint.Error.NoEnrolledPrints" { return .success([]) }
@@ -115,7 +115,7 @@ public final class FprintdClient {
 
     /// Claims the reader for `user` (fprintd's `Claim`): verify and enroll then act for that
     /// user. Signals are listened to from before the claim.
-    public func claim(user: String, deadline: Deadline) throws(ReaderError) -> FprintdDevice {
+    package func claim(user: String, deadline: Deadline) throws(ReaderError) -> FprintdDevice {
         let device = FprintdDevice(client: self)
         try device.claim(user: user, deadline: deadline)
         return device

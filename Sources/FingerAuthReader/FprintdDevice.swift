@@ -13,7 +13,7 @@ import FingerAuthSystem
 /// `VerifyStatus` and `EnrollStatus` of the claimed reader and the reader's property changes
 /// are expected; any other signal of fprintd's, fprintd losing its name, or a closed bus is
 /// a failure, never a match.
-public final class FprintdDevice {
+package final class FprintdDevice {
     let client: FprintdClient
     private let inbox = SignalInbox()
     private var subscriptions: [guint] = []
@@ -40,7 +40,7 @@ public final class FprintdDevice {
     }
 
     /// The reader's name as fprintd gives it.
-    public var name: String { client.readerName }
+    package var name: String { client.readerName }
 
     func claim(user: String, deadline: Deadline) throws(ReaderError) {
         switch call("Claim", [user], deadline: deadline) {
@@ -57,7 +57,7 @@ public final class FprintdDevice {
     }
 
     /// Releases the reader (`Release`), at most once, within two seconds.
-    public func release() {
+    package func release() {
         guard claimed else { return }
         claimed = false
         _ = call("Release", [], deadline: .after(seconds: 2))
@@ -66,7 +66,7 @@ public final class FprintdDevice {
     /// One verification against all of the user's fprintd prints: `.match` with the finger
     /// fprintd selected (`any` when it identified among several), `.noMatch`, or an error.
     /// Retry requests go to `events` and the scan goes on.
-    public func verify(deadline: Deadline, events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
+    package func verify(deadline: Deadline, events: (HelperMessage) -> Void) throws(ReaderError) -> VerifyResult {
         inbox.clear()
         switch call("VerifyStart", ["any"], deadline: deadline) {
         case .success: break
@@ -131,7 +131,7 @@ public final class FprintdDevice {
 
     /// Enrolls `finger` for the claimed user through fprintd: `progress` hears each stage and
     /// each hint. Errors say what the person can do (duplicate finger, sensor full).
-    public func enroll(finger: String, deadline: Deadline, progress: (EnrollProgress) -> Void) throws(ReaderError) {
+    package func enroll(finger: String, deadline: Deadline, progress: (EnrollProgress) -> Void) throws(ReaderError) {
         inbox.clear()
         if case let .failure(why) = call("EnrollStart", [finger], deadline: deadline) {
             throw ReaderError(.deviceError, "fprintd could not start the enrollment: \(why.message)")

@@ -10,11 +10,11 @@ import Glibc
 /// the system bus, held by root), else the ACPI lid files (`<acpi_lid_dir>/*/state`, e.g.
 /// `/proc/acpi/button/lid/LID0/state`). A wrong answer can only skip the finger (the
 /// password follows) or ask for it in vain until the timeout: neither logs anyone in.
-public enum LidSensor {
-    public static let logindName = "org.freedesktop.login1"
+package enum LidSensor {
+    package static let logindName = "org.freedesktop.login1"
 
     /// The state and where it was read (`logind`, or the ACPI file's path).
-    public static func read(bus: SystemBus?, acpiDirectory: String, deadline: Deadline) -> (
+    package static func read(bus: SystemBus?, acpiDirectory: String, deadline: Deadline) -> (
         state: LidState, source: String
     ) {
         if let bus, case let .success(holder?) = bus.owner(of: logindName, deadline: deadline), holder.uid == 0,
@@ -28,7 +28,7 @@ public enum LidSensor {
     }
 
     /// The ACPI lid files under `directory`, one folder per lid.
-    public static func readACPI(directory: String) -> (state: LidState, source: String) {
+    package static func readACPI(directory: String) -> (state: LidState, source: String) {
         var states: [LidState] = []
         var sources: [String] = []
         for name in SafeFile.list(directory).sorted().prefix(8) where !name.hasPrefix(".") {

@@ -12,19 +12,19 @@ import Glibc
 /// `platform-id` names the port (`usb:01:00:03` → `/sys/bus/usb/devices/1-3/removable`). A
 /// reader that is not on USB (SPI, the virtual test readers) counts as built in, unless
 /// `virtualRemovable` says the virtual reader stands for an external one.
-public struct ReaderPlacementRule: Equatable, Sendable {
-    public var externalOnly: Bool
-    public var virtualRemovable: Bool
+package struct ReaderPlacementRule: Equatable, Sendable {
+    package var externalOnly: Bool
+    package var virtualRemovable: Bool
     /// Why only external readers may be used (for the message), e.g. "lid closed (logind)".
-    public var reason: String
+    package var reason: String
 
-    public init(externalOnly: Bool, virtualRemovable: Bool = false, reason: String = "") {
+    package init(externalOnly: Bool, virtualRemovable: Bool = false, reason: String = "") {
         self.externalOnly = externalOnly
         self.virtualRemovable = virtualRemovable
         self.reason = reason
     }
 
-    public static let any = ReaderPlacementRule(externalOnly: false)
+    package static let any = ReaderPlacementRule(externalOnly: false)
 
     static let usbDevices = "/sys/bus/usb/devices"
 

@@ -16,9 +16,9 @@ import Glibc
 /// go to the owner's unique name, so that a name that changes hands mid-login reaches
 /// nobody. Use it from one thread; signals arrive while `iterate(until:)` runs the default
 /// main context.
-public final class SystemBus {
+package final class SystemBus {
     let connection: OpaquePointer
-    public let address: String
+    package let address: String
 
     private init(connection: OpaquePointer, address: String) {
         self.connection = connection
@@ -32,20 +32,20 @@ public final class SystemBus {
     }
 
     /// Why the bus could not be used.
-    public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
-        public let message: String
+    package struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+        package let message: String
         /// The D-Bus error name when the bus or the service answered with one.
-        public let errorName: String?
-        public init(_ message: String, errorName: String? = nil) {
+        package let errorName: String?
+        package init(_ message: String, errorName: String? = nil) {
             self.message = message
             self.errorName = errorName
         }
-        public var description: String { message }
+        package var description: String { message }
     }
 
     /// Connects to the bus at `socketPath` (`unix:path=…`, authenticated as this process's
     /// uid), within `deadline`. A missing socket fails at once.
-    public static func connect(socketPath: String, deadline: Deadline) -> Result<SystemBus, Failure> {
+    package static func connect(socketPath: String, deadline: Deadline) -> Result<SystemBus, Failure> {
         guard socketPath.hasPrefix("/"), !socketPath.contains(","), !socketPath.contains(";") else {
             return .failure(Failure("the system bus path \(socketPath) is not a socket path"))
         }
@@ -72,7 +72,7 @@ public final class SystemBus {
 
     /// Calls `method` and returns its reply (a tuple). `autoStart` lets the bus start the
     /// service by D-Bus activation.
-    public func call(
+    package func call(
         _ destination: String, _ path: String, _ interface: String, _ method: String,
         _ arguments: [String] = [], deadline: Deadline, autoStart: Bool = false
     ) -> Result<BusValue, Failure> {
@@ -90,7 +90,7 @@ public final class SystemBus {
     }
 
     /// One property (`org.freedesktop.DBus.Properties.Get`), unwrapped from its variant.
-    public func property(
+    package func property(
         _ destination: String, _ path: String, _ interface: String, _ name: String,
         deadline: Deadline
     ) -> Result<BusValue, Failure> {
@@ -106,7 +106,7 @@ public final class SystemBus {
     /// Who holds `name` now: its unique name and the uid the bus knows for that connection
     /// (`GetNameOwner`, `GetConnectionUnixUser`: the kernel's credentials at connect time, not
     /// the owner's word). Nil when nobody holds it.
-    public func owner(of name: String, deadline: Deadline) -> Result<(unique: String, uid: UInt32)?, Failure> {
+    package func owner(of name: String, deadline: Deadline) -> Result<(unique: String, uid: UInt32)?, Failure> {
         let bus = "org.freedesktop.DBus"
         let path = "/org/freedesktop/DBus"
         switch call(bus, path, bus, "GetNameOwner", [name], deadline: deadline) {
@@ -130,7 +130,7 @@ public final class SystemBus {
 
     /// Asks the bus to start the service of `name` (D-Bus activation). False when it cannot
     /// (not installed, or it failed to start).
-    public func start(_ name: String, deadline: Deadline) -> Result<Void, Failure> {
+    package func start(_ name: String, deadline: Deadline) -> Result<Void, Failure> {
         let bus = "org.freedesktop.DBus"
         var args: [OpaquePointer?] = [g_variant_new_string(name), g_variant_new_uint32(0)]
         let tuple = args.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
@@ -146,7 +146,7 @@ public final class SystemBus {
 
     /// Runs the default main context (signals, timers) until `done` says so or `deadline`
     /// passes; true when `done` said so.
-    public func iterate(until deadline: Deadline, _ done: () -> Bool) -> Bool {
+    package func iterate(until deadline: Deadline, _ done: () -> Bool) -> Bool {
         MainContextWait.run(until: deadline, done)
     }
 

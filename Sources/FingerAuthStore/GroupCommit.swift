@@ -20,7 +20,7 @@ import Glibc
 /// `@unchecked Sendable`: request threads and the writer share it. The queue, every ticket's
 /// fields, `committing`, `writerWaits`, `stopping`, `thread` and `statistics` change only
 /// under `lock`; the store and closures are Sendable and set in `init`.
-public final class GroupCommit: Committer, @unchecked Sendable {
+package final class GroupCommit: Committer, @unchecked Sendable {
     /// One request's items and, once its batch committed, their outcomes. Its own condition
     /// variable wakes only this request (a shared one would wake every waiting request at
     /// every commit: a thundering herd that cost more CPU than the logins).
@@ -59,7 +59,7 @@ public final class GroupCommit: Committer, @unchecked Sendable {
     private var thread: WorkerThread?
     private var statistics = (batches: Int64(0), items: Int64(0), failed: Int64(0))
 
-    public init(
+    package init(
         store: any BatchStore, maxBatch: Int = 512, waitSeconds: Int = 10,
         periodic: @escaping @Sendable () -> [WriteItem] = { [] },
         log: @escaping @Sendable (String) -> Void = { _ in }
@@ -74,14 +74,14 @@ public final class GroupCommit: Committer, @unchecked Sendable {
     deinit { stop() }
 
     /// Batches committed, items in them, and batches that failed, since start.
-    public var counts: (batches: Int64, items: Int64, failed: Int64) {
+    package var counts: (batches: Int64, items: Int64, failed: Int64) {
         lock.withLock { statistics }
     }
 
     /// Starts the writer thread; false when it could not be created (then `write` commits
     /// on the caller's thread, one request per transaction).
     @discardableResult
-    public func start() -> Bool {
+    package func start() -> Bool {
         switch WorkerThread.start({ [self] in loop() }) {
         case let .success(started):
             lock.withLock { thread = started }
@@ -93,7 +93,7 @@ public final class GroupCommit: Committer, @unchecked Sendable {
     }
 
     /// Commits what is queued, then stops the writer thread and waits for it.
-    public func stop() {
+    package func stop() {
         let running = lock.withLock { () -> WorkerThread? in
             stopping = true
             let running = thread
@@ -106,7 +106,7 @@ public final class GroupCommit: Committer, @unchecked Sendable {
 
     /// Writes `items` in the next batch and returns their outcomes once that batch is
     /// durable; throws when the batch failed or did not commit within `waitSeconds`.
-    public func write(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
+    package func write(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
         guard !items.isEmpty else { return [] }
         let ticket = Ticket(items: items)
         lock.lock()
@@ -132,7 +132,7 @@ public final class GroupCommit: Committer, @unchecked Sendable {
     /// or failed — on the writer's thread, which it must not keep (the HTTP layer only
     /// resumes a parked request there). Without the writer thread the items are committed
     /// here and `completion` is called before this returns.
-    public func submit(
+    package func submit(
         _ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void
     ) {
         guard !items.isEmpty else { return completion(.success([])) }
@@ -154,7 +154,7 @@ public final class GroupCommit: Committer, @unchecked Sendable {
     /// Commits `items` on the caller's thread when nothing is committing and nothing is
     /// queued, and returns their outcomes (or the failure) once durable; nil when the writer
     /// is busy — then the caller hands them to `submit`, which batches them with the rest.
-    public func commitAlone(_ items: [WriteItem]) -> Result<[WriteOutcome], StoreError>? {
+    package func commitAlone(_ items: [WriteItem]) -> Result<[WriteOutcome], StoreError>? {
         guard !items.isEmpty else { return .success([]) }
         lock.lock()
         guard thread != nil, !stopping, !committing, queue.isEmpty else {

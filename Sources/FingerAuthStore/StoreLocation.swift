@@ -2,11 +2,11 @@ import FingerAuthDomain
 
 /// Where the registry lives, as `--db` or `db =` gives it: a `postgresql://` (or
 /// `postgres://`) URL for the shared PostgreSQL store, anything else a SQLite file path.
-public enum StoreLocation: Sendable, Equatable {
+package enum StoreLocation: Sendable, Equatable {
     case sqlite(path: String)
     case postgres(url: String)
 
-    public init(_ text: String) {
+    package init(_ text: String) {
         if text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") {
             self = .postgres(url: text)
         } else {
@@ -16,7 +16,7 @@ public enum StoreLocation: Sendable, Equatable {
 
     /// The location as logs may show it: a PostgreSQL URL without its password
     /// (`postgresql://user:***@host/db`) and without query parameters (they may hold one).
-    public var redacted: String {
+    package var redacted: String {
         switch self {
         case let .sqlite(path): return path
         case let .postgres(url): return Self.redact(url)
@@ -43,7 +43,7 @@ public enum StoreLocation: Sendable, Equatable {
     /// for reads (PostgreSQL: for every statement; size it for the HTTP worker threads, the
     /// group-commit writer and the pruner), each statement cancelled after
     /// `statementTimeout` milliseconds (PostgreSQL).
-    public func open(connections: Int = 4, statementTimeout: Int = 5000) throws(StoreError) -> any AuthStorage {
+    package func open(connections: Int = 4, statementTimeout: Int = 5000) throws(StoreError) -> any AuthStorage {
         switch self {
         case let .sqlite(path): return try SQLiteStore(path: path, readers: connections)
         case let .postgres(url):

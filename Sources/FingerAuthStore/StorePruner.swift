@@ -16,7 +16,7 @@ import Glibc
 /// `@unchecked Sendable`: the daemon's thread starts, stops and may measure; the pruning
 /// thread prunes and measures. `stopping`, `thread` and `reportedOffset` change only under
 /// `lock`; the store, clock and log are Sendable and set in `init`.
-public final class StorePruner: @unchecked Sendable {
+package final class StorePruner: @unchecked Sendable {
     let store: any StoreUpkeep
     let interval: Int64
     let policy: PrunePolicy
@@ -33,7 +33,7 @@ public final class StorePruner: @unchecked Sendable {
     private var thread: WorkerThread?
     private var reportedOffset: Int64 = 0
 
-    public init(
+    package init(
         store: any StoreUpkeep, interval: Int64, policy: PrunePolicy, clock: DatabaseClock? = nil,
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
@@ -48,7 +48,7 @@ public final class StorePruner: @unchecked Sendable {
 
     /// One pruning pass now; errors are logged (the store may be unreachable) and retried later.
     @discardableResult
-    public func pruneOnce() -> PruneResult? {
+    package func pruneOnce() -> PruneResult? {
         do throws(StoreError) {
             let result = try store.prune(policy)
             if result.total > 0 {
@@ -67,7 +67,7 @@ public final class StorePruner: @unchecked Sendable {
 
     /// Measures the database's clock now; logs when the difference to this machine's
     /// clock becomes (or stops being) notable.
-    public func measureClock() {
+    package func measureClock() {
         guard let clock else { return }
         do throws(StoreError) {
             let offset = try clock.measure { () throws(StoreError) -> Int64 in try store.databaseTime() }
@@ -98,7 +98,7 @@ public final class StorePruner: @unchecked Sendable {
 
     /// Starts the thread; false when it could not be created (pruning then does not run).
     @discardableResult
-    public func start() -> Bool {
+    package func start() -> Bool {
         switch WorkerThread.start({ [self] in loop() }) {
         case let .success(started):
             lock.withLock { thread = started }
@@ -110,7 +110,7 @@ public final class StorePruner: @unchecked Sendable {
     }
 
     /// Wakes the thread and waits for it to finish its batch and exit.
-    public func stop() {
+    package func stop() {
         let running = lock.withLock { () -> WorkerThread? in
             stopping = true
             wake.broadcast()

@@ -2,7 +2,7 @@ import CSpawn
 import CSystem
 
 /// How a child ended.
-public enum ChildExit: Equatable, Sendable {
+package enum ChildExit: Equatable, Sendable {
     case exited(Int32)
     case signaled(Int32)
     /// Still running when the deadline passed (it has been killed), or could not be reaped.
@@ -10,7 +10,7 @@ public enum ChildExit: Equatable, Sendable {
 }
 
 /// One line from a child, or why there is none.
-public enum ChildLine: Equatable, Sendable {
+package enum ChildLine: Equatable, Sendable {
     case line(String)
     case endOfOutput
     case timedOut
@@ -24,8 +24,8 @@ public enum ChildLine: Equatable, Sendable {
 /// its standard output on a pipe the parent reads, standard error discarded. This object
 /// owns the pipe and the process: it kills the process group and reaps it at the latest in
 /// deinit.
-public final class ChildProcess {
-    public let pid: pid_t
+package final class ChildProcess {
+    package let pid: pid_t
     private var readEnd: Int32
     /// `pidfd_open` of the child: readable once it has ended (-1 when the kernel has none).
     private var pidFD: Int32
@@ -33,8 +33,8 @@ public final class ChildProcess {
     private var reaped: ChildExit?
 
     /// Largest line and total output accepted from the child.
-    public let maxLineBytes: Int
-    public let maxTotalBytes: Int
+    package let maxLineBytes: Int
+    package let maxTotalBytes: Int
 
     private init(pid: pid_t, readEnd: Int32, maxLineBytes: Int, maxTotalBytes: Int) {
         self.pid = pid
@@ -49,10 +49,10 @@ public final class ChildProcess {
 
     /// Largest `input`: it is written into the pipe before the child starts, and a pipe
     /// holds 64 KiB, so the write never waits.
-    public static let maxInputBytes = 32 * 1024
+    package static let maxInputBytes = 32 * 1024
 
     /// Starts `executable` with `arguments` (argv[0] first) and `input` on its standard input.
-    public static func spawn(
+    package static func spawn(
         _ executable: TrustedExecutable, arguments: [String], input: [UInt8],
         maxLineBytes: Int = 256, maxTotalBytes: Int = 16 * 1024
     ) -> Result<ChildProcess, SpawnFailure> {
@@ -98,7 +98,7 @@ public final class ChildProcess {
     }
 
     /// The next line of output (without its newline), waiting at most until `deadline`.
-    public func readLine(until deadline: MonotonicInstant) -> ChildLine {
+    package func readLine(until deadline: MonotonicInstant) -> ChildLine {
         switch lines.next(from: readEnd, until: deadline) {
         case let .line(text): return .line(text)
         case .timedOut: return .timedOut
@@ -116,7 +116,7 @@ public final class ChildProcess {
     /// Waits for the child to end until `deadline`, then kills it (SIGKILL) and reaps it.
     /// Never blocks beyond the deadline plus a short grace for the kill.
     @discardableResult
-    public func finish(until deadline: MonotonicInstant) -> ChildExit {
+    package func finish(until deadline: MonotonicInstant) -> ChildExit {
         if let reaped { return reaped }
         if let status = poll(until: deadline) { return status }
         killGroup()
@@ -127,7 +127,7 @@ public final class ChildProcess {
 
     /// Kills the child now and reaps it.
     @discardableResult
-    public func kill() -> ChildExit {
+    package func kill() -> ChildExit {
         if let reaped { return reaped }
         killGroup()
         return finish(until: MonotonicInstant.now())

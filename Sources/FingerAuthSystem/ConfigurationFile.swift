@@ -5,9 +5,9 @@ import FingerAuthCore
 /// the command line `/etc/security/fingerauth.conf`, fingerauthd `/etc/fingerauthd.conf`):
 /// opened without following a link, a regular file, owned as `Owner` says, not writable by
 /// group or others, at most 64 KiB (`FileRule.config`). Its lines are `ConfigLines`.
-public enum ConfigurationFile {
+package enum ConfigurationFile {
     /// Who may own a configuration file.
-    public enum Owner: Sendable {
+    package enum Owner: Sendable {
         /// Root only: the file decides who logs in and which helper runs as root.
         case root
         /// Root, or the user the program runs as (fingerauthd runs as its own user).
@@ -16,14 +16,14 @@ public enum ConfigurationFile {
 
     /// A root-owned file's text (`read(_:owner:)` with `.root`): what `OptionsLoader.load`
     /// takes as its `readFile`.
-    public static func read(_ path: String) throws(ConfigError) -> String? {
+    package static func read(_ path: String) throws(ConfigError) -> String? {
         try read(path, owner: .root)
     }
 
     /// The text of the file at `path`, nil when it does not exist (the caller decides
     /// whether that is fine). An unsafe or unreadable file is an error that names the path
     /// and, for an owner or a mode, the fix.
-    public static func read(_ path: String, owner: Owner) throws(ConfigError) -> String? {
+    package static func read(_ path: String, owner: Owner) throws(ConfigError) -> String? {
         do {
             let bytes: [UInt8]
             do {

@@ -3,32 +3,32 @@ import FingerAuthCore
 
 /// One logind session as logind records it in `/run/systemd/sessions/<id>` (the files
 /// sd-login reads; the module links no libsystemd, so it reads them the same way).
-public struct LogindSession: Equatable, Sendable {
-    public var id: String
-    public var uid: UInt32?
+package struct LogindSession: Equatable, Sendable {
+    package var id: String
+    package var uid: UInt32?
     /// `SEAT=`: empty or absent for sessions on no seat (ssh, cron with pam_systemd).
-    public var seat: String?
+    package var seat: String?
     /// `ACTIVE=1`: the session in front on its seat.
-    public var active: Bool
+    package var active: Bool
     /// `REMOTE=1`: logind was told the session came from elsewhere (PAM_RHOST).
-    public var remote: Bool
+    package var remote: Bool
     /// `STATE=`: `active`, `online` or `closing` (the login ended, processes remain).
-    public var state: String?
+    package var state: String?
     /// `TYPE=`: tty, x11, wayland, mir, unspecified.
-    public var type: String?
+    package var type: String?
     /// `TTY=`: the session's own terminal (`tty2`, or `/dev/tty2`), when it has one.
-    public var tty: String?
-    public var remoteHost: String?
+    package var tty: String?
+    package var remoteHost: String?
 
     /// Whether `terminal` (`tty2`, `pts/3`) is this session's own terminal.
-    public func isOwnTerminal(_ terminal: String) -> Bool {
+    package func isOwnTerminal(_ terminal: String) -> Bool {
         guard let tty, !tty.isEmpty else { return false }
         return tty == terminal || tty == "/dev/" + terminal
     }
 }
 
 /// Where the calling process lives, by its cgroup (what `sd_pid_get_session` reads).
-public enum CGroupPlace: Equatable, Sendable {
+package enum CGroupPlace: Equatable, Sendable {
     /// `…/session-<id>.scope`: a process of logind session `id`.
     case session(String)
     /// `…/user@<uid>.service/…`: started by that user's service manager (a user unit,
@@ -41,22 +41,22 @@ public enum CGroupPlace: Equatable, Sendable {
 /// logind's state as files: whether it runs (`/run/systemd/system` exists, the test of
 /// `sd_booted`), its sessions and users, and the calling process's cgroup. Paths are
 /// variables so that tests can lay the files out in a folder of their own.
-public struct LogindState: Sendable {
-    public var systemMarker = "/run/systemd/system"
-    public var sessionsDirectory = "/run/systemd/sessions"
-    public var usersDirectory = "/run/systemd/users"
-    public var cgroupFile = "/proc/self/cgroup"
+package struct LogindState: Sendable {
+    package var systemMarker = "/run/systemd/system"
+    package var sessionsDirectory = "/run/systemd/sessions"
+    package var usersDirectory = "/run/systemd/users"
+    package var cgroupFile = "/proc/self/cgroup"
 
-    public init() {}
+    package init() {}
 
     /// True when systemd runs as PID 1 (and so logind keeps the session files).
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         var st = stat()
         return lstat(systemMarker, &st) == 0 && FileType.of(st.st_mode) == FileType.directory
     }
 
     /// The session `id`, or nil when logind has no such session (or its file is unsafe).
-    public func session(_ id: String) -> LogindSession? {
+    package func session(_ id: String) -> LogindSession? {
         guard LogindState.isPlainName(id), let values = keyValues(sessionsDirectory + "/" + id) else { return nil }
         return LogindSession(
             id: id, uid: values["UID"].flatMap { UInt32($0) },
@@ -68,7 +68,7 @@ public struct LogindState: Sendable {
 
     /// The user's sessions (`SESSIONS=`) and its graphical one (`DISPLAY=`), from
     /// `/run/systemd/users/<uid>`; nil when logind knows no session of that user.
-    public func user(_ uid: UInt32) -> (sessions: [String], display: String?)? {
+    package func user(_ uid: UInt32) -> (sessions: [String], display: String?)? {
         guard let values = keyValues(usersDirectory + "/\(uid)") else { return nil }
         let sessions = (values["SESSIONS"] ?? "").split(separator: " ").map(String.init).filter(LogindState.isPlainName)
         let display = values["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
@@ -79,7 +79,7 @@ public struct LogindState: Sendable {
     /// (`cg_path_get_unit`: leading `*.slice` components skipped, the first other
     /// component is the unit). A user can make cgroups only inside its own
     /// `user@<uid>.service`, so a `session-N.scope` of its making is never the first unit.
-    public func ownPlace() -> CGroupPlace {
+    package func ownPlace() -> CGroupPlace {
         guard
             let bytes = try? SafeFile.read(
                 cgroupFile, rule: FileRule(owner: nil, forbiddenBits: 0, maxBytes: 16 * 1024))

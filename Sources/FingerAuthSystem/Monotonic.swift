@@ -2,33 +2,33 @@ import CSystem
 import FingerAuthCore
 
 /// A point on CLOCK_MONOTONIC, in milliseconds: deadlines that wall-clock changes cannot move.
-public struct MonotonicInstant: Comparable, Sendable {
-    public let milliseconds: Int64
+package struct MonotonicInstant: Comparable, Sendable {
+    package let milliseconds: Int64
 
-    public static func now() -> MonotonicInstant {
+    package static func now() -> MonotonicInstant {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return MonotonicInstant(milliseconds: Int64(ts.tv_sec) &* 1000 &+ Int64(ts.tv_nsec) / 1_000_000)
     }
 
-    public func adding(milliseconds ms: Int64) -> MonotonicInstant {
+    package func adding(milliseconds ms: Int64) -> MonotonicInstant {
         MonotonicInstant(
             milliseconds: milliseconds.addingReportingOverflow(ms).overflow ? Int64.max : milliseconds + ms)
     }
 
     /// Milliseconds left until this instant, never negative, at most Int32.max.
-    public var remaining: Int32 {
+    package var remaining: Int32 {
         let left = milliseconds &- MonotonicInstant.now().milliseconds
         return Int32(clamping: max(0, left))
     }
 
-    public static func < (a: MonotonicInstant, b: MonotonicInstant) -> Bool { a.milliseconds < b.milliseconds }
+    package static func < (a: MonotonicInstant, b: MonotonicInstant) -> Bool { a.milliseconds < b.milliseconds }
 }
 
 /// The wall clock (CLOCK_REALTIME), in seconds, for token times.
-public struct SystemClock: Clock, Sendable {
-    public init() {}
-    public func now() -> Int64 {
+package struct SystemClock: Clock, Sendable {
+    package init() {}
+    package func now() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec)
@@ -36,9 +36,9 @@ public struct SystemClock: Clock, Sendable {
 }
 
 /// The kernel's random bytes (getrandom(2)); bounded retries on EINTR.
-public struct SystemRandom: RandomSource {
-    public init() {}
-    public func bytes(_ count: Int) -> [UInt8]? {
+package struct SystemRandom: RandomSource {
+    package init() {}
+    package func bytes(_ count: Int) -> [UInt8]? {
         guard count >= 0, count <= 256 else { return nil }
         var out = [UInt8](repeating: 0, count: count)
         var filled = 0
@@ -53,7 +53,7 @@ public struct SystemRandom: RandomSource {
 }
 
 /// This machine's host name (gethostname), the default token issuer.
-public func currentHostName() -> String {
+package func currentHostName() -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
     let bytes = buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
@@ -61,21 +61,21 @@ public func currentHostName() -> String {
 }
 
 /// A point after which a wait stops: an instant on the monotonic clock.
-public typealias Deadline = MonotonicInstant
+package typealias Deadline = MonotonicInstant
 
 extension MonotonicInstant {
     /// `seconds` from now, never sooner; negative, NaN and infinite values are clamped to
     /// 0 … one day. `now()` drops the part of a millisecond that has already gone, so the
     /// deadline is one millisecond later than the sum (else a 10 ms pause could end after
     /// 9.1 ms), and fractions of a millisecond round up.
-    public static func after(seconds: Double) -> MonotonicInstant {
+    package static func after(seconds: Double) -> MonotonicInstant {
         let clamped = seconds.isFinite ? min(max(seconds, 0), 86_400) : 86_400
         return now().adding(milliseconds: Int64((clamped * 1000).rounded(.up)) + 1)
     }
 
     /// Milliseconds left, 0 once the deadline has passed.
-    public var remainingMilliseconds: Int { Int(remaining) }
+    package var remainingMilliseconds: Int { Int(remaining) }
 
     /// True once the deadline has passed.
-    public var hasPassed: Bool { remaining == 0 }
+    package var hasPassed: Bool { remaining == 0 }
 }

@@ -7,25 +7,25 @@ import CSystem
 /// session) and in logind's (`/run/systemd/sessions/<id>`, `REMOTE=1`), and the utmp entry
 /// of the session's terminal (sshd records the client's address as its host). Each fact
 /// can only add "remote"; none can take it away.
-public struct RemoteSession {
-    public var sessionIDFile = "/proc/self/sessionid"
-    public var statFile = "/proc/self/stat"
-    public var logindDirectory = "/run/systemd/sessions"
-    public var utmpFile = "/run/utmp"
+package struct RemoteSession {
+    package var sessionIDFile = "/proc/self/sessionid"
+    package var statFile = "/proc/self/stat"
+    package var logindDirectory = "/run/systemd/sessions"
+    package var utmpFile = "/run/utmp"
     /// Where the module records remote sessions (`session_dir`).
-    public var recordDirectory: String
+    package var recordDirectory: String
     /// Where a fact could not be read, and why (the module's debug log).
-    public var trace: (String) -> Void = { _ in }
+    package var trace: (String) -> Void = { _ in }
 
     /// utmp as the system keeps it: root-owned and not writable by others. Debian's is
     /// `root:utmp 0664` (the group lets utempter and login record entries), so group
     /// write is allowed; a user-owned or world-writable file is not believed.
-    public static let utmpRule = FileRule(owner: 0, forbiddenBits: 0o002, maxBytes: 4 * 1024 * 1024)
+    package static let utmpRule = FileRule(owner: 0, forbiddenBits: 0o002, maxBytes: 4 * 1024 * 1024)
 
-    public init(recordDirectory: String) { self.recordDirectory = recordDirectory }
+    package init(recordDirectory: String) { self.recordDirectory = recordDirectory }
 
     /// The audit session id, or nil when none was assigned (4294967295).
-    public func auditSessionID() -> UInt32? {
+    package func auditSessionID() -> UInt32? {
         guard let text = readSmall(sessionIDFile), let id = UInt32(text.trimmingNewline()), id != UInt32.max else {
             return nil
         }
@@ -33,7 +33,7 @@ public struct RemoteSession {
     }
 
     /// The login uid pam_loginuid gave this session (`/proc/self/loginuid`), or nil when unset.
-    public func loginUID() -> UInt32? {
+    package func loginUID() -> UInt32? {
         let path = SafeFile.directoryName(of: sessionIDFile) + "/loginuid"
         guard let text = readSmall(path), let uid = UInt32(text.trimmingNewline()), uid != UInt32.max else {
             return nil
@@ -42,7 +42,7 @@ public struct RemoteSession {
     }
 
     /// Why this session is remote, or nil. `tty` is `PAM_TTY` when the application set it.
-    public func remoteReason(tty: String?) -> String? {
+    package func remoteReason(tty: String?) -> String? {
         if let id = auditSessionID() {
             if let record = readRecord(id) { return "audit session \(id) recorded as remote (\(record))" }
             if let logind = readSmall(logindDirectory + "/\(id)"),
@@ -63,7 +63,7 @@ public struct RemoteSession {
     /// Records the current audit session as remote (from `pam_sm_open_session`). The file
     /// stays until reboot (`/run`): a process left behind in the session after logout
     /// (tmux, nohup) keeps the session id, and must stay remote.
-    public func record(host: String) -> Result<UInt32, SpawnFailure> {
+    package func record(host: String) -> Result<UInt32, SpawnFailure> {
         guard let id = auditSessionID() else {
             return .failure(SpawnFailure("no audit session id (pam_loginuid not in the stack?)"))
         }
@@ -97,7 +97,7 @@ public struct RemoteSession {
 
     /// The controlling terminal's name (`pts/3`, `tty2`) from field 7 of `/proc/self/stat`;
     /// only pseudo-terminals and virtual consoles are named.
-    public func controllingTerminal() -> String? {
+    package func controllingTerminal() -> String? {
         guard let stat = readSmall(statFile), let close = stat.lastIndex(of: ")") else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // After the command: state(0) ppid(1) pgrp(2) session(3) tty_nr(4)

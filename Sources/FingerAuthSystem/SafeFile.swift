@@ -1,7 +1,7 @@
 import CSystem
 
 /// Why a file was refused. The text names the path and the rule, never the content.
-public enum SafeFileError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SafeFileError: Error, Equatable, Sendable, CustomStringConvertible {
     case missing(String)
     case symlink(String)
     case notRegular(String)
@@ -11,7 +11,7 @@ public enum SafeFileError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLarge(String, limit: Int)
     case io(String, errno: Int32)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .missing(p): return "\(p): does not exist"
         case let .symlink(p): return "\(p): is a symbolic link"
@@ -26,33 +26,33 @@ public enum SafeFileError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// What a file must satisfy before its content is trusted.
-public struct FileRule: Sendable {
+package struct FileRule: Sendable {
     /// Required owner; nil accepts any owner (only for files a user may own).
-    public var owner: UInt32?
+    package var owner: UInt32?
     /// Permission bits that must be clear (0o077 for secrets, 0o022 for configuration).
-    public var forbiddenBits: UInt32
+    package var forbiddenBits: UInt32
     /// Largest accepted size in bytes.
-    public var maxBytes: Int
+    package var maxBytes: Int
 
-    public init(owner: UInt32? = 0, forbiddenBits: UInt32, maxBytes: Int) {
+    package init(owner: UInt32? = 0, forbiddenBits: UInt32, maxBytes: Int) {
         self.owner = owner
         self.forbiddenBits = forbiddenBits
         self.maxBytes = maxBytes
     }
 
     /// Root-owned, 0600 or stricter, at most 64 KiB: keys, prints, tokens.
-    public static let secret = FileRule(forbiddenBits: 0o077, maxBytes: 64 * 1024)
+    package static let secret = FileRule(forbiddenBits: 0o077, maxBytes: 64 * 1024)
     /// Root-owned, not group/world writable, at most 64 KiB: configuration.
-    public static let config = FileRule(forbiddenBits: 0o022, maxBytes: 64 * 1024)
+    package static let config = FileRule(forbiddenBits: 0o022, maxBytes: 64 * 1024)
     /// Root-owned directory closed to others: per-user state.
-    public static let privateDirectory = FileRule(forbiddenBits: 0o077, maxBytes: 0)
+    package static let privateDirectory = FileRule(forbiddenBits: 0o077, maxBytes: 0)
 }
 
 /// Files opened the careful way: O_NOFOLLOW|O_CLOEXEC, checked with fstat (type, owner,
 /// mode), size-capped, and written atomically (temporary file, fsync, rename).
-public enum SafeFile {
+package enum SafeFile {
     /// The whole content of a regular file that satisfies `rule`.
-    public static func read(_ path: String, rule: FileRule) throws(SafeFileError) -> [UInt8] {
+    package static func read(_ path: String, rule: FileRule) throws(SafeFileError) -> [UInt8] {
         let fd = fa_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0)
         guard fd >= 0 else { throw openError(path, fa_errno()) }
         defer { close(fd) }
@@ -78,7 +78,7 @@ public enum SafeFile {
     }
 
     /// Checks that `path` is a directory (not a link) that satisfies `rule`'s owner and mode.
-    public static func checkDirectory(_ path: String, rule: FileRule) throws(SafeFileError) {
+    package static func checkDirectory(_ path: String, rule: FileRule) throws(SafeFileError) {
         let fd = fa_open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
         guard fd >= 0 else {
             let e = fa_errno()
@@ -97,7 +97,7 @@ public enum SafeFile {
     }
 
     /// True when something (of any type) exists at `path`, links not followed.
-    public static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var st = stat()
         return lstat(path, &st) == 0
     }
@@ -105,7 +105,7 @@ public enum SafeFile {
     /// Writes `bytes` to `path` atomically with `mode`: a new temporary file in the same
     /// directory, fsync, rename over the target, fsync of the directory. Not `durable`: no
     /// fsync (a cache that may be lost in a crash, written on a path that must not wait).
-    public static func writeAtomically(
+    package static func writeAtomically(
         _ path: String, _ bytes: [UInt8], mode: UInt32, durable: Bool = true
     ) throws(SafeFileError) {
         // In a PAM host the caller's RLIMIT_FSIZE holds: past it a write raises SIGXFSZ.
@@ -152,7 +152,7 @@ public enum SafeFile {
 
     /// Creates `path` as a directory with `mode` if missing (parents included, 0755), and
     /// then enforces `mode` on it. Refuses links.
-    public static func makeDirectory(_ path: String, mode: UInt32) throws(SafeFileError) {
+    package static func makeDirectory(_ path: String, mode: UInt32) throws(SafeFileError) {
         var prefix = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
             prefix += "/" + part
@@ -165,12 +165,12 @@ public enum SafeFile {
     }
 
     /// Removes a file; a missing file is not an error.
-    public static func remove(_ path: String) throws(SafeFileError) {
+    package static func remove(_ path: String) throws(SafeFileError) {
         if unlink(path) != 0 && fa_errno() != ENOENT { throw .io(path, errno: fa_errno()) }
     }
 
     /// Names in a directory (without "." and ".."), sorted; empty when it does not exist.
-    public static func list(_ directory: String) -> [String] {
+    package static func list(_ directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []

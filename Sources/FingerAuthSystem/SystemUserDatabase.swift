@@ -6,58 +6,58 @@ import FingerAuthCore
 /// hosts whose other threads may look users up too. Bounded: the entry's buffer starts at
 /// `initialBufferBytes` and doubles on `ERANGE` up to `maxBufferBytes`; an entry larger
 /// than that is a failure, never an unbounded allocation.
-public struct SystemUserDatabase: Sendable {
+package struct SystemUserDatabase: Sendable {
     /// One account as NSS gave it.
-    public struct Account: Equatable, Sendable {
-        public var name: String
-        public var uid: UInt32
-        public var gid: UInt32
+    package struct Account: Equatable, Sendable {
+        package var name: String
+        package var uid: UInt32
+        package var gid: UInt32
     }
 
     /// What a lookup found.
-    public enum Lookup: Equatable, Sendable {
+    package enum Lookup: Equatable, Sendable {
         case found(Account)
         case notFound
         /// NSS failed (a directory unreachable, an entry larger than the cap…): the errno.
         case failed(errno: Int32)
     }
 
-    public let initialBufferBytes: Int
-    public let maxBufferBytes: Int
+    package let initialBufferBytes: Int
+    package let maxBufferBytes: Int
 
     /// Longest account name kept; longer ones are cut (no valid user name is that long).
     static let maxNameBytes = 256
 
-    public init(initialBufferBytes: Int = 16 * 1024, maxBufferBytes: Int = 1024 * 1024) {
+    package init(initialBufferBytes: Int = 16 * 1024, maxBufferBytes: Int = 1024 * 1024) {
         self.maxBufferBytes = max(1, maxBufferBytes)
         self.initialBufferBytes = min(max(1, initialBufferBytes), self.maxBufferBytes)
     }
 
     /// The account named `name` (compared by NSS); a name with a NUL byte names nobody.
-    public func account(named name: String) -> Lookup {
+    package func account(named name: String) -> Lookup {
         guard !name.utf8.contains(0) else { return .notFound }
         return lookup { entry, buffer, size, result in getpwnam_r(name, &entry, buffer, size, &result) }
     }
 
     /// The account of `uid`.
-    public func account(uid: UInt32) -> Lookup {
+    package func account(uid: UInt32) -> Lookup {
         lookup { entry, buffer, size, result in getpwuid_r(uid_t(uid), &entry, buffer, size, &result) }
     }
 
     /// Whether NSS knows `user`; a failed lookup counts as unknown (deny by default).
-    public func exists(_ user: String) -> Bool {
+    package func exists(_ user: String) -> Bool {
         if case .found = account(named: user) { return true }
         return false
     }
 
     /// The uid of `user`, or nil when NSS does not know the name (or failed).
-    public func uid(of user: String) -> UInt32? {
+    package func uid(of user: String) -> UInt32? {
         if case let .found(account) = account(named: user) { return account.uid }
         return nil
     }
 
     /// The name of `uid`, or nil when NSS does not know it (or failed).
-    public func name(of uid: UInt32) -> String? {
+    package func name(of uid: UInt32) -> String? {
         if case let .found(account) = account(uid: uid) { return account.name }
         return nil
     }

@@ -7,10 +7,10 @@ import CSystem
 /// must again be root-owned. The file itself: regular, root-owned, not writable by group
 /// or others, executable. The module executes the descriptor (`execveat`), so nothing can
 /// be swapped in between the check and the start.
-public final class TrustedExecutable {
+package final class TrustedExecutable {
     /// The `fa_o_path()` descriptor, owned by this object.
-    public let descriptor: Int32
-    public let path: String
+    package let descriptor: Int32
+    package let path: String
 
     private init(descriptor: Int32, path: String) {
         self.descriptor = descriptor
@@ -20,7 +20,7 @@ public final class TrustedExecutable {
     deinit { close(descriptor) }
 
     /// Opens and checks `path`; the error text names the component and the rule.
-    public static func open(_ path: String) -> Result<TrustedExecutable, SpawnFailure> {
+    package static func open(_ path: String) -> Result<TrustedExecutable, SpawnFailure> {
         func refuse(_ what: String) -> Result<TrustedExecutable, SpawnFailure> {
             .failure(SpawnFailure("\(path): \(what)"))
         }
@@ -94,7 +94,7 @@ public final class TrustedExecutable {
 }
 
 /// Why the helper could not be started; the text names the path and the rule.
-public struct SpawnFailure: Error, Equatable, Sendable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct SpawnFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -3,15 +3,15 @@ import CSystem
 /// One command to a Unix stream socket whose listener reads it and closes the connection
 /// (libfprint's virtual reader, `fingerauth trial touch`): connect, write the bytes as they
 /// are (no newline added), wait for the listener's end of file, all before `deadline`.
-public enum UnixSocketCommand {
-    public enum Failure: Error, Equatable, Sendable {
+package enum UnixSocketCommand {
+    package enum Failure: Error, Equatable, Sendable {
         /// Nobody listens there (yet): no socket, or a socket nobody accepts on.
         case notListening
         /// Anything else, with the reason.
         case failed(String)
     }
 
-    public static func send(_ bytes: [UInt8], to path: String, until deadline: MonotonicInstant) -> Result<
+    package static func send(_ bytes: [UInt8], to path: String, until deadline: MonotonicInstant) -> Result<
         Void, Failure
     > {
         let fd = fa_unix_connect(path)

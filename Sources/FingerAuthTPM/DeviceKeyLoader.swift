@@ -5,14 +5,14 @@ import FingerAuthSystem
 
 /// Loads a device key file of either store, by what the file is: a `TSS2 PRIVATE KEY`
 /// PEM is loaded into the TPM at `tcti`, anything else is read as a PKCS#8 file key.
-public struct DeviceKeyLoader {
+package struct DeviceKeyLoader {
     /// Which TPM: `tpm_tcti` from root-owned configuration, else the kernel's device.
-    public let tcti: String
+    package let tcti: String
 
-    public init(tcti: String?) { self.tcti = tcti ?? TPMConnection.defaultTCTI }
+    package init(tcti: String?) { self.tcti = tcti ?? TPMConnection.defaultTCTI }
 
     /// The key, ready to sign; for a TPM key the failure names the TPM's state and the fix.
-    public func load(_ path: String) -> Result<DeviceKey, KeyLoadError> {
+    package func load(_ path: String) -> Result<DeviceKey, KeyLoadError> {
         switch readTPMFile(path) {
         case .notTPM: return DeviceKeyFile().loadKey(path)
         case let .failed(error): return .failure(KeyLoadError(error))
@@ -35,7 +35,7 @@ public struct DeviceKeyLoader {
 
     /// The TPM state behind a TPM key file that does not load; nil when it loads or is a
     /// file key.
-    public func tpmFailure(_ path: String) -> TPMError? {
+    package func tpmFailure(_ path: String) -> TPMError? {
         guard case let .tpm(file) = readTPMFile(path) else { return nil }
         do {
             let connection = try TPMConnection(tcti: tcti)
@@ -49,7 +49,7 @@ public struct DeviceKeyLoader {
 
     /// The kid and store of a key file, read without the TPM (a cleared TPM's key can still
     /// be named, and revoked by that name).
-    public static func describe(_ path: String) -> (kid: String, store: String)? {
+    package static func describe(_ path: String) -> (kid: String, store: String)? {
         switch DeviceKeyLoader(tcti: nil).readTPMFile(path) {
         case .failed: return nil
         case let .tpm(file):
@@ -64,7 +64,7 @@ public struct DeviceKeyLoader {
     }
 
     /// Writes a TPM key file as `TSS2 PRIVATE KEY` PEM, root 0600, atomically.
-    public static func save(_ file: TPMKeyFile, to path: String) throws {
+    package static func save(_ file: TPMKeyFile, to path: String) throws {
         try SafeFile.writeAtomically(path, try PEMBlock.encode(label: TPMKeyFile.pemLabel, der: file.der), mode: 0o600)
     }
 
@@ -93,12 +93,12 @@ public struct DeviceKeyLoader {
 }
 
 /// Whether a TPM answers at `tcti` (for `key_store = auto` and `status`).
-public enum TPMProbe {
+package enum TPMProbe {
     /// TPM2_PT_PERMANENT, and its inLockout bit (TPMA_PERMANENT, Part 2 8.6).
     package static let permanent: UInt32 = 0x200
     package static let inLockout: UInt32 = 1 << 9
 
-    public enum State: Equatable, Sendable {
+    package enum State: Equatable, Sendable {
         case ready
         case lockout
         case unreachable(String)
@@ -111,7 +111,7 @@ public enum TPMProbe {
         }
     }
 
-    public static func state(tcti: String) -> State {
+    package static func state(tcti: String) -> State {
         if tcti.hasPrefix("device:"), !SafeFile.exists(String(tcti.dropFirst(7))) {
             return .unreachable("\(tcti.dropFirst(7)) does not exist")
         }

@@ -9,7 +9,7 @@ import FingerAuthCore
 /// The AK is a primary of the endorsement hierarchy (restricted, sign only, fixedTPM): it
 /// stays loaded from `attestationKey()` to `close()`. swtpm has three object slots, so the
 /// EK is made only for the activation and flushed after it.
-public final class TPMAttestor {
+package final class TPMAttestor {
     /// The NV index of the RSA-2048 EK certificate (TCG EK Credential Profile).
     static let endorsementCertificateIndex: UInt32 = 0x01C0_0002
     /// Read the NV index in pieces no TPM refuses (TPM2_PT_NV_BUFFER_MAX is at least 512).
@@ -18,17 +18,17 @@ public final class TPMAttestor {
     let connection: TPMConnection
     private var ak = ESYS_TR(ESYS_TR_NONE)
 
-    public init(connection: TPMConnection) { self.connection = connection }
+    package init(connection: TPMConnection) { self.connection = connection }
 
     deinit { close() }
 
-    public func close() {
+    package func close() {
         connection.flush(ak)
         ak = ESYS_TR(ESYS_TR_NONE)
     }
 
     /// The EK certificate (DER) from the TPM's NV storage.
-    public func endorsementCertificate() throws(TPMError) -> [UInt8] {
+    package func endorsementCertificate() throws(TPMError) -> [UInt8] {
         var index = ESYS_TR(ESYS_TR_NONE)
         do {
             try connection.call("read the EK certificate's NV index") {
@@ -79,7 +79,7 @@ public final class TPMAttestor {
     }
 
     /// A new AK, loaded until `close()`; its TPM2B_PUBLIC.
-    public func attestationKey() throws(TPMError) -> [UInt8] {
+    package func attestationKey() throws(TPMError) -> [UInt8] {
         close()
         let (handle, publicArea) = try connection.createPrimary(
             ESYS_TR(ESYS_TR_RH_ENDORSEMENT),
@@ -91,7 +91,7 @@ public final class TPMAttestor {
     /// TPM2_ActivateCredential: the secret the authenticator wrapped for this TPM's EK and
     /// this AK's Name. Arguments are the contents of the TPM2B_ID_OBJECT and
     /// TPM2B_ENCRYPTED_SECRET, as the authenticator sends them.
-    public func activate(credentialBlob: [UInt8], encryptedSecret: [UInt8]) throws(TPMError) -> [UInt8] {
+    package func activate(credentialBlob: [UInt8], encryptedSecret: [UInt8]) throws(TPMError) -> [UInt8] {
         guard credentialBlob.count <= 1024, encryptedSecret.count <= 1024 else {
             throw TPMError(.failed, "challenge too large")
         }
@@ -121,7 +121,8 @@ public final class TPMAttestor {
     }
 
     /// TPM2_Certify of `key` by the AK over `nonce`: (TPMS_ATTEST, TPMT_SIGNATURE) bytes.
-    public func certify(_ key: TPMDeviceKey, nonce: [UInt8]) throws(TPMError) -> (attest: [UInt8], signature: [UInt8]) {
+    package func certify(_ key: TPMDeviceKey, nonce: [UInt8]) throws(TPMError) -> (attest: [UInt8], signature: [UInt8])
+    {
         guard nonce.count <= 64 else { throw TPMError(.failed, "nonce too large") }
         var data = try TPMWire.decode(TPMWire.sized(nonce), into: TPM2B_DATA(), Tss2_MU_TPM2B_DATA_Unmarshal)
         var scheme = try TPMWire.decode(

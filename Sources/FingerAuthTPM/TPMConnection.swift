@@ -10,20 +10,20 @@ import Glibc
 /// (`tpm_tcti`: `device:/dev/tpmrm0`, `swtpm:host=…,port=…`). Structures cross into ESAPI
 /// as TPM wire bytes (built and parsed in Swift, converted by libtss2-mu), so no C union is
 /// touched from Swift. Not thread-safe: one thread at a time.
-public final class TPMConnection {
+package final class TPMConnection {
     /// The TCTI used when `tpm_tcti` is not set: the kernel's resource manager.
-    public static let defaultTCTI = "device:/dev/tpmrm0"
+    package static let defaultTCTI = "device:/dev/tpmrm0"
     /// Every command is bounded: a TPM that does not answer within this is unreachable.
     static let commandTimeoutMilliseconds: Int32 = 10_000
 
     private var tcti: OpaquePointer?
     private var context: OpaquePointer?
-    public let tctiName: String
+    package let tctiName: String
 
     /// Connects. The TSS would log to stderr and read `TSS2_LOG`/`TSS2_LOGFILE` from the
     /// environment: both are set here, in the helper's own (empty) environment or the
     /// command line's, so that no log file can be chosen by anyone else.
-    public init(tcti name: String) throws(TPMError) {
+    package init(tcti name: String) throws(TPMError) {
         tctiName = name
         guard Options.isValidTCTI(name) else {
             throw TPMError(.unreachable, "tpm_tcti '\(name)' is not a device:, swtpm: or mssim: TCTI")
@@ -48,7 +48,7 @@ public final class TPMConnection {
 
     deinit { close() }
 
-    public func close() {
+    package func close() {
         if context != nil { Esys_Finalize(&context) }
         if tcti != nil { Tss2_TctiLdr_Finalize(&tcti) }
         context = nil

@@ -8,17 +8,17 @@ import FingerAuthKeyFormats
 /// What is on disk (`TPMKeyFile`) is the key wrapped by that primary: only this TPM, with
 /// its present owner seed, can load it. Root on this host can still have the TPM sign; what
 /// root cannot do is carry the key to another machine.
-public final class TPMDeviceKey: HardwareKey {
-    public let file: TPMKeyFile
-    public let publicKey: TPMPublicKey
-    public let jwk: JWK
-    public let connection: TPMConnection
+package final class TPMDeviceKey: HardwareKey {
+    package let file: TPMKeyFile
+    package let publicKey: TPMPublicKey
+    package let jwk: JWK
+    package let connection: TPMConnection
     private(set) var handle: ESYS_TR
     /// Why the last signature failed, for the helper's reason line.
-    public private(set) var lastError: TPMError?
+    package private(set) var lastError: TPMError?
 
     /// Makes a new key in the TPM; returns its key file (the key is not left loaded).
-    public static func create(on connection: TPMConnection) throws(TPMError) -> TPMKeyFile {
+    package static func create(on connection: TPMConnection) throws(TPMError) -> TPMKeyFile {
         let (primary, _) = try connection.createPrimary(
             ESYS_TR(ESYS_TR_RH_OWNER), template: TPMTemplates.storagePrimary)
         defer { connection.flush(primary) }
@@ -27,7 +27,7 @@ public final class TPMDeviceKey: HardwareKey {
     }
 
     /// The public key of a key file, read without any TPM.
-    public static func publicKey(of file: TPMKeyFile) throws(TPMError) -> TPMPublicKey {
+    package static func publicKey(of file: TPMKeyFile) throws(TPMError) -> TPMPublicKey {
         do {
             return try TPMPublicKey(tpm2b: file.publicArea)
         } catch {
@@ -37,7 +37,7 @@ public final class TPMDeviceKey: HardwareKey {
 
     /// Loads the key file into the TPM at `connection`. Fails with `foreignKey` when this
     /// TPM cannot unwrap it (cleared since, or another machine's TPM).
-    public init(file: TPMKeyFile, connection: TPMConnection) throws(TPMError) {
+    package init(file: TPMKeyFile, connection: TPMConnection) throws(TPMError) {
         guard file.parent == TPMKeyFile.ownerParent else {
             throw TPMError(
                 .badKeyFile, "the key's parent 0x\(String(file.parent, radix: 16)) is not the owner hierarchy")
@@ -57,7 +57,7 @@ public final class TPMDeviceKey: HardwareKey {
     deinit { connection.flush(handle) }
 
     /// RS256 made by the TPM: SHA-256 here, RSASSA inside the TPM.
-    public func signRS256(_ input: [UInt8]) -> [UInt8]? {
+    package func signRS256(_ input: [UInt8]) -> [UInt8]? {
         guard let digest = Digest.sha256(input) else { return nil }
         do {
             let signature = try TPMSignature(try connection.signRSASSA(handle, digest: digest))

@@ -1,8 +1,8 @@
 import CTSS2
 
 /// A TPM command that failed, sorted into the states an admin can act on.
-public struct TPMError: Error, CustomStringConvertible, Sendable, Equatable {
-    public enum Kind: String, Sendable {
+package struct TPMError: Error, CustomStringConvertible, Sendable, Equatable {
+    package enum Kind: String, Sendable {
         /// No TPM answered at the configured TCTI (no device, swtpm not running, timeout).
         case unreachable
         /// The TPM is in dictionary-attack lockout: it refuses authorised use for a while.
@@ -16,11 +16,11 @@ public struct TPMError: Error, CustomStringConvertible, Sendable, Equatable {
         case failed
     }
 
-    public let kind: Kind
+    package let kind: Kind
     /// What was being done, and the TSS's text for the code.
-    public let description: String
+    package let description: String
 
-    public init(_ kind: Kind, _ description: String) {
+    package init(_ kind: Kind, _ description: String) {
         self.kind = kind
         self.description = description
     }
@@ -51,7 +51,7 @@ public struct TPMError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 
     /// One sentence of what the admin should do about it.
-    public var advice: String {
+    package var advice: String {
         switch kind {
         case .unreachable: return "check that the TPM named by tpm_tcti is present (device:/dev/tpmrm0) and answers"
         case .lockout:

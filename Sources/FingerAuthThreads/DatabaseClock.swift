@@ -8,26 +8,26 @@ import FingerAuthSystem
 /// replay window. SQLite lives on this machine: its offset stays 0.
 ///
 /// `@unchecked Sendable`: `offset` is read and written only under `lock`.
-public final class DatabaseClock: Clock, @unchecked Sendable {
+package final class DatabaseClock: Clock, @unchecked Sendable {
     private let lock = Lock()
     private var offset: Int64 = 0
     private let wall = SystemClock()
 
-    public init() {}
+    package init() {}
 
-    public func now() -> Int64 {
+    package func now() -> Int64 {
         let delta = lock.withLock { offset }
         return wall.now() &+ delta
     }
 
     /// Seconds the database's clock is ahead of this machine's (negative: behind).
-    public var currentOffset: Int64 { lock.withLock { offset } }
+    package var currentOffset: Int64 { lock.withLock { offset } }
 
     /// Reads the database's time with `databaseTime` and keeps the difference; returns it.
     /// The read's own duration (a round trip, well under a second) is below the resolution
     /// of whole seconds.
     @discardableResult
-    public func measure<E: Error>(_ databaseTime: () throws(E) -> Int64) throws(E) -> Int64 {
+    package func measure<E: Error>(_ databaseTime: () throws(E) -> Int64) throws(E) -> Int64 {
         let before = wall.now()
         let database = try databaseTime()
         let after = wall.now()

@@ -9,10 +9,10 @@ import Glibc
 ///
 /// `@unchecked Sendable`: the mutex is what makes other types safe to share; pthread
 /// mutexes are made for it.
-public final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    public init() {
+    package init() {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -25,15 +25,15 @@ public final class Lock: @unchecked Sendable {
     }
 
     /// pthread_mutex_lock; every `lock()` is followed by one `unlock()` on the same thread.
-    public func lock() { pthread_mutex_lock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
 
     /// pthread_mutex_unlock.
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` with the mutex held. Inlinable, so that callers in other modules get it
     /// specialised (a generic call looks its type metadata up at run time).
     @inlinable
-    public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -46,10 +46,10 @@ public final class Lock: @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: a pthread condition variable, shared by design and always used
 /// with its `Lock` held.
-public final class Condition: @unchecked Sendable {
+package final class Condition: @unchecked Sendable {
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-    public init() {
+    package init() {
         condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         var attributes = pthread_condattr_t()
@@ -69,7 +69,7 @@ public final class Condition: @unchecked Sendable {
     /// (pthread_cond_timedwait); false when the deadline passed. Wake-ups may be spurious:
     /// callers wait in a loop on their own condition.
     @discardableResult
-    public func wait(_ lock: Lock, until deadline: Deadline) -> Bool {
+    package func wait(_ lock: Lock, until deadline: Deadline) -> Bool {
         var until = timespec()
         until.tv_sec = Int(deadline.milliseconds / 1000)
         until.tv_nsec = Int(deadline.milliseconds % 1000) * 1_000_000
@@ -77,8 +77,8 @@ public final class Condition: @unchecked Sendable {
     }
 
     /// Wakes one waiter (pthread_cond_signal).
-    public func signal() { pthread_cond_signal(condition) }
+    package func signal() { pthread_cond_signal(condition) }
 
     /// Wakes every waiter (pthread_cond_broadcast).
-    public func broadcast() { pthread_cond_broadcast(condition) }
+    package func broadcast() { pthread_cond_broadcast(condition) }
 }

@@ -7,7 +7,7 @@ import Glibc
 ///
 /// `@unchecked Sendable`: holds one pthread_t, set in `init`; the thread that started it
 /// joins it, once.
-public final class WorkerThread: @unchecked Sendable {
+package final class WorkerThread: @unchecked Sendable {
     /// The closure, handed to the new thread through pthread_create's one pointer.
     private final class Box {
         let body: @Sendable () -> Void
@@ -19,7 +19,7 @@ public final class WorkerThread: @unchecked Sendable {
     private init(_ thread: pthread_t) { self.thread = thread }
 
     /// Starts `body` on a new thread; the reason (strerror) when it could not be created.
-    public static func start(_ body: @escaping @Sendable () -> Void) -> Result<WorkerThread, ThreadStartError> {
+    package static func start(_ body: @escaping @Sendable () -> Void) -> Result<WorkerThread, ThreadStartError> {
         var created = pthread_t()
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         let rc = pthread_create(
@@ -37,14 +37,14 @@ public final class WorkerThread: @unchecked Sendable {
     }
 
     /// Waits for the closure to return (pthread_join).
-    public func join() {
+    package func join() {
         pthread_join(thread, nil)
     }
 }
 
 /// Why a thread could not be created: pthread_create's error as strerror names it.
-public struct ThreadStartError: Error, CustomStringConvertible, Sendable {
-    public let message: String
+package struct ThreadStartError: Error, CustomStringConvertible, Sendable {
+    package let message: String
 
-    public var description: String { message }
+    package var description: String { message }
 }

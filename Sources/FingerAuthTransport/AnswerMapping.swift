@@ -6,9 +6,9 @@ import FingerAuthWeb
 /// body. One place for every status the login API answers; the OAuth endpoints say
 /// refusals of the token in OAuth's words (RFC 6749 §5.2: 400 `invalid_grant`, and
 /// `temporarily_unavailable`).
-public enum AnswerMapping {
+package enum AnswerMapping {
     /// The answer to `outcome` of `operation`.
-    public static func answer(_ outcome: Outcome, of operation: ServiceOperation) -> HTTPResponse {
+    package static func answer(_ outcome: Outcome, of operation: ServiceOperation) -> HTTPResponse {
         let oauth = operation == .accessToken || operation == .introspect
         switch outcome {
         case let .health(available):
@@ -145,10 +145,10 @@ public enum AnswerMapping {
     }
 
     /// 404 `not_found`: no such endpoint, or one not offered here.
-    public static let notFound = error(404, "not_found")
+    package static let notFound = error(404, "not_found")
 
     /// 405 with the methods the path allows.
-    public static func notAllowed(_ allow: String) -> HTTPResponse {
+    package static func notAllowed(_ allow: String) -> HTTPResponse {
         error(405, "method_not_allowed", headers: [("Allow", allow)])
     }
 

@@ -5,12 +5,12 @@ import Glibc
 #endif
 
 /// One network in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`, or a single address).
-public struct Network: Sendable, Equatable {
+package struct Network: Sendable, Equatable {
     let bytes: [UInt8]
     let prefix: Int
 
     /// Parses `text`; nil when it is not an IPv4 or IPv6 address with an optional prefix length.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let address = parts.first, let bytes = ClientAddress.parse(String(address)) else { return nil }
         let width = bytes.count * 8
@@ -44,16 +44,16 @@ public struct Network: Sendable, Equatable {
 /// order received, as one list (`HTTPServer.headerList`): a proxy that appends a line of
 /// its own rather than extending the client's must not leave the client's line to count.
 /// IPv6 clients are counted by their /64, since one host commonly holds a whole /64.
-public struct ClientAddress: Sendable {
-    public let trustedProxies: [Network]
+package struct ClientAddress: Sendable {
+    package let trustedProxies: [Network]
 
-    public init(trustedProxies: [Network] = []) {
+    package init(trustedProxies: [Network] = []) {
         self.trustedProxies = trustedProxies
     }
 
     /// The address to count `peer` (and its `forwardedFor` list, every header line joined
     /// with commas) against, as text.
-    public func resolve(peer: String, forwardedFor: String?) -> String {
+    package func resolve(peer: String, forwardedFor: String?) -> String {
         // The usual case, on every request: no proxies, an IPv4 peer already in inet_ntop's form.
         if trustedProxies.isEmpty && !peer.utf8.contains(UInt8(ascii: ":")) { return peer }
         guard let peerBytes = Self.parse(peer) else { return peer }
@@ -106,7 +106,7 @@ public struct ClientAddress: Sendable {
     }
 
     /// Parses a `trusted-proxies` value: networks separated by commas or spaces.
-    public static func networks(_ text: String) -> [Network]? {
+    package static func networks(_ text: String) -> [Network]? {
         var out: [Network] = []
         for word in text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
             guard let network = Network(String(word)) else { return nil }

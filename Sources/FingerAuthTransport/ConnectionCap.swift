@@ -22,8 +22,8 @@ import Glibc
 ///
 /// `@unchecked Sendable`: libmicrohttpd's threads ask it at accept and close. `open` and
 /// `logged` change only under `lock`; the rest is set in `init`.
-public final class ConnectionCap: @unchecked Sendable {
-    public let limit: Int
+package final class ConnectionCap: @unchecked Sendable {
+    package let limit: Int
     private let exempt: [Network]
     private let metrics: Metrics?
     private let log: @Sendable (String) -> Void
@@ -33,7 +33,7 @@ public final class ConnectionCap: @unchecked Sendable {
     private var logged = -Double.infinity
 
     /// `limit` connections per address at once; 0: no cap.
-    public init(
+    package init(
         limit: Int, exempt: [Network] = [], metrics: Metrics? = nil,
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
@@ -45,13 +45,13 @@ public final class ConnectionCap: @unchecked Sendable {
 
     /// The key `address` (4 or 16 bytes) is counted under; nil when it is not counted (no
     /// cap, or a trusted proxy).
-    public func key(_ address: [UInt8]) -> [UInt8]? {
+    package func key(_ address: [UInt8]) -> [UInt8]? {
         guard limit > 0, !exempt.contains(where: { $0.contains(address) }) else { return nil }
         return ClientAddress.limitKey(address)
     }
 
     /// Whether `address` holds fewer connections than the cap (at the accept).
-    public func hasRoom(_ address: [UInt8], now: Double) -> Bool {
+    package func hasRoom(_ address: [UInt8], now: Double) -> Bool {
         guard let key = key(address) else { return true }
         let full = lock.withLock { (open[key] ?? 0) >= limit }
         if full { refused(key, now: now) }
@@ -60,7 +60,7 @@ public final class ConnectionCap: @unchecked Sendable {
 
     /// Counts a connection of `key`; false when it is one past the cap (the caller shuts it
     /// down; it is counted until `close`, like any other).
-    public func open(_ key: [UInt8], now: Double) -> Bool {
+    package func open(_ key: [UInt8], now: Double) -> Bool {
         let count = lock.withLock { () -> Int in
             let count = (open[key] ?? 0) + 1
             open[key] = count
@@ -71,7 +71,7 @@ public final class ConnectionCap: @unchecked Sendable {
     }
 
     /// The connection of `key` closed.
-    public func close(_ key: [UInt8]) {
+    package func close(_ key: [UInt8]) {
         lock.withLock {
             let left = (open[key] ?? 1) - 1
             open[key] = left > 0 ? left : nil
@@ -79,7 +79,7 @@ public final class ConnectionCap: @unchecked Sendable {
     }
 
     /// Connections counted now for `address` (tests).
-    public func count(_ address: [UInt8]) -> Int {
+    package func count(_ address: [UInt8]) -> Int {
         guard let key = key(address) else { return 0 }
         return lock.withLock { open[key] ?? 0 }
     }

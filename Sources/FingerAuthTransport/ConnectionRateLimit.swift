@@ -28,17 +28,17 @@ import Glibc
 ///
 /// `@unchecked Sendable`: libmicrohttpd's threads ask it at every accept. `buckets` and
 /// `lastSweep` change only under `lock`; the rest is set in `init`.
-public final class ConnectionRateLimit: @unchecked Sendable {
+package final class ConnectionRateLimit: @unchecked Sendable {
     /// New connections a second per address, and how many may come at once. A rate of 0
     /// turns the limit off.
-    public struct Limit: Sendable, Equatable {
-        public var rate: Double
-        public var burst: Double
-        public init(rate: Double, burst: Double) {
+    package struct Limit: Sendable, Equatable {
+        package var rate: Double
+        package var burst: Double
+        package init(rate: Double, burst: Double) {
             self.rate = rate
             self.burst = burst
         }
-        public static let off = Limit(rate: 0, burst: 0)
+        package static let off = Limit(rate: 0, burst: 0)
     }
 
     private struct Bucket {
@@ -62,7 +62,7 @@ public final class ConnectionRateLimit: @unchecked Sendable {
     /// a crowd of new addresses cannot make every accept walk the whole table.
     private var lastSweep = -Double.infinity
 
-    public init(
+    package init(
         _ limit: Limit, exempt: [Network] = [], capacity: Int = 16_384, metrics: Metrics? = nil,
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
@@ -73,11 +73,11 @@ public final class ConnectionRateLimit: @unchecked Sendable {
         self.log = log
     }
 
-    public var enabled: Bool { limit.rate > 0 }
+    package var enabled: Bool { limit.rate > 0 }
 
     /// Whether a new connection from `address` (4 or 16 bytes) may go on, at `now`
     /// (monotonic seconds).
-    public func admit(_ address: [UInt8], now: Double) -> Bool {
+    package func admit(_ address: [UInt8], now: Double) -> Bool {
         guard enabled, !exempt.contains(where: { $0.contains(address) }) else { return true }
         let key = ClientAddress.limitKey(address)
         let (admitted, logIt) = lock.withLock { () -> (Bool, Bool) in
@@ -113,7 +113,7 @@ public final class ConnectionRateLimit: @unchecked Sendable {
     }
 
     /// Addresses whose bucket is tracked now.
-    public var tracked: Int { lock.withLock { buckets.count } }
+    package var tracked: Int { lock.withLock { buckets.count } }
 
     /// Forgets the addresses whose bucket has filled up again (called with the lock held).
     private func dropIdle(now: Double) {

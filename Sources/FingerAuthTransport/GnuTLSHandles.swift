@@ -2,9 +2,9 @@ import CGnuTLS
 
 /// Why a certificate chain or key could not be used. Messages name the file's role and
 /// GnuTLS's reason, never a byte of the key.
-public struct TLSCredentialError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-    public var description: String { message }
+package struct TLSCredentialError: Error, CustomStringConvertible, Sendable {
+    package let message: String
+    package var description: String { message }
 
     init(_ message: String) { self.message = message }
 

@@ -10,43 +10,43 @@ import Glibc
 #endif
 
 /// Why the HTTP daemon could not start.
-public struct ServerError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-    public var description: String { message }
+package struct ServerError: Error, CustomStringConvertible, Sendable {
+    package let message: String
+    package var description: String { message }
 }
 
 /// How much the HTTP daemon lets clients use.
-public struct ServerLimits: Sendable {
+package struct ServerLimits: Sendable {
     /// Seconds a connection may stay idle (MHD_OPTION_CONNECTION_TIMEOUT): a client that
     /// stops sending headers or body is disconnected after it.
-    public var connectionTimeout: UInt32 = 10
+    package var connectionTimeout: UInt32 = 10
     /// Seconds for a whole request head, counted from the accept (TLS handshake included)
     /// or from the end of the previous answer on a keep-alive connection (`ConnectionWatch`).
-    public var headTimeout: Double = 10
+    package var headTimeout: Double = 10
     /// Seconds from the end of the headers to the end of the body: a client trickling its
     /// body just under the idle timeout is cut off here.
-    public var requestTimeout: Double = 30
+    package var requestTimeout: Double = 30
     /// Simultaneous connections, all clients / one address. The default leaves room for
     /// four addresses at their cap and more.
-    public var maxConnections: UInt32 = 1024
+    package var maxConnections: UInt32 = 1024
     /// Per address as the other limits count it (IPv6 by /64; `ConnectionCap`); 0: no cap.
-    public var maxConnectionsPerAddress: UInt32 = 64
+    package var maxConnectionsPerAddress: UInt32 = 64
     /// New connections a second per address and how many at once, checked at the accept
     /// before any TLS (`ConnectionRateLimit`); a rate of 0 turns it off.
-    public var connectionRate = ConnectionRateLimit.Limit(rate: 20, burst: 128)
+    package var connectionRate = ConnectionRateLimit.Limit(rate: 20, burst: 128)
     /// Worker threads (MHD_OPTION_THREAD_POOL_SIZE).
-    public var threads: UInt32 = 4
+    package var threads: UInt32 = 4
     /// Who the client is behind a load balancer (`trusted-proxies`): the address every
     /// limit, audit row and log line counts (`HTTPRequest.peer`).
-    public var clientAddress = ClientAddress()
+    package var clientAddress = ClientAddress()
     /// Bytes of memory per connection, which also caps the request line and headers
     /// (MHD answers 431 past it).
-    public var connectionMemory: Int = 32 * 1024
+    package var connectionMemory: Int = 32 * 1024
     /// Seconds a TLS 1.3 session ticket may resume a session (`SessionTickets`); 0: no
     /// tickets, every connection a full handshake.
-    public var sessionTicketLifetime: Int32 = 3600
+    package var sessionTicketLifetime: Int32 = 3600
 
-    public init() {}
+    package init() {}
 }
 
 /// The libmicrohttpd daemon (MHD_start_daemon … MHD_stop_daemon), owned by this object:
@@ -54,10 +54,10 @@ public struct ServerLimits: Sendable {
 /// limits, TLS (`TLSPolicy`) with a certificate that `replaceCertificate(with:)` swaps
 /// without dropping a connection. Requests go to `AuthenticatorService`; this type only
 /// moves bytes. `stop(grace:)` stops accepting, lets requests in flight finish, then closes.
-public final class HTTPServer {
+package final class HTTPServer {
     /// Bodies between the service's cap and this size are read and dropped so that the
     /// client gets a clean 413; larger ones are cut off (413, then the connection closes).
-    public static let drainLimit = 4 * 1024 * 1024
+    package static let drainLimit = 4 * 1024 * 1024
 
     private var daemon: OpaquePointer?
     private let dispatcher: RequestDispatcher
@@ -71,13 +71,13 @@ public final class HTTPServer {
     private let address: UnsafeMutableRawPointer
 
     /// The port actually bound (differs from the requested one when that was 0).
-    public let port: UInt16
+    package let port: UInt16
     /// `https` with TLS material, else `http`.
-    public let scheme: String
+    package let scheme: String
 
     /// Binds `listen` and starts serving `surface` of `service` on `threads` worker threads,
     /// over TLS with `tls` when given; each request's line goes to `log`.
-    public init(
+    package init(
         service: AuthenticatorService, log: any RequestLines, listen: ListenAddress, tls: TLSCredentials?,
         limits: ServerLimits = ServerLimits(), surface: ListenerSurface = .login
     ) throws(ServerError) {
@@ -160,7 +160,7 @@ public final class HTTPServer {
     /// New handshakes get `credentials` from now on; connections made and handshakes begun
     /// before keep what they were given. False on a plain-HTTP server.
     @discardableResult
-    public func replaceCertificate(with credentials: TLSCredentials) -> Bool {
+    package func replaceCertificate(with credentials: TLSCredentials) -> Bool {
         guard let slot = watch.certificates else { return false }
         _ = slot.replace(with: credentials)
         return true
@@ -171,7 +171,7 @@ public final class HTTPServer {
     /// meanwhile), then closes every connection and joins the workers (MHD_stop_daemon).
     /// Returns how many requests were still unfinished when it closed them.
     @discardableResult
-    public func stop(grace: Double = 0) -> Int {
+    package func stop(grace: Double = 0) -> Int {
         guard let daemon else { return 0 }
         var left = 0
         if grace > 0 {

@@ -4,17 +4,17 @@ import Glibc
 
 /// A numeric IPv4 or IPv6 address and a port, as `--listen` takes it: `127.0.0.1:8443`,
 /// `[::1]:8443`. Port 0 lets the kernel pick one.
-public struct ListenAddress: Sendable, Equatable {
-    public enum Family: Sendable { case ipv4, ipv6 }
+package struct ListenAddress: Sendable, Equatable {
+    package enum Family: Sendable { case ipv4, ipv6 }
 
     /// The address text without brackets, and the port.
-    public let host: String
-    public let port: UInt16
-    public let family: Family
+    package let host: String
+    package let port: UInt16
+    package let family: Family
 
     /// Parses `text`; nil when it is not a numeric address with a port (names are refused so
     /// that what is bound is exactly what was written).
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let hostPart: Substring
         let portPart: Substring
         if text.hasPrefix("[") {
@@ -39,7 +39,7 @@ public struct ListenAddress: Sendable, Equatable {
     }
 
     /// True for 127.0.0.0/8 and ::1, where plain HTTP is allowed.
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         withSocketAddress { pointer, _ -> Bool in
             switch family {
             case .ipv4:
@@ -55,11 +55,11 @@ public struct ListenAddress: Sendable, Equatable {
     }
 
     /// The host as it goes into a URL (IPv6 in brackets).
-    public var urlHost: String { family == .ipv6 ? "[\(host)]" : host }
+    package var urlHost: String { family == .ipv6 ? "[\(host)]" : host }
 
     /// Calls `body` with a filled sockaddr_in/sockaddr_in6 (inet_pton); nil when the
     /// address text is not valid for its family.
-    public func withSocketAddress<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T? {
+    package func withSocketAddress<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T? {
         switch family {
         case .ipv4:
             var sa = sockaddr_in()

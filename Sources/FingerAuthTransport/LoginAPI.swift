@@ -5,19 +5,19 @@ import FingerAuthWeb
 /// service reads of the request (`serviceRequest`), the answer to its outcome
 /// (`AnswerMapping`), and per request one log line and its counts for /metrics (`complete`).
 /// `HTTPServer` runs the service's steps in between; `handle` runs them on the caller's thread.
-public struct LoginAPI: Sendable {
-    public let service: AuthenticatorService
+package struct LoginAPI: Sendable {
+    package let service: AuthenticatorService
     let log: any RequestLines
 
     /// The API of `service`, its request lines to `log`.
-    public init(service: AuthenticatorService, log: any RequestLines) {
+    package init(service: AuthenticatorService, log: any RequestLines) {
         self.service = service
         self.log = log
     }
 
     /// What a request asks for: an operation of the service, or an answer at once (no such
     /// path, or a method the path does not allow).
-    public enum Route: Sendable, Equatable {
+    package enum Route: Sendable, Equatable {
         case operation(ServiceOperation)
         case answer(HTTPResponse)
     }
@@ -26,7 +26,7 @@ public struct LoginAPI: Sendable {
     /// 405 (with `Allow`). A `GET` of the login path is the login helper's warm-up (it opens
     /// the connection while the finger is awaited): answered here, before any limit, audit
     /// row or failure count.
-    public static func route(method: String, path: String) -> Route {
+    package static func route(method: String, path: String) -> Route {
         func only(_ allowed: String, _ operation: ServiceOperation) -> Route {
             method == allowed ? .operation(operation) : .answer(AnswerMapping.notAllowed(allowed))
         }
@@ -55,7 +55,7 @@ public struct LoginAPI: Sendable {
     }
 
     /// The fixed name of `path` in /metrics' labels.
-    public static func label(_ path: String) -> String {
+    package static func label(_ path: String) -> String {
         switch path {
         case "/v1/login", "/login", "/oauth2/token", "/oauth2/introspect", "/v1/keys", "/pubkey", "/healthz",
             "/metrics":
@@ -66,7 +66,7 @@ public struct LoginAPI: Sendable {
 
     /// What the service reads of `request`: the client, the bearer credential, the body and
     /// how it is encoded.
-    public static func serviceRequest(_ request: HTTPRequest) -> ServiceRequest {
+    package static func serviceRequest(_ request: HTTPRequest) -> ServiceRequest {
         let media: BodyMedia
         if let type = request.contentType, MediaType.is(type, "application/json") {
             media = .json
@@ -91,7 +91,7 @@ public struct LoginAPI: Sendable {
 
     /// Answers `request`, the service's writes committed on this thread (tests, and the rare
     /// request the server does not park).
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    package func handle(_ request: HTTPRequest) -> HTTPResponse {
         let line = RequestLine(request)
         switch Self.route(method: request.method, path: request.path) {
         case let .answer(response):
@@ -106,7 +106,7 @@ public struct LoginAPI: Sendable {
     }
 
     /// The request is answered: its log line (unless the service made it quiet) and its counts.
-    public func complete(_ line: RequestLine, _ facts: RequestFacts, _ response: HTTPResponse) {
+    package func complete(_ line: RequestLine, _ facts: RequestFacts, _ response: HTTPResponse) {
         let seconds = line.elapsedSeconds
         var summary = RequestSummary(method: line.method, path: line.path, status: response.status, peer: line.peer)
         summary.facts = facts
@@ -118,14 +118,14 @@ public struct LoginAPI: Sendable {
 
 /// What the transport keeps of a request for its log line: method, path, client, its label
 /// in /metrics and when it began.
-public struct RequestLine: Sendable {
-    public let method: String
-    public let path: String
-    public let peer: String
-    public let label: String
+package struct RequestLine: Sendable {
+    package let method: String
+    package let path: String
+    package let peer: String
+    package let label: String
     let started = SuspendingClock.now
 
-    public init(_ request: HTTPRequest) {
+    package init(_ request: HTTPRequest) {
         method = request.method
         path = request.path
         peer = request.peer
@@ -140,7 +140,7 @@ public struct RequestLine: Sendable {
 }
 
 /// What a listener serves.
-public enum ListenerSurface: Sendable {
+package enum ListenerSurface: Sendable {
     /// The login API (`/v1/login`, `/v1/keys`, `/oauth2/…`, `/healthz`, `/metrics`).
     case login
     /// The admin console (`admin-listen`): HTML pages, never the login API.

@@ -6,26 +6,26 @@ import Glibc
 
 /// Where a listener's lines go: one per request (`RequestSummary.line`), and the service's
 /// free-form messages.
-public protocol RequestLines: ServiceLog {
+package protocol RequestLines: ServiceLog {
     /// Writes the line of one request.
     func record(_ summary: RequestSummary)
 }
 
 /// The service's lines on standard error (`RequestLines`), each written with a single
 /// write(2) so that lines from worker threads never interleave.
-public final class RequestLog: RequestLines {
+package final class RequestLog: RequestLines {
     private let fd: Int32
 
     /// A log on file descriptor `fd` (standard error by default); the fd is not owned.
-    public init(fd: Int32 = 2) { self.fd = fd }
+    package init(fd: Int32 = 2) { self.fd = fd }
 
     /// Writes the line for `summary`.
-    public func record(_ summary: RequestSummary) {
+    package func record(_ summary: RequestSummary) {
         write(summary.lineBytes)
     }
 
     /// Writes a free-form line (start, stop, errors). Callers never pass secrets.
-    public func message(_ text: String) {
+    package func message(_ text: String) {
         write(Array(("fingerauthd: " + LogText.printable(text) + "\n").utf8))
     }
 

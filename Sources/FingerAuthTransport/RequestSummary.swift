@@ -3,17 +3,17 @@ import FingerAuthDomain
 /// What one request did, for its log line: `fingerauthd: method=… path=… status=…`. Fields
 /// are cleaned and capped (`LogText`): the path to 40 characters and every other value to
 /// 64, so a JWT, token or key never fits in a line.
-public struct RequestSummary: Sendable {
-    public var method: String
-    public var path: String
-    public var status: Int
+package struct RequestSummary: Sendable {
+    package var method: String
+    package var path: String
+    package var status: Int
     /// What the service learnt: outcome, reason, user, key, token.
-    public var facts: RequestFacts
-    public var peer: String?
+    package var facts: RequestFacts
+    package var peer: String?
     /// Handling time in milliseconds, once known.
-    public var milliseconds: Int?
+    package var milliseconds: Int?
 
-    public init(
+    package init(
         method: String, path: String, status: Int, outcome: AuditOutcome? = nil, reason: AuditReason? = nil,
         sub: String? = nil, kid: String? = nil, jti: String? = nil, peer: String? = nil
     ) {
@@ -25,12 +25,12 @@ public struct RequestSummary: Sendable {
     }
 
     /// `method=… path=… status=… outcome=… reason=… sub=… [claimed=…] kid=… jti=… peer=… ms=…`
-    public var line: String {
+    package var line: String {
         String(decoding: lineBytes, as: UTF8.self)
     }
 
     /// The line as bytes, built in one buffer.
-    public var lineBytes: [UInt8] {
+    package var lineBytes: [UInt8] {
         let s = self
         let f = facts
         var out: [UInt8] = []

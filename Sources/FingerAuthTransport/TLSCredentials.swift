@@ -13,22 +13,22 @@ import Glibc
 ///
 /// `@unchecked Sendable`: every property is a `let` set in `init`; the handles it holds are
 /// read-only after their own `init` (see each).
-public final class TLSCredentials: @unchecked Sendable {
+package final class TLSCredentials: @unchecked Sendable {
     let chain: CertificateChainHandle
     let key: PrivateKeyHandle
     /// For an RSA key (of at least 2048 bits), the same key signing through OpenSSL
     /// (`HandshakeSigner`); nil otherwise, and GnuTLS signs with `key` itself.
     let signer: HandshakeSigner?
     /// The leaf certificate's subject, RFC 4514 (`CN=auth.example.com,O=…`).
-    public let subject: String
+    package let subject: String
     /// The leaf's serial number, upper-case hex as `openssl x509 -serial` prints it.
-    public let serial: String
+    package let serial: String
     /// The leaf's notAfter, `YYYY-MM-DD HH:MM:SS UTC`.
-    public let notAfter: String
+    package let notAfter: String
 
     /// Parses both PEM files of `material`; refuses a key that does not belong to the
     /// leaf certificate (their SHA-256 key identifiers differ).
-    public init(_ material: TLSMaterial) throws(TLSCredentialError) {
+    package init(_ material: TLSMaterial) throws(TLSCredentialError) {
         chain = try CertificateChainHandle(pem: material.certificatePEM)
         key = try PrivateKeyHandle(pem: material.keyPEM)
         let derived = try PublicKeyHandle(of: key)
@@ -51,7 +51,7 @@ public final class TLSCredentials: @unchecked Sendable {
     var handshakeKey: gnutls_privkey_t { signer?.key ?? key.key }
 
     /// `subject …, serial …, not after …`, for log lines.
-    public var summary: String { "subject \(subject), serial \(serial), not after \(notAfter)" }
+    package var summary: String { "subject \(subject), serial \(serial), not after \(notAfter)" }
 
     private static func subject(of leaf: X509CertificateHandle) -> String {
         var datum = gnutls_datum_t()

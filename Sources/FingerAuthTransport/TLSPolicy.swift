@@ -7,8 +7,8 @@
 /// X25519 comes first among the groups: it is the key share OpenSSL clients (the login
 /// helper's libssl) send, and GnuTLS's default order (P-256 first, with the server's
 /// precedence) answered them with a HelloRetryRequest — a second round trip per login.
-public enum TLSPolicy {
-    public static let priorities =
+package enum TLSPolicy {
+    package static let priorities =
         "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:" + "-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:"
         + "-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:"
         + "-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1:%SERVER_PRECEDENCE:%NO_TICKETS_TLS12"

@@ -2,29 +2,29 @@ import FingerAuthCore
 
 /// A request as the transport read it, free of libmicrohttpd types: what the login API
 /// makes a `ServiceRequest` of, and what the admin console reads.
-public struct HTTPRequest: Sendable {
-    public var method: String
+package struct HTTPRequest: Sendable {
+    package var method: String
     /// The path, without the query string.
-    public var path: String
+    package var path: String
     /// The `Authorization` header, if any. Secret: never logged.
-    public var authorization: String?
-    public var contentType: String?
-    public var body: [UInt8]
+    package var authorization: String?
+    package var contentType: String?
+    package var body: [UInt8]
     /// True when the body went past the cap and was discarded.
-    public var bodyTooLarge: Bool
+    package var bodyTooLarge: Bool
     /// The client's address as every limit, the audit row and the log line count it: the
     /// transport resolves it (`ClientAddress`: the TCP peer, or behind a trusted proxy the
     /// client that proxy names; an IPv6 client by its /64).
-    public var peer: String
+    package var peer: String
     /// The `Cookie` header (the admin console only). Secret: never logged.
-    public var cookie: String?
+    package var cookie: String?
     /// The `Origin` header (the admin console only).
-    public var origin: String?
+    package var origin: String?
     /// The query string's parameters the console reads, still percent-encoded (the
     /// console only; the login listener never looks).
-    public var query: [String: String] = [:]
+    package var query: [String: String] = [:]
 
-    public init(
+    package init(
         method: String, path: String, authorization: String? = nil, contentType: String? = nil,
         body: [UInt8] = [], bodyTooLarge: Bool = false, peer: String = "-"
     ) {
@@ -39,14 +39,14 @@ public struct HTTPRequest: Sendable {
 }
 
 /// An answer: status, body (JSON unless said otherwise; may be empty), extra headers.
-public struct HTTPResponse: Sendable, Equatable {
-    public var status: Int
-    public var body: [UInt8]
-    public var headers: [(String, String)]
+package struct HTTPResponse: Sendable, Equatable {
+    package var status: Int
+    package var body: [UInt8]
+    package var headers: [(String, String)]
     /// The `Content-Type` sent with a non-empty body.
-    public var contentType: String
+    package var contentType: String
 
-    public init(status: Int, json: JSONValue?, headers: [(String, String)] = []) {
+    package init(status: Int, json: JSONValue?, headers: [(String, String)] = []) {
         self.status = status
         self.body = json.map { JSONEncoding.encodeBytes($0) } ?? []
         self.headers = headers
@@ -54,7 +54,7 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     /// An HTML page or another body of `contentType` (the admin console).
-    public init(status: Int, body: [UInt8], contentType: String, headers: [(String, String)] = []) {
+    package init(status: Int, body: [UInt8], contentType: String, headers: [(String, String)] = []) {
         self.status = status
         self.body = body
         self.headers = headers
@@ -62,7 +62,7 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     /// A plain-text answer (`/metrics`).
-    public init(status: Int, text: String, contentType: String) {
+    package init(status: Int, text: String, contentType: String) {
         self.status = status
         self.body = Array(text.utf8)
         self.headers = []
@@ -70,11 +70,11 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     /// `{"error": code}` with `status`.
-    public static func error(_ status: Int, _ code: String, headers: [(String, String)] = []) -> HTTPResponse {
+    package static func error(_ status: Int, _ code: String, headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, json: .object([("error", .string(code))]), headers: headers)
     }
 
-    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+    package static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
         lhs.status == rhs.status && lhs.body == rhs.body && lhs.contentType == rhs.contentType
             && lhs.headers.map { $0.0 + ":" + $0.1 } == rhs.headers.map { $0.0 + ":" + $0.1 }
     }

@@ -2,17 +2,17 @@ import FingerAuthCore
 import Synchronization
 
 /// At most `failures` refused attempts per `window` seconds; `failures == 0` turns it off.
-public struct RateLimit: Sendable, Equatable {
-    public var failures: Int
-    public var window: Int64
+package struct RateLimit: Sendable, Equatable {
+    package var failures: Int
+    package var window: Int64
 
-    public init(failures: Int, window: Int64) {
+    package init(failures: Int, window: Int64) {
         self.failures = failures
         self.window = window
     }
 
     /// No limit.
-    public static let off = RateLimit(failures: 0, window: 60)
+    package static let off = RateLimit(failures: 0, window: 60)
 }
 
 /// Counts refused attempts per key (a client address, or a verified user at an address) in
@@ -25,13 +25,13 @@ public struct RateLimit: Sendable, Equatable {
 /// batch (`failureItems`). Memory is bounded: past `capacity` keys, expired windows are
 /// dropped, and when none has expired new keys are not tracked (the limit fails open
 /// rather than growing). Keys are compared byte for byte.
-public final class FailureLimiter: Sendable {
+package final class FailureLimiter: Sendable {
     private struct Window {
         var start: Int64
         var count: Int
     }
 
-    public let limit: RateLimit
+    package let limit: RateLimit
     /// The store counting for every instance when it shares failure counts (PostgreSQL).
     let shared: (any FailureCounts)?
     /// Prefix of this limiter's keys in the shared store ("user:", "address:").
@@ -40,7 +40,7 @@ public final class FailureLimiter: Sendable {
     private let windows = Mutex<[[UInt8]: Window]>([:])
 
     /// A limiter in memory enforcing `limit` over at most `capacity` keys at once.
-    public init(_ limit: RateLimit, capacity: Int = 100_000) {
+    package init(_ limit: RateLimit, capacity: Int = 100_000) {
         self.limit = limit
         self.capacity = capacity
         self.shared = nil
@@ -49,7 +49,7 @@ public final class FailureLimiter: Sendable {
 
     /// A limiter enforcing `limit` with its counts in `store` when the store shares them
     /// between instances, in memory otherwise; `scope` keeps user and address keys apart.
-    public init(_ limit: RateLimit, store: any FailureCounts, scope: String) {
+    package init(_ limit: RateLimit, store: any FailureCounts, scope: String) {
         self.limit = limit
         self.capacity = 100_000
         self.shared = store.sharesFailureCounts ? store : nil
@@ -58,7 +58,7 @@ public final class FailureLimiter: Sendable {
 
     /// Seconds until `key` may try again, or nil when it may try now; a shared store that
     /// cannot be read throws (the caller ends in `unavailable`: fail closed).
-    public func retryAfter(_ key: String, now: Int64) throws(StoreError) -> Int64? {
+    package func retryAfter(_ key: String, now: Int64) throws(StoreError) -> Int64? {
         guard limit.failures > 0 else { return nil }
         if let shared { return sharedRetryAfter(try shared.failureWindow(key: scope + key, now: now), now: now) }
         return windows.withLock { windows -> Int64? in
@@ -75,7 +75,7 @@ public final class FailureLimiter: Sendable {
 
     /// `retryAfter` with the shared window already read when `reads` asked for it
     /// (`sharedKey`); otherwise read now, as a limiter in memory reads its own.
-    public func retryAfter(_ key: String, now: Int64, reads: LoginReads?) throws(StoreError) -> Int64? {
+    package func retryAfter(_ key: String, now: Int64, reads: LoginReads?) throws(StoreError) -> Int64? {
         guard limit.failures > 0 else { return nil }
         guard shared != nil, let reads, reads.keys.contains(scope + key) else { return try retryAfter(key, now: now) }
         return sharedRetryAfter(reads.windows[scope + key], now: now)
@@ -83,7 +83,7 @@ public final class FailureLimiter: Sendable {
 
     /// The key of `key` in the shared store, nil when this limiter keeps its counts in memory
     /// or is off: what a login's reads fetch ahead.
-    public func sharedKey(_ key: String) -> String? {
+    package func sharedKey(_ key: String) -> String? {
         shared != nil && limit.failures > 0 ? scope + key : nil
     }
 
@@ -96,7 +96,7 @@ public final class FailureLimiter: Sendable {
 
     /// Counts one refused attempt for `key` at `now`: in memory at once, or — for a shared
     /// store — as the write items the caller adds to its batch.
-    public func failureItems(_ key: String, now: Int64) -> [WriteItem] {
+    package func failureItems(_ key: String, now: Int64) -> [WriteItem] {
         guard limit.failures > 0 else { return [] }
         if shared != nil { return [.failure(key: scope + key, now: now, window: limit.window)] }
         record(key, now: now)
@@ -104,7 +104,7 @@ public final class FailureLimiter: Sendable {
     }
 
     /// Counts one refused attempt for `key` at `now` in memory.
-    public func record(_ key: String, now: Int64) {
+    package func record(_ key: String, now: Int64) {
         guard limit.failures > 0 else { return }
         let bytes = Array(key.utf8)
         windows.withLock { windows in

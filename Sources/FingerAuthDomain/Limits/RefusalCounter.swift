@@ -5,7 +5,7 @@ import Synchronization
 /// to multiples of it), added to once a second by the group commit: a flood of refused
 /// requests costs the disk a handful of rows, not one row each. At most `capacity`
 /// addresses are counted apart; more are counted under `other`.
-public final class RefusalCounter: Sendable {
+package final class RefusalCounter: Sendable {
     let window: Int64
     let capacity: Int
     private let state = Mutex(State())
@@ -23,7 +23,7 @@ public final class RefusalCounter: Sendable {
         let reason: ReasonCode
     }
 
-    public init(window: Int64, capacity: Int = 10_000) {
+    package init(window: Int64, capacity: Int = 10_000) {
         self.window = max(1, window)
         self.capacity = max(1, capacity)
     }
@@ -31,7 +31,7 @@ public final class RefusalCounter: Sendable {
     /// Counts one refusal of `peer` at `now`; true when it is the first of that address in
     /// this window (the caller logs one line for it).
     @discardableResult
-    public func add(peer: String, reason: ReasonCode, now: Int64) -> Bool {
+    package func add(peer: String, reason: ReasonCode, now: Int64) -> Bool {
         let start = now - ((now % window) + window) % window
         return state.withLock { state -> Bool in
             var key = Key(peer: Array(peer.utf8), window: start, reason: reason)
@@ -50,10 +50,10 @@ public final class RefusalCounter: Sendable {
     }
 
     /// Refusals counted so far, written or not (for /metrics).
-    public var counted: Int64 { state.withLock { $0.total } }
+    package var counted: Int64 { state.withLock { $0.total } }
 
     /// What was counted since the last call, as write items (and forgets it).
-    public func drain() -> [WriteItem] {
+    package func drain() -> [WriteItem] {
         let taken = state.withLock { state -> [Key: Int64] in
             let out = state.pending
             state.pending.removeAll(keepingCapacity: true)

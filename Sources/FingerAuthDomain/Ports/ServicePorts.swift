@@ -2,18 +2,19 @@ import FingerAuthCore
 
 /// What the authenticator's service reaches of the registry: keys, host and access tokens,
 /// the policy, attestation challenges, shared failure counts and the store's health.
-public typealias ServiceRegistry = KeyRegistry & HostTokens & PolicyStore & ChallengeStore & FailureCounts & StoreUpkeep
+package typealias ServiceRegistry = KeyRegistry & HostTokens & PolicyStore & ChallengeStore & FailureCounts
+    & StoreUpkeep
     & OfflineGrantStore
 
 /// Where the authenticator reads the time: whole seconds since the Unix epoch, from any
 /// thread. The daemon passes the database's clock, the admin commands the system's; tests
 /// pass a fake.
-public typealias AuthClock = Clock & Sendable
+package typealias AuthClock = Clock & Sendable
 
 /// How the request path writes: group commit (`GroupCommit` in FingerAuthStore) over a
 /// `BatchStore`, so that the writes of many requests share one transaction and one durable
 /// commit.
-public protocol Committer: Sendable {
+package protocol Committer: Sendable {
     /// Starts the writer thread; false when it could not be created (then each write
     /// commits on its caller's thread).
     @discardableResult
@@ -35,7 +36,7 @@ public protocol Committer: Sendable {
 
 /// Where the service's free-form lines go (start, stop, errors). `RequestLog`
 /// (FingerAuthTransport) writes them to standard error, beside each request's line.
-public protocol ServiceLog: Sendable {
+package protocol ServiceLog: Sendable {
     /// Writes a free-form line. Callers never pass secrets.
     func message(_ text: String)
 }

@@ -12,7 +12,7 @@ import FingerAuthCore
 /// the methods below, each one transaction of its own.
 
 /// Registered device keys: what the verifier looks up, registration, revocation, approval.
-public protocol KeyRegistry: KeyDirectory {
+package protocol KeyRegistry: KeyDirectory {
     /// Every registered key, oldest first.
     func listKeys() throws(StoreError) -> [RegisteredKey]
     /// One page of keys as the console lists them: pending first, then newest first.
@@ -38,7 +38,7 @@ public protocol KeyRegistry: KeyDirectory {
 
 extension KeyRegistry {
     /// Registers `key` without a limit on the keys per user and host.
-    public func register(
+    package func register(
         _ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent,
         now: Int64
     ) throws(StoreError) -> RegistrationResult {
@@ -47,7 +47,7 @@ extension KeyRegistry {
 }
 
 /// Host enrollment tokens and OAuth access tokens, both kept as SHA-256 only.
-public protocol HostTokens: Sendable {
+package protocol HostTokens: Sendable {
     /// Stores the hash of a new token for `host` and returns the token (shown once).
     func createHostToken(host: String, now: Int64) throws(StoreError) -> String
     /// The host a presented token enrolls for, or nil (unknown, revoked or malformed).
@@ -62,7 +62,7 @@ public protocol HostTokens: Sendable {
 }
 
 /// The audit log, outside the request path's batches.
-public protocol AuditLog: Sendable {
+package protocol AuditLog: Sendable {
     /// Appends one audit row at `now` (admin commands, the console).
     func audit(_ event: AuditEvent, now: Int64) throws(StoreError)
     /// Rows of `filter.user` (any user when nil) at or after `filter.since`, the last
@@ -72,13 +72,13 @@ public protocol AuditLog: Sendable {
 
 extension AuditLog {
     /// The last `limit` audit rows, oldest first (for tests and tooling).
-    public func auditEvents(limit: Int = 100) throws(StoreError) -> [AuditEvent] {
+    package func auditEvents(limit: Int = 100) throws(StoreError) -> [AuditEvent] {
         try auditRecords(AuditFilter(limit: limit)).map(\.event)
     }
 }
 
 /// The central policy, the hosts it names (labels, EK pins) and its user lists.
-public protocol PolicyStore: Sendable {
+package protocol PolicyStore: Sendable {
     /// Every rule with the labels of `host` and the lists of `user`, read in one statement
     /// (one snapshot: a change that committed is seen whole, or not at all).
     func policySnapshot(user: String, host: String) throws(StoreError) -> PolicySnapshot
@@ -101,12 +101,12 @@ public protocol PolicyStore: Sendable {
 
 extension PolicyStore {
     /// Every host (`hostSummaries(page: nil)`).
-    public func hostSummaries() throws(StoreError) -> [HostSummary] { try hostSummaries(page: nil) }
+    package func hostSummaries() throws(StoreError) -> [HostSummary] { try hostSummaries(page: nil) }
 }
 
 /// TPM credential-activation challenges, in the database so that the answer may reach any
 /// instance of a fleet.
-public protocol ChallengeStore: Sendable {
+package protocol ChallengeStore: Sendable {
     /// Stores a challenge unless its host holds `perHost` open ones or the table `capacity`
     /// (expired ones are dropped first).
     func addChallenge(_ challenge: StoredChallenge, perHost: Int, capacity: Int, now: Int64) throws(StoreError)
@@ -116,7 +116,7 @@ public protocol ChallengeStore: Sendable {
 }
 
 /// What the admin console's pages read (and `fingerauthd doctor`).
-public protocol ConsoleQueries: Sendable {
+package protocol ConsoleQueries: Sendable {
     /// Audit rows for the console, newest first.
     func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord]
     /// Each of `keys`' last accepted login, by kid: one index seek per key.
@@ -137,7 +137,7 @@ public protocol ConsoleQueries: Sendable {
 
 /// The admin console's accounts: made on the command line with a one-time setup secret
 /// (only its SHA-256 is stored); only the password's memory-hard hash is kept.
-public protocol AdminAccounts: Sendable {
+package protocol AdminAccounts: Sendable {
     /// Creates admin `name` with a one-time setup secret (its SHA-256) valid until `expires`;
     /// false when the name exists.
     func createAdmin(name: String, setupDigest: [UInt8], expires: Int64, now: Int64) throws(StoreError) -> Bool
@@ -160,7 +160,7 @@ public protocol AdminAccounts: Sendable {
 }
 
 /// Where a setup link stands, as its secret's SHA-256 finds it.
-public enum AdminSetupState: Sendable, Equatable {
+package enum AdminSetupState: Sendable, Equatable {
     /// Unused and unexpired: it sets the password of this admin.
     case open(admin: String)
     /// Its password was set already.
@@ -172,7 +172,7 @@ public enum AdminSetupState: Sendable, Equatable {
 }
 
 /// Where the rate limits' failure counts live when every instance of a fleet shares them.
-public protocol FailureCounts: Sendable {
+package protocol FailureCounts: Sendable {
     /// Whether the failure counts of the rate limits live in this store, shared by every
     /// instance on it (PostgreSQL), rather than in each process's memory (SQLite).
     var sharesFailureCounts: Bool { get }
@@ -190,14 +190,14 @@ public protocol FailureCounts: Sendable {
 }
 
 /// The request path's one write: a batch of items in one transaction, durable on return.
-public protocol BatchStore: Sendable {
+package protocol BatchStore: Sendable {
     /// Runs `items` in one transaction and returns once it is durable (or throws, and then
     /// nothing of it was committed). One outcome per item, in order.
     func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome]
 }
 
 /// The store as a whole: its connections, its clock and its upkeep.
-public protocol StoreUpkeep: Sendable {
+package protocol StoreUpkeep: Sendable {
     /// Closes every connection; later calls throw.
     func close()
     /// Whether the database answers now.
@@ -215,5 +215,5 @@ public protocol StoreUpkeep: Sendable {
 }
 
 /// Every port at once: what a store implements and what the admin commands open.
-public typealias AuthStorage = KeyRegistry & HostTokens & AuditLog & PolicyStore & ChallengeStore & ConsoleQueries
+package typealias AuthStorage = KeyRegistry & HostTokens & AuditLog & PolicyStore & ChallengeStore & ConsoleQueries
     & AdminAccounts & FailureCounts & BatchStore & StoreUpkeep & OfflineGrantStore

@@ -6,7 +6,7 @@ import FingerAuthKeyFormats
 /// /metrics and in what the admin tools print (`name`); everywhere else they are these enums.
 
 /// What an audit row records.
-public enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
+package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
     /// A login token (`/v1/login`, `/login`).
     case login
     /// The `/oauth2/token` grant.
@@ -47,7 +47,7 @@ public enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
     case other(String)
 
     /// Every event this release writes.
-    public static let known: [AuditEventKind] = [
+    package static let known: [AuditEventKind] = [
         .login, .oauthToken, .register, .revoke, .attestChallenge, .policyCheck, .refusals, .adminRevoke, .adminApprove,
         .adminCreate, .adminSetup, .adminSignin, .adminReset, .adminRemove, .tokenCreate, .tokenRevoke, .policyChange,
         .ekPin,
@@ -55,7 +55,7 @@ public enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
     ]
 
     /// The event as the `event` column holds it.
-    public var name: String {
+    package var name: String {
         switch self {
         case .login: return "login"
         case .oauthToken: return "oauth_token"
@@ -82,19 +82,19 @@ public enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { name }
+    package var description: String { name }
 
     /// The event the column's `name` stands for.
-    public init(name: String) {
+    package init(name: String) {
         self = Self.known.first { $0.name == name } ?? .other(name)
     }
 
     /// `name` for SQL text: a partial index and the console's counts compare with it.
-    public var sqlLiteral: String { "'" + name + "'" }
+    package var sqlLiteral: String { "'" + name + "'" }
 }
 
 /// How a request or an action ended.
-public enum AuditOutcome: Hashable, Sendable, CustomStringConvertible {
+package enum AuditOutcome: Hashable, Sendable, CustomStringConvertible {
     /// Done: the login accepted, the key registered, the change made.
     case accept
     /// Refused, for the row's reason.
@@ -104,10 +104,10 @@ public enum AuditOutcome: Hashable, Sendable, CustomStringConvertible {
     /// An outcome this release does not know: a row another release wrote.
     case other(String)
 
-    public static let known: [AuditOutcome] = [.accept, .deny, .error]
+    package static let known: [AuditOutcome] = [.accept, .deny, .error]
 
     /// The outcome as the `outcome` column holds it.
-    public var name: String {
+    package var name: String {
         switch self {
         case .accept: return "accept"
         case .deny: return "deny"
@@ -116,21 +116,21 @@ public enum AuditOutcome: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { name }
+    package var description: String { name }
 
     /// The outcome the column's `name` stands for.
-    public init(name: String) {
+    package init(name: String) {
         self = Self.known.first { $0.name == name } ?? .other(name)
     }
 
     /// `name` for SQL text: the partial indexes and the console's counts compare with it.
-    public var sqlLiteral: String { "'" + name + "'" }
+    package var sqlLiteral: String { "'" + name + "'" }
 }
 
 /// Why a request was refused or an action ended as it did: the `reason` of an audit row and
 /// of a log line, and of a refusal's answer. Text only at the boundaries (`text`); a row's
 /// text read back is the same reason (`init(text:)`), since no two kinds share a word.
-public enum AuditReason: Hashable, Sendable, CustomStringConvertible {
+package enum AuditReason: Hashable, Sendable, CustomStringConvertible {
     /// A token's refusal, by the verifier or by the write transaction.
     case token(Refusal)
     /// A registration proof's refusal (`proof_` and the token's reason).
@@ -143,7 +143,7 @@ public enum AuditReason: Hashable, Sendable, CustomStringConvertible {
     case detail(String)
 
     /// The reason as the `reason` column, the log line and /metrics hold it.
-    public var text: String {
+    package var text: String {
         switch self {
         case let .token(refusal): return refusal.rawValue
         case let .proof(refusal): return "proof_" + refusal.rawValue
@@ -153,10 +153,10 @@ public enum AuditReason: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { text }
+    package var description: String { text }
 
     /// The reason a column's `text` stands for.
-    public init(text: String) {
+    package init(text: String) {
         if let refusal = Refusal(rawValue: text) {
             self = .token(refusal)
         } else if let refusal = AttestationRefusal(rawValue: text) {
@@ -174,7 +174,7 @@ public enum AuditReason: Hashable, Sendable, CustomStringConvertible {
 /// The fixed reasons that are not a token's (`Refusal`) or an attestation's
 /// (`AttestationRefusal`): the word is the audit row's, and where a client hears it, the
 /// answer's `error`.
-public enum ReasonCode: String, Sendable, CaseIterable {
+package enum ReasonCode: String, Sendable, CaseIterable {
     // What a request's form is refused for.
     case invalidRequest = "invalid_request"
     case invalidJSON = "invalid_json"

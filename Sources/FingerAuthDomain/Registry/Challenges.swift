@@ -1,20 +1,20 @@
 /// One challenge as stored. The secret is kept as its SHA-256 only: the database never
 /// holds what would answer the challenge.
-public struct StoredChallenge: Sendable, Equatable {
-    public var id: String
-    public var user: String
-    public var host: String
+package struct StoredChallenge: Sendable, Equatable {
+    package var id: String
+    package var user: String
+    package var host: String
     /// The AK's TPM2B_PUBLIC, as the host sent it.
-    public var attestationKey: [UInt8]
-    public var secretDigest: [UInt8]
-    public var nonce: [UInt8]
+    package var attestationKey: [UInt8]
+    package var secretDigest: [UInt8]
+    package var nonce: [UInt8]
     /// Seconds since the epoch after which the challenge is gone.
-    public var expires: Int64
+    package var expires: Int64
     /// The EK the challenge's secret was wrapped for (`EndorsementKeyID`): the EK whose TPM
     /// answering it proves to hold the AK.
-    public var ek: String
+    package var ek: String
 
-    public init(
+    package init(
         id: String, user: String, host: String, attestationKey: [UInt8], secretDigest: [UInt8],
         nonce: [UInt8], expires: Int64, ek: String
     ) {
@@ -30,7 +30,7 @@ public struct StoredChallenge: Sendable, Equatable {
 }
 
 /// Whether a new challenge was stored.
-public enum ChallengeAdmission: Sendable, Equatable {
+package enum ChallengeAdmission: Sendable, Equatable {
     case admitted
     /// The host already holds its share of open challenges.
     case hostFull

@@ -2,7 +2,7 @@ extension HostRevocation {
     /// The audit rows of this revocation, the same from the command line and the console:
     /// `token_revoke` for each host whose enrollment tokens went, `admin_revoke` (reason
     /// `host_revoked`) for each of its keys; `peer` and `admin` say who did it.
-    public func auditEvents(peer: String, admin: String?) -> [AuditEvent] {
+    package func auditEvents(peer: String, admin: String?) -> [AuditEvent] {
         hosts.map { AuditEvent(event: .tokenRevoke, host: $0, outcome: .accept, peer: peer, admin: admin) }
             + keys.map {
                 AuditEvent(

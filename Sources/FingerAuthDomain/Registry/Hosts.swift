@@ -1,16 +1,16 @@
 /// A host as `fingerauthd hosts list` shows it.
-public struct HostSummary: Sendable, Equatable {
-    public var host: String
-    public var labels: [String]
+package struct HostSummary: Sendable, Equatable {
+    package var host: String
+    package var labels: [String]
     /// Enrollment tokens not revoked / in all.
-    public var activeTokens: Int
-    public var tokens: Int
+    package var activeTokens: Int
+    package var tokens: Int
     /// Keys registered on it, active or pending.
-    public var keys: Int
+    package var keys: Int
     /// Its pinned TPM endorsement key, if any.
-    public var ek: EKPin?
+    package var ek: EKPin?
 
-    public init(host: String, labels: [String], activeTokens: Int, tokens: Int, keys: Int, ek: EKPin?) {
+    package init(host: String, labels: [String], activeTokens: Int, tokens: Int, keys: Int, ek: EKPin?) {
         self.host = host
         self.labels = labels
         self.activeTokens = activeTokens
@@ -21,18 +21,18 @@ public struct HostSummary: Sendable, Equatable {
 }
 
 /// One page of a long list: `limit` items after the first `offset`.
-public struct Paging: Sendable, Equatable {
-    public var offset: Int
-    public var limit: Int
+package struct Paging: Sendable, Equatable {
+    package var offset: Int
+    package var limit: Int
 
-    public init(offset: Int, limit: Int) {
+    package init(offset: Int, limit: Int) {
         self.offset = max(0, offset)
         self.limit = max(1, limit)
     }
 }
 
 /// How a host's EK pin was made.
-public enum EKSource: String, Sendable, Equatable {
+package enum EKSource: String, Sendable, Equatable {
     /// Recorded by the host's first attestation: whichever TPM attested first.
     case tofu
     /// Provisioned by an admin from the host's own `fingerauth key ek`.
@@ -40,17 +40,17 @@ public enum EKSource: String, Sendable, Equatable {
 }
 
 /// A host's pinned EK.
-public struct EKPin: Sendable, Equatable {
-    public var host: String
+package struct EKPin: Sendable, Equatable {
+    package var host: String
     /// 64 lowercase hex digits (`EndorsementKeyID`).
-    public var ek: String
-    public var source: EKSource
+    package var ek: String
+    package var source: EKSource
     /// When it was pinned, seconds since the epoch.
-    public var pinned: Int64
+    package var pinned: Int64
     /// The admin who provisioned it; nil for a pin on first use.
-    public var by: String?
+    package var by: String?
 
-    public init(host: String, ek: String, source: EKSource, pinned: Int64, by: String? = nil) {
+    package init(host: String, ek: String, source: EKSource, pinned: Int64, by: String? = nil) {
         self.host = host
         self.ek = ek
         self.source = source
@@ -59,22 +59,22 @@ public struct EKPin: Sendable, Equatable {
     }
 
     /// `admin 64db3988…` / `tofu 64db3988…`: how audit rows and tables name it.
-    public var summary: String { "\(source.rawValue) \(ek)" }
+    package var summary: String { "\(source.rawValue) \(ek)" }
 }
 
 /// A key and its user, as a change that revoked it reports it.
-public struct KeyOwner: Sendable, Equatable {
-    public var kid: String
-    public var user: String
+package struct KeyOwner: Sendable, Equatable {
+    package var kid: String
+    package var user: String
 
-    public init(kid: String, user: String) {
+    package init(kid: String, user: String) {
         self.kid = kid
         self.user = user
     }
 }
 
 /// An admin's change to a host's pin.
-public enum EKPinChange: Sendable, Equatable {
+package enum EKPinChange: Sendable, Equatable {
     /// Pins `ek` as provisioned by the admin. Over a pin on first use (of this or another EK)
     /// it replaces it; over another admin's pin only with `replace`.
     case provision(host: String, ek: String, replace: Bool)
@@ -82,7 +82,7 @@ public enum EKPinChange: Sendable, Equatable {
     case reset(host: String)
 
     /// The host the change is for.
-    public var host: String {
+    package var host: String {
         switch self {
         case let .provision(host, _, _), let .reset(host): return host
         }
@@ -90,7 +90,7 @@ public enum EKPinChange: Sendable, Equatable {
 }
 
 /// What an admin's change did.
-public enum EKPinResult: Sendable, Equatable {
+package enum EKPinResult: Sendable, Equatable {
     /// Changed: the pin before and after, and the keys revoked because an EK other than the
     /// new pin attested them (they came from another TPM than the host's, as far as the
     /// authenticator now knows).
@@ -106,7 +106,7 @@ public enum EKPinResult: Sendable, Equatable {
 extension EKPinResult {
     /// The audit rows of an admin's change: one `ek_pin` row (`by ADMIN: before -> after`)
     /// and an `admin_revoke` row for each key it revoked.
-    public func auditEvents(_ change: EKPinChange, admin: String, peer: String) -> [AuditEvent] {
+    package func auditEvents(_ change: EKPinChange, admin: String, peer: String) -> [AuditEvent] {
         let host = change.host
         var row = AuditEvent(event: .ekPin, host: host, outcome: .accept, peer: peer)
         switch self {
@@ -131,7 +131,7 @@ extension EKPinResult {
     }
 
     /// The `ek_pin` row of a pin made on first use by the registration `registration`.
-    public static func firstUseAudit(_ pin: EKPin, registration: AuditEvent) -> AuditEvent {
+    package static func firstUseAudit(_ pin: EKPin, registration: AuditEvent) -> AuditEvent {
         AuditEvent(
             event: .ekPin, user: registration.user, host: pin.host, kid: registration.kid, jti: registration.jti,
             outcome: .accept, reason: .detail("tofu: (none) -> \(pin.summary)"), peer: registration.peer)

@@ -8,17 +8,17 @@ import FingerAuthCore
 /// Nothing in it is trusted for being claimed: the policy facts are used only when the
 /// verified identity is the claimed one (else they are read again for the verified one),
 /// and a failure window is a count the request would have read anyway.
-public struct LoginReads: Sendable, Equatable {
+package struct LoginReads: Sendable, Equatable {
     /// The user and host the policy facts are for.
-    public var user: String
-    public var host: String
-    public var policy: PolicySnapshot
+    package var user: String
+    package var host: String
+    package var policy: PolicySnapshot
     /// The shared keys asked for (`FailureLimiter.sharedKey`), and the open window of each
     /// that has one.
-    public var keys: [String]
-    public var windows: [String: FailureWindow]
+    package var keys: [String]
+    package var windows: [String: FailureWindow]
 
-    public init(user: String, host: String, policy: PolicySnapshot, keys: [String], windows: [String: FailureWindow]) {
+    package init(user: String, host: String, policy: PolicySnapshot, keys: [String], windows: [String: FailureWindow]) {
         self.user = user
         self.host = host
         self.policy = policy
@@ -27,7 +27,7 @@ public struct LoginReads: Sendable, Equatable {
     }
 
     /// The policy facts when they are for `user` and `host`, byte for byte.
-    public func policy(user: String, host: String) -> PolicySnapshot? {
+    package func policy(user: String, host: String) -> PolicySnapshot? {
         self.user.sameBytes(as: user) && self.host.sameBytes(as: host) ? policy : nil
     }
 }

@@ -1,20 +1,20 @@
 import FingerAuthCore
 
 /// The p50 and p95 of one stage over a host's recent logins (nearest rank), in milliseconds.
-public struct StagePercentiles: Sendable, Equatable {
-    public var p50: Int64
-    public var p95: Int64
+package struct StagePercentiles: Sendable, Equatable {
+    package var p50: Int64
+    package var p95: Int64
     /// How many logins reported this stage.
-    public var count: Int
+    package var count: Int
 
-    public init(p50: Int64, p95: Int64, count: Int) {
+    package init(p50: Int64, p95: Int64, count: Int) {
         self.p50 = p50
         self.p95 = p95
         self.count = count
     }
 
     /// The percentiles of `values`; nil when there are none.
-    public init?(_ values: [Int64]) {
+    package init?(_ values: [Int64]) {
         guard !values.isEmpty else { return nil }
         let sorted = values.sorted()
         func rank(_ percent: Int) -> Int64 {
@@ -28,16 +28,16 @@ public struct StagePercentiles: Sendable, Equatable {
 
 /// A host's login times as the console shows them: the percentiles of each stage its helpers
 /// reported (`LoginStageReport`) over its last accepted logins.
-public struct LoginStageSummary: Sendable, Equatable {
-    public var ready: StagePercentiles?
-    public var match: StagePercentiles?
-    public var connect: StagePercentiles?
+package struct LoginStageSummary: Sendable, Equatable {
+    package var ready: StagePercentiles?
+    package var match: StagePercentiles?
+    package var connect: StagePercentiles?
 
     /// How many of a host's last accepted logins the console summarizes, and how far back.
-    public static let logins = 1000
-    public static let seconds: Int64 = 7 * 86_400
+    package static let logins = 1000
+    package static let seconds: Int64 = 7 * 86_400
 
-    public init(_ reports: [LoginStageReport]) {
+    package init(_ reports: [LoginStageReport]) {
         ready = StagePercentiles(reports.compactMap(\.ready))
         match = StagePercentiles(reports.compactMap(\.match))
         connect = StagePercentiles(reports.compactMap(\.connect))

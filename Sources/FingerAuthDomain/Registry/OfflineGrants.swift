@@ -3,19 +3,19 @@ import FingerAuthCore
 /// An offline grant as the authenticator records it when it issues one (`offline_grants`):
 /// what the signed grant says, so that the console can list the live ones and a host's
 /// sync can learn which were withdrawn.
-public struct IssuedGrant: Sendable, Equatable {
-    public var gid: String
-    public var user: String
-    public var host: String
-    public var kid: String
-    public var issued: Int64
-    public var notAfter: Int64
-    public var uses: Int
-    public var services: [String]
+package struct IssuedGrant: Sendable, Equatable {
+    package var gid: String
+    package var user: String
+    package var host: String
+    package var kid: String
+    package var issued: Int64
+    package var notAfter: Int64
+    package var uses: Int
+    package var services: [String]
     /// The `offline` rule that allowed it.
-    public var rule: Int64
+    package var rule: Int64
 
-    public init(
+    package init(
         gid: String, user: String, host: String, kid: String, issued: Int64, notAfter: Int64, uses: Int,
         services: [String], rule: Int64
     ) {
@@ -31,7 +31,7 @@ public struct IssuedGrant: Sendable, Equatable {
     }
 
     /// The claims the host receives, signed.
-    public var grant: OfflineGrant {
+    package var grant: OfflineGrant {
         OfflineGrant(
             gid: gid, user: user, host: host, kid: kid, issuedAt: issued, notAfter: notAfter,
             ttlSeconds: notAfter - issued, uses: uses, services: services)
@@ -39,7 +39,7 @@ public struct IssuedGrant: Sendable, Equatable {
 }
 
 /// Where a grant a host holds stands, as its sync learns it.
-public enum GrantState: String, Sendable, Equatable {
+package enum GrantState: String, Sendable, Equatable {
     /// Issued, unexpired, its key active, not replaced nor withdrawn by an admin.
     case live
     /// Anything else: the host drops it.
@@ -48,11 +48,11 @@ public enum GrantState: String, Sendable, Equatable {
 
 /// One offline login record whose signature verified with its kid's registered key, with
 /// the SHA-256 of its line (the next record's `prev`), base64url.
-public struct VerifiedOfflineRecord: Sendable, Equatable {
-    public var record: OfflineRecord
-    public var lineHash: String
+package struct VerifiedOfflineRecord: Sendable, Equatable {
+    package var record: OfflineRecord
+    package var lineHash: String
 
-    public init(record: OfflineRecord, lineHash: String) {
+    package init(record: OfflineRecord, lineHash: String) {
         self.record = record
         self.lineHash = lineHash
     }
@@ -61,18 +61,18 @@ public struct VerifiedOfflineRecord: Sendable, Equatable {
 /// How an upload of one key's records ended: the `seq` of each record the authenticator
 /// now holds (stored now or before) and of each it will never store — the host may drop
 /// exactly these — and how many rows it wrote, flagged and left for a later upload.
-public struct OfflineUploadResult: Sendable, Equatable {
-    public var held: [Int64]
+package struct OfflineUploadResult: Sendable, Equatable {
+    package var held: [Int64]
     /// A never-approved key's records, and a revoked key's outside its grants or past their uses.
-    public var rejected: [Int64]
-    public var stored: Int
+    package var rejected: [Int64]
+    package var stored: Int
     /// Gaps, rewinds and broken chains found (each one an `offline_gap` audit row).
-    public var flagged: Int
+    package var flagged: Int
     /// Records past the key's rows of the window (`OfflineUpload.maxRowsPerKey`): neither
     /// held nor rejected, the host sends them again later.
-    public var deferred: Int
+    package var deferred: Int
 
-    public init(held: [Int64] = [], rejected: [Int64] = [], stored: Int = 0, flagged: Int = 0, deferred: Int = 0) {
+    package init(held: [Int64] = [], rejected: [Int64] = [], stored: Int = 0, flagged: Int = 0, deferred: Int = 0) {
         self.held = held
         self.rejected = rejected
         self.stored = stored
@@ -82,22 +82,22 @@ public struct OfflineUploadResult: Sendable, Equatable {
 }
 
 /// One key's verified records as one upload hands them to the store (`WriteItem.offlineRecords`).
-public struct OfflineUpload: Sendable, Equatable {
-    public var records: [VerifiedOfflineRecord]
-    public var kid: String
-    public var peer: String
+package struct OfflineUpload: Sendable, Equatable {
+    package var records: [VerifiedOfflineRecord]
+    package var kid: String
+    package var peer: String
     /// The authenticator's receipt time: every row is stored at it.
-    public var now: Int64
+    package var now: Int64
 
     /// Most `offline_login` and `offline_gap` rows one key writes per `rowWindow` seconds
     /// (by receipt time); records past it wait, unacknowledged, for a later upload.
-    public static let maxRowsPerKey = 64
-    public static let rowWindow: Int64 = 3600
+    package static let maxRowsPerKey = 64
+    package static let rowWindow: Int64 = 3600
     /// How far a record's claimed time may lie outside its grant's window (or after its
     /// receipt) and still count as inside: the host's clock is not the authenticator's.
-    public static let skew: Int64 = ReplayWindow.maxSkew
+    package static let skew: Int64 = ReplayWindow.maxSkew
 
-    public init(records: [VerifiedOfflineRecord], kid: String, peer: String, now: Int64) {
+    package init(records: [VerifiedOfflineRecord], kid: String, peer: String, now: Int64) {
         self.records = records
         self.kid = kid
         self.peer = peer
@@ -106,7 +106,7 @@ public struct OfflineUpload: Sendable, Equatable {
 }
 
 /// The offline grants the authenticator issued and the offline logins hosts reported.
-public protocol OfflineGrantStore: Sendable {
+package protocol OfflineGrantStore: Sendable {
     /// Where each of `gids` stands at `now` (unknown ones are withdrawn).
     func grantStates(gids: [String], now: Int64) throws(StoreError) -> [String: GrantState]
     /// Live grants (of `host`, or every host), newest first.
@@ -128,7 +128,7 @@ public protocol OfflineGrantStore: Sendable {
 }
 
 /// The offline-grant key as the service uses it: FingerAuthCrypto's `GrantSigningKey`.
-public protocol GrantSigner: Sendable {
+package protocol GrantSigner: Sendable {
     /// The thumbprint of the key that signs.
     var keyID: String { get }
     /// ES256 of `data` (`r || s`); nil when the library fails.

@@ -8,7 +8,7 @@ import FingerAuthCore
 /// no matching `offline` rule means no grant.
 
 /// Which of the two kinds of request a rule is for.
-public enum PolicyStage: String, Sendable, CaseIterable {
+package enum PolicyStage: String, Sendable, CaseIterable {
     /// `POST /v1/keys`: who may register a key on which hosts (services do not apply).
     case registration
     /// A login token (`/v1/login`, `/login`, the `/oauth2/token` grant).
@@ -19,19 +19,19 @@ public enum PolicyStage: String, Sendable, CaseIterable {
 }
 
 /// How long and how often an offline grant may be used: an `offline` rule's limits.
-public struct OfflineLimits: Sendable, Equatable {
+package struct OfflineLimits: Sendable, Equatable {
     /// The grant's lifetime from its issue, seconds (1 hour to 30 days, whole hours).
-    public var seconds: Int64
+    package var seconds: Int64
     /// How many offline logins it allows (1 to 1,000).
-    public var uses: Int
+    package var uses: Int
 
-    public init(seconds: Int64, uses: Int) {
+    package init(seconds: Int64, uses: Int) {
         self.seconds = seconds
         self.uses = uses
     }
 
     /// Why these limits cannot be stored, or nil.
-    public var problem: String? {
+    package var problem: String? {
         guard seconds >= 3600, seconds <= OfflineGrant.maxTTLSeconds, seconds % 3600 == 0 else {
             return "offline hours are 1 to \(OfflineGrant.maxTTLSeconds / 3600)"
         }
@@ -40,9 +40,9 @@ public struct OfflineLimits: Sendable, Equatable {
     }
 
     /// `86400,10`: the stored form.
-    public var text: String { "\(seconds),\(uses)" }
+    package var text: String { "\(seconds),\(uses)" }
 
-    public init?(text: String) {
+    package init?(text: String) {
         let parts = text.split(separator: ",")
         guard parts.count == 2, let seconds = Int64(parts[0]), let uses = Int(parts[1]) else { return nil }
         self.init(seconds: seconds, uses: uses)
@@ -51,7 +51,7 @@ public struct OfflineLimits: Sendable, Equatable {
 }
 
 /// What a matching rule decides.
-public enum PolicyAction: String, Sendable, CaseIterable {
+package enum PolicyAction: String, Sendable, CaseIterable {
     case allow
     case deny
     /// Allow a key held in attested hardware; refuse a software key.
@@ -64,7 +64,7 @@ public enum PolicyAction: String, Sendable, CaseIterable {
 
 /// The kind of key a request is signed with. Every key is `software` until TPM-held keys are
 /// attested at registration.
-public enum KeyKind: String, Sendable, CaseIterable {
+package enum KeyKind: String, Sendable, CaseIterable {
     case software
     case hardware
 }
@@ -72,22 +72,22 @@ public enum KeyKind: String, Sendable, CaseIterable {
 /// One rule as stored. `users`, `hosts` and `services` are lists of patterns: `*` matches
 /// everything; `list:NAME` (users) a member of the user list NAME; `label:NAME` (hosts) a
 /// host carrying the label NAME; anything else is an exact, case-sensitive name.
-public struct PolicyRule: Sendable, Equatable {
+package struct PolicyRule: Sendable, Equatable {
     /// Stable id, never reused (the audit row of a refusal names it).
-    public var id: Int64
+    package var id: Int64
     /// 1-based place in the order of evaluation, among the rules of every stage.
-    public var position: Int
-    public var stage: PolicyStage
-    public var users: [String]
-    public var hosts: [String]
-    public var services: [String]
+    package var position: Int
+    package var stage: PolicyStage
+    package var users: [String]
+    package var hosts: [String]
+    package var services: [String]
     /// nil: any kind.
-    public var keyKind: KeyKind?
-    public var action: PolicyAction
+    package var keyKind: KeyKind?
+    package var action: PolicyAction
     /// An `offline` rule that grants: the grant's limits; nil for every other rule.
-    public var offline: OfflineLimits?
+    package var offline: OfflineLimits?
 
-    public init(
+    package init(
         id: Int64 = 0, position: Int = 0, stage: PolicyStage, users: [String], hosts: [String],
         services: [String] = ["*"], keyKind: KeyKind? = nil, action: PolicyAction,
         offline: OfflineLimits? = nil
@@ -105,14 +105,14 @@ public struct PolicyRule: Sendable, Equatable {
 
     /// `login users=alice,list:dba hosts=label:db services=sudo key=* -> allow`: the form
     /// `policy list` prints and the audit rows of changes keep.
-    public var summary: String {
+    package var summary: String {
         "\(stage.rawValue) users=\(users.joined(separator: ",")) hosts=\(hosts.joined(separator: ","))"
             + " services=\(services.joined(separator: ",")) key=\(keyKind?.rawValue ?? "*") -> \(action.rawValue)"
             + (offline.map { " hours=\($0.seconds / 3600) uses=\($0.uses)" } ?? "")
     }
 
     /// Why `patterns` cannot be stored, or nil: empty lists, empty names, separators.
-    public static func problem(in patterns: [String], field: String) -> String? {
+    package static func problem(in patterns: [String], field: String) -> String? {
         guard !patterns.isEmpty else { return "\(field): at least one name, list:NAME, label:NAME or *" }
         for pattern in patterns {
             let bytes = Array(pattern.utf8)
@@ -132,15 +132,15 @@ public struct PolicyRule: Sendable, Equatable {
 /// What one decision needs, read in one statement (one snapshot of the database): every
 /// rule, the labels of the request's host and the lists its user is in. A rule change that
 /// commits is seen whole by the next request, or not at all.
-public struct PolicySnapshot: Sendable, Equatable {
-    public var rules: [PolicyRule]
-    public var hostLabels: Set<String>
-    public var userLists: Set<String>
+package struct PolicySnapshot: Sendable, Equatable {
+    package var rules: [PolicyRule]
+    package var hostLabels: Set<String>
+    package var userLists: Set<String>
     /// The EK an admin provisioned for the request's host; nil when it has none, or only a
     /// pin on first use.
-    public var provisionedEK: String?
+    package var provisionedEK: String?
 
-    public init(
+    package init(
         rules: [PolicyRule] = [], hostLabels: Set<String> = [], userLists: Set<String> = [],
         provisionedEK: String? = nil
     ) {
@@ -152,18 +152,18 @@ public struct PolicySnapshot: Sendable, Equatable {
 }
 
 /// A request as the policy sees it.
-public struct PolicyRequest: Sendable, Equatable {
-    public var stage: PolicyStage
-    public var user: String
-    public var host: String
+package struct PolicyRequest: Sendable, Equatable {
+    package var stage: PolicyStage
+    package var user: String
+    package var host: String
     /// The PAM service of a login; nil for a registration.
-    public var service: String?
-    public var keyKind: KeyKind
+    package var service: String?
+    package var keyKind: KeyKind
     /// The EK that attested the key (`EndorsementKeyID`); nil for a software key or one
     /// attested before EKs were recorded.
-    public var ek: String?
+    package var ek: String?
 
-    public init(
+    package init(
         stage: PolicyStage, user: String, host: String, service: String? = nil, keyKind: KeyKind = .software,
         ek: String? = nil
     ) {
@@ -177,17 +177,17 @@ public struct PolicyRequest: Sendable, Equatable {
 }
 
 /// The answer and the rule that gave it (nil: no rule matched, allowed by default).
-public struct PolicyDecision: Sendable, Equatable {
-    public var allowed: Bool
-    public var rule: PolicyRule?
+package struct PolicyDecision: Sendable, Equatable {
+    package var allowed: Bool
+    package var rule: PolicyRule?
 
-    public init(allowed: Bool, rule: PolicyRule?) {
+    package init(allowed: Bool, rule: PolicyRule?) {
         self.allowed = allowed
         self.rule = rule
     }
 
     /// `allow by rule 3`, `deny by rule 2 (require-hardware-key, software key)`, `allow (no rule matched)`.
-    public var summary: String {
+    package var summary: String {
         guard let rule else {
             return allowed ? "allow (no rule matched: the default)" : "no offline grant (no offline rule matched)"
         }
@@ -200,7 +200,7 @@ public struct PolicyDecision: Sendable, Equatable {
 extension PolicySnapshot {
     /// The first rule of `request.stage` that matches decides; none matching allows, but for
     /// the `offline` stage, where none matching gives no grant.
-    public func decide(_ request: PolicyRequest) -> PolicyDecision {
+    package func decide(_ request: PolicyRequest) -> PolicyDecision {
         for rule in rules where rule.stage == request.stage && matches(rule, request) {
             switch rule.action {
             case .allow: return PolicyDecision(allowed: true, rule: rule)
@@ -216,7 +216,7 @@ extension PolicySnapshot {
 
     /// The offline grant `request` (a login) earns: the first matching `offline` rule's
     /// limits and services when it allows, nil otherwise (also when no rule matches).
-    public func offlineGrant(for request: PolicyRequest) -> (limits: OfflineLimits, services: [String], rule: Int64)? {
+    package func offlineGrant(for request: PolicyRequest) -> (limits: OfflineLimits, services: [String], rule: Int64)? {
         var offline = request
         offline.stage = .offline
         let decision = decide(offline)
@@ -243,7 +243,7 @@ extension PolicySnapshot {
 }
 
 /// A change to the policy, made by an admin command in one transaction with its audit row.
-public enum PolicyChange: Sendable, Equatable {
+package enum PolicyChange: Sendable, Equatable {
     /// Adds `rule` at `position` (1-based; nil: last); later rules move down.
     case addRule(PolicyRule, position: Int?)
     case removeRule(id: Int64)
@@ -260,7 +260,7 @@ public enum PolicyChange: Sendable, Equatable {
 }
 
 /// How a change ended.
-public enum PolicyChangeResult: Sendable, Equatable {
+package enum PolicyChangeResult: Sendable, Equatable {
     /// Done: the rule added (for `addRule`) and what the policy said before and after, for
     /// the audit row and the command's output.
     case changed(rule: PolicyRule?, before: String, after: String)
@@ -272,9 +272,9 @@ public enum PolicyChangeResult: Sendable, Equatable {
 }
 
 /// The order of rules after a change: both stores renumber 1…n with it.
-public enum PolicyOrder {
+package enum PolicyOrder {
     /// `ids` in their current order, with `moving` put at `position` (1-based, clamped).
-    public static func moving(_ moving: Int64, to position: Int, in ids: [Int64]) -> [Int64] {
+    package static func moving(_ moving: Int64, to position: Int, in ids: [Int64]) -> [Int64] {
         var order = ids.filter { $0 != moving }
         let index = min(max(position, 1), order.count + 1) - 1
         order.insert(moving, at: index)
@@ -285,7 +285,7 @@ public enum PolicyOrder {
 extension PolicyChangeResult {
     /// The audit row of `change`: outcome, reason (`before -> after`, or why nothing changed,
     /// after the base row's own reason — who made the change) and the rule it touched.
-    public func audit(_ base: AuditEvent, _ change: PolicyChange) -> AuditEvent {
+    package func audit(_ base: AuditEvent, _ change: PolicyChange) -> AuditEvent {
         var event = base
         let what: AuditReason
         switch self {

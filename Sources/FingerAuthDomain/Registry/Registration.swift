@@ -1,8 +1,8 @@
 /// What a registration's outcome means for its audit row, and how a kid already
 /// registered is judged. The stores run the transaction (`register`); the rules are here.
-public enum Registration {
+package enum Registration {
     /// The registration's audit row for `result`.
-    public static func audit(_ event: AuditEvent, result: RegistrationResult, status: KeyStatus) -> AuditEvent {
+    package static func audit(_ event: AuditEvent, result: RegistrationResult, status: KeyStatus) -> AuditEvent {
         var row = event
         switch result {
         case .created:
@@ -32,7 +32,7 @@ public enum Registration {
 
     /// A registration that found `existing` under the kid of `key`: the same user and host
     /// (compared byte for byte) are already registered; anything else is a conflict.
-    public static func existing(_ existing: RegisteredKey, for key: RegisteredKey) -> RegistrationResult {
+    package static func existing(_ existing: RegisteredKey, for key: RegisteredKey) -> RegistrationResult {
         guard existing.user.utf8.elementsEqual(key.user.utf8), existing.host.utf8.elementsEqual(key.host.utf8) else {
             return .conflict
         }

@@ -1,7 +1,7 @@
 import FingerAuthCore
 
 /// A registered device key's state.
-public enum KeyStatus: String, Sendable, CaseIterable {
+package enum KeyStatus: String, Sendable, CaseIterable {
     /// Tokens signed by it are accepted.
     case active
     /// Registered while `approval = manual`; refused until `fingerauthd keys approve`.
@@ -11,22 +11,22 @@ public enum KeyStatus: String, Sendable, CaseIterable {
 }
 
 /// A public key as the registry holds it.
-public struct RegisteredKey: Sendable, Equatable {
+package struct RegisteredKey: Sendable, Equatable {
     /// RFC 7638 thumbprint of `jwk`.
-    public var kid: String
-    public var user: String
-    public var host: String
-    public var jwk: JWK
-    public var status: KeyStatus
+    package var kid: String
+    package var user: String
+    package var host: String
+    package var jwk: JWK
+    package var status: KeyStatus
     /// Registration time, seconds since the epoch.
-    public var created: Int64
+    package var created: Int64
     /// Where the private key lives, as far as the authenticator was shown.
-    public var kind: KeyOrigin
+    package var kind: KeyOrigin
     /// For an attested key: the EK of the TPM that attested it (`EndorsementKeyID`); nil for
     /// a software key, and for keys attested before the authenticator recorded it.
-    public var ek: String?
+    package var ek: String?
 
-    public init(
+    package init(
         kid: String, user: String, host: String, jwk: JWK, status: KeyStatus, created: Int64,
         kind: KeyOrigin = .software, ek: String? = nil
     ) {
@@ -42,7 +42,7 @@ public struct RegisteredKey: Sendable, Equatable {
 }
 
 /// Where a registered key's private half lives, as far as the authenticator was shown.
-public enum KeyOrigin: String, Sendable, Equatable {
+package enum KeyOrigin: String, Sendable, Equatable {
     /// A key the host holds in a file (or anywhere it likes): nothing was proven.
     case software
     /// A key whose registration proved, by TPM key attestation against a trusted EK CA,
@@ -50,11 +50,11 @@ public enum KeyOrigin: String, Sendable, Equatable {
     case attestedTPM = "attested-tpm"
 
     /// The kind a policy rule's `key` matches.
-    public var policyKind: KeyKind { self == .attestedTPM ? .hardware : .software }
+    package var policyKind: KeyKind { self == .attestedTPM ? .hardware : .software }
 }
 
 /// Finds registered keys by kid. The stores are the real ones; tests use a dictionary.
-public protocol KeyDirectory: Sendable {
+package protocol KeyDirectory: Sendable {
     /// The key registered under `kid`, in any status, or nil.
     func registeredKey(kid: String) throws(StoreError) -> RegisteredKey?
 }
@@ -62,49 +62,49 @@ public protocol KeyDirectory: Sendable {
 /// One row of the audit table: who tried what, from where, and what the answer was.
 /// Values from requests are cleaned (printable ASCII, capped) before they get here; no
 /// token, JWT or key is ever one of them.
-public struct AuditEvent: Sendable, Equatable {
+package struct AuditEvent: Sendable, Equatable {
     /// What happened: a login, a registration, an admin's action, refused requests of one
     /// address counted together (`refusals`), …
-    public var event: AuditEventKind
+    package var event: AuditEventKind
     /// The user the request proved to act for (a verified signature's key, a host token's
     /// key, an admin's choice); nil when nothing was proved.
-    public var user: String?
+    package var user: String?
     /// The user an unverified request only named (a token's `sub` before its signature
     /// verified). Proof of nothing: kept apart from `user` so that nobody reads a forged
     /// attempt as the user's own.
-    public var claimedUser: String?
-    public var host: String?
-    public var kid: String?
-    public var jti: String?
+    package var claimedUser: String?
+    package var host: String?
+    package var kid: String?
+    package var jti: String?
     /// How it ended.
-    public var outcome: AuditOutcome
+    package var outcome: AuditOutcome
     /// Why it was refused, or what an accepted action did; nil for a plain accept.
-    public var reason: AuditReason?
+    package var reason: AuditReason?
     /// The client's address, or `local` for admin commands.
-    public var peer: String?
+    package var peer: String?
     /// Whether the request proved who sent it (a verified signature, a valid host token, an
     /// admin on this machine). Unverified rows have a retention of their own.
-    public var verified: Bool
+    package var verified: Bool
     /// How many requests the row stands for: more than one only for `refusals` rows.
-    public var count: Int64
+    package var count: Int64
     /// The policy rule that decided a refusal (`policy_denied`) or that a change touched.
-    public var rule: Int64?
+    package var rule: Int64?
     /// The console admin who took this action; nil for everything else.
-    public var admin: String?
+    package var admin: String?
     /// A verified login token's `service` claim: the PAM service of a host's own login, or
     /// `fingerauth-agent` for every login the agent made.
-    public var service: String?
+    package var service: String?
     /// A verified login token's `client_service` claim: the service an agent's client named.
     /// Nobody vouches for it (the client chooses it); kept for the record only.
-    public var clientService: String?
+    package var clientService: String?
     /// A verified login's times as its helper reported them (`LoginStageReport`: nobody
     /// vouches for them); nil for every other row.
-    public var stages: LoginStageReport?
+    package var stages: LoginStageReport?
     /// An offline record's own time as its host claims it (`at`): nobody vouches for it.
     /// The row's time is the authenticator's receipt. Nil for every other row.
-    public var claimedTime: Int64?
+    package var claimedTime: Int64?
 
-    public init(
+    package init(
         event: AuditEventKind, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
         kid: String? = nil, jti: String? = nil, outcome: AuditOutcome, reason: AuditReason? = nil,
         peer: String? = nil, verified: Bool = true, count: Int64 = 1, rule: Int64? = nil, admin: String? = nil
@@ -126,13 +126,13 @@ public struct AuditEvent: Sendable, Equatable {
 }
 
 /// An audit row as `fingerauthd audit` prints it: the event and its time.
-public struct AuditRecord: Sendable, Equatable {
-    public var id: Int64
+package struct AuditRecord: Sendable, Equatable {
+    package var id: Int64
     /// Seconds since the epoch.
-    public var time: Int64
-    public var event: AuditEvent
+    package var time: Int64
+    package var event: AuditEvent
 
-    public init(id: Int64, time: Int64, event: AuditEvent) {
+    package init(id: Int64, time: Int64, event: AuditEvent) {
         self.id = id
         self.time = time
         self.event = event
@@ -140,15 +140,15 @@ public struct AuditRecord: Sendable, Equatable {
 }
 
 /// Which audit rows `auditRecords` returns.
-public struct AuditFilter: Sendable, Equatable {
+package struct AuditFilter: Sendable, Equatable {
     /// Rows of this (verified) user only; nil for every row.
-    public var user: String?
+    package var user: String?
     /// Rows at or after this time (seconds since the epoch).
-    public var since: Int64?
+    package var since: Int64?
     /// At most this many rows: the last ones.
-    public var limit: Int
+    package var limit: Int
 
-    public init(user: String? = nil, since: Int64? = nil, limit: Int = 100) {
+    package init(user: String? = nil, since: Int64? = nil, limit: Int = 100) {
         self.user = user
         self.since = since
         self.limit = limit
@@ -157,14 +157,14 @@ public struct AuditFilter: Sendable, Equatable {
 
 /// A host enrollment token as `fingerauthd token list` shows it: never the token, only
 /// a short id (the first 16 hex digits of its SHA-256) that `token revoke --id` takes.
-public struct HostTokenRecord: Sendable, Equatable {
-    public var id: String
-    public var host: String
-    public var created: Int64
+package struct HostTokenRecord: Sendable, Equatable {
+    package var id: String
+    package var host: String
+    package var created: Int64
     /// nil while the token is usable.
-    public var revoked: Int64?
+    package var revoked: Int64?
 
-    public init(id: String, host: String, created: Int64, revoked: Int64?) {
+    package init(id: String, host: String, created: Int64, revoked: Int64?) {
         self.id = id
         self.host = host
         self.created = created
@@ -173,7 +173,7 @@ public struct HostTokenRecord: Sendable, Equatable {
 }
 
 /// What registering a key did.
-public enum RegistrationResult: Sendable, Equatable {
+package enum RegistrationResult: Sendable, Equatable {
     /// A new key, now active or pending.
     case created
     /// The same key for the same user and host was already active or pending.
@@ -192,14 +192,14 @@ public enum RegistrationResult: Sendable, Equatable {
 }
 
 /// What revoking one key did.
-public enum RevocationResult: Sendable, Equatable {
+package enum RevocationResult: Sendable, Equatable {
     case revoked
     case alreadyRevoked
     case unknown
 }
 
 /// What approving a pending key did.
-public enum ApprovalResult: Sendable, Equatable {
+package enum ApprovalResult: Sendable, Equatable {
     case approved
     case alreadyActive
     case revoked
@@ -208,12 +208,12 @@ public enum ApprovalResult: Sendable, Equatable {
 
 /// What `token revoke` did: the hosts whose tokens were revoked, and with `--host` the
 /// keys of that host revoked with them and its access tokens withdrawn.
-public struct HostRevocation: Sendable, Equatable {
-    public var hosts: [String]
-    public var keys: [RegisteredKey]
-    public var accessTokens: Int
+package struct HostRevocation: Sendable, Equatable {
+    package var hosts: [String]
+    package var keys: [RegisteredKey]
+    package var accessTokens: Int
 
-    public init(hosts: [String] = [], keys: [RegisteredKey] = [], accessTokens: Int = 0) {
+    package init(hosts: [String] = [], keys: [RegisteredKey] = [], accessTokens: Int = 0) {
         self.hosts = hosts
         self.keys = keys
         self.accessTokens = accessTokens
@@ -222,16 +222,16 @@ public struct HostRevocation: Sendable, Equatable {
 
 /// An access token as introspection describes it (RFC 7662): active only while
 /// unexpired and while the key it was issued for is active.
-public struct AccessTokenState: Sendable, Equatable {
-    public var user: String
-    public var host: String
-    public var kid: String
-    public var created: Int64
-    public var expires: Int64
+package struct AccessTokenState: Sendable, Equatable {
+    package var user: String
+    package var host: String
+    package var kid: String
+    package var created: Int64
+    package var expires: Int64
     /// The status of the key the token was issued for, now.
-    public var keyStatus: KeyStatus?
+    package var keyStatus: KeyStatus?
 
-    public init(user: String, host: String, kid: String, created: Int64, expires: Int64, keyStatus: KeyStatus?) {
+    package init(user: String, host: String, kid: String, created: Int64, expires: Int64, keyStatus: KeyStatus?) {
         self.user = user
         self.host = host
         self.kid = kid
@@ -242,28 +242,28 @@ public struct AccessTokenState: Sendable, Equatable {
 }
 
 /// Whether the store can answer right now (`ServiceOperation.health`).
-public enum StoreHealth: Sendable, Equatable {
+package enum StoreHealth: Sendable, Equatable {
     case available
     /// The database cannot be reached; the text names no secret.
     case unavailable(String)
 }
 
 /// What one pruning pass removed.
-public struct PruneResult: Sendable, Equatable {
-    public var replay: Int
-    public var accessTokens: Int
+package struct PruneResult: Sendable, Equatable {
+    package var replay: Int
+    package var accessTokens: Int
     /// Audit rows of verified requests past their retention.
-    public var audit: Int
+    package var audit: Int
     /// Audit rows of unverified requests past their (shorter) retention.
-    public var unverifiedAudit: Int
+    package var unverifiedAudit: Int
     /// Expired shared rate-limit windows (PostgreSQL only).
-    public var rateCounters: Int
+    package var rateCounters: Int
 
     /// Offline grants that ended (expired, replaced or withdrawn): a host asking about one
     /// hears "withdrawn" all the same.
-    public var grants: Int
+    package var grants: Int
 
-    public init(
+    package init(
         replay: Int = 0, accessTokens: Int = 0, audit: Int = 0, unverifiedAudit: Int = 0, rateCounters: Int = 0,
         grants: Int = 0
     ) {
@@ -275,28 +275,28 @@ public struct PruneResult: Sendable, Equatable {
         self.grants = grants
     }
 
-    public var total: Int { replay + accessTokens + audit + unverifiedAudit + rateCounters + grants }
+    package var total: Int { replay + accessTokens + audit + unverifiedAudit + rateCounters + grants }
 }
 
 /// What a pruning pass removes, in the database's own time.
-public struct PrunePolicy: Sendable, Equatable {
+package struct PrunePolicy: Sendable, Equatable {
     /// Audit rows of verified requests older than this many seconds go; nil keeps them.
-    public var auditRetention: Int64?
+    package var auditRetention: Int64?
     /// Audit rows of unverified requests older than this many seconds go; nil keeps them.
-    public var unverifiedAuditRetention: Int64?
+    package var unverifiedAuditRetention: Int64?
 
-    public init(auditRetention: Int64? = nil, unverifiedAuditRetention: Int64? = nil) {
+    package init(auditRetention: Int64? = nil, unverifiedAuditRetention: Int64? = nil) {
         self.auditRetention = auditRetention
         self.unverifiedAuditRetention = unverifiedAuditRetention
     }
 }
 
 /// A rate-limit key's current window: failures counted and the second it ends.
-public struct FailureWindow: Sendable, Equatable {
-    public var count: Int
-    public var end: Int64
+package struct FailureWindow: Sendable, Equatable {
+    package var count: Int
+    package var end: Int64
 
-    public init(count: Int, end: Int64) {
+    package init(count: Int, end: Int64) {
         self.count = count
         self.end = end
     }

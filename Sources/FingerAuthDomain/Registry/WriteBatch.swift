@@ -1,7 +1,7 @@
 /// The writes of a request as the group commit takes them: each item is one of the
 /// few things the request path ever writes. A batch of items from many requests runs in
 /// one transaction and becomes durable with one commit.
-public enum WriteItem: Sendable {
+package enum WriteItem: Sendable {
     /// A verified token's use: see `TokenClaim`.
     case claim(TokenClaim)
     /// One audit row at `time`, nothing else.
@@ -21,25 +21,25 @@ public enum WriteItem: Sendable {
 /// `jti` is claimed until `keepUntil`, the effect applied, and `audit` written with the
 /// outcome. A revocation that committed before this transaction is seen by it; one that
 /// commits after it finds the jti already used — no token is accepted after a revocation.
-public struct TokenClaim: Sendable {
-    public var kid: String
-    public var user: String
-    public var host: String
-    public var jti: String
+package struct TokenClaim: Sendable {
+    package var kid: String
+    package var user: String
+    package var host: String
+    package var jti: String
     /// The jti is kept until this time (seconds since the epoch, the database's clock).
-    public var keepUntil: Int64
+    package var keepUntil: Int64
     /// Key states that accept the token: `[.active]` for logins, `[.active, .pending]` for
     /// a key holder's own revocation.
-    public var allowed: [KeyStatus]
+    package var allowed: [KeyStatus]
     /// What an accepted token does besides using up its jti.
-    public var effect: ClaimEffect
+    package var effect: ClaimEffect
     /// The row to write; its `outcome` and `reason` are set by the transaction.
-    public var audit: AuditEvent
+    package var audit: AuditEvent
     /// The reason written on acceptance (nil for a plain login).
-    public var acceptReason: AuditReason?
-    public var time: Int64
+    package var acceptReason: AuditReason?
+    package var time: Int64
 
-    public init(
+    package init(
         kid: String, user: String, host: String, jti: String, keepUntil: Int64, allowed: [KeyStatus],
         effect: ClaimEffect = .none, audit: AuditEvent, acceptReason: AuditReason? = nil, time: Int64
     ) {
@@ -57,7 +57,7 @@ public struct TokenClaim: Sendable {
 }
 
 /// What an accepted `TokenClaim` does besides using up its jti.
-public enum ClaimEffect: Sendable, Equatable {
+package enum ClaimEffect: Sendable, Equatable {
     case none
     /// Stores the SHA-256 (hex) of an OAuth access token issued for the key, valid until `expires`.
     case accessToken(sha256: String, expires: Int64)
@@ -71,7 +71,7 @@ public enum ClaimEffect: Sendable, Equatable {
 
 /// How one item of a batch ended. A batch that fails as a whole throws instead: every
 /// request in it ends in `unavailable` and none is accepted.
-public enum WriteOutcome: Sendable, Equatable {
+package enum WriteOutcome: Sendable, Equatable {
     /// An audit row, a refusal count or a failure count was written.
     case written
     /// The claim was accepted (and its effect applied).
@@ -83,7 +83,7 @@ public enum WriteOutcome: Sendable, Equatable {
 }
 
 /// Why a claim was refused inside the write transaction.
-public enum ClaimRefusal: String, Sendable, Equatable {
+package enum ClaimRefusal: String, Sendable, Equatable {
     /// The key's status (now) does not allow it: revoked, or pending for a login.
     case keyRevoked = "key_revoked"
     case keyPending = "key_pending"
@@ -93,7 +93,7 @@ public enum ClaimRefusal: String, Sendable, Equatable {
     case replayed = "replayed"
 
     /// The refusal for a key found in `status` that is not among the allowed ones.
-    public static func status(_ status: KeyStatus) -> ClaimRefusal {
+    package static func status(_ status: KeyStatus) -> ClaimRefusal {
         switch status {
         case .revoked: return .keyRevoked
         case .pending: return .keyPending
@@ -105,12 +105,12 @@ public enum ClaimRefusal: String, Sendable, Equatable {
 /// The one replay window of a fleet: a `jti` is kept until its token's `exp` plus the
 /// largest clock skew any instance may be configured with, so that no instance — whatever
 /// its `--skew` or `--max-ttl` — accepts a token after another forgot its jti.
-public enum ReplayWindow {
+package enum ReplayWindow {
     /// The largest `--skew` fingerauthd accepts, seconds.
-    public static let maxSkew: Int64 = 300
+    package static let maxSkew: Int64 = 300
 
     /// Until when the jti of a token expiring at `exp` is kept.
-    public static func keepUntil(exp: Int64) -> Int64 {
+    package static func keepUntil(exp: Int64) -> Int64 {
         let (sum, overflow) = exp.addingReportingOverflow(maxSkew)
         return overflow ? Int64.max : sum
     }

@@ -11,16 +11,16 @@ import FingerAuthKeyFormats
 /// requests of the moment. Refusals count against the client's address; against a user
 /// only when the token's signature verified with that user's key. Addresses past their
 /// limit are refused (`tooMany`) and counted together (`refusals`), not written one row each.
-public final class AuthenticatorService: Sendable {
+package final class AuthenticatorService: Sendable {
     /// Largest accepted request body, bytes; beyond it the body is refused (`bodyTooLarge`).
-    public static let maxBodyBytes = 16 * 1024
+    package static let maxBodyBytes = 16 * 1024
     /// How long the transport holds back a refusal to an address past its limit, its
     /// connection parked: a client that floods on keep-alive connections gets at most one
     /// answer per connection and pause (64 connections: 6,400 a second, not 40,000), and
     /// the pause costs the server no thread and no CPU.
-    public static let tarpit = 0.010
+    package static let tarpit = 0.010
     /// An address may make this many times a key's offline uploads per window.
-    public static let uploadAddressFactor = 8
+    package static let uploadAddressFactor = 8
 
     let store: any ServiceRegistry
     let writer: any Committer
@@ -28,10 +28,10 @@ public final class AuthenticatorService: Sendable {
     let crypto: any AuthenticatorCrypto
     let clock: any AuthClock
     /// Where the service's messages go.
-    public let log: any ServiceLog
+    package let log: any ServiceLog
     let settings: ServiceSettings
     /// Counters for /metrics.
-    public let metrics: Metrics
+    package let metrics: Metrics
     let users: FailureLimiter
     let addresses: FailureLimiter
     /// Registrations (new keys and the same key again) per host and window.
@@ -41,12 +41,12 @@ public final class AuthenticatorService: Sendable {
     let addressUploads: FailureLimiter
     /// Refused requests of addresses past their limit, counted together; the group
     /// commit drains it into `refusals` rows about once a second.
-    public let refusals: RefusalCounter
+    package let refusals: RefusalCounter
 
     /// A service over `store` that writes through `writer`, verifies with `policy` and
     /// `crypto`, reads `clock` and logs to `log`. `refusals` must be the counter `writer`
     /// drains (`RefusalCounter.drain`); the console counts its refusals there too.
-    public init(
+    package init(
         store: any ServiceRegistry, writer: any Committer, crypto: any AuthenticatorCrypto, policy: VerifierPolicy,
         settings: ServiceSettings = ServiceSettings(), clock: any AuthClock, log: any ServiceLog,
         refusals: RefusalCounter
@@ -71,14 +71,14 @@ public final class AuthenticatorService: Sendable {
     }
 
     /// Starts the group commit's writer thread.
-    public func startWriter() { writer.start() }
+    package func startWriter() { writer.start() }
 
     /// Writes what is still queued and stops the writer thread.
-    public func stopWriter() { writer.stop() }
+    package func stopWriter() { writer.stop() }
 
     /// The outcome of `operation` for `request`, its writes committed on this thread (tests,
     /// and the rare request the transport does not park).
-    public func perform(_ operation: ServiceOperation, _ request: ServiceRequest, route: String = "other") -> (
+    package func perform(_ operation: ServiceOperation, _ request: ServiceRequest, route: String = "other") -> (
         Exchange, Outcome
     ) {
         let (exchange, first) = start(operation, request, route: route)
@@ -86,7 +86,7 @@ public final class AuthenticatorService: Sendable {
     }
 
     /// Runs `step` to its outcome, committing each write on this thread.
-    public func settle(_ step: Step) -> Outcome {
+    package func settle(_ step: Step) -> Outcome {
         var step = step
         while case let .write(items, next) = step {
             do throws(StoreError) {
@@ -104,14 +104,14 @@ public final class AuthenticatorService: Sendable {
     /// The first step of `operation` (limits, parsing, verification: everything before its
     /// first write) and the exchange that carries it to its outcome. `route` names the
     /// operation in /metrics' labels.
-    public func start(_ operation: ServiceOperation, _ request: ServiceRequest, route: String) -> (Exchange, Step) {
+    package func start(_ operation: ServiceOperation, _ request: ServiceRequest, route: String) -> (Exchange, Step) {
         let exchange = Exchange(address: request.peer, route: route)
         return (exchange, step(operation, request, exchange))
     }
 
     /// Has `items` written in the next batch and calls `completion` (on the writer's
     /// thread) once that batch is durable or failed: the transport's way to wait.
-    public func submit(
+    package func submit(
         _ items: [WriteItem], completion: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void
     ) {
         writer.submit(items, completion: completion)
@@ -119,7 +119,7 @@ public final class AuthenticatorService: Sendable {
 
     /// Commits `items` on this thread when the writer is idle (`GroupCommit.commitAlone`);
     /// nil when it is busy and the items must be submitted.
-    public func commitAlone(_ items: [WriteItem]) -> Result<[WriteOutcome], StoreError>? {
+    package func commitAlone(_ items: [WriteItem]) -> Result<[WriteOutcome], StoreError>? {
         writer.commitAlone(items)
     }
 

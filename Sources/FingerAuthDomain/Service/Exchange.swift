@@ -3,7 +3,7 @@
 /// steps, so that the transport can park a request while its write commits instead of
 /// blocking a thread on it (`HTTPServer` suspends the connection);
 /// `AuthenticatorService.settle` runs the same chain synchronously.
-public enum Step {
+package enum Step {
     case outcome(Outcome)
     /// The outcome, given after `AuthenticatorService.tarpit` with the request parked
     /// meanwhile (an address past its limit); at once where nothing is parked.
@@ -13,21 +13,21 @@ public enum Step {
 
 /// What one request did, as the service saw it: the facts its log line carries besides the
 /// transport's own (method, path, status, time).
-public struct RequestFacts: Sendable {
+package struct RequestFacts: Sendable {
     /// How it ended; nil (`-`) for a request that writes no audit row.
-    public var outcome: AuditOutcome?
-    public var reason: AuditReason?
+    package var outcome: AuditOutcome?
+    package var reason: AuditReason?
     /// The verified user.
-    public var sub: String?
+    package var sub: String?
     /// The user an unverified token only named.
-    public var claimed: String?
-    public var kid: String?
-    public var jti: String?
+    package var claimed: String?
+    package var kid: String?
+    package var jti: String?
     /// No line of its own: a refusal counted together with others (one line per address
     /// and window says so instead).
-    public var quiet = false
+    package var quiet = false
 
-    public init(
+    package init(
         outcome: AuditOutcome? = nil, reason: AuditReason? = nil, sub: String? = nil, kid: String? = nil,
         jti: String? = nil
     ) {
@@ -44,9 +44,9 @@ public struct RequestFacts: Sendable {
 ///
 /// `@unchecked Sendable`: a request's steps may run on different threads (a libmicrohttpd
 /// thread, then the writer's), but one after another, each handed over through a lock.
-public final class Exchange: @unchecked Sendable {
+package final class Exchange: @unchecked Sendable {
     /// What the service learnt of the request.
-    public internal(set) var facts = RequestFacts()
+    package internal(set) var facts = RequestFacts()
     /// The operation's name in /metrics' labels, the transport's choice.
     let route: String
     let address: String

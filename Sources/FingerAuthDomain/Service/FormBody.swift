@@ -2,9 +2,9 @@
 /// joined by `&`, `+` for space, `%XX` escapes. Strict: a repeated name, a bad escape or
 /// bytes that are not UTF-8 make the whole body invalid (RFC 6749 §3.2: parameters must
 /// not be repeated).
-public enum FormBody {
+package enum FormBody {
     /// The pairs of `body`, or nil when it is not a valid form.
-    public static func parse(_ body: [UInt8]) -> [String: String]? {
+    package static func parse(_ body: [UInt8]) -> [String: String]? {
         var fields: [String: String] = [:]
         for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
@@ -18,7 +18,7 @@ public enum FormBody {
 
     /// Percent-decoding with `+` as a space; nil for a malformed escape or bytes that are
     /// not UTF-8. The console's forms and query values use it too.
-    public static func decode<Bytes: Collection<UInt8>>(_ raw: Bytes) -> String? {
+    package static func decode<Bytes: Collection<UInt8>>(_ raw: Bytes) -> String? {
         var out: [UInt8] = []
         out.reserveCapacity(raw.count)
         var iterator = raw.makeIterator()

@@ -1,9 +1,9 @@
 /// Turns untrusted text (claims, paths, peer names) into something safe for a log line or
 /// an audit column: printable ASCII without spaces or quotes, at most `limit` characters.
 /// A compact JWT never fits in the path limit, so a token pasted into a URL stays out of logs.
-public enum LogText {
+package enum LogText {
     /// `text` with every other byte replaced by `?` and cut to `limit` bytes ("…" marks a cut).
-    public static func clean(_ text: String, limit: Int = 128) -> String {
+    package static func clean(_ text: String, limit: Int = 128) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(min(text.utf8.count, limit) + 3)
         append(text, limit: limit, to: &out)
@@ -11,7 +11,7 @@ public enum LogText {
     }
 
     /// Appends `clean(text, limit:)`'s bytes to `out`.
-    public static func append(_ text: String, limit: Int, to out: inout [UInt8]) {
+    package static func append(_ text: String, limit: Int, to out: inout [UInt8]) {
         var count = 0
         for byte in text.utf8 {
             if count == limit {
@@ -27,7 +27,7 @@ public enum LogText {
 
 extension LogText {
     /// `text` with control characters replaced by `?` (spaces kept), for free-form messages.
-    public static func printable(_ text: String) -> String {
+    package static func printable(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value >= 0x20 && $0.value != 0x7f ? $0 : "?" }))
     }
 }

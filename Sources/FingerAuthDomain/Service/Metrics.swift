@@ -4,9 +4,9 @@ import Synchronization
 /// Label values come from fixed sets (the transport's route and answer labels, outcomes,
 /// refusal codes), never from a request, so a client cannot grow the series or put text
 /// into them.
-public final class Metrics: Sendable {
+package final class Metrics: Sendable {
     /// Upper bounds of the request latency histogram, seconds.
-    public static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+    package static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
     private struct Counters {
         var logins: [String: Int64] = [:]
@@ -26,11 +26,11 @@ public final class Metrics: Sendable {
 
     private let counters = Mutex(Counters())
 
-    public init() {}
+    package init() {}
 
     /// Counts one finished request: its labels (the transport's: `route="…",status="…"`,
     /// from fixed sets) and its handling time.
-    public func request(labels key: String, seconds: Double) {
+    package func request(labels key: String, seconds: Double) {
         counters.withLock { c in
             c.requests[key, default: 0] += 1
             c.latencySum += seconds
@@ -64,18 +64,18 @@ public final class Metrics: Sendable {
     }
 
     /// Counts a connection closed at its accept: its address was past `connection-rate`.
-    public func connectionRefused() {
+    package func connectionRefused() {
         counters.withLock { c in c.connectionsRefused += 1 }
     }
 
     /// Counts a connection closed at once: its address held `max-connections-per-address`.
-    public func connectionCapped() {
+    package func connectionCapped() {
         counters.withLock { c in c.connectionsCapped += 1 }
     }
 
     /// Counts a TLS connection's handshake at its first request: a full one (certificate
     /// signed) or a session resumed with a ticket.
-    public func tlsHandshake(resumed: Bool) {
+    package func tlsHandshake(resumed: Bool) {
         counters.withLock { c in
             if resumed { c.handshakesResumed += 1 } else { c.handshakesFull += 1 }
         }
@@ -90,7 +90,7 @@ public final class Metrics: Sendable {
     /// database could not be read, then the gauge is left out); `refusalsCounted` the
     /// refusals of addresses past their limit, counted together; `commits` the group
     /// commit's batches, items and failed batches.
-    public func render(
+    package func render(
         keys: [(KeyStatus, Int64)]?, refusalsCounted: Int64 = 0,
         commits: (batches: Int64, items: Int64, failed: Int64) = (0, 0, 0)
     ) -> String {

@@ -3,21 +3,21 @@ import FingerAuthCore
 /// Which user and host names the registry accepts: user names by the one rule every part
 /// of FingerAuth shares (`UserName`), host ids portable, so that a name is never a path,
 /// an option or a log injection.
-public enum Names {
+package enum Names {
     /// A user name as `UserName` has it: lower case, no trailing `.`, at most 32 bytes.
-    public static func isValidUser(_ name: String) -> Bool {
+    package static func isValidUser(_ name: String) -> Bool {
         UserName.isValid(name)
     }
 
     /// A host id: 1–253 of `A-Z a-z 0-9 . _ -`, not starting with `-` or `.`, without `..`.
-    public static func isValidHost(_ name: String) -> Bool {
+    package static func isValidHost(_ name: String) -> Bool {
         isPortable(name, limit: 253)
     }
 
     /// What a console sign-in looks up: a name an admin account may have been given, by
     /// today's rule or an older, looser one (`fingerauthd doctor` lists the latter), so
     /// that an account made before the rule still signs in. Never a user's identity.
-    public static func isAdminLookup(_ name: String) -> Bool {
+    package static func isAdminLookup(_ name: String) -> Bool {
         isPortable(name, limit: 64)
     }
 

@@ -3,7 +3,7 @@ import FingerAuthCore
 /// How one operation of the service ended, in the registry's words. The transport turns
 /// it into an answer on the wire (`AnswerMapping`, FingerAuthTransport): which status, which
 /// headers, which body. The domain decides what happened; how that is said is not its job.
-public enum Outcome: Sendable, Equatable {
+package enum Outcome: Sendable, Equatable {
     // What went through.
 
     /// The store's health: available, or not.
@@ -61,7 +61,7 @@ public enum Outcome: Sendable, Equatable {
 }
 
 /// What was wrong with a request's form.
-public enum Malformation: Sendable, Equatable {
+package enum Malformation: Sendable, Equatable {
     /// The body went past `AuthenticatorService.maxBodyBytes`.
     case bodyTooLarge
     /// The body is not of the operation's media type.
@@ -81,7 +81,7 @@ public enum Malformation: Sendable, Equatable {
 }
 
 /// Which credential was refused.
-public enum Credential: Sendable, Equatable {
+package enum Credential: Sendable, Equatable {
     /// A host's enrollment token.
     case hostToken
     /// The metrics token (`metrics-token-file`).
@@ -89,14 +89,14 @@ public enum Credential: Sendable, Equatable {
 }
 
 /// An accepted login: who, with which key and token, and the offline grant that goes with it.
-public struct LoginAccepted: Sendable, Equatable {
-    public var user: String
-    public var kid: String
-    public var jti: String
+package struct LoginAccepted: Sendable, Equatable {
+    package var user: String
+    package var kid: String
+    package var jti: String
     /// Where a grant key is configured: the grant this login earned and the keys to pin.
-    public var offline: OfflineAllowance?
+    package var offline: OfflineAllowance?
 
-    public init(user: String, kid: String, jti: String, offline: OfflineAllowance?) {
+    package init(user: String, kid: String, jti: String, offline: OfflineAllowance?) {
         self.user = user
         self.kid = kid
         self.jti = jti
@@ -105,28 +105,28 @@ public struct LoginAccepted: Sendable, Equatable {
 }
 
 /// What a login's answer says of offline grants where a grant key is configured.
-public struct OfflineAllowance: Sendable, Equatable {
+package struct OfflineAllowance: Sendable, Equatable {
     /// The signed grant (a compact JWS), or nil: the host drops the one it holds.
-    public var grant: String?
+    package var grant: String?
     /// The grant keys hosts pin, as JWKs.
-    public var keys: JSONValue
+    package var keys: JSONValue
 
-    public init(grant: String?, keys: JSONValue) {
+    package init(grant: String?, keys: JSONValue) {
         self.grant = grant
         self.keys = keys
     }
 }
 
 /// A registration that went through.
-public struct KeyRegistered: Sendable, Equatable {
-    public var kid: String
-    public var status: KeyStatus
+package struct KeyRegistered: Sendable, Equatable {
+    package var kid: String
+    package var status: KeyStatus
     /// True for a new key; false for the same key again (nothing written).
-    public var new: Bool
+    package var new: Bool
     /// The grant keys for the host to pin, where a grant key is configured.
-    public var grantKeys: JSONValue?
+    package var grantKeys: JSONValue?
 
-    public init(kid: String, status: KeyStatus, new: Bool, grantKeys: JSONValue?) {
+    package init(kid: String, status: KeyStatus, new: Bool, grantKeys: JSONValue?) {
         self.kid = kid
         self.status = status
         self.new = new
@@ -136,15 +136,15 @@ public struct KeyRegistered: Sendable, Equatable {
 
 /// A TPM attestation challenge: its id, the wrapped credential (TPM2_MakeCredential) and
 /// the nonce the certification must cover, each member still binary.
-public struct IssuedChallenge: Sendable, Equatable {
-    public var id: String
-    public var credentialBlob: [UInt8]
-    public var encryptedSecret: [UInt8]
-    public var nonce: [UInt8]
+package struct IssuedChallenge: Sendable, Equatable {
+    package var id: String
+    package var credentialBlob: [UInt8]
+    package var encryptedSecret: [UInt8]
+    package var nonce: [UInt8]
     /// Seconds the challenge may be answered in.
-    public var lifetime: Int64
+    package var lifetime: Int64
 
-    public init(id: String, credentialBlob: [UInt8], encryptedSecret: [UInt8], nonce: [UInt8], lifetime: Int64) {
+    package init(id: String, credentialBlob: [UInt8], encryptedSecret: [UInt8], nonce: [UInt8], lifetime: Int64) {
         self.id = id
         self.credentialBlob = credentialBlob
         self.encryptedSecret = encryptedSecret
@@ -155,13 +155,13 @@ public struct IssuedChallenge: Sendable, Equatable {
 
 /// An offline sync's answer: each grant asked about, the records held and those rejected
 /// (by key id, their sequence numbers), and the grant keys where one is configured.
-public struct OfflineSyncReport: Sendable, Equatable {
-    public var grants: [(gid: String, state: GrantState)]
-    public var held: [String: [Int64]]
-    public var rejected: [String: [Int64]]
-    public var grantKeys: JSONValue?
+package struct OfflineSyncReport: Sendable, Equatable {
+    package var grants: [(gid: String, state: GrantState)]
+    package var held: [String: [Int64]]
+    package var rejected: [String: [Int64]]
+    package var grantKeys: JSONValue?
 
-    public init(
+    package init(
         grants: [(gid: String, state: GrantState)], held: [String: [Int64]], rejected: [String: [Int64]],
         grantKeys: JSONValue? = nil
     ) {
@@ -171,7 +171,7 @@ public struct OfflineSyncReport: Sendable, Equatable {
         self.grantKeys = grantKeys
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool {
+    package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.grants.map(\.gid) == rhs.grants.map(\.gid) && lhs.grants.map(\.state) == rhs.grants.map(\.state)
             && lhs.held == rhs.held && lhs.rejected == rhs.rejected && lhs.grantKeys == rhs.grantKeys
     }

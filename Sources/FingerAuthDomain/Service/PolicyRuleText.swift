@@ -3,11 +3,11 @@ import FingerAuthCore
 /// A policy rule from what an admin typed — `fingerauthd policy add`'s options or the
 /// console's form — checked the same way for both: comma-separated patterns, a known stage,
 /// action and key kind, user names that can exist, no services on a registration rule.
-public enum PolicyRuleText {
+package enum PolicyRuleText {
     /// Why the text is not a rule, phrased with the caller's names for the fields
     /// (`--users` on the command line, `users` in the console).
-    public struct Problem: Error, Sendable, Equatable {
-        public var message: String
+    package struct Problem: Error, Sendable, Equatable {
+        package var message: String
     }
 
     /// The rule, or the first problem. `field` turns a field's name (`stage`, `users`,
@@ -15,7 +15,7 @@ public enum PolicyRuleText {
     /// empty mean `*`.
     /// `offlineHours` and `offlineUses` are an `offline` rule's limits: required when it
     /// grants (any action but deny), refused on every other rule.
-    public static func rule(
+    package static func rule(
         stage: String, users: String, hosts: String, services: String?, key: String?,
         action: String, offlineHours: String? = nil, offlineUses: String? = nil,
         field: (String) -> String
@@ -72,7 +72,7 @@ public enum PolicyRuleText {
     }
 
     /// `text` split at commas into patterns `PolicyRule.problem(in:field:)` accepts.
-    public static func patterns(_ text: String, field: String) throws(Problem) -> [String] {
+    package static func patterns(_ text: String, field: String) throws(Problem) -> [String] {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         if let problem = PolicyRule.problem(in: parts, field: field) { throw Problem(message: problem) }
         return parts

@@ -1,6 +1,6 @@
 /// What a client asks of the service. The transport finds it from the request's method and
 /// path (`LoginAPI`, FingerAuthTransport); the service never sees either.
-public enum ServiceOperation: Sendable, Equatable {
+package enum ServiceOperation: Sendable, Equatable {
     /// The store's health.
     case health
     /// The counters for monitoring.
@@ -26,21 +26,21 @@ public enum ServiceOperation: Sendable, Equatable {
 }
 
 /// What the service reads of a request: who sent it, the credential it carries and its body.
-public struct ServiceRequest: Sendable {
+package struct ServiceRequest: Sendable {
     /// The client's address as every limit, the audit row and the log line count it: the
     /// transport resolves it (`ClientAddress`: the TCP peer, or behind a trusted proxy the
     /// client that proxy names; an IPv6 client by its /64).
-    public var peer: String
+    package var peer: String
     /// The bearer credential (a host token, a key holder's token, the metrics token), if
     /// any. Secret: never logged.
-    public var credential: String?
+    package var credential: String?
     /// How the body is encoded, as its sender declared it.
-    public var media: BodyMedia
-    public var body: [UInt8]
+    package var media: BodyMedia
+    package var body: [UInt8]
     /// True when the body went past the cap and was discarded.
-    public var bodyTooLarge: Bool
+    package var bodyTooLarge: Bool
 
-    public init(
+    package init(
         peer: String = "-", credential: String? = nil, media: BodyMedia = .other, body: [UInt8] = [],
         bodyTooLarge: Bool = false
     ) {
@@ -53,7 +53,7 @@ public struct ServiceRequest: Sendable {
 }
 
 /// A body's declared encoding.
-public enum BodyMedia: Sendable, Equatable {
+package enum BodyMedia: Sendable, Equatable {
     /// JSON.
     case json
     /// Form fields (`name=value&…`, `FormBody`).

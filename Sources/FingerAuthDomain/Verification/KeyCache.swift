@@ -10,7 +10,7 @@ import Synchronization
 /// is read afresh after `refreshSeconds`, a pending one every time (an approval counts at
 /// once), a revoked one never again (revocation is final). Unknown kids are never cached (a flood of made-up kids
 /// cannot fill memory). At most `capacity` entries; when full, the cache starts over.
-public final class KeyCache: Sendable {
+package final class KeyCache: Sendable {
     struct Entry: Sendable {
         let key: RegisteredKey
         let publicKey: any SignatureKey
@@ -24,7 +24,7 @@ public final class KeyCache: Sendable {
     let refreshSeconds: Int64
     private let entries = Mutex<[String: Entry]>([:])
 
-    public init(
+    package init(
         _ directory: any KeyDirectory, crypto: any AuthenticatorCrypto, capacity: Int = 10_000,
         refreshSeconds: Int64 = 5
     ) {

@@ -2,7 +2,7 @@
 /// the `reason` in the audit table and in the log line; a client hears it only once the
 /// token's signature verified with a registered key (`TokenCheck.refused`) — before that
 /// every refusal answers the endpoint's one fixed code (`invalid_token`, `invalid_grant`).
-public enum Refusal: String, Error, Sendable, CaseIterable {
+package enum Refusal: String, Error, Sendable, CaseIterable {
     // Shape.
     case tooLarge = "token_too_large"
     case malformed = "malformed_token"
@@ -59,7 +59,7 @@ public enum Refusal: String, Error, Sendable, CaseIterable {
 
 extension Refusal {
     /// The refusal for what the write transaction found.
-    public init(_ refusal: ClaimRefusal) {
+    package init(_ refusal: ClaimRefusal) {
         switch refusal {
         case .keyRevoked: self = .keyRevoked
         case .keyPending: self = .keyPending

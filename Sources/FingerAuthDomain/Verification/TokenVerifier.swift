@@ -11,26 +11,26 @@ import FingerAuthKeyFormats
 /// `iss`, compared byte for byte) and the claims (`exp`/`nbf`/`iat` with skew, lifetime,
 /// `aud`, `jti`). The `jti` is claimed and the status read again later, in the write
 /// transaction, so a refused token never burns its `jti`.
-public struct TokenVerifier: Sendable {
-    public let policy: VerifierPolicy
-    public let clock: any AuthClock
-    public let keys: KeyCache
+package struct TokenVerifier: Sendable {
+    package let policy: VerifierPolicy
+    package let clock: any AuthClock
+    package let keys: KeyCache
 
-    public init(policy: VerifierPolicy, clock: any AuthClock, keys: KeyCache) {
+    package init(policy: VerifierPolicy, clock: any AuthClock, keys: KeyCache) {
         self.policy = policy
         self.clock = clock
         self.keys = keys
     }
 
     /// A verifier over `directory` (tests).
-    public init(
+    package init(
         policy: VerifierPolicy, clock: any AuthClock, keys directory: any KeyDirectory, crypto: any AuthenticatorCrypto
     ) {
         self.init(policy: policy, clock: clock, keys: KeyCache(directory, crypto: crypto))
     }
 
     /// Checks `token` as a token of `purpose`.
-    public func check(_ token: String, for purpose: TokenPurpose) -> TokenCheck {
+    package func check(_ token: String, for purpose: TokenPurpose) -> TokenCheck {
         guard let jwt = parse(token) else {
             return .unverified(token.utf8.count > policy.maxTokenBytes ? .tooLarge : .malformed, TokenFacts())
         }
@@ -109,7 +109,7 @@ public struct TokenVerifier: Sendable {
     /// The user and host a login token names, unverified: what a login's reads are
     /// fetched by before the signature is checked (`LoginReads`). nil when it is no token,
     /// or names no valid user name or no issuer of at most 255 bytes.
-    public func claimedIdentity(_ token: String) -> (user: String, host: String)? {
+    package func claimedIdentity(_ token: String) -> (user: String, host: String)? {
         guard let jwt = parse(token), let sub = jwt.claims["sub"]?.stringValue, UserName.isValid(sub),
             let iss = jwt.claims["iss"]?.stringValue, !iss.isEmpty, iss.utf8.count <= 255
         else { return nil }
@@ -139,7 +139,7 @@ public struct TokenVerifier: Sendable {
     /// A kid as fingerauthd issues them: an RFC 7638 SHA-256 thumbprint, 43 base64url
     /// characters. Anything else — a NUL, a non-ASCII byte, a path — is refused before any
     /// lookup, the same on every store.
-    public static func isWellFormedKid(_ kid: String) -> Bool {
+    package static func isWellFormedKid(_ kid: String) -> Bool {
         kid.utf8.count == 43 && kid.utf8.allSatisfy(Base64URL.isAlphabet)
     }
 
@@ -193,7 +193,7 @@ public struct TokenVerifier: Sendable {
     /// A word a token or an offline record may carry (`jti`, `service`, `client_service`,
     /// `gid`): not empty, at most `maxBytes` bytes, printable ASCII without spaces — nothing
     /// that could steer a terminal or forge a line where an admin reads it.
-    public static func isClaimWord(_ text: String, maxBytes: Int = 64) -> Bool {
+    package static func isClaimWord(_ text: String, maxBytes: Int = 64) -> Bool {
         !text.isEmpty && text.utf8.count <= maxBytes && isPrintableASCII(text)
     }
 

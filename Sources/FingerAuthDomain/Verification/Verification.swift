@@ -2,13 +2,13 @@ import FingerAuthCore
 
 /// What a token says about itself, read before (or without) verification, for the audit
 /// row and the log line. Values are cut to printable ASCII and 128 characters.
-public struct TokenFacts: Sendable, Equatable {
-    public var sub: String?
-    public var iss: String?
-    public var kid: String?
-    public var jti: String?
+package struct TokenFacts: Sendable, Equatable {
+    package var sub: String?
+    package var iss: String?
+    package var kid: String?
+    package var jti: String?
 
-    public init(sub: String? = nil, iss: String? = nil, kid: String? = nil, jti: String? = nil) {
+    package init(sub: String? = nil, iss: String? = nil, kid: String? = nil, jti: String? = nil) {
         self.sub = sub
         self.iss = iss
         self.kid = kid
@@ -17,7 +17,7 @@ public struct TokenFacts: Sendable, Equatable {
 }
 
 /// Which kind of token an endpoint takes, with what it must be bound to.
-public enum TokenPurpose: Sendable, Equatable {
+package enum TokenPurpose: Sendable, Equatable {
     /// A login token (`/v1/login`, `/login`, the `/oauth2/token` grant): its key active and
     /// registered to its `sub` and `iss`.
     case login
@@ -49,39 +49,39 @@ public enum TokenPurpose: Sendable, Equatable {
 
 /// The key a token's signature verified with: from here on the request's identity is
 /// proved — refusals count against this user, not only the client's address.
-public struct VerifiedIdentity: Sendable, Equatable {
-    public var kid: String
+package struct VerifiedIdentity: Sendable, Equatable {
+    package var kid: String
     /// The user and host the key is registered to (for a proof: those being registered).
-    public var user: String
-    public var host: String
+    package var user: String
+    package var host: String
     /// The key's status as read before the write (the write transaction reads it again).
-    public var status: KeyStatus
+    package var status: KeyStatus
     /// Where the registered key lives, as registration proved (a proof's key: software
     /// until its attestation is checked).
-    public var kind: KeyOrigin = .software
+    package var kind: KeyOrigin = .software
     /// The EK that attested the registered key, if recorded.
-    public var ek: String? = nil
+    package var ek: String? = nil
 }
 
 /// A token that passed every check but the two the write transaction makes (the key's
 /// status now, and its `jti` unused).
-public struct VerifiedToken: Sendable, Equatable {
-    public var identity: VerifiedIdentity
-    public var jti: String
-    public var exp: Int64
+package struct VerifiedToken: Sendable, Equatable {
+    package var identity: VerifiedIdentity
+    package var jti: String
+    package var exp: Int64
     /// The PAM service a login token names (`service`, required in login tokens); nil for
     /// the other kinds.
-    public var service: String? = nil
+    package var service: String? = nil
     /// The service an agent's client named (`client_service`, optional): untrusted, for the
     /// audit row only; policy never reads it.
-    public var clientService: String? = nil
+    package var clientService: String? = nil
 
     /// Until when the jti is kept: the fleet's one replay window.
-    public var keepUntil: Int64 { ReplayWindow.keepUntil(exp: exp) }
+    package var keepUntil: Int64 { ReplayWindow.keepUntil(exp: exp) }
 }
 
 /// The verifier's answer.
-public enum TokenCheck: Sendable, Equatable {
+package enum TokenCheck: Sendable, Equatable {
     /// Refused before its signature verified with a registered key: nothing about the
     /// sender is known, so the answer says only `invalid_token`; the reason is for the audit
     /// row and the log.
@@ -93,7 +93,7 @@ public enum TokenCheck: Sendable, Equatable {
     /// The registry could not be read: `unavailable`, never an accept.
     case unavailable(TokenFacts)
 
-    public var facts: TokenFacts {
+    package var facts: TokenFacts {
         switch self {
         case let .unverified(_, facts), let .refused(_, _, facts), let .valid(_, facts), let .unavailable(facts):
             return facts

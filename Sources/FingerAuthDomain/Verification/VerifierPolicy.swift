@@ -1,17 +1,17 @@
 /// What the verifier enforces besides the signature.
-public struct VerifierPolicy: Sendable {
+package struct VerifierPolicy: Sendable {
     /// The `aud` this authenticator answers to.
-    public var audience: String
+    package var audience: String
     /// Largest accepted `exp - iat`, seconds (DESIGN: at most 300).
-    public var maxTTL: Int64
+    package var maxTTL: Int64
     /// Clock difference tolerated on `exp`, `nbf` and `iat`, seconds.
-    public var skew: Int64
+    package var skew: Int64
     /// Largest accepted compact token, bytes.
-    public var maxTokenBytes: Int
+    package var maxTokenBytes: Int
     /// Longest accepted `jti`, bytes.
-    public var maxJTIBytes: Int
+    package var maxJTIBytes: Int
 
-    public init(
+    package init(
         audience: String, maxTTL: Int64 = 300, skew: Int64 = 30,
         maxTokenBytes: Int = 8 * 1024, maxJTIBytes: Int = 128
     ) {

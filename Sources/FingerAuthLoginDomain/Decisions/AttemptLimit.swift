@@ -15,20 +15,20 @@
 /// pause (10, 20, 40 minutes), at most 1 hour. A success clears the count; so does a day
 /// without a failure (and a reboot: the records live in `/run`). A locker that re-arms
 /// every 250 ms thus gets 5 prompts, then about one an hour.
-public enum AttemptLimit {
+package enum AttemptLimit {
     /// Failed attempts in a row that are armed without a pause.
-    public static let failuresInARow = 5
+    package static let failuresInARow = 5
     /// The pause after the fifth failure in a row; it doubles with each further one.
-    public static let firstPauseMilliseconds: Int64 = 300_000
+    package static let firstPauseMilliseconds: Int64 = 300_000
     /// The longest pause.
-    public static let longestPauseMilliseconds: Int64 = 3_600_000
+    package static let longestPauseMilliseconds: Int64 = 3_600_000
     /// A record whose last failure is this old counts as empty.
-    public static let forgetMilliseconds: Int64 = 86_400_000
+    package static let forgetMilliseconds: Int64 = 86_400_000
 
     /// The record as it counts at `now`: empty once a day has passed since its last failure;
     /// a last failure "in the future" (a record no clock of ours wrote) is read as now, so
     /// that it can only lengthen a pause, never end one.
-    public static func current(_ record: AttemptRecord, now: Int64) -> AttemptRecord {
+    package static func current(_ record: AttemptRecord, now: Int64) -> AttemptRecord {
         guard record.failures > 0 else { return AttemptRecord() }
         let last = min(record.lastFailure, now)
         if now &- last >= forgetMilliseconds { return AttemptRecord() }
@@ -36,7 +36,7 @@ public enum AttemptLimit {
     }
 
     /// The pause that follows `failures` failed attempts in a row (0: none).
-    public static func pauseMilliseconds(afterFailures failures: Int) -> Int64 {
+    package static func pauseMilliseconds(afterFailures failures: Int) -> Int64 {
         guard failures >= failuresInARow else { return 0 }
         // 5 → 5 min, 6 → 10, 7 → 20, 8 → 40, then the hour; the shift is bounded.
         let doublings = min(failures - failuresInARow, 4)
@@ -45,7 +45,7 @@ public enum AttemptLimit {
 
     /// Until when (milliseconds on the record's clock) the reader may not be armed for this
     /// user; nil when it may be armed now.
-    public static func pausedUntil(_ record: AttemptRecord, now: Int64) -> Int64? {
+    package static func pausedUntil(_ record: AttemptRecord, now: Int64) -> Int64? {
         let counted = current(record, now: now)
         let pause = pauseMilliseconds(afterFailures: counted.failures)
         guard pause > 0 else { return nil }
@@ -55,29 +55,29 @@ public enum AttemptLimit {
     }
 
     /// The record after one more failed attempt at `now`.
-    public static func addingFailure(_ record: AttemptRecord, now: Int64) -> AttemptRecord {
+    package static func addingFailure(_ record: AttemptRecord, now: Int64) -> AttemptRecord {
         let counted = current(record, now: now)
         return AttemptRecord(failures: min(counted.failures + 1, maxFailures), lastFailure: now)
     }
 
     /// The record after a failed attempt is taken back (the parallel prompt, when the person
     /// answered with the password and no finger was tried). The time stays.
-    public static func takingBack(_ record: AttemptRecord) -> AttemptRecord {
+    package static func takingBack(_ record: AttemptRecord) -> AttemptRecord {
         guard record.failures > 1 else { return AttemptRecord() }
         return AttemptRecord(failures: record.failures - 1, lastFailure: record.lastFailure)
     }
 
     /// The count a record holds at most (it is written in a fixed width).
-    public static let maxFailures = 9999
+    package static let maxFailures = 9999
 
     /// The record a record that cannot be trusted is replaced with: at the limit, as of now
     /// (neither lifting the limit nor locking the user out for longer than its first pause).
-    public static func atTheLimit(now: Int64) -> AttemptRecord {
+    package static func atTheLimit(now: Int64) -> AttemptRecord {
         AttemptRecord(failures: failuresInARow, lastFailure: now)
     }
 
     /// The log line's words for a paused user.
-    public static func pausedReason(_ record: AttemptRecord, until: Int64, now: Int64) -> String {
+    package static func pausedReason(_ record: AttemptRecord, until: Int64, now: Int64) -> String {
         let seconds = max(1, (until &- now + 999) / 1000)
         return "\(record.failures) failed fingerprint attempts in a row; reader not armed for another \(seconds) s"
     }
@@ -86,18 +86,18 @@ public enum AttemptLimit {
 /// One user's failed attempts: how many in a row, and when the last one was counted
 /// (milliseconds on the ledger's clock: time since boot, which a change of the wall clock
 /// cannot move).
-public struct AttemptRecord: Equatable, Sendable {
-    public var failures: Int
-    public var lastFailure: Int64
+package struct AttemptRecord: Equatable, Sendable {
+    package var failures: Int
+    package var lastFailure: Int64
 
-    public init(failures: Int = 0, lastFailure: Int64 = 0) {
+    package init(failures: Int = 0, lastFailure: Int64 = 0) {
         self.failures = failures
         self.lastFailure = lastFailure
     }
 
     /// The record as one fixed-width line (so that it is rewritten in place, in the space
     /// it already has): `fingerauth-attempts 1 <failures, 4 digits> <ms, 19 digits>`.
-    public var line: String {
+    package var line: String {
         let count = String(max(0, min(failures, AttemptLimit.maxFailures)))
         let time = String(max(0, lastFailure))
         return AttemptRecord.prefix + String(repeating: "0", count: 4 - count.utf8.count) + count + " "
@@ -105,7 +105,7 @@ public struct AttemptRecord: Equatable, Sendable {
     }
 
     /// Parses exactly what `line` writes; nil for anything else.
-    public init?(line: String) {
+    package init?(line: String) {
         let bytes = Array(line.utf8)
         guard bytes.count == AttemptRecord.lineBytes, line.hasPrefix(AttemptRecord.prefix), bytes.last == 10 else {
             return nil
@@ -121,13 +121,13 @@ public struct AttemptRecord: Equatable, Sendable {
 
     static let prefix = "fingerauth-attempts 1 "
     /// The length of every record line.
-    public static let lineBytes = prefix.utf8.count + 4 + 1 + 19 + 1
+    package static let lineBytes = prefix.utf8.count + 4 + 1 + 19 + 1
 }
 
 /// Where the records are kept: a root-only file per user under `attempts_dir` in the module
 /// and the agent (`FileAttemptLedger`), a dictionary in unit tests. Every call is bounded
 /// (no wait on another process beyond a short, fixed time).
-public protocol AttemptLedger {
+package protocol AttemptLedger {
     /// Milliseconds on the records' clock (CLOCK_BOOTTIME for the files: it runs through
     /// suspend, and no wall-clock change moves it).
     func nowMilliseconds() -> Int64
@@ -140,19 +140,19 @@ public protocol AttemptLedger {
 }
 
 /// A record as `AttemptLedger.update` left it.
-public struct AttemptEntry: Equatable, Sendable {
-    public var record: AttemptRecord
+package struct AttemptEntry: Equatable, Sendable {
+    package var record: AttemptRecord
     /// Why the record found was not trusted and was replaced (for the log); nil normally.
-    public var replaced: String?
+    package var replaced: String?
 
-    public init(record: AttemptRecord, replaced: String? = nil) {
+    package init(record: AttemptRecord, replaced: String? = nil) {
         self.record = record
         self.replaced = replaced
     }
 }
 
 /// Why a user's record could be neither read nor made (the text names the path and the rule).
-public struct AttemptLedgerError: Error, Equatable, Sendable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct AttemptLedgerError: Error, Equatable, Sendable, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

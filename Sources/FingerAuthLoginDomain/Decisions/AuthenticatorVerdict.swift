@@ -1,7 +1,7 @@
 import FingerAuthCore
 
 /// What the authenticator's answer to `POST /v1/login` means for this login.
-public enum AuthenticatorVerdict: Equatable, Sendable {
+package enum AuthenticatorVerdict: Equatable, Sendable {
     /// 2xx with `{"ok":true}` for this user and this token.
     case accepted
     /// The authenticator said no (401/403/400, `ok` false, or yes for another user or
@@ -11,11 +11,11 @@ public enum AuthenticatorVerdict: Equatable, Sendable {
     case unavailable(String)
 
     /// Largest answer body read.
-    public static let maxBodyBytes = 16 * 1024
+    package static let maxBodyBytes = 16 * 1024
 
     /// Only `ok` true together with our own `sub`, `jti` and `kid`, each equal byte for byte,
     /// counts as a yes.
-    public static func interpret(status: Int, body: [UInt8], user: String, jti: String, kid: String)
+    package static func interpret(status: Int, body: [UInt8], user: String, jti: String, kid: String)
         -> AuthenticatorVerdict
     {
         switch status {

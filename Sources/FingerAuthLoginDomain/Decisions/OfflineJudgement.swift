@@ -2,12 +2,12 @@ import FingerAuthCore
 
 /// The host's clocks at one moment: the wall clock, and the boot's monotonic clock
 /// (CLOCK_BOOTTIME, which counts suspend too) with the boot it belongs to.
-public struct GrantClockReading: Equatable, Sendable {
-    public var wall: Int64
-    public var bootID: String
-    public var bootMilliseconds: Int64
+package struct GrantClockReading: Equatable, Sendable {
+    package var wall: Int64
+    package var bootID: String
+    package var bootMilliseconds: Int64
 
-    public init(wall: Int64, bootID: String, bootMilliseconds: Int64) {
+    package init(wall: Int64, bootID: String, bootMilliseconds: Int64) {
         self.wall = wall
         self.bootID = bootID
         self.bootMilliseconds = bootMilliseconds
@@ -16,16 +16,16 @@ public struct GrantClockReading: Equatable, Sendable {
 
 /// A grant as the host keeps it (`offline-grant` in the user's state directory, root 0600):
 /// the token and the clocks when it arrived.
-public struct GrantReceipt: Equatable, Sendable {
-    public var token: String
-    public var received: GrantClockReading
+package struct GrantReceipt: Equatable, Sendable {
+    package var token: String
+    package var received: GrantClockReading
 
-    public init(token: String, received: GrantClockReading) {
+    package init(token: String, received: GrantClockReading) {
         self.token = token
         self.received = received
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("grant", .string(token)), ("wall", .integer(received.wall)), ("boot_id", .string(received.bootID)),
             ("boot_ms", .integer(received.bootMilliseconds)),
@@ -34,19 +34,19 @@ public struct GrantReceipt: Equatable, Sendable {
 
     /// The grant's claims as written, its signature not checked: enough to show it; a login
     /// verifies it (`OfflineGrant.verified`).
-    public var unverifiedGrant: OfflineGrant? {
+    package var unverifiedGrant: OfflineGrant? {
         unverifiedClaims.flatMap(OfflineGrant.init(claims:))
     }
 
     /// The grant's `gid`, its signature not checked: it only names the grant to the
     /// authenticator, which says whether that grant still stands.
-    public var gid: String? { unverifiedClaims?["gid"]?.stringValue }
+    package var gid: String? { unverifiedClaims?["gid"]?.stringValue }
 
     private var unverifiedClaims: JSONValue? {
         (try? CompactJWT(parsing: token, maxBytes: OfflineGrant.maxBytes))?.claims
     }
 
-    public init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         guard let token = json["grant"]?.stringValue, let wall = json["wall"]?.int64Value,
             let boot = json["boot_id"]?.stringValue, let ms = json["boot_ms"]?.int64Value
         else { return nil }
@@ -61,9 +61,9 @@ public struct GrantReceipt: Equatable, Sendable {
 /// (`latestSeen`) — or the grant is refused: after a reboot the monotonic clock starts anew,
 /// and a clock set back would otherwise stop the grant's hours. Setting the clock forward
 /// only ends the grant sooner.
-public enum OfflineJudgement {
+package enum OfflineJudgement {
     /// The wall time at which the grant stops (for the person's message), or why it cannot be used.
-    public static func judge(
+    package static func judge(
         _ grant: OfflineGrant, receipt: GrantClockReading, now: GrantClockReading, latestSeen: Int64,
         floor: Int64 = 0, usesSoFar: Int, service: String
     ) -> Result<Int64, GrantRefusal> {

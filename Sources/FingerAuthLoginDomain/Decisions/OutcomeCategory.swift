@@ -2,7 +2,7 @@
 /// line, and what the module then logs (`reason="agent: reader-busy"`). The client is an
 /// unprivileged process: it hears the category, never the internal reason (paths, TLS
 /// errors, the state of other users), which stays in the agent's own log line.
-public enum OutcomeCategory: String, CaseIterable, Sendable {
+package enum OutcomeCategory: String, CaseIterable, Sendable {
     case accepted
     case skipped
     case userUnknown = "user-unknown"
@@ -23,7 +23,7 @@ public enum OutcomeCategory: String, CaseIterable, Sendable {
     case unavailable
 
     /// The category a PAM code alone says, when nothing more precise was noted.
-    public init(code: PAMCode) {
+    package init(code: PAMCode) {
         switch code {
         case .success: self = .accepted
         case .ignore: self = .skipped

@@ -1,21 +1,21 @@
 /// A Linux-PAM return code as a value (the numbers of `<security/_pam_types.h>`), so that
 /// the login decision can be tested without libpam.
-public struct PAMCode: RawRepresentable, Equatable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: Int32
-    public init(rawValue: Int32) { self.rawValue = rawValue }
+package struct PAMCode: RawRepresentable, Equatable, Hashable, Sendable, CustomStringConvertible {
+    package let rawValue: Int32
+    package init(rawValue: Int32) { self.rawValue = rawValue }
 
-    public static let success = PAMCode(rawValue: 0)
-    public static let serviceError = PAMCode(rawValue: 3)
-    public static let systemError = PAMCode(rawValue: 4)
-    public static let authError = PAMCode(rawValue: 7)
-    public static let authInfoUnavailable = PAMCode(rawValue: 9)
-    public static let userUnknown = PAMCode(rawValue: 10)
-    public static let maxTries = PAMCode(rawValue: 11)
-    public static let conversationError = PAMCode(rawValue: 19)
-    public static let ignore = PAMCode(rawValue: 25)
+    package static let success = PAMCode(rawValue: 0)
+    package static let serviceError = PAMCode(rawValue: 3)
+    package static let systemError = PAMCode(rawValue: 4)
+    package static let authError = PAMCode(rawValue: 7)
+    package static let authInfoUnavailable = PAMCode(rawValue: 9)
+    package static let userUnknown = PAMCode(rawValue: 10)
+    package static let maxTries = PAMCode(rawValue: 11)
+    package static let conversationError = PAMCode(rawValue: 19)
+    package static let ignore = PAMCode(rawValue: 25)
 
     /// The C macro's name, as logs and tests print it.
-    public var description: String {
+    package var description: String {
         switch rawValue {
         case 0: return "PAM_SUCCESS"
         case 3: return "PAM_SERVICE_ERR"

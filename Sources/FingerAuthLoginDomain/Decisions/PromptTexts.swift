@@ -5,7 +5,7 @@ import FingerAuthCore
 /// the English text into the caller's language (gettext, domain `fingerauth`, in the
 /// module), or the English text. `{service}` in a text becomes the PAM service, `{left}`
 /// the tries left, `{expires}` the end of an offline grant.
-public enum TextName: String, CaseIterable, Sendable {
+package enum TextName: String, CaseIterable, Sendable {
     case placeFinger = "place_finger"
     case passwordOrFinger = "password_or_finger"
     case noMatch = "no_match"
@@ -18,7 +18,7 @@ public enum TextName: String, CaseIterable, Sendable {
     case offlineLogin = "offline_login"
 
     /// The English text, which is also the gettext msgid.
-    public var english: String {
+    package var english: String {
         switch self {
         case .placeFinger: return LoginTexts.placeFinger
         case .passwordOrFinger: return LoginTexts.passwordOrFinger
@@ -36,32 +36,32 @@ public enum TextName: String, CaseIterable, Sendable {
 
 /// Translates an English text (a msgid) into the caller's language; the text itself when
 /// there is no translation.
-public protocol Translator {
+package protocol Translator {
     func translate(_ msgid: String) -> String
 }
 
 /// No translation: the English texts.
-public struct Untranslated: Translator {
-    public init() {}
-    public func translate(_ msgid: String) -> String { msgid }
+package struct Untranslated: Translator {
+    package init() {}
+    package func translate(_ msgid: String) -> String { msgid }
 }
 
 /// The texts for one login: the options' replacements, the service, the translation.
-public struct PromptTexts {
-    public let options: Options
-    public let service: String
+package struct PromptTexts {
+    package let options: Options
+    package let service: String
     /// An English text (the msgid) in the caller's language.
-    public let translate: (String) -> String
+    package let translate: (String) -> String
 
     /// The texts of a login for `service` with these options and this translation.
-    public init(options: Options, service: String, translate: @escaping (String) -> String = { $0 }) {
+    package init(options: Options, service: String, translate: @escaping (String) -> String = { $0 }) {
         self.options = options
         self.service = service
         self.translate = translate
     }
 
     /// The text `name` for this login, `{service}` and `{left}` filled in.
-    public func text(_ name: TextName, left: Int = 0, expires: String = "") -> String {
+    package func text(_ name: TextName, left: Int = 0, expires: String = "") -> String {
         let chosen =
             options.texts[name.rawValue + "." + service] ?? options.texts[name.rawValue]
             ?? translate(name.english)

@@ -1,5 +1,5 @@
 /// Which fingerprint service reads the finger (`reader`).
-public enum ReaderChoice: String, Equatable, Sendable, CaseIterable {
+package enum ReaderChoice: String, Equatable, Sendable, CaseIterable {
     /// The login helper opens the reader itself with libfprint; prints are FingerAuth's own
     /// (`fingerauth enroll`). When fprintd runs, the reader is its: the login falls over at
     /// once ("reader in use by fprintd").
@@ -13,7 +13,7 @@ public enum ReaderChoice: String, Equatable, Sendable, CaseIterable {
 }
 
 /// What a closed laptop lid means for the fingerprint login (`lid`).
-public enum LidPolicy: String, Equatable, Sendable, CaseIterable {
+package enum LidPolicy: String, Equatable, Sendable, CaseIterable {
     /// Lid closed and no reader on an external port: skip at once (`PAM_AUTHINFO_UNAVAIL`,
     /// no prompt), so that the password prompt comes without waiting for a finger nobody
     /// can put on a reader under a closed lid.
@@ -23,7 +23,7 @@ public enum LidPolicy: String, Equatable, Sendable, CaseIterable {
 }
 
 /// Whether the laptop's lid is closed, as logind or the ACPI lid files say.
-public enum LidState: Equatable, Sendable {
+package enum LidState: Equatable, Sendable {
     case open
     case closed
     /// No lid (a desktop), or nothing readable: treated as open.
@@ -31,7 +31,7 @@ public enum LidState: Equatable, Sendable {
 
     /// Reads one ACPI lid file (`/proc/acpi/button/lid/LID0/state`): `state:      closed`.
     /// Anything else is `.unknown`.
-    public static func parseACPI(_ text: String) -> LidState {
+    package static func parseACPI(_ text: String) -> LidState {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
         guard words.count == 2, words[0] == "state:" else { return .unknown }
         switch words[1] {
@@ -42,7 +42,7 @@ public enum LidState: Equatable, Sendable {
     }
 
     /// Several lids (rare): closed only when one says closed and none says open.
-    public static func combine(_ states: [LidState]) -> LidState {
+    package static func combine(_ states: [LidState]) -> LidState {
         if states.contains(.open) { return .open }
         return states.contains(.closed) ? .closed : .unknown
     }
@@ -50,13 +50,13 @@ public enum LidState: Equatable, Sendable {
 
 /// Where a reader sits, from the `removable` attribute of its USB port in sysfs (the
 /// firmware's ACPI `_PLD`): `fixed` inside the laptop, `removable` an external port.
-public enum ReaderPlacement: String, Equatable, Sendable {
+package enum ReaderPlacement: String, Equatable, Sendable {
     case builtIn = "built-in"
     case external
 
     /// `removable` says `removable`: external. `fixed`, `unknown`, nothing: built-in, since
     /// skipping a reader only brings the password prompt sooner.
-    public init(removable: String?) {
+    package init(removable: String?) {
         let word = removable.map { String($0.filter { $0 != "\n" && $0 != " " }) }
         self = word == "removable" ? .external : .builtIn
     }
@@ -64,7 +64,7 @@ public enum ReaderPlacement: String, Equatable, Sendable {
     /// The sysfs name of a USB device (`1-3.2`) from GUsb's platform id (`usb:01:00:03:02`:
     /// the bus in hex, the root hub's port `00`, then each port in hex). Nil when it is not
     /// one.
-    public static func sysfsName(platformID: String) -> String? {
+    package static func sysfsName(platformID: String) -> String? {
         let parts = platformID.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count >= 4, parts[0] == "usb", parts[2] == "00" else { return nil }
         var numbers: [Int] = []

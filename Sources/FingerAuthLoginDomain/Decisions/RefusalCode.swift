@@ -2,7 +2,7 @@
 /// from the authenticator's answer (its HTTP status and `error` code) and sends it on its
 /// `REFUSED` line; the module chooses the text the person sees from this code alone, never
 /// from the answer's wording, which stays in the log line.
-public enum RefusalCode: String, CaseIterable, Sendable {
+package enum RefusalCode: String, CaseIterable, Sendable {
     /// 403 `policy_denied`: a rule of the central policy says no for this user, host or service.
     case policyDenied = "policy_denied"
     /// 403 `hardware_key_required`: the authenticator takes only attested TPM keys.
@@ -31,7 +31,7 @@ public enum RefusalCode: String, CaseIterable, Sendable {
     case refused
 
     /// The code for a refusing answer (400, 401, 403) with the authenticator's `error` code.
-    public init(status: Int, error: String?) {
+    package init(status: Int, error: String?) {
         switch (status, error) {
         case (403, "policy_denied"?): self = .policyDenied
         case (403, "hardware_key_required"?): self = .hardwareKeyRequired
@@ -49,7 +49,7 @@ public enum RefusalCode: String, CaseIterable, Sendable {
     }
 
     /// The text the person is shown for this refusal.
-    public var text: TextName {
+    package var text: TextName {
         switch self {
         case .policyDenied: return .policyDenied
         case .hardwareKeyRequired, .revoked, .pending, .unknownKey, .replayed, .tokenTime, .invalidToken,

@@ -5,20 +5,20 @@ import FingerAuthCore
 /// The module found it (PAM_TTY, the same device as its standard input, the controlling
 /// terminal of its session) and sends it in the request; the helper opens the path and
 /// checks that it is still the same character device before it injects.
-public struct TerminalTarget: Equatable, Sendable {
+package struct TerminalTarget: Equatable, Sendable {
     /// `/dev/pts/N` or `/dev/ttyN`.
-    public var path: String
+    package var path: String
     /// `st_rdev` of the device, as the module saw it.
-    public var device: UInt64
+    package var device: UInt64
 
-    public init(path: String, device: UInt64) {
+    package init(path: String, device: UInt64) {
         self.path = path
         self.device = device
     }
 
     /// PAM_TTY as a device path: `pts/3` and `/dev/pts/3` both give `/dev/pts/3`. nil for
     /// anything else (`:0`, `ssh`, a name with `..`, a path outside /dev/pts and /dev/tty*).
-    public static func devicePath(fromPAMTTY value: String) -> String? {
+    package static func devicePath(fromPAMTTY value: String) -> String? {
         let path = value.hasPrefix("/") ? value : "/dev/" + value
         guard path.utf8.count <= 64, !path.containsBytes("/../"), !path.hasSuffix("/.."), !path.containsBytes("//")
         else {

@@ -2,7 +2,7 @@ import FingerAuthCore
 
 /// A connection to `fingerauth-agent`, as the login decision sees it. The module plugs in
 /// a Unix socket (`AgentSocket` in FingerAuthSystem); every read and write has a deadline.
-public protocol AgentChannel {
+package protocol AgentChannel {
     /// Sends one line (a newline is added); false when it could not be sent in time.
     func send(_ line: String, withinMilliseconds: Int64) -> Bool
     /// The next line, waiting at most `withinMilliseconds`.
@@ -10,7 +10,7 @@ public protocol AgentChannel {
 }
 
 /// One read from the agent.
-public enum AgentRead: Equatable, Sendable {
+package enum AgentRead: Equatable, Sendable {
     case line(String)
     case closed
     case timedOut
@@ -19,19 +19,19 @@ public enum AgentRead: Equatable, Sendable {
 }
 
 /// Opens a connection to the agent at a socket path, or says why not.
-public protocol AgentConnector {
+package protocol AgentConnector {
     associatedtype Channel: AgentChannel
     func connect(_ path: String) -> Result<Channel, AgentUnreachable>
 }
 
 /// Why the agent could not be reached (for the log line).
-public struct AgentUnreachable: Error, Equatable, Sendable {
-    public var message: String
-    public init(_ message: String) { self.message = message }
+package struct AgentUnreachable: Error, Equatable, Sendable {
+    package var message: String
+    package init(_ message: String) { self.message = message }
 }
 
 /// Milliseconds on a monotonic clock, for the overall deadline.
-public protocol MonotonicTime {
+package protocol MonotonicTime {
     func nowMilliseconds() -> Int64
 }
 
@@ -40,15 +40,15 @@ public protocol MonotonicTime {
 /// the agent does the rest as root and for the caller's own user only; this side relays
 /// its lines to the conversation and believes only a well-formed `RESULT`. Deny by default:
 /// no agent, a silent agent, an unreadable line, a closed connection → `PAM_AUTHINFO_UNAVAIL`.
-public struct AgentLoginFlow<Connector: AgentConnector, Talk: Conversation, Users: UserDatabase, Time: MonotonicTime> {
-    public let connector: Connector
-    public let conversation: Talk
-    public let users: Users
-    public let time: Time
-    public var trace: (String) -> Void = { _ in }
+package struct AgentLoginFlow<Connector: AgentConnector, Talk: Conversation, Users: UserDatabase, Time: MonotonicTime> {
+    package let connector: Connector
+    package let conversation: Talk
+    package let users: Users
+    package let time: Time
+    package var trace: (String) -> Void = { _ in }
 
     /// The agent's socket, the application's conversation, the user database and a clock.
-    public init(connector: Connector, conversation: Talk, users: Users, time: Time) {
+    package init(connector: Connector, conversation: Talk, users: Users, time: Time) {
         self.connector = connector
         self.conversation = conversation
         self.users = users
@@ -57,7 +57,7 @@ public struct AgentLoginFlow<Connector: AgentConnector, Talk: Conversation, User
 
     /// The outcome for the module's return code and log line: the agent's `RESULT`, or
     /// `PAM_AUTHINFO_UNAVAIL` for anything short of one.
-    public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
+    package func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
         if options.disabled { return LoginOutcome(.ignore, "disabled") }
         if let problem = UserName.problem(request.user) {
             return LoginOutcome(.userUnknown, "user name not acceptable (\(problem))")

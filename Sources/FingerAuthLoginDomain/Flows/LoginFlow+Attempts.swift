@@ -27,7 +27,7 @@ extension LoginFlow {
 
     /// Counts one failed attempt for `user` now, before the helper opens the reader; the
     /// error when it could not be recorded (the reader must then not be used).
-    public func countAttempt(_ user: String) -> AttemptLedgerError? {
+    package func countAttempt(_ user: String) -> AttemptLedgerError? {
         let now = ledger.nowMilliseconds()
         switch ledger.update(user, { $0 = AttemptLimit.addingFailure($0, now: now) }) {
         case let .failure(why): return why
@@ -40,7 +40,7 @@ extension LoginFlow {
     }
 
     /// A success: the user's failed attempts are forgotten.
-    public func clearAttempts(_ user: String) {
+    package func clearAttempts(_ user: String) {
         if case let .failure(why) = ledger.update(user, { $0 = AttemptRecord() }) {
             trace("attempt record not cleared after the success: \(why)")
         }
@@ -48,7 +48,7 @@ extension LoginFlow {
 
     /// Takes back the attempt counted for a request in which no finger was tried (the reader
     /// never armed, or the parallel prompt answered with the password).
-    public func takeBackAttempt(_ user: String) {
+    package func takeBackAttempt(_ user: String) {
         if case let .failure(why) = ledger.update(user, { $0 = AttemptLimit.takingBack($0) }) {
             trace("attempt record not corrected: \(why)")
         }

@@ -1,23 +1,23 @@
 import FingerAuthCore
 
 /// Who is logging in, as PAM told the module.
-public struct LoginRequest: Sendable {
-    public var user: String
-    public var service: String
+package struct LoginRequest: Sendable {
+    package var user: String
+    package var service: String
     /// Why this is a remote session (`PAM_RHOST`, the session's record, utmp…), or nil
     /// when nothing the caller cannot forge says so.
-    public var remote: String?
+    package var remote: String?
     /// `PAM_SILENT`: no explanations when the fingerprint path fails. The scan's own
     /// prompts ("Place your finger…", "No match…") are still shown: sudo always passes
     /// PAM_SILENT, and a person cannot use a reader nobody asked them to touch
     /// (pam_fprintd prompts under PAM_SILENT too).
-    public var silent: Bool
+    package var silent: Bool
     /// The agent's logins only: the service the client named (`AgentProtocol` LOGIN), which
     /// nobody vouches for. The token's `service` is then the agent's own name and this goes
     /// into a claim of its own (`client_service`); the `text.NAME.SERVICE` lines use it.
-    public var clientService: String?
+    package var clientService: String?
 
-    public init(
+    package init(
         user: String, service: String, remote: String? = nil, silent: Bool = false, clientService: String? = nil
     ) {
         self.user = user
@@ -29,20 +29,20 @@ public struct LoginRequest: Sendable {
 }
 
 /// What the module returns, and what its one log line says.
-public struct LoginOutcome: Equatable, Sendable {
-    public var code: PAMCode
+package struct LoginOutcome: Equatable, Sendable {
+    package var code: PAMCode
     /// Short, secret-free reason for the log line.
-    public var reason: String
-    public var kid: String?
-    public var jti: String?
-    public var finger: String?
+    package var reason: String
+    package var kid: String?
+    package var jti: String?
+    package var finger: String?
     /// Why, as one fixed word (set with the text the person was shown); `category` falls
     /// back on the code.
-    public var shownCategory: OutcomeCategory?
+    package var shownCategory: OutcomeCategory?
     /// When the helper's steps came, for the log line; nil when no helper ran or no clock was given.
-    public var stages: LoginStages?
+    package var stages: LoginStages?
 
-    public init(_ code: PAMCode, _ reason: String, kid: String? = nil, jti: String? = nil, finger: String? = nil) {
+    package init(_ code: PAMCode, _ reason: String, kid: String? = nil, jti: String? = nil, finger: String? = nil) {
         self.code = code
         self.reason = reason
         self.kid = kid
@@ -51,19 +51,19 @@ public struct LoginOutcome: Equatable, Sendable {
     }
 
     /// The fixed word for this outcome (what the agent tells its client).
-    public var category: OutcomeCategory { shownCategory ?? OutcomeCategory(code: code) }
+    package var category: OutcomeCategory { shownCategory ?? OutcomeCategory(code: code) }
 }
 
 /// Milliseconds from the helper's start to each of its steps, as the module saw them: the
 /// reader armed and the authenticator reached (`READY`), the finger matched (`MATCH`, which
 /// includes the person's own time), and the verdict (signing and the round trip after the
 /// match). A step that did not come is nil.
-public struct LoginStages: Equatable, Sendable {
-    public var ready: Int64?
-    public var match: Int64?
-    public var verdict: Int64?
+package struct LoginStages: Equatable, Sendable {
+    package var ready: Int64?
+    package var match: Int64?
+    package var verdict: Int64?
 
-    public init(ready: Int64? = nil, match: Int64? = nil, verdict: Int64? = nil) {
+    package init(ready: Int64? = nil, match: Int64? = nil, verdict: Int64? = nil) {
         self.ready = ready
         self.match = match
         self.verdict = verdict
@@ -71,7 +71,7 @@ public struct LoginStages: Equatable, Sendable {
 
     /// ` ready_ms=21 match_ms=25 answer_ms=9`: READY after the start, MATCH after READY, the
     /// verdict after MATCH; the steps that came, nothing else.
-    public var logFields: String {
+    package var logFields: String {
         var text = ""
         if let ready { text += " ready_ms=\(ready)" }
         if let match { text += " match_ms=\(match - (ready ?? 0))" }
@@ -86,30 +86,30 @@ public struct LoginStages: Equatable, Sendable {
 ///
 /// The ports are generic parameters, not existentials: the module compiles this in Embedded
 /// Swift, which has no existentials of non-class protocols; every use is specialised.
-public struct LoginFlow<
+package struct LoginFlow<
     Helper: LoginHelper, Store: EnrollmentStore, Talk: Conversation, Random: RandomSource, Users: UserDatabase,
     Ledger: AttemptLedger
 > {
-    public let helper: Helper
-    public let store: Store
-    public let conversation: Talk
-    public let random: Random
-    public let users: Users
+    package let helper: Helper
+    package let store: Store
+    package let conversation: Talk
+    package let random: Random
+    package let users: Users
     /// The failed attempts of each user (`AttemptLimit`), shared with every other way the
     /// reader is asked.
-    public let ledger: Ledger
+    package let ledger: Ledger
     /// Host name for `iss` when `host_id` is not set.
-    public let hostName: String
+    package let hostName: String
     /// The caller's language for the texts (gettext in the module): an English text (the
     /// msgid) to the caller's; English by default.
-    public var translate: (String) -> String = { $0 }
+    package var translate: (String) -> String = { $0 }
     /// Step lines for the `debug` log (names, codes and ids only; never a key or a token).
-    public var trace: (String) -> Void = { _ in }
+    package var trace: (String) -> Void = { _ in }
     /// Milliseconds on a monotonic clock, which times the helper's steps (`LoginStages`);
     /// nil: not timed.
-    public var clock: (() -> Int64)?
+    package var clock: (() -> Int64)?
 
-    public init(
+    package init(
         helper: Helper, store: Store, conversation: Talk, random: Random, users: Users, ledger: Ledger,
         hostName: String
     ) {
@@ -122,7 +122,7 @@ public struct LoginFlow<
         self.hostName = hostName
     }
 
-    public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
+    package func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
         switch prepare(request, options: options) {
         case let .success(job): return run(job, request: request)
         case let .failure(stop): return stop.outcome
@@ -134,7 +134,7 @@ public struct LoginFlow<
     /// hang-up, a signal, the host killed at the prompt, a crash — leaves it counted. It is
     /// taken back only when the helper ended on its own before `READY` (the reader never
     /// armed: authenticator unreachable, reader busy, no key), and cleared by a success.
-    public func run(_ job: LoginJob, request: LoginRequest) -> LoginOutcome {
+    package func run(_ job: LoginJob, request: LoginRequest) -> LoginOutcome {
         if let why = countAttempt(job.user) {
             return say(
                 LoginOutcome(.authInfoUnavailable, "attempt record: \(why); reader not armed", jti: job.jti),
@@ -170,15 +170,15 @@ public struct LoginFlow<
     }
 
     /// Why a login ends before the helper starts (the outcome to return).
-    public struct Stop: Error {
-        public var outcome: LoginOutcome
+    package struct Stop: Error {
+        package var outcome: LoginOutcome
         init(_ outcome: LoginOutcome) { self.outcome = outcome }
     }
 
     /// What is decided before the helper starts, and its request: disabled, the user name,
     /// the remote session, the enrollment, a fresh `jti`. Shared by the sequential and the
     /// parallel prompt.
-    public func prepare(_ request: LoginRequest, options: Options) -> Result<LoginJob, Stop> {
+    package func prepare(_ request: LoginRequest, options: Options) -> Result<LoginJob, Stop> {
         if options.disabled { return .failure(Stop(LoginOutcome(.ignore, "disabled"))) }
         if let problem = UserName.problem(request.user) {
             return .failure(Stop(LoginOutcome(.userUnknown, "user name not acceptable (\(problem))")))
@@ -216,7 +216,7 @@ public struct LoginFlow<
 
     /// After the helper: its outcome as a PAM code (deny by default: only an acceptance of
     /// the module's own `jti` succeeds), with the text the person sees unless silent.
-    public func decide(_ outcome: HelperOutcome, job: LoginJob, request: LoginRequest) -> LoginOutcome {
+    package func decide(_ outcome: HelperOutcome, job: LoginJob, request: LoginRequest) -> LoginOutcome {
         let options = job.options
         switch outcome {
         case let .accepted(jti, kid, finger), let .acceptedOffline(jti, kid, finger, _, _, _):
@@ -266,7 +266,7 @@ public struct LoginFlow<
     }
 
     /// The texts for this login (the options' words, the caller's language).
-    public func texts(_ request: LoginRequest, _ options: Options) -> PromptTexts {
+    package func texts(_ request: LoginRequest, _ options: Options) -> PromptTexts {
         PromptTexts(options: options, service: request.clientService ?? request.service, translate: translate)
     }
 
@@ -290,20 +290,20 @@ public struct LoginFlow<
 }
 
 /// Texts the person at the keyboard sees (the English msgids of `TextName`).
-public enum LoginTexts {
-    public static let placeFinger = "Place your finger on the fingerprint reader"
+package enum LoginTexts {
+    package static let placeFinger = "Place your finger on the fingerprint reader"
     /// The one prompt of `prompt = parallel` (echo off): the password, or a finger meanwhile.
-    public static let passwordOrFinger = "Password or place your finger: "
-    public static func noMatch(left: Int) -> String { "No match, try again (\(left) left)" }
-    public static let tooManyTries = "Fingerprint not recognised; too many tries"
-    public static let readerUnavailable = "Fingerprint login unavailable"
-    public static let authenticatorUnavailable = "Fingerprint login unavailable: authenticator not reachable"
-    public static let refused = "Fingerprint login refused by the authenticator"
-    public static let policyDenied = "Fingerprint login not allowed here by the authenticator's policy"
-    public static let tooManyAttempts = "Fingerprint login unavailable: too many failed attempts, use the password"
-    public static let offlineLogin =
+    package static let passwordOrFinger = "Password or place your finger: "
+    package static func noMatch(left: Int) -> String { "No match, try again (\(left) left)" }
+    package static let tooManyTries = "Fingerprint not recognised; too many tries"
+    package static let readerUnavailable = "Fingerprint login unavailable"
+    package static let authenticatorUnavailable = "Fingerprint login unavailable: authenticator not reachable"
+    package static let refused = "Fingerprint login refused by the authenticator"
+    package static let policyDenied = "Fingerprint login not allowed here by the authenticator's policy"
+    package static let tooManyAttempts = "Fingerprint login unavailable: too many failed attempts, use the password"
+    package static let offlineLogin =
         "Authenticator not reachable: logged in offline with this host's offline grant (expires {expires})"
     /// What the user sees when no agent answers; names the command that fixes it.
-    public static let agentMissing =
+    package static let agentMissing =
         "Fingerprint login unavailable: the fingerprint agent is not running (systemctl enable --now fingerauth-agent.socket)"
 }

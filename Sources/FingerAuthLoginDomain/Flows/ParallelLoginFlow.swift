@@ -17,24 +17,24 @@ import FingerAuthCore
 /// Scan messages ("No match…") are not shown in this mode: the conversation is blocked and
 /// the module cannot show them; a helper that wrote to the user's terminal would break
 /// the pending prompt. They are in the debug log. Deny by default throughout.
-public struct ParallelLoginFlow<
+package struct ParallelLoginFlow<
     Helper: LoginHelper, Store: EnrollmentStore, Talk: Conversation, Random: RandomSource, Users: UserDatabase,
     Ledger: AttemptLedger, Background: BackgroundLoginHelper, Prompt: SecretPrompt
 > {
-    public typealias Login = LoginFlow<Helper, Store, Talk, Random, Users, Ledger>
-    public let login: Login
-    public let helper: Background
-    public let prompt: Prompt
-    public let terminal: TerminalTarget
+    package typealias Login = LoginFlow<Helper, Store, Talk, Random, Users, Ledger>
+    package let login: Login
+    package let helper: Background
+    package let prompt: Prompt
+    package let terminal: TerminalTarget
 
-    public init(login: Login, helper: Background, prompt: Prompt, terminal: TerminalTarget) {
+    package init(login: Login, helper: Background, prompt: Prompt, terminal: TerminalTarget) {
         self.login = login
         self.helper = helper
         self.prompt = prompt
         self.terminal = terminal
     }
 
-    public func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
+    package func authenticate(_ request: LoginRequest, options: Options) -> LoginOutcome {
         var job: LoginJob
         switch login.prepare(request, options: options) {
         case let .success(prepared): job = prepared

@@ -2,18 +2,18 @@ import FingerAuthCore
 
 /// The authenticator's address, checked: `https://host[:port]/path`, or `http://` to a
 /// loopback host when `allow_http` is set. No user info, no spaces, no fragment.
-public struct AuthenticatorURL: Equatable, Sendable {
-    public let text: String
-    public let isHTTPS: Bool
-    public let host: String
+package struct AuthenticatorURL: Equatable, Sendable {
+    package let text: String
+    package let isHTTPS: Bool
+    package let host: String
     /// The port written in the URL, if any.
-    public let port: Int?
+    package let port: Int?
 
     /// The port connected to: the written one, else 443 (https) or 80 (http).
-    public var effectivePort: Int { port ?? (isHTTPS ? 443 : 80) }
+    package var effectivePort: Int { port ?? (isHTTPS ? 443 : 80) }
 
     /// Nil with a reason when the text is not an acceptable URL.
-    public static func parse(_ text: String) -> Result<AuthenticatorURL, ConfigError> {
+    package static func parse(_ text: String) -> Result<AuthenticatorURL, ConfigError> {
         func fail(_ m: String) -> Result<AuthenticatorURL, ConfigError> {
             .failure(ConfigError(source: "url", key: "url", message: m))
         }
@@ -60,7 +60,7 @@ public struct AuthenticatorURL: Equatable, Sendable {
     }
 
     /// 127.0.0.0/8, ::1 or localhost.
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         if host == "localhost" || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         guard octets.count == 4, octets[0] == "127" else { return false }

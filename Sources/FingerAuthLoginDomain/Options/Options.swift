@@ -2,111 +2,111 @@ import FingerAuthCore
 
 /// Every setting of FingerAuth, with its default. Built anew for each login from the
 /// defaults, then `/etc/security/fingerauth.conf` (or `conf=`), then the pam.d arguments.
-public struct Options: Equatable, Sendable {
-    public static let defaultConfigPath = "/etc/security/fingerauth.conf"
-    public static let defaultStateDirectory = "/var/lib/fingerauth"
-    public static let defaultLoginHelper = "/usr/libexec/fingerauth/fingerauth-login"
-    public static let defaultSessionDirectory = "/run/fingerauth/sessions"
-    public static let defaultAttemptsDirectory = "/run/fingerauth/attempts"
-    public static let defaultTokenFile = "/etc/security/fingerauth.token"
-    public static let defaultAgentSocket = AgentProtocol.defaultSocket
-    public static let defaultLocaleDirectory = "/usr/share/locale"
-    public static let defaultSystemBus = "/run/dbus/system_bus_socket"
-    public static let defaultACPILidDirectory = "/proc/acpi/button/lid"
+package struct Options: Equatable, Sendable {
+    package static let defaultConfigPath = "/etc/security/fingerauth.conf"
+    package static let defaultStateDirectory = "/var/lib/fingerauth"
+    package static let defaultLoginHelper = "/usr/libexec/fingerauth/fingerauth-login"
+    package static let defaultSessionDirectory = "/run/fingerauth/sessions"
+    package static let defaultAttemptsDirectory = "/run/fingerauth/attempts"
+    package static let defaultTokenFile = "/etc/security/fingerauth.token"
+    package static let defaultAgentSocket = AgentProtocol.defaultSocket
+    package static let defaultLocaleDirectory = "/usr/share/locale"
+    package static let defaultSystemBus = "/run/dbus/system_bus_socket"
+    package static let defaultACPILidDirectory = "/proc/acpi/button/lid"
 
     /// Where the module POSTs the token (`url`). Required.
-    public var url: AuthenticatorURL?
+    package var url: AuthenticatorURL?
     /// `aud` of the token (`audience`); defaults to the url.
-    public var audience: String?
+    package var audience: String?
     /// `iss` of the token (`host_id`); defaults to the host name.
-    public var hostID: String?
+    package var hostID: String?
     /// CA bundle for the authenticator's certificate (`cafile`).
-    public var caFile: String?
+    package var caFile: String?
     /// The authenticator's public-key pin: `sha256//BASE64` hashes (`;` between) or a key file (`pinned_pubkey`).
-    public var pinnedPublicKey: String?
+    package var pinnedPublicKey: String?
     /// Seconds to wait for a finger (`timeout`, 1–120).
-    public var timeoutSeconds = 10
+    package var timeoutSeconds = 10
     /// Non-matching fingers before giving up (`max_tries`, 1–10).
-    public var maxTries = 3
+    package var maxTries = 3
     /// Token lifetime in seconds (`ttl`, 1–300).
-    public var ttlSeconds = 30
+    package var ttlSeconds = 30
     /// Per-user state (`state_dir`).
-    public var stateDirectory = Options.defaultStateDirectory
+    package var stateDirectory = Options.defaultStateDirectory
     /// The login helper's path (`login_helper`): the process that does the whole login step.
-    public var loginHelper = Options.defaultLoginHelper
+    package var loginHelper = Options.defaultLoginHelper
     /// Where `pam_sm_open_session` records remote sessions by audit session id (`session_dir`).
-    public var sessionDirectory = Options.defaultSessionDirectory
+    package var sessionDirectory = Options.defaultSessionDirectory
     /// Where each user's failed fingerprint attempts are kept (`attempts_dir`, root 0700;
     /// `AttemptLimit`), by the module's root path and the agent alike.
-    public var attemptsDirectory = Options.defaultAttemptsDirectory
+    package var attemptsDirectory = Options.defaultAttemptsDirectory
     /// libfprint virtual reader socket, for tests and demos (`virtual_reader`).
-    public var virtualReader: String?
+    package var virtualReader: String?
     /// libfprint `virtual_device_storage` socket, a match-on-chip reader for tests
     /// (`virtual_storage_reader`).
-    public var virtualStorageReader: String?
+    package var virtualStorageReader: String?
     /// The virtual reader stands for one on an external USB port (`virtual_reader_removable`,
     /// for tests of `lid`); by default it stands for a built-in one.
-    public var virtualReaderRemovable = false
+    package var virtualReaderRemovable = false
     /// `reader = libfprint | fprintd | auto` (`ReaderChoice`).
-    public var reader = ReaderChoice.auto
+    package var reader = ReaderChoice.auto
     /// `lid = skip | ignore` (`LidPolicy`).
-    public var lid = LidPolicy.skip
+    package var lid = LidPolicy.skip
     /// The system bus's socket (`system_bus`), where fprintd and logind answer.
-    public var systemBus = Options.defaultSystemBus
+    package var systemBus = Options.defaultSystemBus
     /// Where the ACPI lid files are (`acpi_lid_dir`): `<dir>/*/state`, read when logind does
     /// not answer.
-    public var acpiLidDirectory = Options.defaultACPILidDirectory
+    package var acpiLidDirectory = Options.defaultACPILidDirectory
     /// Permit `http://` to a loopback authenticator (`allow_http`).
-    public var allowHTTP = false
+    package var allowHTTP = false
     /// Run for remote sessions too (`remote=allow`); by default they are skipped.
-    public var allowRemote = false
+    package var allowRemote = false
     /// Step-by-step log lines (`debug`).
-    public var debug = false
+    package var debug = false
     /// Where debug lines go instead of syslog (`debug_file`).
-    public var debugFile: String?
+    package var debugFile: String?
     /// The module does nothing (`disabled`).
-    public var disabled = false
+    package var disabled = false
     /// This host's enrollment token for registering keys (`token_file`; the CLI only).
-    public var tokenFile = Options.defaultTokenFile
+    package var tokenFile = Options.defaultTokenFile
     /// The agent's socket (`agent_socket`): where a module running as the user (a screen
     /// locker) asks `fingerauth-agent`, and where the agent listens unless socket-activated.
-    public var agentSocket = Options.defaultAgentSocket
+    package var agentSocket = Options.defaultAgentSocket
     /// `prompt = sequential | parallel`: the finger first and then the stack's password
     /// prompt (the default), or one prompt that takes the password while the reader waits
     /// (only on the caller's own terminal; elsewhere sequential, silently).
-    public var prompt = PromptMode.sequential
+    package var prompt = PromptMode.sequential
     /// The admin's words for the texts the user sees (`text.NAME = …`, `text.NAME.SERVICE = …`),
     /// keyed `NAME` or `NAME.SERVICE` (`PromptTexts`).
-    public var texts: [String: String] = [:]
+    package var texts: [String: String] = [:]
     /// Where the translations are (`locale_dir`): `<dir>/<lang>/LC_MESSAGES/fingerauth.mo`.
-    public var localeDirectory = Options.defaultLocaleDirectory
+    package var localeDirectory = Options.defaultLocaleDirectory
     /// Where `fingerauth key create|rotate` puts a new device key (`key_store`). `file` by
     /// default: a TPM key registers only with an authenticator that trusts the TPM's EK CA
     /// (`--tpm-ek-ca`), so a fleet opts in once its authenticator does.
-    public var keyStore = KeyStoreChoice.file
+    package var keyStore = KeyStoreChoice.file
     /// Which TPM holds TPM keys (`tpm_tcti`): a TCTI string, e.g. `device:/dev/tpmrm0` (the
     /// default when unset) or `swtpm:host=127.0.0.1,port=2321`.
-    public var tpmTCTI: String?
+    package var tpmTCTI: String?
     /// Extra claims (`claim.NAME = value`); they never replace the standard ones.
-    public var extraClaims: [(String, String)] = []
+    package var extraClaims: [(String, String)] = []
 
-    public init() {}
+    package init() {}
 
     /// Equal when every setting of `OptionTable` has the same value, and the texts and
     /// extra claims are the same.
-    public static func == (a: Options, b: Options) -> Bool {
+    package static func == (a: Options, b: Options) -> Bool {
         OptionTable.entries.allSatisfy { $0.value(in: a) == $0.value(in: b) } && a.texts == b.texts
             && a.extraClaims.map({ $0.0 + "=" + $0.1 }) == b.extraClaims.map({ $0.0 + "=" + $0.1 })
     }
 
     /// The names of the claims FingerAuth sets itself; `claim.NAME` cannot use them.
-    public static let reservedClaims: Set<String> = [
+    package static let reservedClaims: Set<String> = [
         "iss", "sub", "aud", "iat", "nbf", "exp", "jti", "amr", "service", "client_service",
     ]
 
     /// Sets one key: a key of `OptionTable`, `text.NAME[.SERVICE]` or `claim.NAME`. `source`
     /// names the file and line or the pam.d argument for errors.
-    public mutating func set(_ key: String, _ value: String, source: String) throws(ConfigError) {
+    package mutating func set(_ key: String, _ value: String, source: String) throws(ConfigError) {
         func error(_ m: String) -> ConfigError { ConfigError(source: source, key: key, message: m) }
         if let entry = OptionTable.entry(key) {
             if let problem = entry.set(&self, value) { throw error(problem) }
@@ -143,7 +143,7 @@ public struct Options: Equatable, Sendable {
     /// `net.ipv4.ip_unprivileged_port_start` (1024 unless changed) — so that no local user
     /// can listen there and stand in for the authenticator. `unprivilegedPortStart` is asked
     /// only for an http:// url.
-    public func validated(source: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError)
+    package func validated(source: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError)
         -> Options
     {
         guard let url else { throw ConfigError(source: source, key: "url", message: "is not set") }
@@ -167,14 +167,14 @@ public struct Options: Equatable, Sendable {
     }
 
     /// The audience put in tokens: `audience`, else the url.
-    public var effectiveAudience: String { audience ?? url?.text ?? "" }
+    package var effectiveAudience: String { audience ?? url?.text ?? "" }
 }
 
 extension Options {
     /// The TCTI strings accepted: `device:`, `swtpm:` or `mssim:`, then printable
     /// characters without spaces, at most 256 bytes (the TSS's TCTI loader would dlopen
     /// whatever other name it were given).
-    public static func isValidTCTI(_ text: String) -> Bool {
+    package static func isValidTCTI(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count > 7, bytes.count <= 256, bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
         return ["device:", "swtpm:", "mssim:"].contains { text.hasPrefix($0) }
@@ -182,7 +182,7 @@ extension Options {
 }
 
 /// Where new device keys are made (`key_store`).
-public enum KeyStoreChoice: String, Equatable, Sendable, CaseIterable {
+package enum KeyStoreChoice: String, Equatable, Sendable, CaseIterable {
     /// In the TPM; creating a key fails when no TPM answers.
     case tpm
     /// A PKCS#8 file, root 0600.
@@ -193,7 +193,7 @@ public enum KeyStoreChoice: String, Equatable, Sendable, CaseIterable {
 }
 
 /// How the module asks at a terminal (`prompt`).
-public enum PromptMode: String, Equatable, Sendable, CaseIterable {
+package enum PromptMode: String, Equatable, Sendable, CaseIterable {
     /// The finger first; the stack's own password prompt when the finger path ends.
     case sequential
     /// "Password or place your finger: " once, while the helper waits for the finger.

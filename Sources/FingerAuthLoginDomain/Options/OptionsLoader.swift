@@ -1,9 +1,9 @@
 import FingerAuthCore
 
 /// Turns the pam.d arguments and the configuration file into `Options`.
-public enum OptionsLoader {
+package enum OptionsLoader {
     /// Splits pam.d arguments: `key=value`, or a bare word meaning `word=yes`.
-    public static func parseArguments(_ arguments: [String]) -> [(key: String, value: String)] {
+    package static func parseArguments(_ arguments: [String]) -> [(key: String, value: String)] {
         arguments.map { arg in
             if let eq = arg.firstIndex(of: "=") {
                 return (String(arg[..<eq]), String(arg[arg.index(after: eq)...]))
@@ -18,7 +18,7 @@ public enum OptionsLoader {
     /// `requireURL` is false for commands that work without an authenticator (enroll, list).
     /// `unprivilegedPortStart` is the kernel's `net.ipv4.ip_unprivileged_port_start`
     /// (`Options.validated`).
-    public static func load(
+    package static func load(
         arguments: [String], requireURL: Bool = true, unprivilegedPortStart: @autoclosure () -> Int = 1024,
         readFile: (String) throws(ConfigError) -> String?
     ) throws(ConfigError) -> Options {

@@ -1,37 +1,37 @@
 /// Where a user's state lives under `state_dir` (pam_fingerauth(8), FILES). The user name must
 /// already be valid (`UserName.isValid`): it becomes a path component.
-public struct StatePaths: Sendable {
-    public let root: String
-    public let user: String
+package struct StatePaths: Sendable {
+    package let root: String
+    package let user: String
 
-    public init(root: String, user: String) {
+    package init(root: String, user: String) {
         self.root = root
         self.user = user
     }
 
     /// `<state_dir>/users`
-    public var usersDirectory: String { root + "/users" }
+    package var usersDirectory: String { root + "/users" }
     /// `<state_dir>/users/<user>` — root, 0700.
-    public var userDirectory: String { usersDirectory + "/" + user }
+    package var userDirectory: String { usersDirectory + "/" + user }
     /// `…/prints` — root, 0700.
-    public var printsDirectory: String { userDirectory + "/prints" }
+    package var printsDirectory: String { userDirectory + "/prints" }
     /// `…/prints/<finger>.fpt` — root, 0600.
-    public func printFile(finger: String) -> String { printsDirectory + "/" + finger + ".fpt" }
+    package func printFile(finger: String) -> String { printsDirectory + "/" + finger + ".fpt" }
     /// `…/device.key` — RSA PKCS#8 PEM, root, 0600.
-    public var deviceKey: String { userDirectory + "/device.key" }
+    package var deviceKey: String { userDirectory + "/device.key" }
     /// `…/registration` — kid, authenticator, time; root, 0600.
-    public var registration: String { userDirectory + "/registration" }
+    package var registration: String { userDirectory + "/registration" }
     /// `…/offline-grant` — the offline grant and the clocks when it came (`GrantReceipt`); root, 0600.
-    public var offlineGrant: String { userDirectory + "/offline-grant" }
+    package var offlineGrant: String { userDirectory + "/offline-grant" }
     /// `…/offline-log` — the offline logins, one signed record a line (`OfflineRecord`); root, 0600.
-    public var offlineLog: String { userDirectory + "/offline-log" }
+    package var offlineLog: String { userDirectory + "/offline-log" }
     /// `…/offline-sent` — the last record's `seq` the authenticator holds; root, 0600.
-    public var offlineSent: String { userDirectory + "/offline-sent" }
+    package var offlineSent: String { userDirectory + "/offline-sent" }
     /// `<state_dir>/grant-keys` — the authenticator's grant keys this host pins; root, 0644.
-    public var grantKeys: String { root + "/grant-keys" }
+    package var grantKeys: String { root + "/grant-keys" }
     /// `<state_dir>/clock-floor` — the latest wall-clock time this host saw at an online answer,
     /// a sync or an offline login (`ClockFloor`); root, 0600.
-    public var clockFloor: String { root + "/clock-floor" }
+    package var clockFloor: String { root + "/clock-floor" }
 
-    public static let printSuffix = ".fpt"
+    package static let printSuffix = ".fpt"
 }

@@ -7,13 +7,13 @@ import FingerAuthCore
 /// Runs the whole login step (reader, device key, signing, the authenticator) in the login
 /// helper and relays each message; `relay` returns false when the conversation failed, and
 /// the helper must then be stopped.
-public protocol LoginHelper {
+package protocol LoginHelper {
     func run(_ job: LoginJob, relay: (HelperMessage) -> Bool) -> HelperOutcome
 }
 
 /// How the helper's login step ended, as the module read it from the helper's lines and
 /// exit status. Verdicts carry the `jti` they name: the decision checks it is the module's.
-public enum HelperOutcome: Equatable, Sendable {
+package enum HelperOutcome: Equatable, Sendable {
     /// The finger matched and the authenticator accepted the token `jti` (helper exited 0).
     case accepted(jti: String, kid: String, finger: String)
     /// The authenticator could not be reached; the finger matched and the helper logged in
@@ -40,7 +40,7 @@ public enum HelperOutcome: Equatable, Sendable {
 extension HelperMessage {
     /// The acceptance an `ACCEPTED` or `OFFLINE` line stands for once `finger` matched; nil
     /// for every other line.
-    public func acceptance(finger: String) -> HelperOutcome? {
+    package func acceptance(finger: String) -> HelperOutcome? {
         switch self {
         case let .accepted(jti, kid): return .accepted(jti: jti, kid: kid, finger: finger)
         case let .offline(jti, kid, grant, expires, cause):
@@ -52,7 +52,7 @@ extension HelperMessage {
 
 extension HelperOutcome {
     /// An acceptance, online or within an offline grant: the only outcomes that may succeed.
-    public var isAcceptance: Bool {
+    package var isAcceptance: Bool {
         switch self {
         case .accepted, .acceptedOffline: return true
         default: return false
@@ -61,7 +61,7 @@ extension HelperOutcome {
 }
 
 /// Whether a user is enrolled on this host.
-public enum EnrollmentState: Equatable, Sendable {
+package enum EnrollmentState: Equatable, Sendable {
     case enrolled
     case notEnrolled
     /// State exists but may not be trusted (wrong owner or mode, a link…).
@@ -70,12 +70,12 @@ public enum EnrollmentState: Equatable, Sendable {
 
 /// The per-user state under `state_dir`, as far as the module looks at it: presence only.
 /// The helper reads the prints and the key.
-public protocol EnrollmentStore {
+package protocol EnrollmentStore {
     func enrollment(of user: String, options: Options) -> EnrollmentState
 }
 
 /// The PAM conversation: text for the person at the keyboard.
-public protocol Conversation {
+package protocol Conversation {
     /// PAM_TEXT_INFO; false when the application's conversation failed.
     func info(_ text: String) -> Bool
     /// PAM_ERROR_MSG; false when the application's conversation failed.
@@ -83,14 +83,14 @@ public protocol Conversation {
 }
 
 /// The system's user database (getpwnam_r in the module).
-public protocol UserDatabase {
+package protocol UserDatabase {
     func exists(_ user: String) -> Bool
 }
 
 extension HelperOutcome {
     /// The outcome for the debug log, spelled as Swift prints an enum case (Embedded Swift
     /// cannot print an arbitrary value): ids, codes and reasons, never a key or a token.
-    public var logText: String {
+    package var logText: String {
         switch self {
         case let .accepted(jti, kid, finger):
             return "accepted(jti: \"\(jti)\", kid: \"\(kid)\", finger: \"\(finger)\")"

@@ -3,20 +3,20 @@
 /// (a password, perhaps) stays in the adapter and is never a Swift string.
 
 /// Starts the login helper without waiting for its lines.
-public protocol BackgroundLoginHelper {
+package protocol BackgroundLoginHelper {
     /// The running helper, or why it could not start (an outcome for `LoginFlow.decide`).
     func start(_ job: LoginJob) -> Result<RunningLogin, BackgroundStartFailure>
 }
 
 /// Why the helper could not start in the background.
-public struct BackgroundStartFailure: Error, Equatable, Sendable {
-    public var outcome: HelperOutcome
-    public init(_ outcome: HelperOutcome) { self.outcome = outcome }
+package struct BackgroundStartFailure: Error, Equatable, Sendable {
+    package var outcome: HelperOutcome
+    package init(_ outcome: HelperOutcome) { self.outcome = outcome }
 }
 
 /// A login helper started by `BackgroundLoginHelper`. Its owner stops it (or it is stopped
 /// when released).
-public protocol RunningLogin: AnyObject {
+package protocol RunningLogin: AnyObject {
     /// The lines the helper has written so far, read without waiting, as an outcome:
     /// `.accepted` only for an `ACCEPTED` after a `MATCH` followed by exit status 0 (waited
     /// for at most the exit grace); nil while no verdict is there. Stops the helper
@@ -27,14 +27,14 @@ public protocol RunningLogin: AnyObject {
 }
 
 /// One echo-off prompt through the PAM conversation.
-public protocol SecretPrompt {
+package protocol SecretPrompt {
     /// PAM_PROMPT_ECHO_OFF with `text`; nil when the conversation failed.
     func askSecret(_ text: String) -> SecretAnswer?
 }
 
 /// The answer to a `SecretPrompt`. The adapter keeps the bytes, wipes them when released,
 /// and gives them to no one but libpam (`PAM_AUTHTOK`).
-public protocol SecretAnswer: AnyObject {
+package protocol SecretAnswer: AnyObject {
     /// The person pressed Enter on an empty line (or an injected newline ended the read).
     var isEmpty: Bool { get }
     /// Stores the answer as `PAM_AUTHTOK` for the next module of the stack; false on failure.

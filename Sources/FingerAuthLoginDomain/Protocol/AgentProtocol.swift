@@ -21,37 +21,37 @@ import FingerAuthCore
 ///
 /// The agent sends a verdict, never a token, a key or a print: `kid` is the public key's
 /// thumbprint and `jti` the id of a token already used.
-public enum AgentProtocol {
+package enum AgentProtocol {
     /// The protocol's version, the `1` of every request and of `AGENT 1`, `STATUS 1`.
-    public static let version = 1
+    package static let version = 1
     /// Where the socket unit listens and the module asks (`agent_socket`).
-    public static let defaultSocket = "/run/fingerauth/agent.sock"
+    package static let defaultSocket = "/run/fingerauth/agent.sock"
     /// Longest request line, newline included.
-    public static let maxRequestBytes = 256
+    package static let maxRequestBytes = 256
     /// Longest line from the agent, and all of them together.
-    public static let maxLineBytes = 512
-    public static let maxTotalBytes = 16 * 1024
+    package static let maxLineBytes = 512
+    package static let maxTotalBytes = 16 * 1024
     /// How long the agent waits for the request after the connect.
-    public static let requestMilliseconds: Int64 = 2000
+    package static let requestMilliseconds: Int64 = 2000
     /// How long the client waits for the first line after sending its request.
-    public static let firstLineMilliseconds: Int64 = 3000
+    package static let firstLineMilliseconds: Int64 = 3000
     /// The token's `service` claim for every login the agent makes: the client names a
     /// service too, but nobody vouches for it, so it goes into `client_service` instead.
-    public static let serviceClaim = "fingerauth-agent"
+    package static let serviceClaim = "fingerauth-agent"
     /// The most a client believes of `AGENT 1 <milliseconds>`.
-    public static let maxLoginMilliseconds = 180_000
+    package static let maxLoginMilliseconds = 180_000
     static let requestPrefix = "FINGERAUTH-AGENT 1 "
 }
 
 /// What a client asks the agent.
-public enum AgentRequest: Equatable, Sendable {
+package enum AgentRequest: Equatable, Sendable {
     /// A fingerprint login for `user` (which must be the caller's own) at PAM `service`.
     case login(user: String, service: String, silent: Bool)
     /// Is the agent there, and which version.
     case status
 
     /// The line, without its newline.
-    public var line: String {
+    package var line: String {
         switch self {
         case let .login(user, service, silent):
             return AgentProtocol.requestPrefix + "LOGIN \(user) \(service) " + (silent ? "silent" : "verbose")
@@ -62,7 +62,7 @@ public enum AgentRequest: Equatable, Sendable {
 
     /// Parses one request line (without its newline); nil for anything else. The user must
     /// follow `UserName`'s rule, the service `ServiceName`'s.
-    public init?(line: String) {
+    package init?(line: String) {
         let bytes = Array(line.utf8)
         guard bytes.count < AgentProtocol.maxRequestBytes, AgentWire.isPrintable(bytes),
             line.hasPrefix(AgentProtocol.requestPrefix)
@@ -89,7 +89,7 @@ public enum AgentRequest: Equatable, Sendable {
 }
 
 /// One line from the agent.
-public enum AgentReply: Equatable, Sendable {
+package enum AgentReply: Equatable, Sendable {
     case hello(milliseconds: Int)
     case info(String)
     case error(String)
@@ -97,7 +97,7 @@ public enum AgentReply: Equatable, Sendable {
     case status(software: String)
 
     /// The line, without its newline: printable ASCII, within `AgentProtocol.maxLineBytes`.
-    public var line: String {
+    package var line: String {
         let text: String
         switch self {
         case let .hello(ms):
@@ -115,7 +115,7 @@ public enum AgentReply: Equatable, Sendable {
     }
 
     /// Parses one line (without its newline); nil for anything that is not exactly a reply.
-    public init?(line: String) {
+    package init?(line: String) {
         let bytes = Array(line.utf8)
         guard !bytes.isEmpty, bytes.count <= AgentProtocol.maxLineBytes, AgentWire.isPrintable(bytes) else {
             return nil
@@ -155,15 +155,15 @@ public enum AgentReply: Equatable, Sendable {
 
 /// The agent's verdict: a PAM code with the reason (an `OutcomeCategory` word from the
 /// agent), finger, kid and jti for the log line.
-public struct AgentResult: Equatable, Sendable {
-    public var code: PAMCode
-    public var reason: String
-    public var finger: String?
-    public var kid: String?
-    public var jti: String?
+package struct AgentResult: Equatable, Sendable {
+    package var code: PAMCode
+    package var reason: String
+    package var finger: String?
+    package var kid: String?
+    package var jti: String?
 
     /// A verdict; `reason` is for the log line (secret-free), the rest may be absent.
-    public init(code: PAMCode, reason: String, finger: String? = nil, kid: String? = nil, jti: String? = nil) {
+    package init(code: PAMCode, reason: String, finger: String? = nil, kid: String? = nil, jti: String? = nil) {
         self.code = code
         self.reason = reason
         self.finger = finger

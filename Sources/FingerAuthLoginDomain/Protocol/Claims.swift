@@ -4,21 +4,21 @@ import FingerAuthCore
 /// same as `iat`), `exp`, `jti`, `amr` (`fpt` and `hwk` or `swk`), `service`, then
 /// `client_service` and the configuration's `claim.*` lines. What the authenticator checks
 /// of them: fingerauthd(8), VERIFICATION.
-public struct LoginClaims: Equatable, Sendable {
-    public var issuer: String
-    public var subject: String
-    public var audience: String
-    public var issuedAt: Int64
-    public var ttlSeconds: Int
-    public var jti: String
-    public var service: String
+package struct LoginClaims: Equatable, Sendable {
+    package var issuer: String
+    package var subject: String
+    package var audience: String
+    package var issuedAt: Int64
+    package var ttlSeconds: Int
+    package var jti: String
+    package var service: String
     /// The service an agent's client named (`client_service`), which nobody vouches for; nil
     /// for the module's own logins.
-    public var clientService: String?
-    public var hardwareKey = false
-    public var extra: [(String, String)] = []
+    package var clientService: String?
+    package var hardwareKey = false
+    package var extra: [(String, String)] = []
 
-    public init(
+    package init(
         issuer: String, subject: String, audience: String, issuedAt: Int64, ttlSeconds: Int,
         jti: String, service: String, extra: [(String, String)] = []
     ) {
@@ -32,15 +32,15 @@ public struct LoginClaims: Equatable, Sendable {
         self.extra = extra
     }
 
-    public static func == (a: LoginClaims, b: LoginClaims) -> Bool { a.json == b.json }
+    package static func == (a: LoginClaims, b: LoginClaims) -> Bool { a.json == b.json }
 
     /// `exp`: `iat + ttl`, saturating (the ttl is at most 300 s by configuration).
-    public var expiresAt: Int64 {
+    package var expiresAt: Int64 {
         let (sum, overflow) = issuedAt.addingReportingOverflow(Int64(ttlSeconds))
         return overflow ? Int64.max : sum
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("iss", .string(issuer)),
             ("sub", .string(subject)),
@@ -61,7 +61,7 @@ public struct LoginClaims: Equatable, Sendable {
 
     /// The JOSE header FingerAuth signs with; `typ` says which kind of token it is
     /// (`TokenType`), a login token unless said otherwise.
-    public static func header(kid: String, typ: String = TokenType.login) -> JSONValue {
+    package static func header(kid: String, typ: String = TokenType.login) -> JSONValue {
         .object([("alg", .string("RS256")), ("typ", .string(typ)), ("kid", .string(kid))])
     }
 }

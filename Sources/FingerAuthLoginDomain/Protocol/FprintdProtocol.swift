@@ -1,20 +1,20 @@
 /// fprintd's D-Bus API (`net.reactivated.Fprint`, fprintd 1.94), as far as FingerAuth uses
 /// it: names, and what each status string of its signals means. The calls themselves are
 /// made by the login helper (`FprintdClient`, GDBus); the module never talks to the bus.
-public enum Fprintd {
-    public static let busName = "net.reactivated.Fprint"
-    public static let managerPath = "/net/reactivated/Fprint/Manager"
-    public static let managerInterface = "net.reactivated.Fprint.Manager"
-    public static let deviceInterface = "net.reactivated.Fprint.Device"
+package enum Fprintd {
+    package static let busName = "net.reactivated.Fprint"
+    package static let managerPath = "/net/reactivated/Fprint/Manager"
+    package static let managerInterface = "net.reactivated.Fprint.Manager"
+    package static let deviceInterface = "net.reactivated.Fprint.Device"
     /// Where D-Bus activation finds fprintd: its presence means "fprintd is installed".
-    public static let serviceFile = "/usr/share/dbus-1/system-services/net.reactivated.Fprint.service"
+    package static let serviceFile = "/usr/share/dbus-1/system-services/net.reactivated.Fprint.service"
     /// The command that enrolls a finger in fprintd, for messages.
-    public static func enrollCommand(user: String, finger: String) -> String {
+    package static func enrollCommand(user: String, finger: String) -> String {
         "fprintd-enroll -f \(finger) \(user)"
     }
 
     /// One `VerifyStatus` result: fprintd's words (`verify-match`…) in FingerAuth's terms.
-    public enum VerifyStatus: Equatable, Sendable {
+    package enum VerifyStatus: Equatable, Sendable {
         case match
         case noMatch
         /// The reader asks for the finger again; the verification goes on.
@@ -26,7 +26,7 @@ public enum Fprintd {
         /// A word this version does not know: a failure, never a match.
         case unknown(String)
 
-        public init(_ result: String) {
+        package init(_ result: String) {
             switch result {
             case "verify-match": self = .match
             case "verify-no-match": self = .noMatch
@@ -42,7 +42,7 @@ public enum Fprintd {
     }
 
     /// One `EnrollStatus` result.
-    public enum EnrollStatus: Equatable, Sendable {
+    package enum EnrollStatus: Equatable, Sendable {
         case completed
         case stagePassed
         case retry(hint: String)
@@ -54,7 +54,7 @@ public enum Fprintd {
         case failed
         case unknown(String)
 
-        public init(_ result: String) {
+        package init(_ result: String) {
             switch result {
             case "enroll-completed": self = .completed
             case "enroll-stage-passed": self = .stagePassed

@@ -20,7 +20,7 @@ import FingerAuthCore
 ///     FAIL <reason> <text>             the login step could not be done (reasons: `HelperFailure`)
 ///
 /// The module believes a verdict only when it names the `jti` the module itself chose.
-public enum HelperMessage: Equatable, Sendable {
+package enum HelperMessage: Equatable, Sendable {
     case ready(reader: String)
     case retry(hint: String)
     case noMatch(triesLeft: Int)
@@ -32,11 +32,11 @@ public enum HelperMessage: Equatable, Sendable {
     case fail(HelperFailure, detail: String)
 
     /// Longest line the module reads from the helper.
-    public static let maxLineBytes = 256
+    package static let maxLineBytes = 256
 
     /// The line for this message, without the newline: printable ASCII only, cut to
     /// `maxLineBytes`, so that every line reads back (a parsed line renders as itself).
-    public var line: String {
+    package var line: String {
         let text: String
         switch self {
         case let .ready(reader): text = "READY " + HelperMessage.clean(reader)
@@ -62,7 +62,7 @@ public enum HelperMessage: Equatable, Sendable {
     }
 
     /// Parses one line (without its newline); nil for anything that is not exactly a message.
-    public init?(line: String) {
+    package init?(line: String) {
         let bytes = Array(line.utf8)
         guard !bytes.isEmpty, bytes.count <= HelperMessage.maxLineBytes,
             bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7f })
@@ -132,7 +132,7 @@ public enum HelperMessage: Equatable, Sendable {
 }
 
 /// Why the login step could not be done. Every one of them falls over to the password.
-public enum HelperFailure: String, Sendable, CaseIterable {
+package enum HelperFailure: String, Sendable, CaseIterable {
     /// No fingerprint reader was found.
     case noReader = "no-reader"
     /// The reader is in use by another program (fprintd, another login).

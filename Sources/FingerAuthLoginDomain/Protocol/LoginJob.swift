@@ -4,21 +4,21 @@ import FingerAuthCore
 /// PAM service, the `jti` the module chose, the token's issuer, and the settings from
 /// root-owned configuration. The module writes it to the helper's standard input as
 /// `key=value` lines; the helper reads nothing else (no environment, no configuration file).
-public struct LoginJob: Equatable, Sendable {
-    public var user: String
-    public var service: String
+package struct LoginJob: Equatable, Sendable {
+    package var user: String
+    package var service: String
     /// 128 random bits, base64url, chosen by the module: the verdict must echo it.
-    public var jti: String
+    package var jti: String
     /// `iss` of the token: `host_id`, else the host name.
-    public var issuer: String
-    public var options: Options
+    package var issuer: String
+    package var options: Options
     /// `prompt = parallel` only: the caller's terminal, for the newline after an acceptance.
-    public var terminal: TerminalTarget?
+    package var terminal: TerminalTarget?
     /// The agent's logins only: the service the client named, for the token's
     /// `client_service` claim (nobody vouches for it; `service` is then the agent's name).
-    public var clientService: String?
+    package var clientService: String?
 
-    public init(
+    package init(
         user: String, service: String, jti: String, issuer: String, options: Options,
         terminal: TerminalTarget? = nil
     ) {
@@ -32,11 +32,11 @@ public struct LoginJob: Equatable, Sendable {
 
     /// Largest request accepted on either side. The module refuses to start a login whose
     /// request is larger (a pipe holds 64 KiB, so writing this much never blocks).
-    public static let maxBytes = 32 * 1024
+    package static let maxBytes = 32 * 1024
 
     /// The request as `key=value` lines: the login's own, then each option of `OptionTable`
     /// that travels to the helper, then the extra claims and the terminal.
-    public var text: String {
+    package var text: String {
         var lines = ["user=" + user, "service=" + service, "jti=" + jti, "issuer=" + issuer]
         if let clientService { lines.append("client_service=" + clientService) }
         for entry in OptionTable.entries {
@@ -51,7 +51,7 @@ public struct LoginJob: Equatable, Sendable {
     }
 
     /// Reads a request; every value is checked as the configuration file's would be.
-    public static func parse(_ text: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError)
+    package static func parse(_ text: String, unprivilegedPortStart: @autoclosure () -> Int = 1024) throws(ConfigError)
         -> LoginJob
     {
         guard text.utf8.count <= maxBytes else {
@@ -136,7 +136,7 @@ public struct LoginJob: Equatable, Sendable {
     }
 
     /// 1…`limit` bytes, none of them a control character (so a value stays on its line).
-    public static func isPrintable(_ text: String, limit: Int) -> Bool {
+    package static func isPrintable(_ text: String, limit: Int) -> Bool {
         let bytes = Array(text.utf8)
         return !bytes.isEmpty && bytes.count <= limit && bytes.allSatisfy { $0 >= 0x20 && $0 != 0x7f }
     }
@@ -144,6 +144,6 @@ public struct LoginJob: Equatable, Sendable {
 
 /// Byte-for-byte equality of two strings. Swift's `==` on `String` compares canonical
 /// equivalence ("\u{212A}" equals "K"); identities (users, token ids, key ids) must not.
-public func sameBytes(_ a: String, _ b: String) -> Bool {
+package func sameBytes(_ a: String, _ b: String) -> Bool {
     a.utf8.elementsEqual(b.utf8)
 }

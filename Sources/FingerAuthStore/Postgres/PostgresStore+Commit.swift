@@ -3,7 +3,7 @@ import FingerAuthDomain
 /// The request path's writes on PostgreSQL: a batch is one pipeline — every item one
 /// statement, one Sync — so the whole batch costs one round trip and one durable commit.
 extension PostgresStore {
-    public func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
+    package func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
         guard !items.isEmpty else { return [] }
         // Offline uploads read before they write: each is a transaction of its own (on
         // PostgreSQL the batch is one pipeline of single statements); the rest are pipelined.

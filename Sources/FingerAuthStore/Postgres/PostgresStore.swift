@@ -11,7 +11,7 @@ import FingerAuthDomain
 ///
 /// `@unchecked Sendable`: every connection is lent to one thread at a time by `pool`, which
 /// holds its own lock; nothing else changes after `init`.
-public final class PostgresStore: SQLRegistry, @unchecked Sendable {
+package final class PostgresStore: SQLRegistry, @unchecked Sendable {
     let pool: ConnectionPool<PostgresConnection>
     let dialect = SQLDialect.postgres
 
@@ -19,7 +19,7 @@ public final class PostgresStore: SQLRegistry, @unchecked Sendable {
     /// `sslmode`), creates or migrates the schema (`PostgresSchema`), and keeps up to
     /// `connections` connections open; every statement is cut off after `statementTimeout`
     /// milliseconds.
-    public init(url: String, connections: Int, statementTimeout: Int = 5000) throws(StoreError) {
+    package init(url: String, connections: Int, statementTimeout: Int = 5000) throws(StoreError) {
         if let problem = PostgresURL.transportProblem(url) { throw StoreError(problem) }
         pool = ConnectionPool(name: "postgresql", capacity: connections) {
             () throws(StoreError) -> PostgresConnection in
@@ -30,10 +30,10 @@ public final class PostgresStore: SQLRegistry, @unchecked Sendable {
         try pool.withConnection { (connection) throws(StoreError) in try PostgresSchema.migrate(connection) }
     }
 
-    public func close() { pool.close() }
+    package func close() { pool.close() }
 
     /// `postgresql synchronous_commit=on fsync=on`, as the server reports them.
-    public func durability() throws(StoreError) -> String {
+    package func durability() throws(StoreError) -> String {
         try pool.withConnection { (db) throws(StoreError) -> String in
             let result = try db.query("SELECT current_setting('synchronous_commit'), current_setting('fsync')")
             return "postgresql synchronous_commit=\(result.text(0, 0) ?? "?") fsync=\(result.text(0, 1) ?? "?")"

@@ -3,15 +3,15 @@ import FingerAuthDomain
 // MARK: - Offline grants
 
 extension SQLRegistry {
-    public func grantStates(gids: [String], now: Int64) throws(StoreError) -> [String: GrantState] {
+    package func grantStates(gids: [String], now: Int64) throws(StoreError) -> [String: GrantState] {
         try read { (db) throws(StoreError) in try OfflineTables.states(db, gids: gids, now: now) }
     }
 
-    public func liveGrants(host: String?, now: Int64) throws(StoreError) -> [IssuedGrant] {
+    package func liveGrants(host: String?, now: Int64) throws(StoreError) -> [IssuedGrant] {
         try read { (db) throws(StoreError) in try OfflineTables.live(db, host: host, now: now) }
     }
 
-    public func withdrawGrants(host: String, user: String?, admin: String, peer: String, now: Int64)
+    package func withdrawGrants(host: String, user: String?, admin: String, peer: String, now: Int64)
         throws(StoreError) -> Int
     {
         try write { (db) throws(StoreError) -> Int in
@@ -25,11 +25,11 @@ extension SQLRegistry {
         }
     }
 
-    public func storeOfflineRecords(_ upload: OfflineUpload) throws(StoreError) -> OfflineUploadResult {
+    package func storeOfflineRecords(_ upload: OfflineUpload) throws(StoreError) -> OfflineUploadResult {
         try write { (db) throws(StoreError) in try OfflineRecordRows.store(db, upload) }
     }
 
-    public func holdsOfflineGrants() throws(StoreError) -> Bool {
+    package func holdsOfflineGrants() throws(StoreError) -> Bool {
         try read { (db) throws(StoreError) in try OfflineTables.holdsAny(db) }
     }
 }

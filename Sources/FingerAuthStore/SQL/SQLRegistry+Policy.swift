@@ -4,17 +4,17 @@ import FingerAuthDomain
 // MARK: - Policy, host labels, user lists, EK pins
 
 extension SQLRegistry {
-    public func policySnapshot(user: String, host: String) throws(StoreError) -> PolicySnapshot {
+    package func policySnapshot(user: String, host: String) throws(StoreError) -> PolicySnapshot {
         try read { (db) throws(StoreError) -> PolicySnapshot in try PolicyTables.snapshot(db, user: user, host: host) }
     }
 
-    public func policyRules() throws(StoreError) -> [PolicyRule] {
+    package func policyRules() throws(StoreError) -> [PolicyRule] {
         try read { (db) throws(StoreError) -> [PolicyRule] in try PolicyTables.rules(db) }
     }
 
     /// One change at a time across every instance: the transaction first takes the lock
     /// that other changes wait for (readers do not).
-    public func changePolicy(_ change: PolicyChange, audit: AuditEvent, now: Int64) throws(StoreError)
+    package func changePolicy(_ change: PolicyChange, audit: AuditEvent, now: Int64) throws(StoreError)
         -> PolicyChangeResult
     {
         try write { (db) throws(StoreError) -> PolicyChangeResult in
@@ -25,21 +25,21 @@ extension SQLRegistry {
         }
     }
 
-    public func hostSummaries(page: Paging?) throws(StoreError) -> [HostSummary] {
+    package func hostSummaries(page: Paging?) throws(StoreError) -> [HostSummary] {
         try read { (db) throws(StoreError) -> [HostSummary] in try PolicyTables.hosts(db, page: page) }
     }
 
-    public func userLists() throws(StoreError) -> [(list: String, users: [String])] {
+    package func userLists() throws(StoreError) -> [(list: String, users: [String])] {
         try read { (db) throws(StoreError) -> [(list: String, users: [String])] in try PolicyTables.lists(db) }
     }
 
-    public func ekPin(host: String) throws(StoreError) -> EKPin? {
+    package func ekPin(host: String) throws(StoreError) -> EKPin? {
         try read { (db) throws(StoreError) -> EKPin? in try EKTables.pin(db, host: host) }
     }
 
     /// One change at a time per host across instances, and a registration's pin on first
     /// use waits for it.
-    public func changeEKPin(_ change: EKPinChange, admin: String, peer: String, now: Int64) throws(StoreError)
+    package func changeEKPin(_ change: EKPinChange, admin: String, peer: String, now: Int64) throws(StoreError)
         -> EKPinResult
     {
         try write { (db) throws(StoreError) -> EKPinResult in
@@ -57,7 +57,7 @@ extension SQLRegistry {
 
 extension SQLRegistry {
     /// One admission at a time, fleet-wide, so the limits hold across instances.
-    public func addChallenge(
+    package func addChallenge(
         _ challenge: StoredChallenge, perHost: Int, capacity: Int,
         now: Int64
     ) throws(StoreError) -> ChallengeAdmission {
@@ -67,7 +67,7 @@ extension SQLRegistry {
         }
     }
 
-    public func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
+    package func takeChallenge(id: String, now: Int64) throws(StoreError) -> StoredChallenge? {
         try write { (db) throws(StoreError) -> StoredChallenge? in try ChallengeTables.take(db, id: id, now: now) }
     }
 }
@@ -75,19 +75,19 @@ extension SQLRegistry {
 // MARK: - The console's reads and its accounts
 
 extension SQLRegistry {
-    public func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord] {
+    package func consoleAudit(_ query: ConsoleAuditQuery) throws(StoreError) -> [AuditRecord] {
         try read { (db) throws(StoreError) -> [AuditRecord] in try AdminTables.audit(db, query) }
     }
 
-    public func lastLogins(of keys: [RegisteredKey]) throws(StoreError) -> [String: Int64] {
+    package func lastLogins(of keys: [RegisteredKey]) throws(StoreError) -> [String: Int64] {
         try read { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db, of: keys) }
     }
 
-    public func lastLogins(hosts: [String]) throws(StoreError) -> [String: Int64] {
+    package func lastLogins(hosts: [String]) throws(StoreError) -> [String: Int64] {
         try read { (db) throws(StoreError) -> [String: Int64] in try AdminTables.lastLogins(db, hosts: hosts) }
     }
 
-    public func loginStages(hosts: [String], since: Int64, limit: Int) throws(StoreError) -> [String:
+    package func loginStages(hosts: [String], since: Int64, limit: Int) throws(StoreError) -> [String:
         [LoginStageReport]]
     {
         try read { (db) throws(StoreError) -> [String: [LoginStageReport]] in
@@ -95,56 +95,58 @@ extension SQLRegistry {
         }
     }
 
-    public func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
+    package func loginsPerHour(since: Int64) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] {
         try read { (db) throws(StoreError) -> [(hour: Int64, accepted: Int64, refused: Int64)] in
             try AdminTables.loginsPerHour(db, since: since)
         }
     }
 
-    public func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
+    package func topRefusals(since: Int64, limit: Int) throws(StoreError) -> [(reason: String, count: Int64)] {
         try read { (db) throws(StoreError) -> [(reason: String, count: Int64)] in
             try AdminTables.topRefusals(db, since: since, limit: limit)
         }
     }
 
-    public func auditUsers() throws(StoreError) -> [(user: String, rows: Int64)] {
+    package func auditUsers() throws(StoreError) -> [(user: String, rows: Int64)] {
         try read { (db) throws(StoreError) -> [(user: String, rows: Int64)] in try AdminTables.auditUsers(db) }
     }
 
-    public func createAdmin(name: String, setupDigest: [UInt8], expires: Int64, now: Int64) throws(StoreError) -> Bool {
+    package func createAdmin(name: String, setupDigest: [UInt8], expires: Int64, now: Int64) throws(StoreError) -> Bool
+    {
         try write { (db) throws(StoreError) -> Bool in
             try AdminTables.create(db, name: name, setupDigest: setupDigest, expires: expires, now: now)
         }
     }
 
-    public func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError) -> String?
+    package func completeAdminSetup(setupDigest: [UInt8], passwordHash: String, now: Int64) throws(StoreError)
+        -> String?
     {
         try write { (db) throws(StoreError) -> String? in
             try AdminTables.completeSetup(db, setupDigest: setupDigest, passwordHash: passwordHash, now: now)
         }
     }
 
-    public func adminSetupState(setupDigest: [UInt8], now: Int64) throws(StoreError) -> AdminSetupState {
+    package func adminSetupState(setupDigest: [UInt8], now: Int64) throws(StoreError) -> AdminSetupState {
         try read { (db) throws(StoreError) -> AdminSetupState in
             try AdminTables.setupState(db, setupDigest: setupDigest, now: now)
         }
     }
 
-    public func resetAdmin(name: String, setupDigest: [UInt8], expires: Int64) throws(StoreError) -> Bool {
+    package func resetAdmin(name: String, setupDigest: [UInt8], expires: Int64) throws(StoreError) -> Bool {
         try write { (db) throws(StoreError) -> Bool in
             try AdminTables.reset(db, name: name, setupDigest: setupDigest, expires: expires)
         }
     }
 
-    public func removeAdmin(name: String) throws(StoreError) -> Bool {
+    package func removeAdmin(name: String) throws(StoreError) -> Bool {
         try write { (db) throws(StoreError) -> Bool in try AdminTables.remove(db, name: name) }
     }
 
-    public func adminPasswordHash(name: String) throws(StoreError) -> String? {
+    package func adminPasswordHash(name: String) throws(StoreError) -> String? {
         try read { (db) throws(StoreError) -> String? in try AdminTables.passwordHash(db, name: name) }
     }
 
-    public func listAdmins() throws(StoreError) -> [(name: String, ready: Bool)] {
+    package func listAdmins() throws(StoreError) -> [(name: String, ready: Bool)] {
         try read { (db) throws(StoreError) -> [(name: String, ready: Bool)] in try AdminTables.list(db) }
     }
 }

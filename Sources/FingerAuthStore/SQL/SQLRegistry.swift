@@ -21,21 +21,21 @@ protocol SQLRegistry: AuthStorage {
 // MARK: - Keys
 
 extension SQLRegistry {
-    public func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? {
+    package func registeredKey(kid: String) throws(StoreError) -> RegisteredKey? {
         try read { (db) throws(StoreError) -> RegisteredKey? in try KeyTables.key(db, kid: kid) }
     }
 
-    public func listKeys() throws(StoreError) -> [RegisteredKey] {
+    package func listKeys() throws(StoreError) -> [RegisteredKey] {
         try read { (db) throws(StoreError) -> [RegisteredKey] in try KeyTables.all(db) }
     }
 
-    public func keysPage(_ page: Paging) throws(StoreError) -> [RegisteredKey] {
+    package func keysPage(_ page: Paging) throws(StoreError) -> [RegisteredKey] {
         try read { (db) throws(StoreError) -> [RegisteredKey] in try KeyTables.page(db, page) }
     }
 
     /// Registrations of the same user on the same host wait for each other, so that two
     /// instances cannot both pass `keyLimit`.
-    public func register(
+    package func register(
         _ key: RegisteredKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, keyLimit: Int,
         now: Int64
     ) throws(StoreError) -> RegistrationResult {
@@ -47,22 +47,22 @@ extension SQLRegistry {
         }
     }
 
-    public func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult {
+    package func revoke(kid: String, now: Int64) throws(StoreError) -> RevocationResult {
         try write { (db) throws(StoreError) -> RevocationResult in try KeyTables.revoke(db, kid: kid, now: now) }
     }
 
-    public func revokeKeys(user: String?, host: String?, now: Int64) throws(StoreError) -> [RegisteredKey] {
+    package func revokeKeys(user: String?, host: String?, now: Int64) throws(StoreError) -> [RegisteredKey] {
         guard user != nil || host != nil else { return [] }
         return try write { (db) throws(StoreError) -> [RegisteredKey] in
             try KeyTables.revoke(db, user: user, host: host, now: now)
         }
     }
 
-    public func approve(kid: String) throws(StoreError) -> ApprovalResult {
+    package func approve(kid: String) throws(StoreError) -> ApprovalResult {
         try write { (db) throws(StoreError) -> ApprovalResult in try KeyTables.approve(db, kid: kid) }
     }
 
-    public func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)] {
+    package func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)] {
         try read { (db) throws(StoreError) -> [(KeyStatus, Int64)] in try KeyTables.counts(db) }
     }
 }
@@ -70,7 +70,7 @@ extension SQLRegistry {
 // MARK: - Host and access tokens
 
 extension SQLRegistry {
-    public func createHostToken(host: String, now: Int64) throws(StoreError) -> String {
+    package func createHostToken(host: String, now: Int64) throws(StoreError) -> String {
         guard let token = HostToken.generate(), let digest = HostToken.hash(token) else {
             throw StoreError("no random bytes for a token")
         }
@@ -78,18 +78,18 @@ extension SQLRegistry {
         return token
     }
 
-    public func host(forToken token: String) throws(StoreError) -> String? {
+    package func host(forToken token: String) throws(StoreError) -> String? {
         guard let digest = HostToken.hash(token) else { return nil }
         return try read { (db) throws(StoreError) -> String? in try TokenTables.host(db, digest: digest) }
     }
 
-    public func listHostTokens() throws(StoreError) -> [HostTokenRecord] {
+    package func listHostTokens() throws(StoreError) -> [HostTokenRecord] {
         try read { (db) throws(StoreError) -> [HostTokenRecord] in try TokenTables.all(db) }
     }
 
     /// With `host`, the host's keys and its access tokens go in the same transaction as its
     /// enrollment tokens: no login of that host is accepted after it.
-    public func revokeHostTokens(id: String?, host: String?, now: Int64) throws(StoreError) -> HostRevocation {
+    package func revokeHostTokens(id: String?, host: String?, now: Int64) throws(StoreError) -> HostRevocation {
         if let id, !HostToken.isTokenID(id) { return HostRevocation() }
         return try write { (db) throws(StoreError) -> HostRevocation in
             var revocation = HostRevocation(hosts: try TokenTables.revoke(db, id: id, host: host, now: now))
@@ -101,7 +101,7 @@ extension SQLRegistry {
         }
     }
 
-    public func accessToken(sha256: String) throws(StoreError) -> AccessTokenState? {
+    package func accessToken(sha256: String) throws(StoreError) -> AccessTokenState? {
         try read { (db) throws(StoreError) -> AccessTokenState? in try TokenTables.accessToken(db, sha256: sha256) }
     }
 }
@@ -109,16 +109,16 @@ extension SQLRegistry {
 // MARK: - Audit and upkeep
 
 extension SQLRegistry {
-    public func audit(_ event: AuditEvent, now: Int64) throws(StoreError) {
+    package func audit(_ event: AuditEvent, now: Int64) throws(StoreError) {
         try write { (db) throws(StoreError) in try AuditTables.insert(db, event, time: now) }
     }
 
-    public func auditRecords(_ filter: AuditFilter) throws(StoreError) -> [AuditRecord] {
+    package func auditRecords(_ filter: AuditFilter) throws(StoreError) -> [AuditRecord] {
         try read { (db) throws(StoreError) -> [AuditRecord] in try AuditTables.records(db, filter) }
     }
 
     /// Available when a read connection answers `SELECT 1`.
-    public func health() -> StoreHealth {
+    package func health() -> StoreHealth {
         do throws(StoreError) {
             _ = try read { (db) throws(StoreError) in try db.execute("SELECT 1") }
             return .available
@@ -127,7 +127,7 @@ extension SQLRegistry {
         }
     }
 
-    public func databaseTime() throws(StoreError) -> Int64 {
+    package func databaseTime() throws(StoreError) -> Int64 {
         try read { (db) throws(StoreError) -> Int64 in
             guard
                 let now = try db.first("SELECT \(db.dialect.clockTime)", [], { (row: Connection.Row) in row.int64(0) })
@@ -141,7 +141,7 @@ extension SQLRegistry {
 
     /// Each statement deletes at most `AuditTables.pruneBatch` rows in a transaction of its
     /// own and runs again while it found a full batch: a login waits for one batch at most.
-    public func prune(_ policy: PrunePolicy) throws(StoreError) -> PruneResult {
+    package func prune(_ policy: PrunePolicy) throws(StoreError) -> PruneResult {
         var result = PruneResult()
         for (field, statement) in AuditTables.pruning(dialect, policy) {
             while true {
@@ -153,29 +153,29 @@ extension SQLRegistry {
         return result
     }
 
-    public var sharesFailureCounts: Bool { dialect.sharesFailureCounts }
+    package var sharesFailureCounts: Bool { dialect.sharesFailureCounts }
 
-    public func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? {
+    package func failureWindow(key: String, now: Int64) throws(StoreError) -> FailureWindow? {
         guard dialect.sharesFailureCounts else { return nil }
         return try read { (db) throws(StoreError) -> FailureWindow? in
             try AuditTables.failureWindow(db, key: key, now: now)
         }
     }
 
-    public func countAttempt(key: String, now: Int64, window: Int64) throws(StoreError) -> Int {
+    package func countAttempt(key: String, now: Int64, window: Int64) throws(StoreError) -> Int {
         guard dialect.sharesFailureCounts else { throw StoreError("this store keeps no shared counts") }
         return try autocommit { (db) throws(StoreError) -> Int in
             try AuditTables.countAttempt(db, key: key, now: now, window: window)
         }
     }
 
-    public func takeBackAttempt(key: String, now: Int64) throws(StoreError) {
+    package func takeBackAttempt(key: String, now: Int64) throws(StoreError) {
         guard dialect.sharesFailureCounts else { throw StoreError("this store keeps no shared counts") }
         _ = try autocommit { (db) throws(StoreError) -> Int in try db.run(AuditTables.takeBack(key: key, now: now)) }
     }
 
     /// One statement: the policy's snapshot, and the windows only where they are shared.
-    public func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError)
+    package func loginReads(user: String, host: String, failureKeys: [String], now: Int64) throws(StoreError)
         -> LoginReads
     {
         let keys = dialect.sharesFailureCounts ? failureKeys : []

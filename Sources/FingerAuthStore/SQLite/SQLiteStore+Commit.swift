@@ -3,7 +3,7 @@ import FingerAuthDomain
 /// The request path's writes: a batch of items from many requests in one transaction, made
 /// durable by one commit (one fsync of the write-ahead log).
 extension SQLiteStore {
-    public func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
+    package func commit(_ items: [WriteItem]) throws(StoreError) -> [WriteOutcome] {
         guard !items.isEmpty else { return [] }
         return try write { (db) throws(StoreError) -> [WriteOutcome] in
             var outcomes: [WriteOutcome] = []

@@ -15,7 +15,7 @@ import FingerAuthThreads
 /// `@unchecked Sendable`: request threads, the writer and the pruner share it. The writer
 /// connection is used only under `writeLock`; each read-only connection is lent to one
 /// thread at a time by `readers`; the rest is set in `init`.
-public final class SQLiteStore: SQLRegistry, @unchecked Sendable {
+package final class SQLiteStore: SQLRegistry, @unchecked Sendable {
     let writeLock = Lock()
     let writer: SQLiteDatabase
     let readers: ConnectionPool<SQLiteDatabase>
@@ -24,7 +24,7 @@ public final class SQLiteStore: SQLRegistry, @unchecked Sendable {
 
     /// Opens (creating if needed) the database at `path`, brings its schema up to date, and
     /// keeps up to `readers` read-only connections for lookups.
-    public init(path: String, readers: Int = 4) throws(StoreError) {
+    package init(path: String, readers: Int = 4) throws(StoreError) {
         self.path = path
         writer = try SQLiteDatabase(path: path)
         try writer.execute("PRAGMA busy_timeout = 5000")
@@ -40,13 +40,13 @@ public final class SQLiteStore: SQLRegistry, @unchecked Sendable {
     }
 
     /// Closes every connection; later calls throw.
-    public func close() {
+    package func close() {
         readers.close()
         writeLock.withLock { writer.close() }
     }
 
     /// `sqlite <journal mode> synchronous=<level>`, read back from the writer connection.
-    public func durability() throws(StoreError) -> String {
+    package func durability() throws(StoreError) -> String {
         try writeLock.withLock { () throws(StoreError) -> String in
             let mode = try writer.prepare("PRAGMA journal_mode")
             let journal = try mode.step() ? (mode.text(0) ?? "?") : "?"
