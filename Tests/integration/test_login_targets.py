@@ -1,6 +1,6 @@
 """The login side's targets as Package.swift declares them (`swift package dump-package`): the
 kernel and the login domain are plain Swift, the module reaches only what its Embedded build
-compiles, and each target declares what its sources import."""
+compiles, each target declares what its sources import, and every library has its tests."""
 
 import os
 import pathlib
@@ -68,3 +68,12 @@ def imports(target):
 def test_each_login_target_declares_what_it_imports_and_nothing_more(targets, target):
     assert imports(target) == set(targets[target]["deps"]), target
 
+
+
+def test_every_library_target_has_a_test_target(targets):
+    """Each library target has a test target of its own name with `Tests` after it."""
+    libraries = {name for name, target in targets.items()
+                 if target["type"] == "regular" and not name.startswith("C") and name != "FingerAuthTestSupport"}
+    tests = {name for name, target in targets.items() if target["type"] == "test"}
+    missing = sorted(name for name in libraries if name + "Tests" not in tests)
+    assert not missing, missing
