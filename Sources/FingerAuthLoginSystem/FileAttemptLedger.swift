@@ -130,13 +130,7 @@ package struct FileAttemptLedger: AttemptLedger {
 
     /// Nil when a directory on the way is root's and closed to other writers (or sticky).
     private static func checkParent(_ fd: Int32, _ name: String) -> String? {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return "\(name): cannot stat" }
-        guard st.st_uid == 0 else { return "\(name): directory not owned by root" }
-        if st.st_mode & 0o022 != 0 && st.st_mode & 0o1000 == 0 {
-            return "\(name): directory writable by group or others"
-        }
-        return nil
+        SafeFile.rootDirectoryProblem(fd, name)
     }
 
     // MARK: - The record

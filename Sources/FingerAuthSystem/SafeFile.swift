@@ -169,6 +169,18 @@ package enum SafeFile {
         if unlink(path) != 0 && fa_errno() != ENOENT { throw .io(path, errno: fa_errno()) }
     }
 
+    /// Nil when the directory open as `fd` is root-owned and closed to writers other than
+    /// root (or sticky); else the reason, starting with `name`.
+    package static func rootDirectoryProblem(_ fd: Int32, _ name: String) -> String? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return "\(name): cannot stat" }
+        guard st.st_uid == 0 else { return "\(name): directory not owned by root" }
+        if st.st_mode & 0o022 != 0 && st.st_mode & 0o1000 == 0 {
+            return "\(name): directory writable by group or others"
+        }
+        return nil
+    }
+
     /// Names in a directory (without "." and ".."), sorted; empty when it does not exist.
     package static func list(_ directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }

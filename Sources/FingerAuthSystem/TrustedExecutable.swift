@@ -83,13 +83,7 @@ package final class TrustedExecutable {
     /// Nil when the directory open as `fd` is root-owned and closed to writers other than
     /// root (or sticky); else the reason.
     private static func checkDirectory(_ fd: Int32, _ name: String) -> String? {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return "\(name): cannot stat" }
-        guard st.st_uid == 0 else { return "\(name): directory not owned by root" }
-        if st.st_mode & 0o022 != 0 && st.st_mode & 0o1000 == 0 {
-            return "\(name): directory writable by group or others"
-        }
-        return nil
+        SafeFile.rootDirectoryProblem(fd, name)
     }
 }
 

@@ -1,5 +1,6 @@
 import FingerAuthLoginDomain
 import FingerAuthLoginSystem
+import FingerAuthSystem
 import FingerAuthTestSupport
 import XCTest
 
@@ -224,18 +225,7 @@ final class FileAttemptLedgerTests: StandInFilesTestCase {
 
 /// Small file facts for the assertions, through libc only.
 enum SafeFileNames {
-    static func list(_ directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
-    }
+    static func list(_ directory: String) -> [String] { SafeFile.list(directory) }
 
     static func exists(_ path: String) -> Bool {
         var st = stat()

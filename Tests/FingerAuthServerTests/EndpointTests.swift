@@ -12,17 +12,8 @@ import Glibc
 
 /// /oauth2/token, key-holder DELETE, pending keys, rate limits over time and /metrics,
 /// driven through `LoginAPI` without a socket, on a real store and a fake clock.
-final class EndpointTests: XCTestCase {
-    var temp = TempDatabase()
-    var clock = FakeClock()
+final class EndpointTests: DatabaseTestCase {
     var hostToken = ""
-
-    override func setUp() {
-        temp = TempDatabase()
-        clock = FakeClock()
-    }
-
-    override func tearDown() { temp.cleanup() }
 
     func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (
         AuthenticatorService, SQLiteStore, TokenMaker

@@ -5,6 +5,7 @@ import FingerAuthStore
 import FingerAuthSystem
 import FingerAuthTransport
 import FingerAuthWeb
+import XCTest
 
 #if canImport(Glibc)
 import Glibc
@@ -245,4 +246,17 @@ extension AuthenticatorService {
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         LoginAPI(service: self, log: (log as? any RequestLines) ?? RequestLog(fd: -1)).handle(request)
     }
+}
+
+/// A test case over a fresh SQLite database and a clock the test moves (each test gets its own).
+class DatabaseTestCase: XCTestCase {
+    var temp = TempDatabase()
+    var clock = FakeClock()
+
+    override func setUp() {
+        temp = TempDatabase()
+        clock = FakeClock()
+    }
+
+    override func tearDown() { temp.cleanup() }
 }

@@ -8,17 +8,7 @@ import XCTest
 /// The service's operations as the domain gives them, over the real SQLite store: an
 /// operation and the request's facts in, an `Outcome` out — no method, path, header or
 /// status anywhere (those are the transport's, `AnswerMappingTests`).
-final class OutcomeTests: XCTestCase {
-    var temp = TempDatabase()
-    var clock = FakeClock()
-
-    override func setUp() {
-        temp = TempDatabase()
-        clock = FakeClock()
-    }
-
-    override func tearDown() { temp.cleanup() }
-
+final class OutcomeTests: DatabaseTestCase {
     func makeService(_ settings: ServiceSettings = ServiceSettings()) throws -> (AuthenticatorService, SQLiteStore) {
         let store = try SQLiteStore(path: temp.path)
         let service = wiredService(

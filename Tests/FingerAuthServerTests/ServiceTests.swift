@@ -66,6 +66,12 @@ final class ServiceTests: XCTestCase {
         return request
     }
 
+    /// The status of a login with a fresh token of `maker`'s key from `peer`.
+    func loginStatus(_ service: AuthenticatorService, _ maker: TokenMaker, jti: String, peer: String) -> Int {
+        let token = maker.token(TokenMaker.claims(now: clock.now(), aud: .string("aud"), jti: jti))
+        return service.handle(post("/v1/login", "{\"jwt\":\"\(token)\"}", peer: peer)).status
+    }
+
     func testForgedTokensCountAgainstTheirAddressOnlyAndNameTheUserAsClaimed() throws {
         let (service, store) = try makeService(
             ServiceSettings(
@@ -78,17 +84,9 @@ final class ServiceTests: XCTestCase {
             XCTAssertEqual(answer.status, i < 10 ? 401 : 429, "forged \(i)")
             if i < 10 { XCTAssertEqual(String(decoding: answer.body, as: UTF8.self), "{\"error\":\"invalid_token\"}") }
         }
-        let good = { (jti: String, peer: String) in
-            service.handle(
-                self.post(
-                    "/v1/login",
-                    "{\"jwt\":\"\(maker.token(TokenMaker.claims(now: self.clock.now(), aud: .string("aud"), jti: jti)))\"}",
-                    peer: peer)
-            ).status
-        }
-        XCTAssertEqual(good("g1", "10.0.0.1"), 200)
-        XCTAssertEqual(good("g2", "10.6.6.6"), 429)
-        XCTAssertEqual(good("g3", "10.0.0.2"), 200)
+        XCTAssertEqual(loginStatus(service, maker, jti: "g1", peer: "10.0.0.1"), 200)
+        XCTAssertEqual(loginStatus(service, maker, jti: "g2", peer: "10.6.6.6"), 429)
+        XCTAssertEqual(loginStatus(service, maker, jti: "g3", peer: "10.0.0.2"), 200)
         let forgedRows = try store.auditEvents(limit: 100).filter { $0.peer == "10.6.6.6" }
         XCTAssertEqual(forgedRows.count, 10)
         XCTAssertTrue(
@@ -110,16 +108,8 @@ final class ServiceTests: XCTestCase {
             let again = service.handle(post("/v1/login", "{\"jwt\":\"\(used)\"}", peer: "10.0.0.9"))
             XCTAssertEqual(String(decoding: again.body, as: UTF8.self), "{\"error\":\"replayed\"}")
         }
-        let fresh = { (jti: String, peer: String) in
-            service.handle(
-                self.post(
-                    "/v1/login",
-                    "{\"jwt\":\"\(maker.token(TokenMaker.claims(now: self.clock.now(), aud: .string("aud"), jti: jti)))\"}",
-                    peer: peer)
-            ).status
-        }
-        XCTAssertEqual(fresh("n1", "10.0.0.9"), 429)
-        XCTAssertEqual(fresh("n2", "10.0.0.8"), 200)
+        XCTAssertEqual(loginStatus(service, maker, jti: "n1", peer: "10.0.0.9"), 429)
+        XCTAssertEqual(loginStatus(service, maker, jti: "n2", peer: "10.0.0.8"), 200)
         let limited = try XCTUnwrap(try store.auditEvents().filter { $0.reason?.text == "rate_limited" }.last)
         XCTAssertEqual([limited.user, limited.peer], ["alice", "10.0.0.9"])
         XCTAssertTrue(limited.verified)

@@ -57,17 +57,7 @@ final class SharedCountsStore: ForwardingStore, @unchecked Sendable {
 
 /// Failure limits counted in the store: two services on one store count together, and a
 /// counter that cannot be reached fails closed.
-final class SharedLimitTests: XCTestCase {
-    var temp = TempDatabase()
-    var clock = FakeClock()
-
-    override func setUp() {
-        temp = TempDatabase()
-        clock = FakeClock()
-    }
-
-    override func tearDown() { temp.cleanup() }
-
+final class SharedLimitTests: DatabaseTestCase {
     func login(_ service: AuthenticatorService, _ maker: TokenMaker, aud: String, jti: String) -> HTTPResponse {
         post(service, maker.token(TokenMaker.claims(now: clock.now(), aud: .string(aud), jti: jti)))
     }

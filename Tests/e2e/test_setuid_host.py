@@ -16,6 +16,7 @@ open, creation or change, whoever makes it."""
 
 import ctypes
 import os
+import re
 import shutil
 import socket
 import stat
@@ -160,7 +161,7 @@ def setuid_host(install, user, tmp_path):
         os.chown(host, 0, 0)
         os.chmod(host, 0o4755)
 
-        def run(*args):
+        def run(*args, extra_env=None):
             before = {p: snapshot(p) for p in paths}
             module_log_before = install.module_log.exists()
             watch = Watch([caller, caller / "home", caller / "ossl-modules", caller / "lib"])
@@ -170,7 +171,8 @@ def setuid_host(install, user, tmp_path):
             argv = [host, "--confdir", str(confdir), "--service", service, "--user", user.name]
             for name in env:
                 argv += ["--print-env", name]
-            done = user.as_user(["sh", "-c", 'umask 000; exec "$0" "$@"'] + argv + list(args), env=env)
+            done = user.as_user(["sh", "-c", 'umask 000; exec "$0" "$@"'] + argv + list(args),
+                                 env=dict(env, **(extra_env or {})))
             try:
                 theirs.wait(timeout=5)
                 theirs_fed = theirs.sent
@@ -263,4 +265,43 @@ def test_setuid_host_with_a_wrong_finger_is_refused_even_with_the_callers_own_re
     assert "INFO " + PLACE_FINGER in done.stdout
     assert len(install.authd.audit_rows()) == rows_before  # no finger matched: nothing was sent
     assert "result=PAM_MAXTRIES" in install.log_lines()[-1]
+    check_nothing_the_caller_named_was_touched(caller)
+
+
+# Every variable the Swift runtime read when the module carried one (statically, 8 MB):
+# SWIFT_DEBUG_HELP=YES printed its help from inside the setuid host.
+SWIFT_VARIABLES = {name: "YES" for name in (
+    "SWIFT_DEBUG_HELP", "SWIFT_DEBUG_ENABLE_COW_CHECKS", "SWIFT_DEBUG_ENABLE_MALLOC_SCRIBBLE",
+    "SWIFT_DEBUG_ENABLE_METADATA_ALLOCATION_ITERATION", "SWIFT_DEBUG_ENABLE_METADATA_BACKTRACE_LOGGING",
+    "SWIFT_DEBUG_ENABLE_LIB_PRESPECIALIZED_METADATA", "SWIFT_DEBUG_ENABLE_LIB_PRESPECIALIZED_LOGGING",
+    "SWIFT_DEBUG_FAILED_TYPE_LOOKUP", "SWIFT_DEBUG_VALIDATE_UNCHECKED_CONTINUATIONS", "SWIFT_DUMP_ACCESSIBLE_FUNCTIONS",
+    "SWIFT_ENABLE_MANGLED_NAME_VERIFICATION")}
+SWIFT_VARIABLES.update({"SWIFT_DETERMINISTIC_HASHING": "1", "SWIFT_BINARY_COMPATIBILITY_VERSION": "0x50000",
+                        "SWIFT_BACKTRACE": "enable=yes,interactive=no", "SWIFT_ROOT": "/tmp/fa-caller-root",
+                        "SWIFT_DEBUG_LIB_PRESPECIALIZED_PATH": "/tmp/fa-caller-prespecialized"})
+
+
+def _masked(line):
+    """A log line without what differs from one login to the next: times and the jti."""
+    line = re.sub(r"\b(\w*ms)=\d+", r"\1=N", line)
+    return re.sub(r"\bjti=\S+", "jti=J", line)
+
+
+def test_setuid_host_with_every_swift_variable_set_behaves_the_same(setuid_host, observe):
+    """setuid host, caller's env plus every SWIFT_* the old runtime read -> the same conversation and log line, no runtime output"""
+    install, user, run = setuid_host
+    install.feed("finger-right")
+    plain, _, _ = run()
+    install.fed()
+    plain_line = install.log_lines()[-1]
+    install.feed("finger-right")
+    swift, _, caller = run(extra_env=SWIFT_VARIABLES)
+    install.fed()
+    swift_line = install.log_lines()[-1]
+    observe("without SWIFT_*: %s; with: %s" % (plain.stdout.splitlines()[-1], swift.stdout.splitlines()[-1]))
+    shown = [l for l in plain.stdout.splitlines() if not l.startswith(("ENV ", "IDS "))]
+    assert [l for l in swift.stdout.splitlines() if not l.startswith(("ENV ", "IDS "))] == shown
+    assert shown[-1] == "RESULT 0 PAM_SUCCESS", plain.stdout
+    assert _masked(swift_line) == _masked(plain_line) and "result=PAM_SUCCESS" in swift_line
+    assert "Swift runtime" not in swift.stderr and "SWIFT_" not in swift.stderr, swift.stderr
     check_nothing_the_caller_named_was_touched(caller)

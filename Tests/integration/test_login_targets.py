@@ -10,7 +10,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from support.package_graph import package_targets  # noqa: E402
+from support.package_graph import imports, package_targets, reach  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = REPO / "Sources"
@@ -26,16 +26,6 @@ MODULE_REACH = {"FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "
 @pytest.fixture(scope="module")
 def targets():
     return package_targets()
-
-
-def reach(targets, name):
-    seen, todo = set(), list(targets[name]["deps"])
-    while todo:
-        current = todo.pop()
-        if current not in seen:
-            seen.add(current)
-            todo.extend(targets[current]["deps"])
-    return seen
 
 
 def test_the_kernel_reaches_nothing(targets):
@@ -57,17 +47,9 @@ def test_the_system_adapters_know_no_login_decision(targets):
     assert "FingerAuthLoginDomain" not in reach(targets, "FingerAuthDaemon")
 
 
-def imports(target):
-    found = set()
-    for path in (SOURCES / target).rglob("*.swift"):
-        found |= set(re.findall(r"^import (\w+)$", path.read_text(), flags=re.M))
-    return found - {"Glibc", "Synchronization"}
-
-
 @pytest.mark.parametrize("target", LOGIN)
 def test_each_login_target_declares_what_it_imports_and_nothing_more(targets, target):
     assert imports(target) == set(targets[target]["deps"]), target
-
 
 
 def test_every_library_target_has_a_test_target(targets):

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from support.package_graph import package_targets  # noqa: E402
+from support.package_graph import imports, package_targets, reach  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = REPO / "Sources"
@@ -27,17 +27,6 @@ HOST_PRODUCTS = ["PAMFingerAuth", "FingerAuthLogin", "FingerAuthAgent", "FingerA
 @pytest.fixture(scope="module")
 def targets():
     return package_targets()
-
-
-def reach(targets, name):
-    """Every target `name` depends on, directly or not."""
-    seen, todo = set(), list(targets[name]["deps"])
-    while todo:
-        current = todo.pop()
-        if current not in seen:
-            seen.add(current)
-            todo.extend(targets[current]["deps"])
-    return seen
 
 
 def c_bridges(targets):
@@ -110,15 +99,6 @@ def test_only_fingerauthd_links_the_authenticator(targets):
         assert not reach(targets, product) & SERVER_ONLY, product
     assert set(targets["FingerAuthDaemon"]["deps"]) >= {"FingerAuthDomain", "FingerAuthStore", "FingerAuthTransport",
                                                         "FingerAuthConsole"}
-
-
-def imports(target):
-    """The modules the Swift files of Sources/<target> import (the system's and the standard
-    library's left out)."""
-    found = set()
-    for path in (SOURCES / target).rglob("*.swift"):
-        found |= set(re.findall(r"^import (\w+)$", path.read_text(), flags=re.M))
-    return found - {"Glibc", "Synchronization"}
 
 
 @pytest.mark.parametrize("target", SERVER)

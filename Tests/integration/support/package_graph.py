@@ -26,3 +26,24 @@ def package_targets():
             names.append(value[0])
         found[target["name"]] = {"type": target["type"], "deps": names}
     return found
+
+
+def reach(targets, name):
+    """Every target `name` depends on, directly or not."""
+    seen, todo = set(), list(targets[name]["deps"])
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(targets[current]["deps"])
+    return seen
+
+
+def imports(target):
+    """The modules the Swift files of Sources/<target> import (the system's and the standard
+    library's left out)."""
+    import re
+    found = set()
+    for path in (REPO / "Sources" / target).rglob("*.swift"):
+        found |= set(re.findall(r"^import (\w+)$", path.read_text(), flags=re.M))
+    return found - {"Glibc", "Synchronization"}
