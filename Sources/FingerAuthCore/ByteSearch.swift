@@ -42,3 +42,11 @@ enum ByteSearch {
         return nil
     }
 }
+
+extension String {
+    /// A-Z as a-z, every other byte as it is: host names and scheme words, without the
+    /// standard library's Unicode case tables (which the module's Embedded build would carry).
+    package func asciiLowercased() -> String {
+        String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+}

@@ -56,7 +56,8 @@ package struct AuthenticatorURL: Equatable, Sendable {
             }
         }
         guard !host.isEmpty else { return fail("has no host") }
-        return .success(AuthenticatorURL(text: text, isHTTPS: isHTTPS, host: String(host).lowercased(), port: port))
+        return .success(
+            AuthenticatorURL(text: text, isHTTPS: isHTTPS, host: String(host).asciiLowercased(), port: port))
     }
 
     /// 127.0.0.0/8, ::1 or localhost.
