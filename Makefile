@@ -53,9 +53,9 @@ build: deps
 	@mkdir -p $(BUILD)
 	@bin=$$($(SWIFT_BUILD) --show-bin-path) && \
 	  for p in $(PRODUCTS); do strip -o $(BUILD)/$$p $$bin/$$p; done
-	@# The module in Embedded Swift: no Swift runtime, NEEDED libpam and libc only.
-	scripts/build-module.sh $(BUILD) && strip --strip-unneeded $(BUILD)/pam_fingerauth.so
-	@chmod 0755 $(BUILD)/* && chmod 0644 $(BUILD)/pam_fingerauth.so
+	@chmod 0755 $(PRODUCTS:%=$(BUILD)/%)
+	@# The module in Embedded Swift: no Swift runtime, NEEDED libpam and libc only (mk/module.mk).
+	@$(MAKE) --no-print-directory module
 	gcc -O2 -Wall -Wextra -o $(BUILD)/fa-pamtest Tests/harness/fa-pamtest.c -lpam
 	@# The module's texts in German, French and Spanish (po/*.po), as gettext catalogs.
 	@for po in po/*.po; do lang=$$(basename $$po .po); mkdir -p $(BUILD)/locale/$$lang/LC_MESSAGES && \

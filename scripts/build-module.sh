@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: build-module.sh OUT_DIR}
-work="$out/module"
+work="$out/embedded"
 swiftc=$(command -v swiftc)
 triple="$(uname -m)-unknown-linux-gnu"
 embedded="$(dirname "$(dirname "$(readlink -f "$swiftc")")")/lib/swift/embedded/$triple"
