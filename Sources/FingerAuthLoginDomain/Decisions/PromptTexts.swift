@@ -40,12 +40,6 @@ package protocol Translator {
     func translate(_ msgid: String) -> String
 }
 
-/// No translation: the English texts.
-package struct Untranslated: Translator {
-    package init() {}
-    package func translate(_ msgid: String) -> String { msgid }
-}
-
 /// The texts for one login: the options' replacements, the service, the translation.
 package struct PromptTexts {
     package let options: Options
