@@ -3,40 +3,11 @@ result, reason, kid and jti; step lines with `debug`; never a key, token or JWT.
 
 import json
 import os
-import re
 import subprocess
 
 import pytest
 
-LOG_AUTHPRIV = 10 << 3
-SEVERITY = {"info": 6, "notice": 5, "debug": 7, "err": 3}
-CAPTURE = os.path.join(os.path.dirname(__file__), "support", "syslog_capture.py")
-
-
-def namespaces_work():
-    return subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode == 0
-
-
-def login_with_syslog(world, service, scans=()):
-    if scans:
-        world.reader.feed(["SCAN %s" % s for s in scans], timeout=30)
-    cmd = ["unshare", "--mount", "--propagation", "private", "/usr/bin/python3", CAPTURE, "--",
-           str(world.build / "fa-pamtest"), "--confdir", str(world.confdir), "--service", service, "--user", "alice"]
-    try:
-        done = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=120)
-    finally:
-        if scans:
-            world.reader.wait(timeout=30)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
-    assert "RESULT" in report["stdout"], report
-    return report
-
-
-def parse(message):
-    match = re.match(r"<(\d+)>(.*)", message)
-    return int(match.group(1)), match.group(2)
-
+from support.module_syslog import LOG_AUTHPRIV, SEVERITY, login_with_syslog, namespaces_work, parse
 
 pytestmark = pytest.mark.skipif(not namespaces_work(), reason="mount namespaces are not allowed here")
 
