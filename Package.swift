@@ -17,6 +17,7 @@ let v6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 let package = Package(
     name: "FingerAuth",
     products: [
+        .executable(name: "fingerauth-pam", targets: ["FingerAuthPAM"]),
         .executable(name: "fingerauth-login", targets: ["FingerAuthLogin"]),
         .executable(name: "fingerauth", targets: ["FingerAuthCLI"]),
         .executable(name: "fingerauthd", targets: ["FingerAuthDaemon"]),
@@ -129,11 +130,17 @@ let package = Package(
         .target(
             name: "PAMFingerAuth",
             dependencies: [
-                "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthLoginSystem", "CPAM",
-                "CSystem",
+                "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "CPAM", "CSystem",
             ],
             exclude: ["exports.map", "embedded-support.c"],
             swiftSettings: v6),
+        // fingerauth-pam: the module's decisions, outside the PAM host (it starts this).
+        .executableTarget(
+            name: "FingerAuthPAM",
+            dependencies: [
+                "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthLoginSystem", "CSystem",
+            ],
+            swiftSettings: v6, linkerSettings: staticRuntime),
         .executableTarget(
             name: "FingerAuthLogin",
             dependencies: [

@@ -43,7 +43,7 @@ SYNC_UNITS := fingerauth-sync.service fingerauth-sync.timer
 
 # The binaries must be there and must not need the Swift toolchain at run time.
 install-check:
-	@for f in pam_fingerauth.so fingerauth-login fingerauth fingerauthd fingerauth-agent; do \
+	@for f in pam_fingerauth.so fingerauth-pam fingerauth-login fingerauth fingerauthd fingerauth-agent; do \
 	  test -f $(BUILD)/$$f || { echo "install: $(BUILD)/$$f is missing; run make first" >&2; exit 1; }; \
 	  if readelf -d $(BUILD)/$$f | grep -E 'NEEDED.*libswift|NEEDED.*libFoundation|R(UN)?PATH'; then \
 	    echo "install: $(BUILD)/$$f needs the Swift toolchain at run time" >&2; exit 1; fi; \
@@ -53,6 +53,7 @@ install: $(INSTALL_BUILD_DEP) install-check
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(PAMDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
 	  $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR)/security $(DESTDIR)$(PAMCONFIGDIR)
 	$(INSTALL) -m 0644 $(BUILD)/pam_fingerauth.so $(DESTDIR)$(PAMDIR)/pam_fingerauth.so
+	$(INSTALL) -m 0755 $(BUILD)/fingerauth-pam $(DESTDIR)$(LIBEXECDIR)/fingerauth-pam
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth-login $(DESTDIR)$(LIBEXECDIR)/fingerauth-login
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth-agent $(DESTDIR)$(LIBEXECDIR)/fingerauth-agent
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth $(DESTDIR)$(BINDIR)/fingerauth
@@ -111,7 +112,8 @@ uninstall:
 	  echo "systemctl disable --now $(AGENT_UNITS) $(SYNC_UNITS)"; \
 	  systemctl disable --now $(AGENT_UNITS) $(SYNC_UNITS) >/dev/null 2>&1 || true; fi
 	rm -f $(foreach unit,$(AGENT_UNITS) $(SYNC_UNITS),$(DESTDIR)$(SYSTEMDUNITDIR)/$(unit)) $(DESTDIR)$(LIBEXECDIR)/fingerauth-agent
-	rm -f $(DESTDIR)$(PAMDIR)/pam_fingerauth.so $(DESTDIR)$(LIBEXECDIR)/fingerauth-login \
+	rm -f $(DESTDIR)$(PAMDIR)/pam_fingerauth.so $(DESTDIR)$(LIBEXECDIR)/fingerauth-pam \
+	  $(DESTDIR)$(LIBEXECDIR)/fingerauth-login \
 	  $(DESTDIR)$(BINDIR)/fingerauth $(DESTDIR)$(SBINDIR)/fingerauthd \
 	  $(DESTDIR)$(PAMCONFIGDIR)/fingerauth $(DESTDIR)$(BASHCOMPDIR)/fingerauth \
 	  $(DESTDIR)$(SYSTEMDUNITDIR)/fingerauthd.service $(DESTDIR)$(SYSUSERSDIR)/fingerauthd.conf

@@ -2,7 +2,7 @@
 # module in Embedded Swift"): the module's layers compiled again from the same files as the
 # SwiftPM targets, linked to NEED libpam and libc only. `make build` makes it; it is built
 # again only when one of the files it compiles, its C parts or the script change.
-MODULE_LAYERS := FingerAuthCore FingerAuthLoginDomain FingerAuthSystem FingerAuthLoginSystem PAMFingerAuth
+MODULE_LAYERS := FingerAuthCore FingerAuthLoginDomain FingerAuthSystem PAMFingerAuth
 MODULE_INPUTS := $(shell find $(MODULE_LAYERS:%=Sources/%) Sources/CSystem Sources/CPAM Sources/CSpawn -type f) \
   scripts/build-module.sh mk/module.mk
 

@@ -2,7 +2,7 @@
 # pam_fingerauth.so in Embedded Swift (mk/module.mk): no Swift runtime, NEEDED libpam and
 # libc only. Each layer the module reaches is compiled again, as its own module in Embedded
 # mode, from the same files SwiftPM compiles in the normal mode for the tests and the other
-# products: FingerAuthCore, FingerAuthLoginDomain, FingerAuthSystem, FingerAuthLoginSystem,
+# products: FingerAuthCore, FingerAuthLoginDomain, FingerAuthSystem,
 # then PAMFingerAuth; the C parts (the helper's spawn, ceil) with gcc; one link with lld.
 # Usage: scripts/build-module.sh OUT_DIR   (writes OUT_DIR/pam_fingerauth.so, unstripped)
 set -euo pipefail
@@ -26,7 +26,7 @@ flags=(-target "$triple" -enable-experimental-feature Embedded -wmo -parse-as-li
   -Xllvm -enable-machine-outliner
   -I Sources/CSystem -I Sources/CPAM -I "$work/CSpawn" -I "$work")
 objects=()
-for layer in FingerAuthCore FingerAuthLoginDomain FingerAuthSystem FingerAuthLoginSystem PAMFingerAuth; do
+for layer in FingerAuthCore FingerAuthLoginDomain FingerAuthSystem PAMFingerAuth; do
   mapfile -t sources < <(find "Sources/$layer" -name '*.swift' | sort)
   "$swiftc" "${flags[@]}" -module-name "$layer" -emit-module -emit-module-path "$work/$layer.swiftmodule" \
     -emit-object -o "$work/$layer.o" "${sources[@]}"

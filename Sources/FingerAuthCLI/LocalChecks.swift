@@ -38,14 +38,27 @@ enum LocalChecks {
         return .pass("config", "\(file); url \(url.text)")
     }
 
+    /// fingerauth-pam, which the module starts for each call: without it every login falls
+    /// to the password.
+    static func pamHelper(_ options: Options) -> StatusCheck {
+        trustedProgram("pam-helper", options.pamHelper, installing: "fingerauth-pam", key: "pam_helper")
+    }
+
     static func loginHelper(_ options: Options) -> StatusCheck {
-        if case let .failure(problem) = TrustedExecutable.open(options.loginHelper) {
+        trustedProgram("login-helper", options.loginHelper, installing: "fingerauth-login", key: "login_helper")
+    }
+
+    /// A program the module's side starts as root: the check `TrustedExecutable` makes.
+    private static func trustedProgram(_ name: String, _ path: String, installing: String, key: String)
+        -> StatusCheck
+    {
+        if case let .failure(problem) = TrustedExecutable.open(path) {
             return .fail(
-                "login-helper", problem.description,
-                fix: "install fingerauth-login there, root-owned, mode 755, in root-owned directories "
-                    + "not writable by others (or set login_helper = PATH)")
+                name, problem.description,
+                fix: "install \(installing) there, root-owned, mode 755, in root-owned directories "
+                    + "not writable by others (or set \(key) = PATH)")
         }
-        return .pass("login-helper", "\(options.loginHelper): root-owned executable on a root-owned path")
+        return .pass(name, "\(path): root-owned executable on a root-owned path")
     }
 
     /// Opens the reader the way the login helper does, reads its driver and name, and closes

@@ -48,7 +48,8 @@ enum StatusCommand {
                 .fail("config", error.message, fix: "correct the configuration file and run fingerauth status again")
             ]
             for name in [
-                "login-helper", "backend", "reader", "fprintd", "lid", "enrolled", "key", "registered", "authenticator",
+                "pam-helper", "login-helper", "backend", "reader", "fprintd", "lid", "enrolled", "key", "registered",
+                "authenticator",
                 "clock", "policy",
             ] {
                 checks.append(.skip(name, "the configuration could not be read"))
@@ -78,7 +79,7 @@ enum StatusCommand {
 
     static func runChecks(_ context: Context, pamDirectory: String) -> [StatusCheck] {
         let options = context.options
-        var checks = [LocalChecks.config(context), LocalChecks.loginHelper(options)]
+        var checks = [LocalChecks.config(context), LocalChecks.pamHelper(options), LocalChecks.loginHelper(options)]
         checks.append(contentsOf: ReaderChecks.run(context))
         let (keyCheck, key) = LocalChecks.key(context)
         checks.append(keyCheck)

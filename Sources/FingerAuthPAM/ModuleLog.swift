@@ -3,12 +3,13 @@ import FingerAuthCore
 import FingerAuthLoginDomain
 import FingerAuthSystem
 
-/// The module's log. One line per attempt through pam_syslog (LOG_AUTHPRIV), always.
+/// The module's log, written for it. One line per attempt through pam_syslog in the host
+/// (LOG_AUTHPRIV), always.
 /// Step lines with `debug`: to syslog, or with `debug_file=` to that file instead (root,
 /// 0600, appended; the attempt's line is appended there too). Lines carry names, codes
 /// and ids; never a key, a token or a JWT.
 struct ModuleLog {
-    let handle: PAMHandle
+    let handle: ModuleHandle
     let debug: Bool
     let debugFile: String?
 

@@ -27,6 +27,8 @@ package enum ChildLine: Equatable, Sendable {
 package final class ChildProcess {
     package let pid: pid_t
     private var readEnd: Int32
+    /// Both ends of the child's standard input, when the spawn kept it (`keepInput`).
+    private var input: (readEnd: Int32, writeEnd: Int32) = (-1, -1)
     /// `pidfd_open` of the child: readable once it has ended (-1 when the kernel has none).
     private var pidFD: Int32
     private var lines: BoundedLineReader
@@ -52,16 +54,19 @@ package final class ChildProcess {
     package static let maxInputBytes = 32 * 1024
 
     /// Starts `executable` with `arguments` (argv[0] first) and `input` on its standard input.
+    /// With `keepInput` the standard input stays open after `input`, for `writeLine`.
     package static func spawn(
         _ executable: TrustedExecutable, arguments: [String], input: [UInt8],
-        maxLineBytes: Int = 256, maxTotalBytes: Int = 16 * 1024
+        maxLineBytes: Int = 256, maxTotalBytes: Int = 16 * 1024, keepInput: Bool = false
     ) -> Result<ChildProcess, SpawnFailure> {
         guard input.count <= maxInputBytes else {
             return .failure(SpawnFailure("request larger than \(maxInputBytes) bytes"))
         }
         var stdinPipe: [Int32] = [-1, -1]
         guard fa_pipe2(&stdinPipe, O_CLOEXEC | O_NONBLOCK) == 0 else { return .failure(failure("pipe")) }
-        defer { close(stdinPipe[0]) }
+        // With `keepInput` this process keeps a read end too, so that a write after the child
+        // is gone fills the pipe instead of raising SIGPIPE in the host.
+        defer { if !keepInput { close(stdinPipe[0]) } }
         var written = 0
         while written < input.count {
             let n = input.withUnsafeBytes {
@@ -69,13 +74,15 @@ package final class ChildProcess {
             }
             if n < 0 && fa_errno() == EINTR { continue }
             guard n > 0 else {
+                let why = failure("writing the request")
                 close(stdinPipe[1])
-                return .failure(failure("writing the request"))
+                if keepInput { close(stdinPipe[0]) }
+                return .failure(why)
             }
             written += n
         }
-        close(stdinPipe[1])
-        // The helper reads its request with ordinary blocking reads.
+        if !keepInput { close(stdinPipe[1]) }
+        // The child reads its request with ordinary blocking reads.
         _ = fa_fcntl_setfl(stdinPipe[0], 0)
 
         var stdoutPipe: [Int32] = [-1, -1]
@@ -86,11 +93,36 @@ package final class ChildProcess {
         close(stdoutPipe[1])
         guard pid > 0 else {
             close(stdoutPipe[0])
+            if keepInput {
+                close(stdinPipe[0])
+                close(stdinPipe[1])
+            }
             return .failure(
                 SpawnFailure("cannot start \(executable.path): fork: \(String(cString: strerror(spawnErrno)))"))
         }
-        return .success(
-            ChildProcess(pid: pid, readEnd: stdoutPipe[0], maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes))
+        let child = ChildProcess(
+            pid: pid, readEnd: stdoutPipe[0], maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes)
+        if keepInput { child.input = (stdinPipe[0], stdinPipe[1]) }
+        return .success(child)
+    }
+
+    /// Writes `line` and a newline to the child's kept standard input without waiting: false
+    /// when the input was not kept or the pipe is full (a child that reads nothing while it
+    /// is answered, or has ended, is not waited for).
+    package func writeLine(_ line: String) -> Bool {
+        let writeEnd = input.writeEnd
+        guard writeEnd >= 0 else { return false }
+        let bytes = Array((line + "\n").utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                write(writeEnd, $0.baseAddress.map { $0 + written }, bytes.count - written)
+            }
+            if n < 0 && fa_errno() == EINTR { continue }
+            guard n > 0 else { return false }
+            written += n
+        }
+        return true
     }
 
     private static func failure(_ what: String) -> SpawnFailure {
@@ -194,8 +226,16 @@ package final class ChildProcess {
         readEnd = -1
     }
 
+    /// Closes the kept standard input: the child reads the end of its input.
+    package func closeInput() {
+        if input.writeEnd >= 0 { close(input.writeEnd) }
+        if input.readEnd >= 0 { close(input.readEnd) }
+        input = (-1, -1)
+    }
+
     deinit {
         closePipe()
+        closeInput()
         if reaped == nil { kill() }
         if pidFD >= 0 { close(pidFD) }
     }

@@ -1,28 +1,19 @@
 import CPAM
 import CSystem
-import FingerAuthCore
 import FingerAuthLoginDomain
-import FingerAuthLoginSystem
 import FingerAuthSystem
 
-/// libpam's entry point for `auth` lines (docs/ARCHITECTURE.md, "The processes").
-/// Everything is built per call; the module keeps no state between calls. The module only
-/// orchestrates: the login helper, started clean, does the reader, the key and the network.
+/// libpam's entry point for `auth` lines (docs/ARCHITECTURE.md, "The module and
+/// fingerauth-pam"). The module keeps no state between calls and decides nothing itself:
+/// it starts fingerauth-pam, clean, and answers its questions about this PAM handle; what
+/// fingerauth-pam sends as `RESULT` is returned. Every other ending is a denial.
 @_cdecl("pam_sm_authenticate")
 public func pam_sm_authenticate(
     _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
     _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
 ) -> Int32 {
     guard let pamh else { return PAMCode.systemError.rawValue }
-    let handle = PAMHandle(raw: pamh)
-    guard let arguments = moduleArguments(argc, argv) else {
-        handle.syslog(
-            LOG_ERR,
-            "configuration error, fingerprint login disabled: more than \(maxArguments) pam.d arguments, or one longer than \(maxArgumentBytes) bytes"
-        )
-        return PAMCode.serviceError.rawValue
-    }
-    return authenticate(handle, flags: flags, arguments: arguments).rawValue
+    return run(.authenticate, PAMHandle(raw: pamh), flags: flags, argc, argv, failure: .authInfoUnavailable)
 }
 
 /// Nothing to set: the module grants no credentials of its own.
@@ -34,78 +25,48 @@ public func pam_sm_setcred(
     PAMCode.success.rawValue
 }
 
-func authenticate(_ handle: PAMHandle, flags: Int32, arguments: [String]) -> PAMCode {
-    let started = MonotonicInstant.now()
-    let service = handle.stringItem(PAM_SERVICE) ?? "unknown"
-    let options: Options
-    do {
-        options = try OptionsLoader.load(
-            arguments: arguments, unprivilegedPortStart: KernelSettings.unprivilegedPortStart(),
-            readFile: ConfigurationFile.read)
-    } catch {
-        handle.syslog(LOG_ERR, "configuration error, fingerprint login disabled: \(error)")
-        return .serviceError
-    }
-    let log = ModuleLog(handle: handle, debug: options.debug, debugFile: options.debugFile)
-    log.step("options read; url \(options.url?.text ?? "-"), helper \(options.loginHelper)")
-
-    let asked = handle.user()
-    guard let user = asked.name else {
-        log.outcome(
-            LoginOutcome(asked.failure, "pam_get_user failed"), user: nil, service: service,
-            milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
-        return asked.failure
-    }
-    let request = LoginRequest(
-        user: user, service: service, remote: remoteReason(handle, options: options, user: user, trace: log.step),
-        silent: flags & Int32(bitPattern: PAM_SILENT) != 0)
-    /// The login as root: the helper started here, the texts in the caller's language.
-    func rootLoginFlow() -> RootLoginFlow {
-        var flow = LoginFlow(
-            helper: HelperProcess(), store: FileEnrollmentStore(),
-            conversation: PAMConversation(handle: handle),
-            random: SystemRandom(), users: SystemUserDatabase(),
-            ledger: FileAttemptLedger(directory: options.attemptsDirectory), hostName: currentHostName())
-        flow.trace = log.step
-        flow.clock = { SystemMonotonicTime().nowMilliseconds() }
-        if let translator = GettextTranslator(directory: options.localeDirectory) {
-            flow.translate = translator.translate
-        }
-        return flow
-    }
-    let outcome: LoginOutcome
-    if geteuid() != 0 {
-        // A host that runs as the user (a screen locker) can neither read the root-only
-        // state nor start the helper as root: fingerauth-agent does both, for the caller's
-        // own user only (docs/ARCHITECTURE.md, "The agent").
-        var flow = AgentLoginFlow(
-            connector: AgentSocketConnector(), conversation: PAMConversation(handle: handle),
-            users: SystemUserDatabase(), time: SystemMonotonicTime())
-        flow.trace = log.step
-        outcome = flow.authenticate(request, options: options)
-    } else if options.prompt == .parallel, let terminal = SessionTerminal.find(handle) {
-        // One echo-off prompt while the helper scans (docs/ARCHITECTURE.md, "Password or
-        // finger"); the conversation blocks this process, the helper does the waiting.
-        let flow = ParallelLoginFlow(
-            login: rootLoginFlow(), helper: BackgroundHelper(), prompt: PAMSecretPrompt(handle: handle),
-            terminal: terminal)
-        outcome = flow.authenticate(request, options: options)
-    } else {
-        if options.prompt == .parallel {
-            log.step("prompt = parallel, but not on the caller's own terminal: sequential")
-        }
-        outcome = rootLoginFlow().authenticate(request, options: options)
-    }
-    log.outcome(
-        outcome, user: user, service: service,
-        milliseconds: MonotonicInstant.now().milliseconds - started.milliseconds)
-    return outcome.code
+/// `session` lines: fingerauth-pam records a session with `PAM_RHOST` as remote (see
+/// `RemoteSession.record`). Never fails the session: `PAM_IGNORE` when there is nothing to do.
+@_cdecl("pam_sm_open_session")
+public func pam_sm_open_session(
+    _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+    _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
+    guard let pamh else { return PAMCode.ignore.rawValue }
+    let handle = PAMHandle(raw: pamh)
+    // Only sshd's sessions (and other remote ones) are recorded: nothing to start otherwise.
+    guard let host = handle.stringItem(PAM_RHOST), !host.isEmpty else { return PAMCode.ignore.rawValue }
+    return run(.openSession, handle, flags: flags, argc, argv, failure: .ignore)
 }
 
-/// The root login's ports: the helper started here, the PAM conversation, the system's records.
-typealias RootLoginFlow = LoginFlow<
-    HelperProcess, FileEnrollmentStore, PAMConversation, SystemRandom, SystemUserDatabase, FileAttemptLedger
->
+/// The record outlives the session on purpose (see `RemoteSession.record`).
+@_cdecl("pam_sm_close_session")
+public func pam_sm_close_session(
+    _ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+    _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
+    PAMCode.ignore.rawValue
+}
+
+/// One entry point's whole run: the arguments, fingerauth-pam, its result. `failure` is the
+/// code when fingerauth-pam cannot be asked or ends without a result.
+private func run(
+    _ entry: ModuleEntryPoint, _ handle: PAMHandle, flags: Int32, _ argc: Int32,
+    _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?, failure: PAMCode
+) -> Int32 {
+    let started = MonotonicInstant.now().milliseconds
+    guard let arguments = moduleArguments(argc, argv) else {
+        handle.syslog(
+            LOG_ERR,
+            "configuration error, fingerprint login disabled: more than \(maxArguments) pam.d arguments, or one longer than \(maxArgumentBytes) bytes"
+        )
+        return (entry == .authenticate ? PAMCode.serviceError : failure).rawValue
+    }
+    let request = ModuleRequest(
+        entry: entry, flags: flags, realUID: getuid(), effectiveUID: geteuid(), started: started,
+        arguments: arguments)
+    return ModuleBridge(handle: handle).run(request, failure: failure).rawValue
+}
 
 package let maxArguments = 64
 package let maxArgumentBytes = 4096

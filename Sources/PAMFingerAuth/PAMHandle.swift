@@ -47,10 +47,19 @@ struct PAMHandle {
     }
 }
 
-/// The application's conversation function, through pam_prompt.
-struct PAMConversation: Conversation {
-    let handle: PAMHandle
-
-    func info(_ text: String) -> Bool { fa_pam_message(handle.raw, PAM_TEXT_INFO, text) == PAM_SUCCESS }
-    func error(_ text: String) -> Bool { fa_pam_message(handle.raw, PAM_ERROR_MSG, text) == PAM_SUCCESS }
+/// The caller's language: the first of LC_ALL, LC_MESSAGES and LANG that is set, when it is
+/// a plain locale name and not C or POSIX (`LocaleName`); nil otherwise. The only variables
+/// the module reads besides the SSH ones.
+package enum CallerLocale {
+    package static func fromEnvironment() -> String? {
+        for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            guard let value = getenv(name), value.pointee != 0 else { continue }
+            let length = fa_strnlen(value, 65)
+            let chosen = value.withMemoryRebound(to: UInt8.self, capacity: length) {
+                String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+            }
+            return LocaleName.isTranslatable(chosen) ? chosen : nil
+        }
+        return nil
+    }
 }

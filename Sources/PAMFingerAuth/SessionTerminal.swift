@@ -33,35 +33,3 @@ enum SessionTerminal {
         return TerminalTarget(path: path, device: UInt64(input.st_rdev))
     }
 }
-
-/// The echo-off prompt of `prompt = parallel`, through pam_prompt.
-struct PAMSecretPrompt: SecretPrompt {
-    let handle: PAMHandle
-
-    func askSecret(_ text: String) -> SecretAnswer? {
-        var answer: UnsafeMutablePointer<CChar>?
-        guard fa_pam_prompt_secret(handle.raw, text, &answer) == PAM_SUCCESS, let answer else {
-            fa_pam_wipe_free(answer)
-            return nil
-        }
-        return PAMSecret(handle: handle, bytes: answer)
-    }
-}
-
-/// The conversation's answer, kept in the C buffer the application allocated: never
-/// copied into a Swift string, wiped and freed when released, given only to libpam.
-final class PAMSecret: SecretAnswer {
-    private let handle: PAMHandle
-    private let bytes: UnsafeMutablePointer<CChar>
-
-    init(handle: PAMHandle, bytes: UnsafeMutablePointer<CChar>) {
-        self.handle = handle
-        self.bytes = bytes
-    }
-
-    var isEmpty: Bool { bytes.pointee == 0 }
-
-    func handToNextModule() -> Bool { fa_pam_set_authtok(handle.raw, bytes) == PAM_SUCCESS }
-
-    deinit { fa_pam_wipe_free(bytes) }
-}

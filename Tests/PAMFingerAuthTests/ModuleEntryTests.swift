@@ -64,8 +64,8 @@ final class ModuleEntryTests: XCTestCase {
     }
 }
 
-/// The caller's language: the first of LC_ALL, LC_MESSAGES and LANG that is set, and only a
-/// plain locale name; the worst a caller can choose is another installed language.
+/// The caller's language, as the module reads it for fingerauth-pam: the first of LC_ALL,
+/// LC_MESSAGES and LANG that is set, and only a plain locale name.
 final class CallerLanguageTests: XCTestCase {
     private let names = ["LC_ALL", "LC_MESSAGES", "LANG"]
     private var saved: [String: String] = [:]
@@ -83,35 +83,80 @@ final class CallerLanguageTests: XCTestCase {
         }
     }
 
-    func testPlainLocaleNames() {
-        for name in ["de_DE.UTF-8", "fr_FR", "es", "sr_RS@latin", "en_US.utf8"] {
-            XCTAssertTrue(GettextTranslator.isPlainLocaleName(name), name)
-        }
-        for name in ["", "../../tmp/x", "de/DE", ".hidden", "de DE", "de_DE;rm", String(repeating: "a", count: 65)] {
-            XCTAssertFalse(GettextTranslator.isPlainLocaleName(name), name)
-        }
-    }
-
     func testLCALLComesBeforeLCMESSAGESBeforeLANG() {
         setenv("LANG", "es_ES.UTF-8", 1)
-        XCTAssertEqual(GettextTranslator(directory: "/nonexistent")?.locale, "es_ES.UTF-8")
+        XCTAssertEqual(CallerLocale.fromEnvironment(), "es_ES.UTF-8")
         setenv("LC_MESSAGES", "fr_FR.UTF-8", 1)
-        XCTAssertEqual(GettextTranslator(directory: "/nonexistent")?.locale, "fr_FR.UTF-8")
+        XCTAssertEqual(CallerLocale.fromEnvironment(), "fr_FR.UTF-8")
         setenv("LC_ALL", "de_DE.UTF-8", 1)
-        XCTAssertEqual(GettextTranslator(directory: "/nonexistent")?.locale, "de_DE.UTF-8")
+        XCTAssertEqual(CallerLocale.fromEnvironment(), "de_DE.UTF-8")
     }
 
     func testNoLanguageCAndPathsAreEnglish() {
-        XCTAssertNil(GettextTranslator(directory: "/nonexistent"))
+        XCTAssertNil(CallerLocale.fromEnvironment())
         for value in ["C", "POSIX", "C.UTF-8", "../../../tmp/evil", "de/../../x"] {
             setenv("LC_ALL", value, 1)
-            XCTAssertNil(GettextTranslator(directory: "/nonexistent"), value)
+            XCTAssertNil(CallerLocale.fromEnvironment(), value)
         }
+        // The first one set decides, even when it is not usable: LANG is not consulted then.
+        setenv("LC_ALL", "../x", 1)
+        setenv("LANG", "de_DE.UTF-8", 1)
+        XCTAssertNil(CallerLocale.fromEnvironment())
+    }
+}
+
+/// Where the module finds fingerauth-pam: `pam_helper`, from the pam.d line first, then
+/// the configuration file (read by bytes), then the default.
+final class ModuleLocationTests: XCTestCase {
+    func testThePamDLineWinsAndNeedsNoFile() {
+        let found = ModuleLocation.find(["conf=/nonexistent/fingerauth.conf", "pam_helper=/opt/fa/fingerauth-pam"])
+        XCTAssertEqual(try? found.get(), "/opt/fa/fingerauth-pam")
     }
 
-    func testAMissingCatalogGivesTheEnglishText() {
-        setenv("LANG", "de_DE.UTF-8", 1)
-        let translator = GettextTranslator(directory: "/nonexistent")
-        XCTAssertEqual(translator?.translate(LoginTexts.placeFinger), LoginTexts.placeFinger)
+    func testARelativeConfIsTheSameErrorAsInTheOptions() {
+        guard case let .failure(error) = ModuleLocation.find(["conf=etc/fingerauth.conf"]) else {
+            return XCTFail("a relative conf= was accepted")
+        }
+        XCTAssertEqual("\(error)", "pam.d argument: conf: must be an absolute path")
+    }
+
+    func testANamedFileThatIsMissingIsAnError() {
+        guard case let .failure(error) = ModuleLocation.find(["conf=/nonexistent/fingerauth.conf"]) else {
+            return XCTFail("a missing named file was accepted")
+        }
+        XCTAssertEqual("\(error)", "/nonexistent/fingerauth.conf: conf: file does not exist")
+    }
+
+    func testTheFilesLastLineForTheKeyCounts() {
+        let text = """
+            # pam_helper = /commented/out
+            url = https://auth.example:8443
+              pam_helper =\t/first/fingerauth-pam\r
+            pam_helper_other = /not/this
+            login_helper = /not/this/either
+            pam_helper = /second/fingerauth-pam
+            """
+        XCTAssertEqual(ModuleLocation.lastValue(of: "pam_helper", in: text), "/second/fingerauth-pam")
+        XCTAssertNil(ModuleLocation.lastValue(of: "pam_helper", in: "url = x\n# pam_helper = /y\n"))
+    }
+
+    func testWithoutTheKeyTheDefaultAndTheFilesLineOtherwise() throws {
+        let path = "/tmp/fingerauth-module-location-\(getpid()).conf"
+        defer { unlink(path) }
+        func save(_ text: String) {
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            _ = text.withCString { write(fd, $0, strlen($0)) }
+            close(fd)
+        }
+        save("url = https://auth.example:8443\n")
+        XCTAssertEqual(try ModuleLocation.find(["conf=" + path]).get(), "/usr/libexec/fingerauth/fingerauth-pam")
+        save("pam_helper = /opt/fa/fingerauth-pam\n")
+        XCTAssertEqual(try ModuleLocation.find(["conf=" + path]).get(), "/opt/fa/fingerauth-pam")
+        // An unsafe file is the same error as in the options: no path from it is believed.
+        chmod(path, 0o666)
+        guard case let .failure(error) = ModuleLocation.find(["conf=" + path]) else {
+            return XCTFail("a world-writable file was read")
+        }
+        XCTAssertTrue("\(error)".hasPrefix(path + ": "), "\(error)")
     }
 }

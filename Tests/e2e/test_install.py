@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 MULTIARCH = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True).stdout.strip()
 EXPECTED = {
     "lib/%s/security/pam_fingerauth.so" % MULTIARCH: 0o644,
+    "usr/libexec/fingerauth/fingerauth-pam": 0o755,
     "usr/libexec/fingerauth/fingerauth-login": 0o755,
     "usr/bin/fingerauth": 0o755,
     "usr/sbin/fingerauthd": 0o755,

@@ -19,6 +19,7 @@ MULTIARCH = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, tex
 MODULE = "/lib/%s/security/pam_fingerauth.so" % MULTIARCH
 FILES = {  # path: mode
     MODULE: 0o644,
+    "/usr/libexec/fingerauth/fingerauth-pam": 0o755,
     "/usr/libexec/fingerauth/fingerauth-login": 0o755,
     "/usr/bin/fingerauth": 0o755,
     "/usr/sbin/fingerauthd": 0o755,
@@ -128,7 +129,8 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     seen.append("installed (ii), conffiles %s, common-* unchanged" % " ".join(CONFFILES))
 
     # The programs need no Swift toolchain: PATH without /opt/swift, no libswift* loaded.
-    for program in ("/usr/bin/fingerauth", "/usr/sbin/fingerauthd", "/usr/libexec/fingerauth/fingerauth-login",
+    for program in ("/usr/bin/fingerauth", "/usr/sbin/fingerauthd", "/usr/libexec/fingerauth/fingerauth-pam",
+                    "/usr/libexec/fingerauth/fingerauth-login",
                     "/usr/libexec/fingerauth/fingerauth-agent", MODULE):
         ldd = run(["ldd", program]).stdout
         assert "not found" not in ldd and "libswift" not in ldd and "/opt/swift" not in ldd, program + ldd

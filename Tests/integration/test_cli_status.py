@@ -179,7 +179,7 @@ def test_broken_configuration_fails_the_config_line_and_skips_the_rest(world):
     assert done.returncode == 1 and done.stderr == ""
     checks = status_checks(done.stdout)
     assert checks["config"]["status"] == "fail" and "bogus" in checks["config"]["detail"]
-    assert [checks[n]["status"] for n in CHECK_NAMES[1:-3]] == ["skip"] * 11
+    assert [checks[n]["status"] for n in CHECK_NAMES[1:-3]] == ["skip"] * 12
     assert checks["sessions"]["status"] == "skip" and checks["offline"]["status"] == "skip"
 
 

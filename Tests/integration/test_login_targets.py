@@ -16,11 +16,11 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = REPO / "Sources"
 
 LOGIN = ["FingerAuthCore", "FingerAuthKeyFormats", "FingerAuthLoginDomain", "FingerAuthSystem",
-         "FingerAuthLoginSystem", "PAMFingerAuth"]
-# What the module's Embedded build compiles: the kernel, the login domain, the system
-# adapters and the C bridges for libpam, libc and the helper's spawn.
-MODULE_REACH = {"FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthLoginSystem", "CPAM",
-                "CSystem", "CSpawn"}
+         "FingerAuthLoginSystem", "PAMFingerAuth", "FingerAuthPAM"]
+# What the module's Embedded build compiles: the kernel, the login domain (of which it uses
+# the protocol with fingerauth-pam), the system adapters and the C bridges for libpam, libc
+# and the spawn. The login's own adapters (FingerAuthLoginSystem) are fingerauth-pam's.
+MODULE_REACH = {"FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "CPAM", "CSystem", "CSpawn"}
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,16 @@ def test_the_login_domain_is_plain_swift_over_the_kernel(targets):
 
 def test_the_module_reaches_only_what_its_embedded_build_compiles(targets):
     assert reach(targets, "PAMFingerAuth") == MODULE_REACH
+
+
+def test_fingerauth_pam_reaches_neither_libpam_nor_the_reader_nor_the_network(targets):
+    """The module's decisions run in fingerauth-pam: over the login's system adapters, with
+    no libpam of its own (the module answers for the PAM handle), no reader, no key, no HTTP."""
+    reached = reach(targets, "FingerAuthPAM")
+    assert "FingerAuthLoginSystem" in reached
+    for target in ("CPAM", "FingerAuthReader", "FingerAuthHTTP", "FingerAuthCrypto", "FingerAuthTPM", "CFPrint",
+                   "CLibSSL", "COpenSSL"):
+        assert target not in reached, target
 
 
 def test_the_system_adapters_know_no_login_decision(targets):

@@ -95,6 +95,7 @@ package enum OptionTable {
         // The module's and the command line's own.
         E.text("host_id", .stays, { $0.hostID = $1 }, { $0.hostID }),
         E.path("login_helper", .stays, { $0.loginHelper = $1 }, { $0.loginHelper }),
+        E.path("pam_helper", .stays, { $0.pamHelper = $1 }, { $0.pamHelper }),
         E.path("session_dir", .stays, { $0.sessionDirectory = $1 }, { $0.sessionDirectory }),
         E.path("attempts_dir", .stays, { $0.attemptsDirectory = $1 }, { $0.attemptsDirectory }),
         E.remote("remote"),

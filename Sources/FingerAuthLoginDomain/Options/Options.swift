@@ -6,6 +6,7 @@ package struct Options: Equatable, Sendable {
     package static let defaultConfigPath = "/etc/security/fingerauth.conf"
     package static let defaultStateDirectory = "/var/lib/fingerauth"
     package static let defaultLoginHelper = "/usr/libexec/fingerauth/fingerauth-login"
+    package static let defaultPAMHelper = "/usr/libexec/fingerauth/fingerauth-pam"
     package static let defaultSessionDirectory = "/run/fingerauth/sessions"
     package static let defaultAttemptsDirectory = "/run/fingerauth/attempts"
     package static let defaultTokenFile = "/etc/security/fingerauth.token"
@@ -34,6 +35,9 @@ package struct Options: Equatable, Sendable {
     package var stateDirectory = Options.defaultStateDirectory
     /// The login helper's path (`login_helper`): the process that does the whole login step.
     package var loginHelper = Options.defaultLoginHelper
+    /// fingerauth-pam's path (`pam_helper`): the process the module starts for each call,
+    /// which makes the module's decisions outside the PAM host.
+    package var pamHelper = Options.defaultPAMHelper
     /// Where `pam_sm_open_session` records remote sessions by audit session id (`session_dir`).
     package var sessionDirectory = Options.defaultSessionDirectory
     /// Where each user's failed fingerprint attempts are kept (`attempts_dir`, root 0700;

@@ -8,7 +8,7 @@ from support.vreader import enroll_commands
 
 __all__ = ["run", "enroll", "manual_approval", "server_keys", "active_kids", "status_lines", "status_checks", "CHECK_NAMES"]
 
-CHECK_NAMES = ["config", "login-helper", "backend", "reader", "fprintd", "lid", "enrolled", "key", "registered",
+CHECK_NAMES = ["config", "pam-helper", "login-helper", "backend", "reader", "fprintd", "lid", "enrolled", "key", "registered",
                "authenticator", "clock", "policy", "pam", "sessions", "offline"]
 
 

@@ -73,6 +73,7 @@ class World:
             "cafile": ca.ca_cert,
             "state_dir": str(self.state),
             "login_helper": str(self.build / "fingerauth-login"),
+            "pam_helper": str(self.build / "fingerauth-pam"),
             "virtual_reader": self.reader.path,
             "token_file": str(self.token_path),
             "timeout": "5",

@@ -1,0 +1,78 @@
+import FingerAuthCore
+import FingerAuthLoginDomain
+import XCTest
+
+/// The lines between pam_fingerauth.so and fingerauth-pam: each reads back as itself, and
+/// nothing else is read at all.
+final class ModuleProtocolTests: XCTestCase {
+    private func read(_ text: String, maxArguments: Int = 64) -> ModuleRequest? {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)[...]
+        return ModuleRequest.read(maxArguments: maxArguments) { lines.popFirst() }
+    }
+
+    func testTheRequestReadsBackWithItsArgumentsInOrder() {
+        let request = ModuleRequest(
+            entry: .authenticate, flags: 0x8000, realUID: 1000, effectiveUID: 0, started: 123_456,
+            arguments: ["debug", "text.place_finger=Touch it\nnow", "conf=/etc/x.conf"])
+        XCTAssertEqual(
+            request.text,
+            "FINGERAUTH-MODULE 1 AUTH\nFLAGS 32768\nCALLER 1000 0\nSTARTED 123456\nARG debug\n"
+                + "ARG text.place_finger=Touch it%0Anow\nARG conf=/etc/x.conf\nEND\n")
+        XCTAssertEqual(read(request.text), request)
+        let session = ModuleRequest(
+            entry: .openSession, flags: 0, realUID: 0, effectiveUID: 0, started: 1, arguments: [])
+        XCTAssertEqual(read(session.text), session)
+    }
+
+    func testARequestThatIsNotExactlyThatIsRefused() {
+        let good = ModuleRequest(
+            entry: .authenticate, flags: 0, realUID: 1, effectiveUID: 0, started: 1, arguments: ["a", "b"]
+        ).text
+        XCTAssertNotNil(read(good))
+        XCTAssertNil(read(good.replacingAll("END\n", with: "")), "no END")
+        XCTAssertNil(read(good.replacingAll("AUTH", with: "ACCOUNT")), "unknown entry point")
+        XCTAssertNil(read(good.replacingAll("FINGERAUTH-MODULE 1", with: "FINGERAUTH-MODULE 2")), "other version")
+        XCTAssertNil(read(good.replacingAll("CALLER 1 0", with: "CALLER 1")), "one uid")
+        XCTAssertNil(read(good.replacingAll("CALLER 1 0", with: "CALLER -1 0")), "negative uid")
+        XCTAssertNil(read(good.replacingAll("ARG a", with: "ARGS a")), "unknown line")
+        XCTAssertNil(read(good.replacingAll("ARG a", with: "ARG a%0")), "broken escape")
+        XCTAssertNil(read(good, maxArguments: 1), "too many arguments")
+    }
+
+    func testEveryCallReadsBackAsItself() {
+        let calls: [ModuleCall] = [
+            .item(.service), .item(.tty), .item(.remoteHost), .user, .uid(of: "alice"), .uid(of: "a b\n"),
+            .name(of: 1000), .sshVariables, .locale, .terminal,
+            .info("Place your finger on the fingerprint reader"), .error("line one\nline two"),
+            .secret("Password or place your finger: "), .handOnSecret, .log(priority: 5, text: "service=sudo 100%"),
+            .result(.success), .result(.authInfoUnavailable), .result(.ignore), .info(""),
+        ]
+        for call in calls {
+            XCTAssertFalse(call.line.utf8.contains(0x0A), call.line)
+            XCTAssertEqual(ModuleCall(line: call.line), call, call.line)
+        }
+    }
+
+    func testForgedOrUnknownCallsAreRefused() {
+        for line in [
+            "", "RESULT", "RESULT 0 extra", "RESULT 42", "RESULT -1", "RESULT x", "ITEM USER", "ITEM", "USER x", "UID",
+            "NAME x", "NAME -1",
+            "LOG 9 text", "LOG x text", "LOG 5", "INFO a\tb", "INFO 100%", "SECRET", "AUTHTOK now", "info text",
+        ] {
+            XCTAssertNil(ModuleCall(line: line), line)
+        }
+    }
+
+    func testEveryAnswerReadsBackAsItself() {
+        let answers: [ModuleAnswer] = [
+            .value("alice"), .value("a value\nwith a newline"), .value(""), .none, .ok, .failed(.conversationError),
+            .empty, .given,
+        ]
+        for answer in answers {
+            XCTAssertEqual(ModuleAnswer(line: answer.line), answer, answer.line)
+        }
+        for line in ["", "VALUE", "VALUE a%zz", "FAIL", "FAIL x", "ok", "GIVEN 1"] {
+            XCTAssertNil(ModuleAnswer(line: line), line)
+        }
+    }
+}
