@@ -35,12 +35,13 @@ def alice(world, bus):
 
 
 def finger_login(world, bus, *fingers, **kw):
-    """One login with these fingers put on fprintd's reader, one per try."""
-    bus.reader.feed(["SCAN %s" % finger for finger in fingers])
+    """One login with these fingers put on fprintd's reader, one per try, each when fprintd
+    asks for it."""
+    bus.feed_verification(["SCAN %s" % finger for finger in fingers])
     try:
         return world.login("alice", **kw)
     finally:
-        bus.reader.wait()
+        bus.reader.wait(drop_unasked=True)
 
 
 def only(world, name="fa-only"):

@@ -221,17 +221,30 @@ class PrivateBus:
         can reach the device while it completes a stage and be taken twice (see
         support/vreader.py). Returns the reader; reader.wait(drop_unasked=True) joins the
         feed once the client ended."""
+        return self._feed_when_asked(commands, "EnrollStart", timeout,
+                                     lambda since: sum(_is(m, "signal", "EnrollStatus") for m in since))
+
+    def feed_verification(self, commands, timeout=30):
+        """Like feed_enrollment, for the next login through fprintd: one command per try,
+        each once fprintd says a finger is needed for it (a try is a VerifyStart; fprintd's
+        finger-needed turns true once per try)."""
+        return self._feed_when_asked(commands, "VerifyStart", timeout,
+                                     lambda since: sum(_finger_needed(m) for m in since) - 1)
+
+    def _feed_when_asked(self, commands, start, timeout, answered):
+        # Only what follows the client's first `start` counts: the monitor may still be
+        # writing out the operation before.
         mark = len(self._messages())
 
         def ready(index):
             messages = self._messages()[mark:]
-            starts = [n for n, m in enumerate(messages) if _is(m, "method call", "EnrollStart")]
+            starts = [n for n, m in enumerate(messages) if _is(m, "method call", start)]
             if not starts:
                 return False
             since = messages[starts[0]:]
             if index == 0:
                 return any(_finger_needed(m) for m in since)
-            return sum(_is(m, "signal", "EnrollStatus") for m in since) >= index
+            return answered(since) >= index
 
         return self.reader.feed(commands, timeout=timeout, ready=ready)
 
