@@ -3,12 +3,16 @@ a `dbus-daemon` with a test configuration (a socket in the test's folder), the r
 `polkitd` on that bus (it answers fprintd's authorisation checks; root is always allowed),
 and `/usr/libexec/fprintd -t` with libfprint's virtual reader (`FP_VIRTUAL_DEVICE`, or
 `FP_VIRTUAL_DEVICE_STORAGE`) and its prints in the test's folder. `dbus-monitor` records
-the calls on the bus, so that a test can see that the helper released the reader.
+the calls on the bus, so that a test can see that the helper released the reader, and the
+feeders see when fprintd asks for a finger.
 
     bus = PrivateBus().start()
     bus.start_fprintd()
     bus.enroll("alice", "finger-A")            # fprintd-enroll, fed through the virtual reader
     world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
+    bus.feed_verification(["SCAN finger-A"])   # the next login's finger, when fprintd asks
+    login = world.login("alice")
+    bus.reader.wait(drop_unasked=True)
     ...
     bus.close()                                # stops everything it started, by pid
 
@@ -231,9 +235,10 @@ class PrivateBus:
         return self._feed_when_asked(commands, "VerifyStart", timeout,
                                      lambda since: sum(_finger_needed(m) for m in since) - 1)
 
-    def _feed_when_asked(self, commands, start, timeout, answered):
-        # Only what follows the client's first `start` counts: the monitor may still be
-        # writing out the operation before.
+    def _feed_when_asked(self, commands, start, timeout, used):
+        # `used(messages)`: how many commands fprintd is done with. Only what follows the
+        # client's first `start` counts: the monitor may still be writing out the operation
+        # before.
         mark = len(self._messages())
 
         def ready(index):
@@ -244,7 +249,7 @@ class PrivateBus:
             since = messages[starts[0]:]
             if index == 0:
                 return any(_finger_needed(m) for m in since)
-            return answered(since) >= index
+            return used(since) >= index
 
         return self.reader.feed(commands, timeout=timeout, ready=ready)
 
