@@ -35,12 +35,13 @@ def alice(world, bus):
 
 
 def finger_login(world, bus, *fingers, **kw):
-    """One login with these fingers put on fprintd's reader, one per try."""
-    bus.reader.feed(["SCAN %s" % finger for finger in fingers])
+    """One login with these fingers put on fprintd's reader, one per try, each when fprintd
+    asks for it."""
+    bus.feed_verification(["SCAN %s" % finger for finger in fingers])
     try:
         return world.login("alice", **kw)
     finally:
-        bus.reader.wait()
+        bus.reader.wait(drop_unasked=True)
 
 
 def only(world, name="fa-only"):
@@ -222,9 +223,11 @@ GLib.MainLoop().run()
 
 
 def test_fingerauth_enroll_goes_through_fprintd_and_still_registers_the_key(world, bus):
-    bus.reader.feed(["SCAN finger-A"] * 5, timeout=30)
-    enrolled = world.cli("enroll", "--user", "alice")
-    bus.reader.wait()
+    bus.feed_enrollment(["SCAN finger-A"] * 5)
+    try:
+        enrolled = world.cli("enroll", "--user", "alice")
+    finally:
+        bus.reader.wait(drop_unasked=True)
     assert enrolled.returncode == 0, enrolled.stdout + enrolled.stderr
     lines = enrolled.stdout.splitlines()
     assert lines[0] == ("enrolling right-index-finger for alice through fprintd on Virtual device for debugging: place "
@@ -433,14 +436,12 @@ def test_enroll_through_fprintd_on_a_match_on_chip_reader_says_the_finger_is_tak
         bus.start()
         bus.start_fprintd(storage=True)
         world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
-        # fprintd checks for duplicates with an identify first: one scan more.
-        bus.reader.feed(["SCAN bob-R"] * 6, timeout=30)
-        done = bus.fprintd_cli("fprintd-enroll", "-f", "right-index-finger", "bob")
-        bus.reader.wait()
-        assert "enroll-completed" in done.stdout, done.stdout + done.stderr
-        bus.reader.feed(["SCAN bob-R"], timeout=30)
-        refused = world.cli("enroll", "--user", "alice")
-        bus.reader.wait()
+        bus.enroll("bob", "bob-R", scans=6)  # fprintd looks for duplicates first: one scan more
+        bus.feed_enrollment(["SCAN bob-R"])
+        try:
+            refused = world.cli("enroll", "--user", "alice")
+        finally:
+            bus.reader.wait(drop_unasked=True)
     finally:
         bus.close()
     assert refused.returncode == 1, refused.stdout + refused.stderr

@@ -3,12 +3,16 @@ a `dbus-daemon` with a test configuration (a socket in the test's folder), the r
 `polkitd` on that bus (it answers fprintd's authorisation checks; root is always allowed),
 and `/usr/libexec/fprintd -t` with libfprint's virtual reader (`FP_VIRTUAL_DEVICE`, or
 `FP_VIRTUAL_DEVICE_STORAGE`) and its prints in the test's folder. `dbus-monitor` records
-the calls on the bus, so that a test can see that the helper released the reader.
+the calls on the bus, so that a test can see that the helper released the reader, and the
+feeders see when fprintd asks for a finger.
 
     bus = PrivateBus().start()
     bus.start_fprintd()
     bus.enroll("alice", "finger-A")            # fprintd-enroll, fed through the virtual reader
     world.write_conf(system_bus=bus.socket, reader="fprintd", virtual_reader=None)
+    bus.feed_verification(["SCAN finger-A"])   # the next login's finger, when fprintd asks
+    login = world.login("alice")
+    bus.reader.wait(drop_unasked=True)
     ...
     bus.close()                                # stops everything it started, by pid
 
@@ -197,23 +201,70 @@ class PrivateBus:
     def wait_for_name_gone(self, name, timeout=10.0):
         self._wait(lambda: not self.has_owner(name), "%s did not leave the bus" % name, timeout)
 
-    def fprintd_cli(self, *argv, feed=None, timeout=30):
+    def fprintd_cli(self, *argv, timeout=30):
         """Runs fprintd-enroll / fprintd-list / fprintd-delete against this bus."""
-        if feed is not None:
-            self.reader.feed(feed, timeout=timeout)
-        try:
-            return subprocess.run(list(argv), env=self._env(), capture_output=True, text=True, timeout=timeout)
-        finally:
-            if feed is not None:
-                self.reader.wait(timeout=timeout)
+        return subprocess.run(list(argv), env=self._env(), capture_output=True, text=True, timeout=timeout)
 
-    def enroll(self, user, identity, finger="right-index-finger"):
-        """Enrolls through fprintd's D-Bus API (fprintd-enroll): one SCAN per stage."""
-        done = self.fprintd_cli("fprintd-enroll", "-f", finger, user, feed=["SCAN %s" % identity] * 5)
+    def enroll(self, user, identity, finger="right-index-finger", scans=5):
+        """Enrolls through fprintd's D-Bus API (fprintd-enroll): one SCAN per stage, each when
+        fprintd asks for it. The match-on-chip reader (`start_fprintd(storage=True)`) takes 6:
+        fprintd looks for the finger among the stored ones first."""
+        self.feed_enrollment(["SCAN %s" % identity] * scans)
+        try:
+            done = self.fprintd_cli("fprintd-enroll", "-f", finger, user)
+        finally:
+            self.reader.wait(drop_unasked=True)
         assert done.returncode == 0 and "enroll-completed" in done.stdout, done.stdout + done.stderr
         return done
 
+    def feed_enrollment(self, commands, timeout=30):
+        """Feeds the reader for the next enrollment through fprintd (fprintd-enroll, `fingerauth
+        enroll`), one command per stage and each only when fprintd wants it: the first once
+        the client's EnrollStart reached fprintd and fprintd says a finger is needed, each
+        next once fprintd announced the stage before (EnrollStatus). Commands sent at once
+        can reach the device while it completes a stage and be taken twice (see
+        support/vreader.py). Returns the reader; reader.wait(drop_unasked=True) joins the
+        feed once the client ended."""
+        return self._feed_when_asked(commands, "EnrollStart", timeout,
+                                     lambda since: sum(_is(m, "signal", "EnrollStatus") for m in since))
+
+    def feed_verification(self, commands, timeout=30):
+        """Like feed_enrollment, for the next login through fprintd: one command per try,
+        each once fprintd says a finger is needed for it (a try is a VerifyStart; fprintd's
+        finger-needed turns true once per try)."""
+        return self._feed_when_asked(commands, "VerifyStart", timeout,
+                                     lambda since: sum(_finger_needed(m) for m in since) - 1)
+
+    def _feed_when_asked(self, commands, start, timeout, used):
+        # `used(messages)`: how many commands fprintd is done with. Only what follows the
+        # client's first `start` counts: the monitor may still be writing out the operation
+        # before.
+        mark = len(self._messages())
+
+        def ready(index):
+            messages = self._messages()[mark:]
+            starts = [n for n, m in enumerate(messages) if _is(m, "method call", start)]
+            if not starts:
+                return False
+            since = messages[starts[0]:]
+            if index == 0:
+                return any(_finger_needed(m) for m in since)
+            return used(since) >= index
+
+        return self.reader.feed(commands, timeout=timeout, ready=ready)
+
     # -- what was said on the bus ------------------------------------------------------
+
+    def _messages(self):
+        """Every message dbus-monitor wrote so far, in bus order: (header, body lines)."""
+        text = self.log("monitor")
+        messages = []
+        for line in text[:text.rfind("\n") + 1].splitlines():  # not a line still being written
+            if line and not line[0].isspace():
+                messages.append((line, []))
+            elif messages:
+                messages[-1][1].append(" ".join(line.split()))
+        return messages
 
     def calls(self):
         """(sender, member) of every method call to fprintd's device seen so far."""
@@ -235,6 +286,19 @@ class PrivateBus:
             elif member == "Release" and open_claims.get(sender):
                 open_claims[sender] -= 1
         return all(count == 0 for count in open_claims.values()), open_claims
+
+
+def _is(message, kind, member):
+    """A method call or signal of fprintd's device interface, by its member."""
+    header = message[0]
+    return header.startswith(kind + " ") and "interface=net.reactivated.Fprint.Device; member=%s" % member in header
+
+
+def _finger_needed(message):
+    """fprintd telling that its reader waits for a finger (the device's finger-needed)."""
+    header, body = message
+    return "member=PropertiesChanged" in header and any(
+        line == 'string "finger-needed"' and value == "variant boolean true" for line, value in zip(body, body[1:]))
 
 
 def device_key(cli, user):
