@@ -9,17 +9,19 @@ import FingerAuthSystem
 /// `PAM_RHOST`, the audit session's record (ours or logind's), the terminal's utmp entry,
 /// then the local-seat rule (`LocalSeat`). The SSH variables of the environment can only
 /// add "remote": whoever wants the local reader armed from an ssh session simply unsets them.
-/// fingerauth-pam inherits the host's audit session and login uid; the host's real and
-/// effective uid come in the module's request.
+/// The facts are the host's: its `/proc` entries (controlling terminal, audit session, login
+/// uid, cgroup: fingerauth-pam has a session of its own), its real and effective uid from the
+/// module's request.
 func remoteReason(
     _ handle: ModuleHandle, caller: ModuleRequest, options: Options, user: String, trace: @escaping (String) -> Void
 ) -> String? {
     if let host = handle.stringItem(.remoteHost), !host.isEmpty { return "PAM_RHOST \(printable(host))" }
-    var session = RemoteSession(recordDirectory: options.sessionDirectory)
+    var session = hostSession(caller, options)
     session.trace = trace
     if let why = session.remoteReason(tty: handle.stringItem(.tty)) { return why }
     if handle.inSSHSession() { return "SSH variables in the environment" }
     var seat = LocalSeat(session: session)
+    seat.logind.cgroupFile = "/proc/\(caller.hostPID)/cgroup"
     seat.trace = trace
     // Whose live remote session makes a terminal here doubtful: the user logging in, the
     // caller of a setuid host (its real uid; a root host such as a display manager has no
@@ -44,7 +46,7 @@ func openSession(_ handle: ModuleHandle, _ request: ModuleRequest) -> PAMCode {
         handle.syslog(LOG_ERR, "session: configuration error; remote session not recorded")
         return .ignore
     }
-    switch RemoteSession(recordDirectory: options.sessionDirectory).record(host: host) {
+    switch hostSession(request, options).record(host: host) {
     case let .success(id):
         handle.syslog(LOG_INFO, "session: audit session \(id) recorded as remote (\(printable(host)))")
         return .success
@@ -52,6 +54,14 @@ func openSession(_ handle: ModuleHandle, _ request: ModuleRequest) -> PAMCode {
         handle.syslog(LOG_NOTICE, "session: remote session not recorded: \(why)")
         return .ignore
     }
+}
+
+/// The remote-session facts of the host process (fingerauth-pam's parent, checked at the start).
+private func hostSession(_ request: ModuleRequest, _ options: Options) -> RemoteSession {
+    var session = RemoteSession(recordDirectory: options.sessionDirectory)
+    session.sessionIDFile = "/proc/\(request.hostPID)/sessionid"
+    session.statFile = "/proc/\(request.hostPID)/stat"
+    return session
 }
 
 private func printable(_ text: String) -> String {

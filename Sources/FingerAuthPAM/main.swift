@@ -21,8 +21,9 @@ signal(SIGPIPE, SIG_IGN)
 umask(0o077)
 
 let channel = ModuleChannel()
-guard let request = channel.readRequest() else {
-    // Not started by the module (or a request it did not write): nothing to answer.
+// The host's /proc entries are the login's facts: it must be the process that started this
+// one, still (not a module's request replayed by another program, nor a parent gone).
+guard let request = channel.readRequest(), request.hostPID == getppid() else {
     _exit(2)
 }
 let handle = ModuleHandle(channel: channel)

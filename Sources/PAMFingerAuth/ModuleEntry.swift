@@ -63,8 +63,8 @@ private func run(
         return (entry == .authenticate ? PAMCode.serviceError : failure).rawValue
     }
     let request = ModuleRequest(
-        entry: entry, flags: flags, realUID: getuid(), effectiveUID: geteuid(), started: started,
-        arguments: arguments)
+        entry: entry, flags: flags, realUID: getuid(), effectiveUID: geteuid(), hostPID: getpid(),
+        started: started, arguments: arguments)
     return ModuleBridge(handle: handle).run(request, failure: failure).rawValue
 }
 

@@ -12,28 +12,29 @@ final class ModuleProtocolTests: XCTestCase {
 
     func testTheRequestReadsBackWithItsArgumentsInOrder() {
         let request = ModuleRequest(
-            entry: .authenticate, flags: 0x8000, realUID: 1000, effectiveUID: 0, started: 123_456,
+            entry: .authenticate, flags: 0x8000, realUID: 1000, effectiveUID: 0, hostPID: 4242, started: 123_456,
             arguments: ["debug", "text.place_finger=Touch it\nnow", "conf=/etc/x.conf"])
         XCTAssertEqual(
             request.text,
-            "FINGERAUTH-MODULE 1 AUTH\nFLAGS 32768\nCALLER 1000 0\nSTARTED 123456\nARG debug\n"
+            "FINGERAUTH-MODULE 1 AUTH\nFLAGS 32768\nCALLER 1000 0 4242\nSTARTED 123456\nARG debug\n"
                 + "ARG text.place_finger=Touch it%0Anow\nARG conf=/etc/x.conf\nEND\n")
         XCTAssertEqual(read(request.text), request)
         let session = ModuleRequest(
-            entry: .openSession, flags: 0, realUID: 0, effectiveUID: 0, started: 1, arguments: [])
+            entry: .openSession, flags: 0, realUID: 0, effectiveUID: 0, hostPID: 1, started: 1, arguments: [])
         XCTAssertEqual(read(session.text), session)
     }
 
     func testARequestThatIsNotExactlyThatIsRefused() {
         let good = ModuleRequest(
-            entry: .authenticate, flags: 0, realUID: 1, effectiveUID: 0, started: 1, arguments: ["a", "b"]
+            entry: .authenticate, flags: 0, realUID: 1, effectiveUID: 0, hostPID: 7, started: 1, arguments: ["a", "b"]
         ).text
         XCTAssertNotNil(read(good))
         XCTAssertNil(read(good.replacingAll("END\n", with: "")), "no END")
         XCTAssertNil(read(good.replacingAll("AUTH", with: "ACCOUNT")), "unknown entry point")
         XCTAssertNil(read(good.replacingAll("FINGERAUTH-MODULE 1", with: "FINGERAUTH-MODULE 2")), "other version")
-        XCTAssertNil(read(good.replacingAll("CALLER 1 0", with: "CALLER 1")), "one uid")
-        XCTAssertNil(read(good.replacingAll("CALLER 1 0", with: "CALLER -1 0")), "negative uid")
+        XCTAssertNil(read(good.replacingAll("CALLER 1 0 7", with: "CALLER 1 0")), "no pid")
+        XCTAssertNil(read(good.replacingAll("CALLER 1 0 7", with: "CALLER -1 0 7")), "negative uid")
+        XCTAssertNil(read(good.replacingAll("CALLER 1 0 7", with: "CALLER 1 0 0")), "no process")
         XCTAssertNil(read(good.replacingAll("ARG a", with: "ARGS a")), "unknown line")
         XCTAssertNil(read(good.replacingAll("ARG a", with: "ARG a%0")), "broken escape")
         XCTAssertNil(read(good, maxArguments: 1), "too many arguments")

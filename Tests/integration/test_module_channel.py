@@ -5,6 +5,8 @@ newline; the password at the parallel prompt. Each ends in a denial with one log
 host, and the host itself never dies (no SIGPIPE, no crash)."""
 
 import os
+import re
+import subprocess
 
 import pytest
 
@@ -99,7 +101,8 @@ def test_the_request_carries_the_arguments_and_the_hosts_uids(world, only_module
     assert result(report) == "RESULT 25 PAM_IGNORE"
     request = (world.tmp / "request.txt").read_text().splitlines()
     assert request[0] == "FINGERAUTH-MODULE 1 AUTH" and request[-1] == "END"
-    assert request[2] == "CALLER 0 0"
+    caller = request[2].split()
+    assert caller[:3] == ["CALLER", "0", "0"] and int(caller[3]) > 1  # the host's uids and pid
     assert request[4:-1] == ["ARG conf=%s" % world.conf_path, "ARG debug", "ARG text.place_finger=Touch%25it"]
 
 
@@ -122,3 +125,17 @@ def test_the_password_at_the_parallel_prompt_never_leaves_the_host(world, only_m
     assert (world.tmp / "answers.txt").read_text() == "GIVEN\nOK\n"
     for name in ("request.txt", "answers.txt"):
         assert "s3cret-PASSWORD" not in (world.tmp / name).read_text()
+
+
+def test_the_seat_facts_are_the_hosts_not_fingerauth_pams(world):
+    """fingerauth-pam runs in a session of its own, without a terminal: the controlling
+    terminal the local-seat rule reads is the host's (`/proc/<host pid>/stat`)."""
+    world.enroll("alice", "finger-A")
+    service = world.service("fa-only", fallback=False)
+    harness = " ".join([str(world.build / "fa-pamtest"), "--confdir", str(world.confdir), "--service", service,
+                        "--user", "alice"])
+    done = subprocess.run(["script", "-q", "-e", "-c", harness, "/dev/null"], env=world.env, capture_output=True,
+                          text=True, timeout=60)
+    assert "RESULT" in done.stdout, done.stdout + done.stderr
+    seat = [line for line in world.log_lines() if "local seat: records mode" in line]
+    assert seat and re.search(r"controlling terminal pts/\d+$", seat[-1]), world.log_lines()

@@ -10,7 +10,8 @@ import FingerAuthCore
 ///
 ///     FINGERAUTH-MODULE 1 AUTH|SESSION
 ///     FLAGS <pam flags>
-///     CALLER <real uid> <effective uid>     the host's, before fingerauth-pam's own change
+///     CALLER <real uid> <effective uid> <pid>   the host's (fingerauth-pam runs with other
+///                                       uids, in a session of its own)
 ///     STARTED <monotonic milliseconds>      when libpam called the module
 ///     ARG <pam.d argument>                  one line per argument, in order
 ///     END
@@ -48,18 +49,22 @@ package struct ModuleRequest: Equatable, Sendable {
     /// the host's effective uid is 0, so it cannot see the caller of a setuid host itself.
     package var realUID: UInt32
     package var effectiveUID: UInt32
+    /// The host's process id: fingerauth-pam's parent, whose `/proc` entries (controlling
+    /// terminal, audit session, cgroup) are the login's facts.
+    package var hostPID: Int32
     /// CLOCK_MONOTONIC milliseconds when libpam called the module (the log line's `ms=`).
     package var started: Int64
     package var arguments: [String]
 
     package init(
-        entry: ModuleEntryPoint, flags: Int32, realUID: UInt32, effectiveUID: UInt32, started: Int64,
-        arguments: [String]
+        entry: ModuleEntryPoint, flags: Int32, realUID: UInt32, effectiveUID: UInt32, hostPID: Int32,
+        started: Int64, arguments: [String]
     ) {
         self.entry = entry
         self.flags = flags
         self.realUID = realUID
         self.effectiveUID = effectiveUID
+        self.hostPID = hostPID
         self.started = started
         self.arguments = arguments
     }
@@ -67,7 +72,7 @@ package struct ModuleRequest: Equatable, Sendable {
     /// The request's lines, each ending in a newline.
     package var text: String {
         var text = ModuleProtocol.helloPrefix + entry.rawValue + "\n"
-        text += "FLAGS \(flags)\nCALLER \(realUID) \(effectiveUID)\nSTARTED \(started)\n"
+        text += "FLAGS \(flags)\nCALLER \(realUID) \(effectiveUID) \(hostPID)\nSTARTED \(started)\n"
         for argument in arguments { text += "ARG " + LineEscape.encode(argument) + "\n" }
         return text + "END\n"
     }
@@ -78,16 +83,17 @@ package struct ModuleRequest: Equatable, Sendable {
         guard let first = nextLine(), first.hasPrefix(ModuleProtocol.helloPrefix),
             let entry = ModuleEntryPoint(rawValue: String(first.dropFirst(ModuleProtocol.helloPrefix.utf8.count))),
             let flags = nextLine().flatMap({ field($0, "FLAGS ") }).flatMap({ Int32($0) }),
-            let caller = nextLine().flatMap({ field($0, "CALLER ") })?.split(separator: " "), caller.count == 2,
-            let realUID = caller.first.flatMap({ UInt32($0) }), let effectiveUID = caller.last.flatMap({ UInt32($0) }),
+            let caller = nextLine().flatMap({ field($0, "CALLER ") })?.split(separator: " "), caller.count == 3,
+            let realUID = UInt32(caller[caller.startIndex]), let effectiveUID = UInt32(caller[caller.startIndex + 1]),
+            let hostPID = Int32(caller[caller.startIndex + 2]), hostPID > 0,
             let started = nextLine().flatMap({ field($0, "STARTED ") }).flatMap({ Int64($0) })
         else { return nil }
         var arguments: [String] = []
         while let line = nextLine() {
             if line == "END" {
                 return ModuleRequest(
-                    entry: entry, flags: flags, realUID: realUID, effectiveUID: effectiveUID, started: started,
-                    arguments: arguments)
+                    entry: entry, flags: flags, realUID: realUID, effectiveUID: effectiveUID, hostPID: hostPID,
+                    started: started, arguments: arguments)
             }
             guard arguments.count < maxArguments, let escaped = field(line, "ARG "),
                 let argument = LineEscape.decode(escaped)
