@@ -17,7 +17,7 @@ TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python
 
 # `make unit` alone: a PostgreSQL server for the registry's tests on both stores.
 UNIT_PACKAGES := postgresql
-PRODUCTS := fingerauth-pam fingerauth-login fingerauth fingerauthd fingerauth-agent
+PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent
 # `make demo` needs only these beside the build: pam_wrapper's pam_matrix for the password,
 # nss_wrapper for its user, openssl for its test CA.
 DEMO_PACKAGES := libpam-wrapper libnss-wrapper openssl

@@ -17,7 +17,6 @@ let v6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 let package = Package(
     name: "FingerAuth",
     products: [
-        .executable(name: "fingerauth-pam", targets: ["FingerAuthPAM"]),
         .executable(name: "fingerauth-login", targets: ["FingerAuthLogin"]),
         .executable(name: "fingerauth", targets: ["FingerAuthCLI"]),
         .executable(name: "fingerauthd", targets: ["FingerAuthDaemon"]),
@@ -134,7 +133,9 @@ let package = Package(
             ],
             exclude: ["exports.map", "embedded-support.c"],
             swiftSettings: v6),
-        // fingerauth-pam: the module's decisions, outside the PAM host (it starts this).
+        // fingerauth-pam: the module's decisions, outside the PAM host (it starts this). Shipped
+        // in Embedded Swift like the module (scripts/build-module.sh); SwiftPM compiles the
+        // same files in the normal mode, which keeps them checked with the rest.
         .executableTarget(
             name: "FingerAuthPAM",
             dependencies: [

@@ -175,6 +175,10 @@ static inline int fa_peer_credentials(int fd, pid_t *pid, uid_t *uid) {
     return 0;
 }
 
+/* SIGPIPE ignored, for a process that writes to pipes its reader may close (signal(2)'s
+ * SIG_IGN is a macro that Embedded Swift cannot import). */
+static inline void fa_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
 /* send(2) without SIGPIPE when the peer has gone. */
 static inline ssize_t fa_send(int fd, const void *buffer, size_t length) {
     return send(fd, buffer, length, MSG_NOSIGNAL);
