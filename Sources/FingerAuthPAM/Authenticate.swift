@@ -30,15 +30,16 @@ func authenticate(_ handle: ModuleHandle, _ request: ModuleRequest) -> PAMCode {
             LoginOutcome(asked.failure, "pam_get_user failed"), user: nil, service: service, milliseconds: elapsed())
         return asked.failure
     }
+    let users = ModuleUserDatabase(channel: channel)
     let login = LoginRequest(
         user: user, service: service,
-        remote: remoteReason(handle, caller: request, options: options, user: user, trace: log.step),
+        remote: remoteReason(handle, caller: request, options: options, user: user, users: users, trace: log.step),
         silent: request.flags & pamSilent != 0)
     /// The login as root: the helper started here, the texts in the caller's language.
     func rootLoginFlow() -> RootLoginFlow {
         var flow = LoginFlow(
             helper: HelperProcess(), store: FileEnrollmentStore(), conversation: ModuleConversation(channel: channel),
-            random: SystemRandom(), users: ModuleUserDatabase(channel: channel),
+            random: SystemRandom(), users: users,
             ledger: FileAttemptLedger(directory: options.attemptsDirectory), hostName: currentHostName())
         flow.trace = log.step
         flow.clock = { SystemMonotonicTime().nowMilliseconds() }
@@ -56,7 +57,7 @@ func authenticate(_ handle: ModuleHandle, _ request: ModuleRequest) -> PAMCode {
         // own user only (docs/ARCHITECTURE.md, "The agent").
         var flow = AgentLoginFlow(
             connector: AgentSocketConnector(), conversation: ModuleConversation(channel: channel),
-            users: ModuleUserDatabase(channel: channel), time: SystemMonotonicTime())
+            users: users, time: SystemMonotonicTime())
         flow.trace = log.step
         outcome = flow.authenticate(login, options: options)
     } else if options.prompt == .parallel, let terminal = handle.terminal() {

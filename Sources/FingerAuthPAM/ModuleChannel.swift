@@ -114,15 +114,23 @@ struct ModuleHandle {
 }
 
 /// The host's user database, through the module: the users the host itself knows (its
-/// NSS), as when the module looked them up in the host.
-struct ModuleUserDatabase: UserDatabase {
+/// NSS), as when the module looked them up in the host. The last name's answer is kept: a
+/// login asks for the same user twice (the remote check, then the flow's `exists`).
+final class ModuleUserDatabase: UserDatabase {
     let channel: ModuleChannel
+    private var last: (user: String, uid: UInt32?)?
+
+    init(channel: ModuleChannel) { self.channel = channel }
 
     func exists(_ user: String) -> Bool { uid(of: user) != nil }
 
     func uid(of user: String) -> UInt32? {
-        guard case let .value(text)? = channel.ask(.uid(of: user)) else { return nil }
-        return UInt32(text)
+        if let last, last.user == user { return last.uid }
+        let uid: UInt32?
+        if case let .value(text)? = channel.ask(.uid(of: user)) { uid = UInt32(text) } else { uid = nil }
+        // A channel that broke answers nothing: not kept, so nothing is believed later either.
+        if !channel.broken { last = (user, uid) }
+        return uid
     }
 
     func name(of uid: UInt32) -> String? {

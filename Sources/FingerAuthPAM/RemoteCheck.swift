@@ -13,7 +13,8 @@ import FingerAuthSystem
 /// uid, cgroup: fingerauth-pam has a session of its own), its real and effective uid from the
 /// module's request.
 func remoteReason(
-    _ handle: ModuleHandle, caller: ModuleRequest, options: Options, user: String, trace: @escaping (String) -> Void
+    _ handle: ModuleHandle, caller: ModuleRequest, options: Options, user: String, users: ModuleUserDatabase,
+    trace: @escaping (String) -> Void
 ) -> String? {
     if let host = handle.stringItem(.remoteHost), !host.isEmpty { return "PAM_RHOST \(printable(host))" }
     var session = hostSession(caller, options)
@@ -27,7 +28,6 @@ func remoteReason(
     // caller of a setuid host (its real uid; a root host such as a display manager has no
     // caller of its own) and the login uid of the session it runs in.
     var uids: Set<UInt32> = caller.realUID != caller.effectiveUID ? [caller.realUID] : []
-    let users = ModuleUserDatabase(channel: handle.channel)
     if let uid = users.uid(of: user) { uids.insert(uid) }
     if let loginUID = session.loginUID() { uids.insert(loginUID) }
     return seat.notLocalReason(uids: uids, name: { users.name(of: $0) ?? "uid \($0)" })

@@ -56,11 +56,15 @@ private func run(
 ) -> Int32 {
     let started = MonotonicInstant.now().milliseconds
     guard let arguments = moduleArguments(argc, argv) else {
+        if entry == .openSession {
+            handle.syslog(LOG_ERR, "session: configuration error; remote session not recorded")
+            return failure.rawValue
+        }
         handle.syslog(
             LOG_ERR,
             "configuration error, fingerprint login disabled: more than \(maxArguments) pam.d arguments, or one longer than \(maxArgumentBytes) bytes"
         )
-        return (entry == .authenticate ? PAMCode.serviceError : failure).rawValue
+        return PAMCode.serviceError.rawValue
     }
     let request = ModuleRequest(
         entry: entry, flags: flags, realUID: getuid(), effectiveUID: geteuid(), hostPID: getpid(),

@@ -20,7 +20,6 @@ import FingerAuthCore
 /// call with one line (`ModuleAnswer`) before the next, until `RESULT`, which is not
 /// answered: the module returns that code to libpam.
 package enum ModuleProtocol {
-    package static let version = 1
     static let helloPrefix = "FINGERAUTH-MODULE 1 "
     /// Longest line either side reads (an escaped text of 1 KiB is at most 3 KiB).
     package static let maxLineBytes = 8 * 1024
