@@ -3,10 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -61,8 +62,10 @@ static void reset_inherited_state(void) {
     (void)prctl(PR_SET_TIMERSLACK, 50000UL, 0, 0, 0);
 }
 
-/* Only async-signal-safe calls from here on: the host may have other threads (a display
- * manager does), and one of them may have held a lock at the moment of the fork. */
+/* Runs in the child, on a stack of its own but in the parent's memory (CLONE_VM): only
+ * async-signal-safe calls, nothing written outside this stack but the calling thread's
+ * errno, and the credentials changed with the raw system calls. glibc's setresuid() and
+ * setgroups() would ask every thread of the parent to change too (its setxid broadcast). */
 static void child(int exec_fd, char *const argv[], int stdin_fd, int stdout_fd, pid_t parent) {
     struct sigaction dfl;
     sigset_t none;
@@ -80,9 +83,9 @@ static void child(int exec_fd, char *const argv[], int stdin_fd, int stdout_fd, 
 
     if (setsid() < 0) _exit(127);
     if (geteuid() == 0) {
-        if (setgroups(0, NULL) != 0) _exit(127);
-        if (setresgid(0, 0, 0) != 0) _exit(127);
-        if (setresuid(0, 0, 0) != 0) _exit(127);
+        if (syscall(SYS_setgroups, 0, NULL) != 0) _exit(127);
+        if (syscall(SYS_setresgid, 0, 0, 0) != 0) _exit(127);
+        if (syscall(SYS_setresuid, 0, 0, 0) != 0) _exit(127);
     }
     reset_inherited_state();
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) _exit(127);
@@ -103,9 +106,41 @@ static void child(int exec_fd, char *const argv[], int stdin_fd, int stdout_fd, 
     _exit(127);
 }
 
+struct spawn_arguments {
+    int exec_fd;
+    char *const *argv;
+    int stdin_fd;
+    int stdout_fd;
+    pid_t parent;
+};
+
+static int child_entry(void *argument) {
+    struct spawn_arguments *a = argument;
+    child(a->exec_fd, a->argv, a->stdin_fd, a->stdout_fd, a->parent);
+    return 127;
+}
+
+#define CHILD_STACK_BYTES (64UL * 1024UL)
+
+/* clone(CLONE_VM | CLONE_VFORK), as posix_spawn does: the host's page tables are not
+ * copied (a fork of a display manager's 200 MB costs milliseconds), and the calling thread
+ * waits until the child has executed the helper or exited. Every signal is blocked around
+ * the clone, so that none of the host's handlers can run in the child before it has set
+ * them back to the default. */
 pid_t fa_spawn_helper(int exec_fd, char *const argv[], int stdin_fd, int stdout_fd) {
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) child(exec_fd, argv, stdin_fd, stdout_fd, parent);
+    struct spawn_arguments arguments = { exec_fd, argv, stdin_fd, stdout_fd, getpid() };
+    sigset_t all, before;
+    void *stack = mmap(NULL, CHILD_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) return -1;
+    sigfillset(&all);
+    if (pthread_sigmask(SIG_BLOCK, &all, &before) != 0) {
+        (void)munmap(stack, CHILD_STACK_BYTES);
+        return -1;
+    }
+    pid_t pid = clone(child_entry, (char *)stack + CHILD_STACK_BYTES, CLONE_VM | CLONE_VFORK | SIGCHLD, &arguments);
+    int saved = errno;
+    (void)pthread_sigmask(SIG_SETMASK, &before, NULL);
+    (void)munmap(stack, CHILD_STACK_BYTES);
+    errno = saved;
     return pid;
 }

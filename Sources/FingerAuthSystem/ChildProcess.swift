@@ -18,7 +18,7 @@ package enum ChildLine: Equatable, Sendable {
     case garbage
 }
 
-/// The login helper as a child process: started by `fa_spawn_helper` (fork, then
+/// The login helper as a child process: started by `fa_spawn_helper` (clone as vfork, then
 /// setsid, root as every uid, PR_SET_PDEATHSIG, an empty environment, only its pipes open,
 /// `execveat` of a checked descriptor), its request already waiting on its standard input,
 /// its standard output on a pipe the parent reads, standard error discarded. This object
@@ -98,7 +98,7 @@ package final class ChildProcess {
                 close(stdinPipe[1])
             }
             return .failure(
-                SpawnFailure("cannot start \(executable.path): fork: \(String(cString: strerror(spawnErrno)))"))
+                SpawnFailure("cannot start \(executable.path): clone: \(String(cString: strerror(spawnErrno)))"))
         }
         let child = ChildProcess(
             pid: pid, readEnd: stdoutPipe[0], maxLineBytes: maxLineBytes, maxTotalBytes: maxTotalBytes)

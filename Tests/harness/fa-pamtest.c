@@ -16,6 +16,13 @@
  *   SESSION <code> <name>  with --open-session: pam_open_session's result after a successful
  *                      pam_authenticate (or alone with --session-only)
  *
+ *   STORM <sent> <handled> <handled elsewhere>  with --signal-storm: while the logins run,
+ *                      a thread sends SIGWINCH (a terminal resize: default ignored) to this
+ *                      process group every 20 us, to a handler installed without
+ *                      SA_RESTART; "elsewhere" counts handler runs in another process that
+ *                      shares this memory (a child started with CLONE_VM that still had
+ *                      this host's handler): must be 0. Run it in a session of its own.
+ *
  * --tty NAME sets PAM_TTY. --session-only skips pam_authenticate and only opens a session.
  *
  * --repeat N runs N whole transactions (pam_start_confdir … pam_end, so libpam dlopens and
@@ -23,6 +30,9 @@
  *
  * Test support only: it is not installed. */
 #include <security/pam_appl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -106,10 +116,31 @@ static long long now_us(void) {
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+static pid_t host_pid;
+static atomic_long storm_sent, storm_handled, storm_elsewhere;
+static atomic_int storm_stop;
+
+static void on_winch(int signal) {
+    (void)signal;
+    if (getpid() == host_pid) atomic_fetch_add(&storm_handled, 1);
+    else atomic_fetch_add(&storm_elsewhere, 1);
+}
+
+static void *storm(void *unused) {
+    struct timespec pause = { 0, 20000 };
+    (void)unused;
+    while (!atomic_load(&storm_stop)) {
+        if (killpg(0, SIGWINCH) == 0) atomic_fetch_add(&storm_sent, 1);
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: fa-pamtest --confdir DIR --service NAME --user USER "
                     "[--password PW] [--rhost HOST] [--repeat N] [--rss-every N] [--quiet] [--timing] "
-                    "[--prompt-timing] [--cpu] [--tty NAME] [--open-session|--session-only] [--print-env NAME]...\n");
+                    "[--prompt-timing] [--cpu] [--tty NAME] [--open-session|--session-only] [--signal-storm] "
+                    "[--print-env NAME]...\n");
     exit(2);
 }
 
@@ -119,7 +150,8 @@ int main(int argc, char **argv) {
     int print_env_count = 0, open_session = 0, session_only = 0;
     struct answers answers = { NULL, 0, 0 };
     long repeat = 1, rss_every = 0;
-    int timing = 0, quiet = 0, cpu = 0;
+    int timing = 0, quiet = 0, cpu = 0, signal_storm = 0;
+    pthread_t storm_thread;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -127,6 +159,7 @@ int main(int argc, char **argv) {
         if (strcmp(a, "--quiet") == 0) { quiet = 1; continue; }
         if (strcmp(a, "--prompt-timing") == 0) { answers.prompt_timing = 1; continue; }
         if (strcmp(a, "--cpu") == 0) { cpu = 1; continue; }
+        if (strcmp(a, "--signal-storm") == 0) { signal_storm = 1; continue; }
         if (strcmp(a, "--open-session") == 0) { open_session = 1; continue; }
         if (strcmp(a, "--session-only") == 0) { open_session = 1; session_only = 1; continue; }
         if (v == NULL) usage();
@@ -151,6 +184,18 @@ int main(int argc, char **argv) {
     }
     if (print_env_count > 0) printf("IDS %d %d\n", (int)getuid(), (int)geteuid());
     fflush(stdout);
+
+    if (signal_storm) {
+        struct sigaction winch;
+        memset(&winch, 0, sizeof winch);
+        winch.sa_handler = on_winch;  /* no SA_RESTART: every slow call may see EINTR */
+        sigemptyset(&winch.sa_mask);
+        host_pid = getpid();
+        if (sigaction(SIGWINCH, &winch, NULL) != 0 || pthread_create(&storm_thread, NULL, storm, NULL) != 0) {
+            perror("fa-pamtest: signal storm");
+            return 2;
+        }
+    }
 
     struct pam_conv conv = { conversation, &answers };
     for (long n = 0; n < repeat; n++) {
@@ -177,6 +222,12 @@ int main(int argc, char **argv) {
         }
         if (rss_every > 0 && (n + 1) % rss_every == 0) printf("RSS %ld %ld\n", n + 1, rss_kb());
         fflush(stdout);
+    }
+    if (signal_storm) {
+        atomic_store(&storm_stop, 1);
+        pthread_join(storm_thread, NULL);
+        printf("STORM %ld %ld %ld\n", atomic_load(&storm_sent), atomic_load(&storm_handled),
+               atomic_load(&storm_elsewhere));
     }
     if (cpu) {
         struct rusage usage;
