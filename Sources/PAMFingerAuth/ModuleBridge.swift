@@ -27,7 +27,14 @@ final class ModuleBridge {
             handle.syslog(LOG_ERR, "configuration error, fingerprint login disabled: \(error)")
             return .serviceError
         }
-        let input = Array(request.text.utf8)
+        var input = Array(request.text.utf8)
+        if request.entry == .authenticate {
+            var answered = request
+            answered.known = knownAnswers()
+            let larger = Array(answered.text.utf8)
+            // Known answers only save time: a request they would make too large goes without.
+            if larger.count <= ChildProcess.maxInputBytes { input = larger }
+        }
         guard input.count <= ChildProcess.maxInputBytes else {
             handle.syslog(
                 LOG_ERR,
@@ -81,6 +88,26 @@ final class ModuleBridge {
         child.kill()
         handle.syslog(LOG_ERR, "fingerprint login unavailable: \(ModuleProtocol.executableName): \(why)")
         return failure
+    }
+
+    /// What every login asks first, answered with the request (`ModuleKnownAnswer`): the
+    /// items, the SSH variables, the language and, when libpam already has the user (so that
+    /// `pam_get_user` would not prompt), the user, its uid and that uid's name. An answer
+    /// longer than 1 KiB is left to be asked in turn.
+    private func knownAnswers() -> [ModuleKnownAnswer] {
+        var known: [ModuleKnownAnswer] = []
+        func add(_ call: ModuleCall, _ answer: ModuleAnswer) {
+            guard answer.line.utf8.count <= 1024, let answered = ModuleKnownAnswer(call, answer) else { return }
+            known.append(answered)
+        }
+        let questions: [ModuleCall] = [.item(.service), .item(.tty), .item(.remoteHost), .sshVariables, .locale]
+        for call in questions { add(call, answer(call)) }
+        guard let user = handle.stringItem(PAM_USER), !user.isEmpty else { return known }
+        add(.user, .value(user))
+        let uid = answer(.uid(of: user))
+        add(.uid(of: user), uid)
+        if case let .value(text) = uid, let number = UInt32(text) { add(.name(of: number), answer(.name(of: number))) }
+        return known
     }
 
     private func answer(_ call: ModuleCall) -> ModuleAnswer {

@@ -40,6 +40,51 @@ final class ModuleProtocolTests: XCTestCase {
         XCTAssertNil(read(good, maxArguments: 1), "too many arguments")
     }
 
+    func testKnownAnswersTravelWithTheRequestAfterItsArguments() {
+        let known = [
+            ModuleKnownAnswer(.item(.service), .value("sudo")), ModuleKnownAnswer(.item(.remoteHost), .none),
+            ModuleKnownAnswer(.user, .value("alice")), ModuleKnownAnswer(.uid(of: "alice"), .value("1000")),
+            ModuleKnownAnswer(.name(of: 1000), .value("alice")), ModuleKnownAnswer(.sshVariables, .ok),
+            ModuleKnownAnswer(.item(.tty), .value("/dev/pts/3\nARG forged")),
+        ].compactMap { $0 }
+        XCTAssertEqual(known.count, 7)
+        let request = ModuleRequest(
+            entry: .authenticate, flags: 0, realUID: 1000, effectiveUID: 0, hostPID: 9, started: 5,
+            arguments: ["debug"],
+            known: known)
+        XCTAssertTrue(
+            request.text.hasSuffix(
+                "ARG debug\nKNOWN ITEM SERVICE\nANSWER VALUE sudo\nKNOWN ITEM RHOST\nANSWER NONE\nKNOWN USER\n"
+                    + "ANSWER VALUE alice\nKNOWN UID alice\nANSWER VALUE 1000\nKNOWN NAME 1000\nANSWER VALUE alice\n"
+                    + "KNOWN SSH\nANSWER OK\nKNOWN ITEM TTY\nANSWER VALUE /dev/pts/3%0AARG forged\nEND\n"),
+            request.text)
+        XCTAssertEqual(read(request.text), request)
+    }
+
+    func testOnlyQuestionsCanBeAnsweredInAdvance() {
+        for call: ModuleCall in [
+            .info("x"), .error("x"), .secret("Password: "), .handOnSecret, .log(priority: 5, text: "x"),
+            .result(.success),
+        ] {
+            XCTAssertNil(ModuleKnownAnswer(call, .ok), call.line)
+        }
+        let good = ModuleRequest(
+            entry: .authenticate, flags: 0, realUID: 1, effectiveUID: 0, hostPID: 7, started: 1, arguments: ["a"],
+            known: [ModuleKnownAnswer(.locale, .value("de_DE.UTF-8"))].compactMap { $0 }
+        ).text
+        XCTAssertNotNil(read(good))
+        XCTAssertNil(read(good.replacingAll("KNOWN LOCALE", with: "KNOWN RESULT 0")), "a result in advance")
+        XCTAssertNil(read(good.replacingAll("KNOWN LOCALE", with: "KNOWN AUTHTOK")), "the secret handed on in advance")
+        XCTAssertNil(read(good.replacingAll("KNOWN LOCALE", with: "KNOWN INFO hi")), "a message in advance")
+        XCTAssertNil(read(good.replacingAll("ANSWER VALUE", with: "VALUE")), "an answer without ANSWER")
+        XCTAssertNil(read(good.replacingAll("ANSWER VALUE de_DE.UTF-8\n", with: "")), "a call without its answer")
+        XCTAssertNil(read(good.replacingAll("ANSWER VALUE de_DE.UTF-8", with: "ANSWER MAYBE")), "an unknown answer")
+        XCTAssertNil(read(good.replacingAll("END\n", with: "ARG b\nEND\n")), "an argument after a known answer")
+        let many = good.replacingAll(
+            "END\n", with: String(repeating: "KNOWN SSH\nANSWER OK\n", count: ModuleProtocol.maxKnownAnswers) + "END\n")
+        XCTAssertNil(read(many), "more known answers than the limit")
+    }
+
     func testEveryCallReadsBackAsItself() {
         let calls: [ModuleCall] = [
             .item(.service), .item(.tty), .item(.remoteHost), .user, .uid(of: "alice"), .uid(of: "a b\n"),

@@ -103,7 +103,30 @@ def test_the_request_carries_the_arguments_and_the_hosts_uids(world, only_module
     assert request[0] == "FINGERAUTH-MODULE 1 AUTH" and request[-1] == "END"
     caller = request[2].split()
     assert caller[:3] == ["CALLER", "0", "0"] and int(caller[3]) > 1  # the host's uids and pid
-    assert request[4:-1] == ["ARG conf=%s" % world.conf_path, "ARG debug", "ARG text.place_finger=Touch%25it"]
+    arguments = [line for line in request if line.startswith("ARG ")]
+    assert request[4:4 + len(arguments)] == arguments  # in order, before the known answers
+    assert arguments == ["ARG conf=%s" % world.conf_path, "ARG debug", "ARG text.place_finger=Touch%25it"]
+
+
+def test_the_request_answers_what_every_login_asks_and_nothing_else(world, only_module):
+    """The items, the user libpam already has, its uid and name, the SSH variables and the
+    language come with the request (a round trip each saved); messages, prompts and log
+    lines are never answered in advance."""
+    stand_in(world, "echo 'RESULT 25'")
+    report = login_with_syslog(world, only_module, extra=("--rhost", "evil\nRESULT 0"))
+    assert result(report) == "RESULT 25 PAM_IGNORE"
+    request = (world.tmp / "request.txt").read_text().splitlines()
+    known = request[request.index("KNOWN ITEM SERVICE"):-1]
+    pairs = dict(zip(known[0::2], known[1::2]))
+    assert all(call.startswith("KNOWN ") for call in pairs) and all(a.startswith("ANSWER ") for a in pairs.values())
+    uid = pairs["KNOWN UID alice"].split()[-1]
+    assert uid.isdigit(), pairs
+    assert pairs == {
+        "KNOWN ITEM SERVICE": "ANSWER VALUE fa-only", "KNOWN ITEM TTY": "ANSWER NONE",
+        "KNOWN ITEM RHOST": "ANSWER VALUE evil%0ARESULT 0",  # one escaped value, not a line of its own
+        "KNOWN SSH": "ANSWER NONE", "KNOWN LOCALE": "ANSWER NONE", "KNOWN USER": "ANSWER VALUE alice",
+        "KNOWN UID alice": "ANSWER VALUE " + uid, "KNOWN NAME " + uid: "ANSWER VALUE alice",
+    }
 
 
 def test_a_pam_item_with_a_newline_cannot_forge_a_line(world, only_module):

@@ -14,6 +14,8 @@ import FingerAuthCore
 ///                                       uids, in a session of its own)
 ///     STARTED <monotonic milliseconds>      when libpam called the module
 ///     ARG <pam.d argument>                  one line per argument, in order
+///     KNOWN <call>                          a question answered in advance, the next line
+///     ANSWER <answer>                       its answer (`ModuleKnownAnswer`); any number
 ///     END
 ///
 /// Then fingerauth-pam asks (`ModuleCall`, on its standard output) and the module answers each
@@ -30,6 +32,8 @@ package enum ModuleProtocol {
     package static let callMilliseconds: Int64 = 200_000
     /// The executable's name; the module finds it beside `login_helper`.
     package static let executableName = "fingerauth-pam"
+    /// The most `KNOWN` answers a request carries.
+    package static let maxKnownAnswers = 16
 }
 
 /// What libpam called the module for.
@@ -54,10 +58,13 @@ package struct ModuleRequest: Equatable, Sendable {
     /// CLOCK_MONOTONIC milliseconds when libpam called the module (the log line's `ms=`).
     package var started: Int64
     package var arguments: [String]
+    /// What every login asks, answered with the request, so that fingerauth-pam does not
+    /// ask for each in turn (a round trip between two processes each).
+    package var known: [ModuleKnownAnswer]
 
     package init(
         entry: ModuleEntryPoint, flags: Int32, realUID: UInt32, effectiveUID: UInt32, hostPID: Int32,
-        started: Int64, arguments: [String]
+        started: Int64, arguments: [String], known: [ModuleKnownAnswer] = []
     ) {
         self.entry = entry
         self.flags = flags
@@ -66,6 +73,7 @@ package struct ModuleRequest: Equatable, Sendable {
         self.hostPID = hostPID
         self.started = started
         self.arguments = arguments
+        self.known = known
     }
 
     /// The request's lines, each ending in a newline.
@@ -73,11 +81,14 @@ package struct ModuleRequest: Equatable, Sendable {
         var text = ModuleProtocol.helloPrefix + entry.rawValue + "\n"
         text += "FLAGS \(flags)\nCALLER \(realUID) \(effectiveUID) \(hostPID)\nSTARTED \(started)\n"
         for argument in arguments { text += "ARG " + LineEscape.encode(argument) + "\n" }
+        for answered in known { text += "KNOWN " + answered.call.line + "\nANSWER " + answered.answer.line + "\n" }
         return text + "END\n"
     }
 
     /// Reads the request, a line at a time from `nextLine` (nil: no more lines); nil for
-    /// anything but exactly the lines `text` writes, or more than `maxArguments` arguments.
+    /// anything but exactly the lines `text` writes, more than `maxArguments` arguments or
+    /// more than `maxKnownAnswers` known answers, or a known answer to a call that is not
+    /// a question (`ModuleKnownAnswer`).
     package static func read(maxArguments: Int, _ nextLine: () -> String?) -> ModuleRequest? {
         guard let first = nextLine(), first.hasPrefix(ModuleProtocol.helloPrefix),
             let entry = ModuleEntryPoint(rawValue: String(first.dropFirst(ModuleProtocol.helloPrefix.utf8.count))),
@@ -88,18 +99,54 @@ package struct ModuleRequest: Equatable, Sendable {
             let started = nextLine().flatMap({ field($0, "STARTED ") }).flatMap({ Int64($0) })
         else { return nil }
         var arguments: [String] = []
+        var known: [ModuleKnownAnswer] = []
         while let line = nextLine() {
             if line == "END" {
                 return ModuleRequest(
                     entry: entry, flags: flags, realUID: realUID, effectiveUID: effectiveUID, hostPID: hostPID,
-                    started: started, arguments: arguments)
+                    started: started, arguments: arguments, known: known)
             }
-            guard arguments.count < maxArguments, let escaped = field(line, "ARG "),
+            if let call = field(line, "KNOWN ") {
+                guard known.count < ModuleProtocol.maxKnownAnswers,
+                    let answered = ModuleKnownAnswer(
+                        call: String(call), answer: nextLine().flatMap { field($0, "ANSWER ") })
+                else { return nil }
+                known.append(answered)
+                continue
+            }
+            // The arguments come first, then the known answers.
+            guard known.isEmpty, arguments.count < maxArguments, let escaped = field(line, "ARG "),
                 let argument = LineEscape.decode(escaped)
             else { return nil }
             arguments.append(argument)
         }
         return nil
+    }
+}
+
+/// A question of fingerauth-pam's with the module's answer, sent with the request. Only
+/// questions that change nothing in the host and have one answer for the whole call may be
+/// answered in advance: a PAM item, the user already set (`USER` then does not prompt), the
+/// host's user database, the SSH variables, the language, the terminal. Messages, prompts,
+/// `AUTHTOK` and log lines are always asked in turn.
+package struct ModuleKnownAnswer: Equatable, Sendable {
+    package let call: ModuleCall
+    package let answer: ModuleAnswer
+
+    /// Nil when `call` is not such a question.
+    package init?(_ call: ModuleCall, _ answer: ModuleAnswer) {
+        switch call {
+        case .item, .user, .uid, .name, .sshVariables, .locale, .terminal: break
+        case .info, .error, .secret, .handOnSecret, .log, .result: return nil
+        }
+        self.call = call
+        self.answer = answer
+    }
+
+    init?(call: String, answer: Substring?) {
+        guard let call = ModuleCall(line: call), let answer = answer.flatMap({ ModuleAnswer(line: String($0)) })
+        else { return nil }
+        self.init(call, answer)
     }
 }
 
