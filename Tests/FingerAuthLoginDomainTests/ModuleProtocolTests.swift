@@ -73,13 +73,18 @@ final class ModuleProtocolTests: XCTestCase {
             known: [ModuleKnownAnswer(.locale, .value("de_DE.UTF-8"))].compactMap { $0 }
         ).text
         XCTAssertNotNil(read(good))
-        XCTAssertNil(read(good.replacingAll("KNOWN LOCALE", with: "KNOWN RESULT 0")), "a result in advance")
-        XCTAssertNil(read(good.replacingAll("KNOWN LOCALE", with: "KNOWN AUTHTOK")), "the secret handed on in advance")
-        XCTAssertNil(read(good.replacingAll("KNOWN LOCALE", with: "KNOWN INFO hi")), "a message in advance")
-        XCTAssertNil(read(good.replacingAll("ANSWER VALUE", with: "VALUE")), "an answer without ANSWER")
-        XCTAssertNil(read(good.replacingAll("ANSWER VALUE de_DE.UTF-8\n", with: "")), "a call without its answer")
-        XCTAssertNil(read(good.replacingAll("ANSWER VALUE de_DE.UTF-8", with: "ANSWER MAYBE")), "an unknown answer")
-        XCTAssertNil(read(good.replacingAll("END\n", with: "ARG b\nEND\n")), "an argument after a known answer")
+        let forged: [(String, String, String)] = [
+            ("KNOWN LOCALE", "KNOWN RESULT 0", "a result in advance"),
+            ("KNOWN LOCALE", "KNOWN AUTHTOK", "the secret handed on in advance"),
+            ("KNOWN LOCALE", "KNOWN INFO hi", "a message in advance"),
+            ("ANSWER VALUE", "VALUE", "an answer without ANSWER"),
+            ("ANSWER VALUE de_DE.UTF-8\n", "", "a call without its answer"),
+            ("ANSWER VALUE de_DE.UTF-8", "ANSWER MAYBE", "an unknown answer"),
+            ("END\n", "ARG b\nEND\n", "an argument after a known answer"),
+        ]
+        for (line, replacement, why) in forged {
+            XCTAssertNil(read(good.replacingAll(line, with: replacement)), why)
+        }
         let many = good.replacingAll(
             "END\n", with: String(repeating: "KNOWN SSH\nANSWER OK\n", count: ModuleProtocol.maxKnownAnswers) + "END\n")
         XCTAssertNil(read(many), "more known answers than the limit")
