@@ -3,10 +3,10 @@
 # answers (their JSON, and the HTTP framing the helper's client reads: HTTPWire.swift and
 # HTTPAnswerReader.swift, compiled into the same module with the imports of those targets left out), JWTs and JSON, the agent's requests and replies, the TPM structures of a key attestation,
 # offline grants, their receipts and the offline log's records and their judgement,
-# the command-line words every program parses. `make fuzz` runs each target FUZZ_SECONDS (default 60);
+# the command-line words every program parses, the lines between the module and fingerauth-pam. `make fuzz` runs each target FUZZ_SECONDS (default 60);
 # `make test` runs a smoke of FUZZ_SMOKE_SECONDS each. A crash fails the run and leaves
 # its input in build/fuzz/.
-FUZZ_TARGETS := config pam-args scan-message login-request authenticator-response http-answer jwt agent-message tpm-structures command-line offline
+FUZZ_TARGETS := config pam-args scan-message login-request authenticator-response http-answer jwt agent-message tpm-structures command-line offline module-protocol
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 8
 FUZZER := $(BUILD)/fuzz/fa-fuzz

@@ -1,6 +1,7 @@
 // libFuzzer entry point for FingerAuthCore's parsers of outside input. One binary, the
 // target chosen by FINGERAUTH_FUZZ_TARGET: config, pam-args, scan-message, login-request,
-// authenticator-response, http-answer, jwt, agent-message, tpm-structures, command-line, offline. Built by
+// authenticator-response, http-answer, jwt, agent-message, tpm-structures, command-line, offline,
+// module-protocol. Built by
 // `make fuzz` with swiftc -sanitize=fuzzer,address together with Sources/FingerAuthCore and the
 // HTTP client's framing (HTTPWire.swift, HTTPAnswerReader.swift; see mk/fuzz.mk). A trap here is a finding.
 
@@ -159,8 +160,33 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
                 guard end <= grant.notAfter else { abort() }
             }
         }
+    case "module-protocol":
+        fuzzModuleProtocol(text)
     default:
         abort()
     }
     return 0
+}
+
+/// The lines between pam_fingerauth.so and fingerauth-pam: the module's request (read by
+/// fingerauth-pam), the calls (read by the module, inside the PAM host) and the answers.
+/// What parses renders as one line each and parses back the same; a known answer is only
+/// ever a question's.
+func fuzzModuleProtocol(_ text: String) {
+    var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)[...]
+    if let request = ModuleRequest.read(maxArguments: 64, { lines.popFirst() }) {
+        var again = request.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)[...]
+        guard ModuleRequest.read(maxArguments: 64, { again.popFirst() }) == request,
+            request.known.count <= ModuleProtocol.maxKnownAnswers,
+            request.known.allSatisfy({ ModuleKnownAnswer($0.call, $0.answer) != nil })
+        else { abort() }
+    }
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+        if let call = ModuleCall(line: line) {
+            guard !call.line.utf8.contains(0x0A), ModuleCall(line: call.line) == call else { abort() }
+        }
+        if let answer = ModuleAnswer(line: line) {
+            guard !answer.line.utf8.contains(0x0A), ModuleAnswer(line: answer.line) == answer else { abort() }
+        }
+    }
 }
