@@ -65,7 +65,8 @@ static void reset_inherited_state(void) {
 /* Runs in the child, on a stack of its own but in the parent's memory (CLONE_VM): only
  * async-signal-safe calls, nothing written outside this stack but the calling thread's
  * errno, and the credentials changed with the raw system calls. glibc's setresuid() and
- * setgroups() would ask every thread of the parent to change too (its setxid broadcast). */
+ * setgroups() would ask every thread of the parent to change too (its setxid broadcast);
+ * its open() and close() are cancellation points, which act on the parent's thread. */
 static void child(int exec_fd, char *const argv[], int stdin_fd, int stdout_fd, pid_t parent) {
     struct sigaction dfl;
     sigset_t none;
@@ -96,11 +97,14 @@ static void child(int exec_fd, char *const argv[], int stdin_fd, int stdout_fd, 
     exec_fd = fcntl(exec_fd, F_DUPFD, 10);
     stdin_fd = fcntl(stdin_fd, F_DUPFD, 10);
     stdout_fd = fcntl(stdout_fd, F_DUPFD, 10);
-    null_fd = open("/dev/null", O_WRONLY);
+    /* /dev/null above the others too: in a host with 0, 1 or 2 closed it would get one of
+     * those numbers, and a dup2 below would replace it before it is used. */
+    null_fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_WRONLY);
+    if (null_fd >= 0) null_fd = fcntl(null_fd, F_DUPFD, 10);
     if (exec_fd < 0 || stdin_fd < 0 || stdout_fd < 0 || null_fd < 0) _exit(127);
     if (dup2(stdin_fd, 0) < 0 || dup2(stdout_fd, 1) < 0 || dup2(null_fd, 2) < 0 || dup2(exec_fd, 3) < 0) _exit(127);
     if (syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
-        for (int fd = 4; fd < 65536; fd++) (void)close(fd);
+        for (int fd = 4; fd < 65536; fd++) (void)syscall(SYS_close, fd);
     }
     syscall(SYS_execveat, 3, "", argv, empty_environment, AT_EMPTY_PATH);
     _exit(127);

@@ -51,3 +51,14 @@ def test_falling_over_in_a_signal_storm_ends_as_without_it(world):
     assert elsewhere == 0, "the host's signal handler ran in its child %d times" % elsewhere
     unreachable = [line for line in world.log_lines() if "unreachable" in line or "cannot connect" in line]
     assert unreachable, world.log_lines()[-5:]
+
+
+def test_a_host_without_standard_input_and_error_still_logs_in(world):
+    """A daemon-like host runs with descriptors 0 and 2 closed: the module's pipes then get
+    those numbers, and the spawn must move them out of the way before it sets up the
+    child's 0 to 3 (with /dev/null as standard error)."""
+    world.enroll("alice", "finger-A")
+    login = world.login("alice", scans=["finger-A"], service=world.service("fa-only", fallback=False),
+                        wrap=("sh", "-c", 'exec "$@" 0<&- 2>&-', "sh"))
+    assert login.name == "PAM_SUCCESS", login.stdout
+    assert any("result=PAM_SUCCESS" in line for line in world.log_lines()), world.log_lines()[-3:]
