@@ -27,14 +27,11 @@ final class ModuleBridge {
             handle.syslog(LOG_ERR, "configuration error, fingerprint login disabled: \(error)")
             return .serviceError
         }
-        var input = Array(request.text.utf8)
-        if request.entry == .authenticate {
-            var answered = request
-            answered.known = knownAnswers()
-            let larger = Array(answered.text.utf8)
-            // Known answers only save time: a request they would make too large goes without.
-            if larger.count <= ChildProcess.maxInputBytes { input = larger }
-        }
+        var answered = request
+        if request.entry == .authenticate { answered.known = knownAnswers() }
+        var input = Array(answered.text.utf8)
+        // Known answers only save time: a request they would make too large goes without.
+        if input.count > ChildProcess.maxInputBytes, !answered.known.isEmpty { input = Array(request.text.utf8) }
         guard input.count <= ChildProcess.maxInputBytes else {
             handle.syslog(
                 LOG_ERR,
