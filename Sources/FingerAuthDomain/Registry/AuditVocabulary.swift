@@ -43,6 +43,17 @@ package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
     case offlineGap
     /// An admin withdrew a host's offline grants.
     case grantWithdraw
+    /// A host asked for a remote approval (`POST /v1/approvals`): accepted (pending) or refused.
+    case approvalRequest
+    /// A pending approval was delivered to a workstation's watch.
+    case approvalShown
+    /// A person approved, or denied ("Not me"), an approval on a workstation.
+    case approvalApproved
+    case approvalDenied
+    /// Nobody decided before the approval's expiry.
+    case approvalExpired
+    /// The asking host withdrew it, or a retry from the same place replaced it.
+    case approvalWithdrawn
     /// An event this release does not know: a row another release wrote.
     case other(String)
 
@@ -52,6 +63,7 @@ package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
         .adminCreate, .adminSetup, .adminSignin, .adminReset, .adminRemove, .tokenCreate, .tokenRevoke, .policyChange,
         .ekPin,
         .offlineLogin, .offlineGap, .grantWithdraw,
+        .approvalRequest, .approvalShown, .approvalApproved, .approvalDenied, .approvalExpired, .approvalWithdrawn,
     ]
 
     /// The event as the `event` column holds it.
@@ -78,6 +90,12 @@ package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
         case .offlineLogin: return "offline_login"
         case .offlineGap: return "offline_gap"
         case .grantWithdraw: return "grant_withdraw"
+        case .approvalRequest: return "approval_requested"
+        case .approvalShown: return "approval_shown"
+        case .approvalApproved: return "approval_approved"
+        case .approvalDenied: return "approval_denied"
+        case .approvalExpired: return "approval_expired"
+        case .approvalWithdrawn: return "approval_withdrawn"
         case let .other(name): return name
         }
     }
@@ -215,6 +233,16 @@ package enum ReasonCode: String, Sendable, CaseIterable {
     case hostRevoked = "host_revoked"
     case ekRepinned = "ek_repinned"
     case bulk = "bulk"
+    // Remote approvals.
+    case approvalPending = "approval_pending"
+    case approvalMuted = "approval_muted"
+    case approvalUnknown = "approval_unknown"
+    case approvalClosed = "approval_closed"
+    case approvalMismatch = "approval_mismatch"
+    case notYourApproval = "not_your_approval"
+    case approvalsLimited = "approvals_limited"
+    case replacedByRetry = "replaced_by_retry"
+    case notHostKey = "not_host_key"
     // Policy changes that changed nothing.
     case unknownRule = "unknown_rule"
     case unknownHost = "unknown_host"

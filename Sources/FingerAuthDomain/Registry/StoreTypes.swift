@@ -103,6 +103,14 @@ package struct AuditEvent: Sendable, Equatable {
     /// An offline record's own time as its host claims it (`at`): nobody vouches for it.
     /// The row's time is the authenticator's receipt. Nil for every other row.
     package var claimedTime: Int64?
+    /// The remote approval the row is about (`approval_*` rows, and the login row of an
+    /// approved remote login); nil for every other row.
+    package var approval: String?
+    /// The address of the client a remote login came from, as the asking host's `PAM_RHOST`
+    /// says it (approval rows only): the host's word, which the person saw.
+    package var clientAddress: String?
+    /// The workstation (a device key's host) that showed or decided an approval.
+    package var workstation: String?
 
     package init(
         event: AuditEventKind, user: String? = nil, claimedUser: String? = nil, host: String? = nil,
