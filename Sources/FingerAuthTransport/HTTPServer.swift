@@ -4,6 +4,7 @@ import FingerAuthDomain
 import FingerAuthSystem
 import FingerAuthThreads
 import FingerAuthWeb
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -178,6 +179,8 @@ package final class HTTPServer {
             dispatcher.startDraining()
             let listener = MHD_quiesce_daemon(daemon)
             if listener >= 0 { close(listener) }
+            // Long polls answer now, with what they have: they would only wait out the grace.
+            dispatcher.service.waits.closeAll()
             let deadline = monotonicSeconds() + grace
             while true {
                 left = dispatcher.inFlight
@@ -189,6 +192,8 @@ package final class HTTPServer {
         // held-back answers, and wait for the writes the others wait on (the store's own
         // timeouts bound them), however long the grace.
         dispatcher.tarpit.stop()
+        dispatcher.service.waits.closeAll()
+        dispatcher.timers.stop()
         guard dispatcher.waitForParked(seconds: 60) else {
             dispatcher.service.log.message(
                 "requests still waiting for their commit after 60 s: the HTTP daemon is left running")
@@ -241,6 +246,8 @@ final class RequestDispatcher: @unchecked Sendable {
     let requestTimeout: Double
     /// Where answers held back (`Step.answerAfterPause`) wait, their connections parked.
     let tarpit = Tarpit(delay: AuthenticatorService.tarpit)
+    /// The deadlines of parked long polls (`Step.await`).
+    let timers = WaitTimers()
     private let lock = Lock()
     private var active = 0
     private var draining = false
@@ -257,14 +264,22 @@ final class RequestDispatcher: @unchecked Sendable {
         self.requestTimeout = requestTimeout
         self.clientAddress = clientAddress
         self.surface = surface
-        if case let .console(console) = surface { queryNames = console.queryNames } else { queryNames = [] }
+        if case let .console(console) = surface {
+            queryNames = console.queryNames
+        } else {
+            queryNames = LoginAPI.queryNames
+        }
         tarpit.start()
+        timers.start()
     }
 
     /// Requests begun (headers read) and not yet completed.
     var inFlight: Int { lock.withLock { active } }
     /// Connections suspended while their request's write commits.
     private var parked = 0
+    /// Of the requests in flight, the long polls parked until what they wait for changes:
+    /// they do not keep a lone request from committing on its worker.
+    private var awaiting = 0
 
     /// Waits until no connection is parked, at most `seconds`; false when some still are.
     func waitForParked(seconds: Double) -> Bool {
@@ -321,11 +336,28 @@ final class RequestDispatcher: @unchecked Sendable {
             return park(connection, state, then: { _ in .outcome(outcome) }) { [self] resume in
                 tarpit.hold { resume(.success([])) }
             }
+        case let .await(key, version, seconds, then):
+            return park(connection, state, then: { _ in then() }) { [self] resume in
+                lock.withLock { awaiting += 1 }
+                let once = ResumeOnce { [self] outcome in
+                    lock.withLock { awaiting -= 1 }
+                    resume(outcome)
+                }
+                let room = service.waits
+                let ticket = room.enter(key, after: version) { once.fire() }
+                guard let ticket else { return }
+                timers.after(seconds) {
+                    room.leave(key, ticket: ticket)
+                    once.fire()
+                }
+            }
         case let .write(items, next):
             // The only request in flight and the writer idle: commit here and go on, no
             // parking and no hand-over. With others in flight the worker stays free for them
             // and their writes share the writer's next commit.
-            if inFlight <= 1, let outcome = service.commitAlone(items) { return take(next(outcome), connection, state) }
+            if inFlight - awaiting <= 1, let outcome = service.commitAlone(items) {
+                return take(next(outcome), connection, state)
+            }
             return park(connection, state, then: next) { [self] resume in
                 service.submit(items, completion: resume)
             }
@@ -370,10 +402,10 @@ final class RequestDispatcher: @unchecked Sendable {
         if case .console = surface {
             request.cookie = header(connection, "Cookie")
             request.origin = header(connection, "Origin")
-            for name in queryNames {
-                if let value = MHD_lookup_connection_value(connection, .GET_ARGUMENT_KIND, name) {
-                    request.query[name] = String(cString: value)
-                }
+        }
+        for name in queryNames {
+            if let value = MHD_lookup_connection_value(connection, .GET_ARGUMENT_KIND, name) {
+                request.query[name] = String(cString: value)
             }
         }
         state.body = []
@@ -563,4 +595,23 @@ func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// A parked long poll's resumption, run once whichever comes first: what it waits for
+/// changed (`WaitRoom`), or its deadline (`WaitTimers`).
+private final class ResumeOnce: Sendable {
+    private let resume: @Sendable (Result<[WriteOutcome], StoreError>) -> Void
+    private let fired = Mutex(false)
+
+    init(_ resume: @escaping @Sendable (Result<[WriteOutcome], StoreError>) -> Void) {
+        self.resume = resume
+    }
+
+    func fire() {
+        let first = fired.withLock { fired -> Bool in
+            defer { fired = true }
+            return !fired
+        }
+        if first { resume(.success([])) }
+    }
 }

@@ -1,3 +1,4 @@
+import FingerAuthCore
 import FingerAuthDomain
 import FingerAuthWeb
 
@@ -42,7 +43,10 @@ package struct LoginAPI: Sendable {
         case "/v1/keys/challenge": return only("POST", .attestationChallenge)
         case "/v1/policy/check": return only("POST", .policyCheck)
         case "/v1/offline-sync", "/offline-sync": return only("POST", .offlineSync)
+        case "/v1/approvals": return only("POST", .requestApproval)
+        case "/v1/approvals/watch": return only("GET", .watchApprovals)
         default:
+            if let route = approvalRoute(method: method, path: path) { return route }
             let prefix = "/v1/keys/"
             guard path.hasPrefix(prefix) else { return .answer(AnswerMapping.notFound) }
             let kid = String(path.dropFirst(prefix.count))
@@ -60,7 +64,12 @@ package struct LoginAPI: Sendable {
         case "/v1/login", "/login", "/oauth2/token", "/oauth2/introspect", "/v1/keys", "/pubkey", "/healthz",
             "/metrics":
             return path
-        default: return path.hasPrefix("/v1/keys/") ? "/v1/keys/{kid}" : "other"
+        case "/v1/approvals", "/v1/approvals/watch": return path
+        default:
+            if path.hasPrefix("/v1/approvals/") {
+                return path.hasSuffix("/decision") ? "/v1/approvals/{id}/decision" : "/v1/approvals/{id}"
+            }
+            return path.hasPrefix("/v1/keys/") ? "/v1/keys/{kid}" : "other"
         }
     }
 
@@ -75,9 +84,36 @@ package struct LoginAPI: Sendable {
         } else {
             media = .other
         }
-        return ServiceRequest(
+        var serviceRequest = ServiceRequest(
             peer: request.peer, credential: bearer(request.authorization), media: media, body: request.body,
             bodyTooLarge: request.bodyTooLarge)
+        serviceRequest.query = request.query
+        return serviceRequest
+    }
+
+    /// The query parameters the login API reads: a long poll's `wait`, a watch's `have`.
+    package static let queryNames = ["wait", "have"]
+
+    /// `GET`/`DELETE /v1/approvals/<id>` and `POST /v1/approvals/<id>/decision`; nil for any
+    /// other path. An id is 22 base64url characters; anything else is no approval (404).
+    static func approvalRoute(method: String, path: String) -> Route? {
+        let prefix = "/v1/approvals/"
+        guard path.hasPrefix(prefix) else { return nil }
+        var rest = Substring(path.dropFirst(prefix.count))
+        let decision = rest.hasSuffix("/decision")
+        if decision { rest = rest.dropLast("/decision".count) }
+        guard rest.utf8.count == 22, rest.utf8.allSatisfy(Base64URL.isAlphabet) else {
+            return .answer(AnswerMapping.notFound)
+        }
+        let id = String(rest)
+        if decision {
+            return method == "POST" ? .operation(.decideApproval(id: id)) : .answer(AnswerMapping.notAllowed("POST"))
+        }
+        switch method {
+        case "GET": return .operation(.approvalState(id: id))
+        case "DELETE": return .operation(.withdrawApproval(id: id))
+        default: return .answer(AnswerMapping.notAllowed("GET, DELETE"))
+        }
     }
 
     /// The credential of `Authorization: Bearer <credential>`, or nil.

@@ -16,6 +16,10 @@ package enum PolicyStage: String, Sendable, CaseIterable {
     /// Whether an accepted login at `/v1/login` also gets an offline grant, and its limits
     /// (`OfflineLimits`). Unlike the other stages, no matching rule means no grant.
     case offline
+    /// Who may approve, on their workstation, a login to which host's services (remote
+    /// approval: `POST /v1/approvals` and the decision). Like `offline`, no matching rule
+    /// means no: remote approval is off until a rule allows it.
+    case approve
 }
 
 /// How long and how often an offline grant may be used: an `offline` rule's limits.
@@ -211,7 +215,7 @@ extension PolicySnapshot {
                 return PolicyDecision(allowed: provisioned, rule: rule)
             }
         }
-        return PolicyDecision(allowed: request.stage != .offline, rule: nil)
+        return PolicyDecision(allowed: request.stage != .offline && request.stage != .approve, rule: nil)
     }
 
     /// The offline grant `request` (a login) earns: the first matching `offline` rule's

@@ -42,6 +42,12 @@ package final class AuthenticatorService: Sendable {
     /// Refused requests of addresses past their limit, counted together; the group
     /// commit drains it into `refusals` rows about once a second.
     package let refusals: RefusalCounter
+    /// Long polls parked on approvals (`ApprovalEndpoints`).
+    package let waits = WaitRoom()
+    /// Approval requests per host and per address, and refusals audited once per window.
+    let approvalHosts: FailureLimiter
+    let approvalAddresses: FailureLimiter
+    let approvalRefusals: RefusalOnce
 
     /// A service over `store` that writes through `writer`, verifies with `policy` and
     /// `crypto`, reads `clock` and logs to `log`. `refusals` must be the counter `writer`
@@ -67,6 +73,10 @@ package final class AuthenticatorService: Sendable {
             failures: settings.offlineUploads.failures * Self.uploadAddressFactor,
             window: settings.offlineUploads.window)
         self.addressUploads = FailureLimiter(perAddress, store: store, scope: "offline-address:")
+        self.approvalHosts = FailureLimiter(settings.approvals.hostRequests, store: store, scope: "approval-host:")
+        self.approvalAddresses = FailureLimiter(
+            settings.approvals.addressRequests, store: store, scope: "approval-address:")
+        self.approvalRefusals = RefusalOnce(window: settings.approvals.refusalAuditWindow)
         self.verifier = TokenVerifier(policy: policy, clock: clock, keys: KeyCache(store, crypto: crypto))
     }
 
@@ -88,16 +98,17 @@ package final class AuthenticatorService: Sendable {
     /// Runs `step` to its outcome, committing each write on this thread.
     package func settle(_ step: Step) -> Outcome {
         var step = step
-        while case let .write(items, next) = step {
-            do throws(StoreError) {
-                step = next(.success(try writer.write(items)))
-            } catch {
-                step = next(.failure(error))
+        while true {
+            switch step {
+            case let .outcome(outcome), let .outcomeAfterPause(outcome): return outcome
+            case let .await(_, _, _, then): step = then()
+            case let .write(items, next):
+                do throws(StoreError) {
+                    step = next(.success(try writer.write(items)))
+                } catch {
+                    step = next(.failure(error))
+                }
             }
-        }
-        switch step {
-        case let .outcome(outcome), let .outcomeAfterPause(outcome): return outcome
-        case .write: return .unavailable
         }
     }
 
@@ -136,6 +147,11 @@ package final class AuthenticatorService: Sendable {
         case .offlineSync: return limited(exchange) ?? offlineSync(request, exchange)
         case let .revoke(kid): return limited(exchange) ?? revoke(kid: kid, request, exchange)
         case let .keyStatus(kid): return limited(exchange) ?? keyStatus(kid: kid, request, exchange)
+        case .requestApproval: return limited(exchange) ?? requestApproval(request, exchange)
+        case let .approvalState(id): return limited(exchange) ?? approvalState(id: id, request, exchange)
+        case let .withdrawApproval(id): return limited(exchange) ?? withdrawApproval(id: id, request, exchange)
+        case .watchApprovals: return limited(exchange) ?? watchApprovals(request, exchange)
+        case let .decideApproval(id): return limited(exchange) ?? decideApproval(id: id, request, exchange)
         }
     }
 

@@ -9,6 +9,10 @@ package enum Step {
     /// meanwhile (an address past its limit); at once where nothing is parked.
     case outcomeAfterPause(Outcome)
     case write([WriteItem], (Result<[WriteOutcome], StoreError>) -> Step)
+    /// A long poll: the request is parked until `key` changes from `version`
+    /// (`WaitRoom`) or `seconds` pass, then `then` gives the next step (it reads again
+    /// what it answers with). Where nothing can be parked, `then` runs at once.
+    case await(WaitKey, version: UInt64, seconds: Double, then: () -> Step)
 }
 
 /// What one request did, as the service saw it: the facts its log line carries besides the

@@ -28,6 +28,14 @@ package enum Outcome: Sendable, Equatable {
     case policyAllows(rule: Int64?)
     /// An offline sync answered.
     case offlineSynced(OfflineSyncReport)
+    /// A remote approval recorded as pending (201), with the authenticator's clock.
+    case approvalOpened(ApprovalRecord, serverTime: Int64)
+    /// Where an approval stands, for the host that asked.
+    case approvalState(ApprovalRecord, serverTime: Int64)
+    /// A user's pending approvals, for a workstation's watch.
+    case approvalsWatched([ApprovalRecord], serverTime: Int64)
+    /// A decision taken: the approval is now `status`.
+    case approvalDecided(ApprovalStatus)
 
     // What did not.
 
@@ -56,8 +64,38 @@ package enum Outcome: Sendable, Equatable {
     case tooMany(retryAfter: Int64)
     /// Too many attestation challenges pending (for the host, or at all).
     case tooManyChallenges
+    /// A remote approval refused for a reason of its own.
+    case approvalRefused(ApprovalRefusal)
     /// The registry or a resource could not answer: nothing was decided.
     case unavailable
+}
+
+/// Why a remote approval's request or decision was refused, as its client hears it.
+package enum ApprovalRefusal: Sendable, Equatable {
+    /// The user has another approval pending (409).
+    case pending
+    /// The user denied an approval lately: requests are muted for `retryAfter` s (429).
+    case muted(retryAfter: Int64)
+    /// No such approval, or not the caller's (404).
+    case unknown
+    /// It is no longer pending: decided, withdrawn or expired (409, with the status).
+    case closed(ApprovalStatus)
+    /// The decision names another user (403).
+    case notYours
+    /// The decision names another host, service, client, nonce or code than the approval (403).
+    case mismatch
+
+    /// The reason an audit row and the answer's `error` carry.
+    package var code: ReasonCode {
+        switch self {
+        case .pending: return .approvalPending
+        case .muted: return .approvalMuted
+        case .unknown: return .approvalUnknown
+        case .closed: return .approvalClosed
+        case .notYours: return .notYourApproval
+        case .mismatch: return .approvalMismatch
+        }
+    }
 }
 
 /// What was wrong with a request's form.

@@ -23,6 +23,16 @@ package enum ServiceOperation: Sendable, Equatable {
     case revoke(kid: String)
     /// The status of key `kid`, for its host.
     case keyStatus(kid: String)
+    /// A host's request for a remote approval, signed by its host key.
+    case requestApproval
+    /// Where approval `id` stands, for the host that asked (a long poll).
+    case approvalState(id: String)
+    /// The host that asked withdraws approval `id`.
+    case withdrawApproval(id: String)
+    /// A workstation's watch for its user's pending approvals (a long poll).
+    case watchApprovals
+    /// A person's decision on approval `id`, signed by their device key.
+    case decideApproval(id: String)
 }
 
 /// What the service reads of a request: who sent it, the credential it carries and its body.
@@ -39,6 +49,8 @@ package struct ServiceRequest: Sendable {
     package var body: [UInt8]
     /// True when the body went past the cap and was discarded.
     package var bodyTooLarge: Bool
+    /// The query's parameters the operation reads (a long poll's `wait`, a watch's `have`).
+    package var query: [String: String] = [:]
 
     package init(
         peer: String = "-", credential: String? = nil, media: BodyMedia = .other, body: [UInt8] = [],

@@ -41,6 +41,8 @@ package struct ServiceSettings: Sendable {
     /// them) per device key and window before they are refused; an address may make `addressFactor`
     /// times as many (a site's hosts behind one address). `failures` 0 turns it off.
     package var offlineUploads = RateLimit(failures: 10, window: 300)
+    /// Remote approvals: their limits and waits.
+    package var approvals = ApprovalSettings()
 
     package init(
         approval: Approval = .automatic, accessTokenTTL: Int64 = 300,

@@ -118,13 +118,13 @@ package struct TokenVerifier: Sendable {
 
     // MARK: - Steps
 
-    private func parse(_ token: String) -> CompactJWT? {
+    func parse(_ token: String) -> CompactJWT? {
         guard token.utf8.count <= policy.maxTokenBytes else { return nil }
         return try? CompactJWT(parsing: token, maxBytes: policy.maxTokenBytes)
     }
 
     /// The header's `kid` once `alg`, `typ` and `crit` are acceptable.
-    private func checkHeader(_ header: JSONValue, type: String) throws(Refusal) -> String {
+    func checkHeader(_ header: JSONValue, type: String) throws(Refusal) -> String {
         guard let alg = header["alg"]?.stringValue, alg.sameBytes(as: "RS256") else { throw .algorithm }
         // RFC 8725 §3.11: every kind of token names its own type; a token of another kind
         // (or of none) is not taken here.
@@ -151,7 +151,7 @@ package struct TokenVerifier: Sendable {
     }
 
     /// Time, lifetime, audience and the `jti`'s shape; returns the `jti` and `exp`.
-    private func checkClaims(_ claims: JSONValue) throws(Refusal) -> (String, Int64) {
+    func checkClaims(_ claims: JSONValue, maxLifetime: Int64? = nil) throws(Refusal) -> (String, Int64) {
         let now = clock.now()
         let skew = policy.skew
         guard let exp = claims["exp"]?.int64Value, let iat = claims["iat"]?.int64Value else { throw .timeClaim }
@@ -166,14 +166,14 @@ package struct TokenVerifier: Sendable {
         guard iat <= now + skew else { throw .issuedInFuture }
         let (lifetime, overflow) = exp.subtractingReportingOverflow(iat)
         guard !overflow, lifetime > 0 else { throw .lifetime }
-        guard lifetime <= policy.maxTTL else { throw .ttlTooLong }
+        guard lifetime <= min(policy.maxTTL, maxLifetime ?? policy.maxTTL) else { throw .ttlTooLong }
         guard Self.audienceMatches(claims["aud"], policy.audience) else { throw .audience }
         guard let jti = claims["jti"] else { throw .missingJTI }
         guard let text = jti.stringValue, Self.isClaimWord(text, maxBytes: policy.maxJTIBytes) else { throw .badJTI }
         return (text, exp)
     }
 
-    private func requiredString(_ value: JSONValue?, missing: Refusal) throws(Refusal) -> String {
+    func requiredString(_ value: JSONValue?, missing: Refusal) throws(Refusal) -> String {
         guard let text = value?.stringValue, !text.isEmpty else { throw missing }
         return text
     }
