@@ -23,6 +23,7 @@ enum ConfigFile {
         "db-statement-timeout-ms", "trusted-proxies", "unverified-audit-retention-days", "metrics-token-file",
         "tpm-ek-ca", "require-hardware-keys", "admin-listen", "max-keys-per-user-host", "host-registrations",
         "session-tickets", "grant-key", "grant-key-previous",
+        "approval-mute", "approval-wait", "approval-host-requests", "approval-address-requests",
     ]
 
     /// The settings of `--config PATH`, else of /etc/fingerauthd.conf when it exists, else none.

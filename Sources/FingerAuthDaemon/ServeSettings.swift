@@ -121,6 +121,15 @@ struct ServeSettings {
         let hostRegistrations = try options.seconds(
             "host-registrations", default: 30, range: 0...1_000_000, command: command)
         service.hostRegistrations = RateLimit(failures: Int(hostRegistrations), window: window)
+        service.approvals.muteSeconds = try options.seconds(
+            "approval-mute", default: 1200, range: 0...86_400, command: command)
+        service.approvals.maxWait = try options.seconds("approval-wait", default: 25, range: 1...300, command: command)
+        let hostRequests = try options.seconds(
+            "approval-host-requests", default: 30, range: 0...1_000_000, command: command)
+        service.approvals.hostRequests = RateLimit(failures: Int(hostRequests), window: 60)
+        let addressRequests = try options.seconds(
+            "approval-address-requests", default: 120, range: 0...1_000_000, command: command)
+        service.approvals.addressRequests = RateLimit(failures: Int(addressRequests), window: 60)
         if service.requireHardwareKeys && service.attestation == nil {
             throw UsageError(
                 message: "\(command): require-hardware-keys = yes needs tpm-ek-ca (no key could be registered)")

@@ -86,6 +86,13 @@ enum Usage {
                                           more is refused 409 too_many_keys; 0 no limit (default 10)
                       --host-registrations  successful registrations (new keys and the same key again) per
                                           host per window before 429; 0 off (default 30)
+                      --approval-mute     seconds a user's remote approval requests are refused after a
+                                          "Not me" (default 1200)
+                      --approval-wait     longest a long poll (a host waiting, a workstation watching)
+                                          is held, seconds; keep it below any proxy's idle limit (default 25)
+                      --approval-host-requests  remote approval requests per host per minute; 0 off (default 30)
+                      --approval-address-requests  remote approval requests per client address per
+                                          minute; 0 off (default 120)
                       --admin-listen      PORT (on 127.0.0.1) or ADDRESS:PORT of the admin console, a listener
                                           of its own (TLS as --listen); off unless set. Reach it through an
                                           SSH tunnel or a reverse proxy with its own authentication

@@ -21,7 +21,7 @@ package enum PolicyRuleText {
         field: (String) -> String
     ) throws(Problem) -> PolicyRule {
         guard let stageValue = PolicyStage(rawValue: stage) else {
-            throw Problem(message: "\(field("stage")) is login, registration or offline")
+            throw Problem(message: "\(field("stage")) is login, registration, offline or approve")
         }
         guard let actionValue = PolicyAction(rawValue: action) else {
             throw Problem(message: "\(field("action")) is allow, deny, require-hardware-key or require-provisioned-ek")

@@ -19,13 +19,16 @@ package final class WaitRoom: Sendable {
         var versions: [WaitKey: UInt64] = [:]
         var waiters: [WaitKey: [UInt64: @Sendable () -> Void]] = [:]
         var counter: UInt64 = 0
+        /// The version of every key not remembered: the counter when versions were last forgotten.
+        var floor: UInt64 = 0
         var count = 0
         var closed = false
     }
 
     private let state = Mutex(State())
-    /// Keys whose version is remembered without a waiter; past it, those are forgotten (a
-    /// forgotten key reads as version 0: at worst one spurious wake-up).
+    /// Keys whose version is remembered without a waiter; past it, those are forgotten and
+    /// read as the counter at that moment (`floor`), newer than any version read before: at
+    /// worst one spurious wake-up, never a lost one.
     let capacity: Int
 
     package init(capacity: Int = 100_000) {
@@ -34,14 +37,14 @@ package final class WaitRoom: Sendable {
 
     /// The version of `key` now.
     package func version(_ key: WaitKey) -> UInt64 {
-        state.withLock { $0.versions[key] ?? 0 }
+        state.withLock { $0.versions[key] ?? $0.floor }
     }
 
     /// Calls `wake` once `key` changes from `version`. Returns a ticket for `leave`, or nil
     /// when `wake` was called at once (it changed already, or the room is closed).
     package func enter(_ key: WaitKey, after version: UInt64, wake: @escaping @Sendable () -> Void) -> UInt64? {
         let ticket = state.withLock { state -> UInt64? in
-            guard !state.closed, (state.versions[key] ?? 0) == version else { return nil }
+            guard !state.closed, (state.versions[key] ?? state.floor) == version else { return nil }
             state.counter &+= 1
             state.waiters[key, default: [:]][state.counter] = wake
             state.count += 1
@@ -68,7 +71,9 @@ package final class WaitRoom: Sendable {
         let woken = state.withLock { state -> [@Sendable () -> Void] in
             state.counter &+= 1
             if state.versions.count >= capacity {
-                state.versions = state.versions.filter { state.waiters[$0.key] != nil }
+                let waiters = state.waiters
+                state.versions = state.versions.filter { waiters[$0.key] != nil }
+                state.floor = state.counter
             }
             state.versions[key] = state.counter
             guard let waiting = state.waiters.removeValue(forKey: key) else { return [] }
