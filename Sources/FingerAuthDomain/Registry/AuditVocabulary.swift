@@ -43,6 +43,10 @@ package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
     case offlineGap
     /// An admin withdrew a host's offline grants.
     case grantWithdraw
+    /// `POST /v1/hosts/keys`: a host key registered (or refused).
+    case hostKeyRegister
+    /// A host key revoked by its host's next registration (the admin's revocations are `adminRevoke`).
+    case hostKeyRevoke
     /// An event this release does not know: a row another release wrote.
     case other(String)
 
@@ -52,6 +56,7 @@ package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
         .adminCreate, .adminSetup, .adminSignin, .adminReset, .adminRemove, .tokenCreate, .tokenRevoke, .policyChange,
         .ekPin,
         .offlineLogin, .offlineGap, .grantWithdraw,
+        .hostKeyRegister, .hostKeyRevoke,
     ]
 
     /// The event as the `event` column holds it.
@@ -78,6 +83,8 @@ package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
         case .offlineLogin: return "offline_login"
         case .offlineGap: return "offline_gap"
         case .grantWithdraw: return "grant_withdraw"
+        case .hostKeyRegister: return "host_key_register"
+        case .hostKeyRevoke: return "host_key_revoke"
         case let .other(name): return name
         }
     }
@@ -223,4 +230,7 @@ package enum ReasonCode: String, Sendable, CaseIterable {
     case storeUnavailable = "store_unavailable"
     case auditFailed = "audit_failed"
     case noRandom = "no_random"
+    // Host keys.
+    case hostKeyReplaced = "host_key_replaced"
+    case hostKey = "host_key"
 }

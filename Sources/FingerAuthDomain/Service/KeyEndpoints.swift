@@ -146,7 +146,7 @@ extension AuthenticatorService {
     /// The refusal once `host` registered `host-registrations` keys (new or again) in this window:
     /// counted with the address's other refusals (one `refusals` row per window), not
     /// audited one by one, so that a host in a loop fills no table.
-    private func registrationsLimited(_ host: String, _ exchange: Exchange, _ event: inout AuditEvent) -> Outcome? {
+    func registrationsLimited(_ host: String, _ exchange: Exchange, _ event: inout AuditEvent) -> Outcome? {
         let wait: Int64?
         do { wait = try registrations.retryAfter(host, now: clock.now()) } catch {
             log.message("rate limit counter unavailable: \(error)")
