@@ -23,7 +23,9 @@ enum HostCommand {
         """
 
     static func run(_ words: [String]) throws -> Int32 {
-        guard let sub = words.first else { throw UsageError(message: "host needs register or status") }
+        guard let sub = words.first, !sub.hasPrefix("-") else {
+            throw UsageError(message: "host needs register or status")
+        }
         let rest = Array(words.dropFirst())
         switch sub {
         case "register":
