@@ -17,38 +17,17 @@ extension AuthenticatorService {
         var event = AuditEvent(
             event: .hostKeyRegister, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         let (answer, written) = hostKeyAnswer(request, &event, exchange)
-        if case .tooMany = answer, event.reason == .code(.registrationsLimited) {
-            exchange.facts.outcome = .deny
-            exchange.facts.reason = event.reason
-            return .outcomeAfterPause(answer)
-        }
-        var counted: [WriteItem] = []
-        if case .hostKeyRegistered = answer, let host = event.host {
-            counted = registrations.failureItems(host, now: clock.now())
-        }
-        return finish(event, answer, exchange, written: written, counting: counted)
+        return registrationStep(event, answer, exchange, written: written)
     }
 
     private func hostKeyAnswer(
         _ request: ServiceRequest, _ event: inout AuditEvent, _ exchange: Exchange
     ) -> (Outcome, Bool) {
-        if request.bodyTooLarge || request.body.count > Self.maxBodyBytes {
-            event.reason = .code(.bodyTooLarge)
-            return (.malformed(.bodyTooLarge), false)
-        }
         let tokenHost: String
-        switch authorizedHost(request, &event) {
-        case let .refused(answer): return (answer, false)
-        case let .host(host): tokenHost = host
-        }
-        if let limited = registrationsLimited(tokenHost, exchange, &event) { return (limited, false) }
         let body: JSONValue
-        switch Self.jsonBody(request) {
-        case let .failure(failure):
-            event.reason = failure.code
-            return (failure.outcome, false)
-        case let .success(value):
-            body = value
+        switch registrationStart(request, &event, exchange) {
+        case let .failure(refusal): return (refusal.outcome, false)
+        case let .success(start): (tokenHost, body) = start
         }
         guard let host = body["host"]?.stringValue, Names.isValidHost(host), let jwkJSON = body["jwk"],
             let proof = body["proof"]?.stringValue
@@ -61,26 +40,11 @@ extension AuthenticatorService {
             event.reason = .code(.hostMismatch)
             return (.forbidden(.code(.hostMismatch)), false)
         }
-        guard jwkJSON["kty"]?.stringValue == "RSA", let jwk = JWK(json: jwkJSON),
-            crypto.signatureKey(jwk) != nil, let kid = crypto.thumbprint(of: jwk)
-        else {
-            event.reason = .code(.invalidJWK)
-            return (.malformed(.jwk), false)
-        }
-        event.kid = kid
-        let check = verifier.check(proof, for: .hostProof(jwk: jwk, kid: kid, host: host))
-        event.jti = check.facts.jti
+        guard let (jwk, kid) = newKey(jwkJSON, &event) else { return (.malformed(.jwk), false) }
         let token: VerifiedToken
-        switch check {
-        case .unavailable:
-            event.outcome = .error
-            event.reason = .token(.unavailable)
-            return (.unavailable, false)
-        case let .unverified(refusal, _), let .refused(refusal, _, _):
-            event.reason = .proof(refusal)
-            return (.proofRefused(.proof(refusal)), false)
-        case let .valid(verified, _):
-            token = verified
+        switch checkedProof(proof, for: .hostProof(jwk: jwk, kid: kid, host: host), &event) {
+        case let .failure(refusal): return (refusal.outcome, false)
+        case let .success(verified): token = verified
         }
         let key = RegisteredHostKey(kid: kid, host: host, jwk: jwk, status: .active, created: clock.now())
         let result: HostKeyRegistration
