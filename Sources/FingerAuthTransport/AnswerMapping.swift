@@ -10,6 +10,7 @@ package enum AnswerMapping {
     /// The answer to `outcome` of `operation`.
     package static func answer(_ outcome: Outcome, of operation: ServiceOperation) -> HTTPResponse {
         let oauth = operation == .accessToken || operation == .introspect
+        if operation == .registerHostKey, let answer = hostKeyAnswer(outcome) { return answer }
         switch outcome {
         case let .health(available):
             return HTTPResponse(
@@ -106,6 +107,8 @@ package enum AnswerMapping {
             return error(429, "too_many_challenges")
         case .unavailable:
             return error(503, oauth ? "temporarily_unavailable" : "unavailable")
+        case let .hostKeyRegistered(key, new):
+            return hostKeyRegistered(key, new: new)
         }
     }
 

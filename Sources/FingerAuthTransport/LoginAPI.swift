@@ -42,6 +42,7 @@ package struct LoginAPI: Sendable {
         case "/v1/keys/challenge": return only("POST", .attestationChallenge)
         case "/v1/policy/check": return only("POST", .policyCheck)
         case "/v1/offline-sync", "/offline-sync": return only("POST", .offlineSync)
+        case "/v1/hosts/keys": return only("POST", .registerHostKey)
         default:
             let prefix = "/v1/keys/"
             guard path.hasPrefix(prefix) else { return .answer(AnswerMapping.notFound) }
@@ -60,6 +61,7 @@ package struct LoginAPI: Sendable {
         case "/v1/login", "/login", "/oauth2/token", "/oauth2/introspect", "/v1/keys", "/pubkey", "/healthz",
             "/metrics":
             return path
+        case "/v1/hosts/keys": return path
         default: return path.hasPrefix("/v1/keys/") ? "/v1/keys/{kid}" : "other"
         }
     }

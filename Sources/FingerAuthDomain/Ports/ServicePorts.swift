@@ -5,6 +5,7 @@ import FingerAuthCore
 package typealias ServiceRegistry = KeyRegistry & HostTokens & PolicyStore & ChallengeStore & FailureCounts
     & StoreUpkeep
     & OfflineGrantStore
+    & HostKeyRegistry
 
 /// Where the authenticator reads the time: whole seconds since the Unix epoch, from any
 /// thread. The daemon passes the database's clock, the admin commands the system's; tests

@@ -136,6 +136,7 @@ package final class AuthenticatorService: Sendable {
         case .offlineSync: return limited(exchange) ?? offlineSync(request, exchange)
         case let .revoke(kid): return limited(exchange) ?? revoke(kid: kid, request, exchange)
         case let .keyStatus(kid): return limited(exchange) ?? keyStatus(kid: kid, request, exchange)
+        case .registerHostKey: return limited(exchange) ?? registerHostKey(request, exchange)
         }
     }
 

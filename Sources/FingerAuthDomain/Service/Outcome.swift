@@ -58,6 +58,8 @@ package enum Outcome: Sendable, Equatable {
     case tooManyChallenges
     /// The registry or a resource could not answer: nothing was decided.
     case unavailable
+    /// A host key registered (`new`), or the same host key again (nothing written).
+    case hostKeyRegistered(RegisteredHostKey, new: Bool)
 }
 
 /// What was wrong with a request's form.

@@ -23,6 +23,8 @@ package enum ServiceOperation: Sendable, Equatable {
     case revoke(kid: String)
     /// The status of key `kid`, for its host.
     case keyStatus(kid: String)
+    /// A host key's registration, with the host's token and a proof signed by the host key.
+    case registerHostKey
 }
 
 /// What the service reads of a request: who sent it, the credential it carries and its body.
