@@ -16,7 +16,7 @@ _fingerauth() {
         cword=$COMP_CWORD
     fi
 
-    local commands="enroll list remove key register revoke reset test status pam-line trial sync help"
+    local commands="enroll list remove key register revoke reset test status pam-line trial sync host help"
     local fingers="left-thumb left-index-finger left-middle-finger left-ring-finger left-little-finger
         right-thumb right-index-finger right-middle-finger right-ring-finger right-little-finger"
     local common="--user --config --state-dir --help"
@@ -74,6 +74,16 @@ _fingerauth() {
                 start) options="--config --state-dir --user --help" ;;
                 touch) options="--config --state-dir --times --wrong --wait --help" ;;
                 stop) options="--config --state-dir --help" ;;
+            esac
+            ;;
+        host)
+            if [[ $cword -eq 2 ]]; then
+                COMPREPLY=($(compgen -W "register status" -- "$cur"))
+                return
+            fi
+            case "${words[2]}" in
+                register) options="--config --state-dir --help" ;;
+                status) options="--config --state-dir --json --help" ;;
             esac
             ;;
         help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;

@@ -24,6 +24,11 @@ struct Authenticator {
         return origin + "/v1/keys"
     }
 
+    /// `…/v1/hosts/keys` beside the keys URL.
+    var hostKeysURL: String {
+        String(keysURL.dropLast("/v1/keys".count)) + "/v1/hosts/keys"
+    }
+
     /// `…/v1/policy/check` beside the keys URL.
     var policyCheckURL: String {
         String(keysURL.dropLast("/v1/keys".count)) + "/v1/policy/check"
@@ -160,6 +165,19 @@ struct Authenticator {
             header: LoginClaims.header(kid: key.kid, typ: TokenType.keyRevocation),
             claims: claims.json)
         guard let signature = key.signRS256(input) else { return nil }
+        return CompactJWT.serialize(signingInput: input, signature: signature)
+    }
+
+    /// A registration's proof: a 60-second RS256 token of `type` signed by the `key` being
+    /// registered, issued by this host for `subject` (a user, or for a host key the host).
+    func proof(signedBy key: DeviceKey, type: String, subject: String, now: Int64) throws(CommandError) -> String {
+        guard let jti = SystemRandom().bytes(16) else { throw CommandError("no random bytes") }
+        let claims: JSONValue = .object([
+            ("iss", .string(hostID)), ("sub", .string(subject)), ("aud", .string(options.effectiveAudience)),
+            ("iat", .integer(now)), ("exp", .integer(now + 60)), ("jti", .string(Base64URL.encode(jti))),
+        ])
+        let input = CompactJWT.signingInput(header: LoginClaims.header(kid: key.kid, typ: type), claims: claims)
+        guard let signature = key.signRS256(input) else { throw CommandError("signing the proof failed") }
         return CompactJWT.serialize(signingInput: input, signature: signature)
     }
 

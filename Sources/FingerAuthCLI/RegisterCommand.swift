@@ -44,17 +44,11 @@ enum RegisterCommand {
         let token = try authenticator.hostToken()
         let host = authenticator.hostID
         let now = SystemClock().now()
-        guard let jti = SystemRandom().bytes(16) else { throw CommandError("no random bytes") }
-        let claims: JSONValue = .object([
-            ("iss", .string(host)), ("sub", .string(context.user)), ("aud", .string(options.effectiveAudience)),
-            ("iat", .integer(now)), ("exp", .integer(now + 60)), ("jti", .string(Base64URL.encode(jti))),
-        ])
-        let input = CompactJWT.signingInput(
-            header: LoginClaims.header(kid: key.kid, typ: TokenType.registrationProof), claims: claims)
-        guard let signature = key.signRS256(input) else { throw CommandError("signing the proof failed") }
+        let proof = try authenticator.proof(
+            signedBy: key, type: TokenType.registrationProof, subject: context.user, now: now)
         var members: [(String, JSONValue)] = [
             ("user", .string(context.user)), ("host", .string(host)), ("jwk", key.jwk.json),
-            ("proof", .string(CompactJWT.serialize(signingInput: input, signature: signature))),
+            ("proof", .string(proof)),
         ]
         if let attestation = try KeyAttestation(authenticator: authenticator, token: token, user: context.user).member(
             for: key)

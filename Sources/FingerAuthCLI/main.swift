@@ -25,6 +25,7 @@ let usage = """
       pam-line    the line to add to /etc/pam.d/SERVICE
       trial       try it without a fingerprint reader: start | touch | stop (a virtual reader)
       sync        offline grants: drop withdrawn ones, upload offline logins (a timer runs it)
+      host        register | status this host's own key (signs its remote-approval requests)
 
     common options:
       --user U         the user (default: $SUDO_USER under sudo, else you)
@@ -52,6 +53,7 @@ func commandUsage(_ command: String) -> String {
     case "pam-line": return PamLineCommand.usage
     case "trial": return TrialCommand.usage
     case "sync": return SyncCommand.usage
+    case "host": return HostCommand.usage
     default: return usage
     }
 }
@@ -85,6 +87,7 @@ do {
     case "pam-line": status = try PamLineCommand.run(rest)
     case "trial": status = try TrialCommand.run(rest)
     case "sync": status = try SyncCommand.run(rest)
+    case "host": status = try HostCommand.run(rest)
     default: throw UsageError.unknownCommand(command)
     }
     exit(status)

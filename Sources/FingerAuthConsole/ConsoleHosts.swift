@@ -120,7 +120,7 @@ extension AdminConsole {
         do {
             let revocation = try store.revokeHostTokens(id: nil, host: host, now: who.now)
             let peer = LogText.clean(who.address)
-            guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty else {
+            guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty || !revocation.hostKeys.isEmpty else {
                 try store.audit(
                     AuditEvent(
                         event: .tokenRevoke, host: clean, outcome: .deny, reason: .code(.unknownToken),

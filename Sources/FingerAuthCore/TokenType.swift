@@ -9,15 +9,17 @@ package enum TokenType {
     package static let registrationProof = "fingerauth-proof+jwt"
     /// A key holder's revocation of their own key (`DELETE /v1/keys/<kid>`).
     package static let keyRevocation = "fingerauth-revoke+jwt"
-    /// The proof that comes with a host key's registration (`POST /v1/hosts/keys`), signed by that key.
+    /// The proof that comes with a host key's registration (`POST /v1/hosts/keys`), signed
+    /// by that host key.
     package static let hostKeyProof = "fingerauth-host-proof+jwt"
     /// A host's request for a remote approval (`POST /v1/approvals`), signed by its host key.
     package static let approvalRequest = "fingerauth-approval-request+jwt"
-    /// A host's call about its own approval (`GET`/`DELETE /v1/approvals/<id>`), signed by its host key.
+    /// A host's bearer token for one approval it asked for (`GET`/`DELETE
+    /// /v1/approvals/<id>`), signed by its host key.
     package static let hostCall = "fingerauth-host+jwt"
-    /// A workstation's watch for a user's approvals (`GET /v1/approvals/watch`), signed by the device key.
+    /// A workstation's watch for its user's pending approvals, signed by the device key.
     package static let watch = "fingerauth-watch+jwt"
-    /// A person's decision on an approval (`POST /v1/approvals/<id>/decision`), signed by the device key.
+    /// A workstation's decision on one approval (approve or deny), signed by the device key.
     package static let approvalDecision = "fingerauth-approval+jwt"
 }
 

@@ -67,7 +67,7 @@ enum TokenCommands {
         }
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
             let revocation = try store.revokeHostTokens(id: id, host: host, now: now)
-            guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty else {
+            guard !revocation.hosts.isEmpty || !revocation.keys.isEmpty || !revocation.hostKeys.isEmpty else {
                 try store.audit(
                     AuditEvent(
                         event: .tokenRevoke, host: host.map { LogText.clean($0) }, outcome: .deny,
@@ -84,6 +84,7 @@ enum TokenCommands {
                     "revoked \(keys) key\(keys == 1 ? "" : "s") of \(LogText.clean(host)) and withdrew "
                         + "\(revocation.accessTokens) access token\(revocation.accessTokens == 1 ? "" : "s") issued to them"
                 )
+                for key in revocation.hostKeys { print("revoked host key \(key.kid) of \(LogText.clean(host))") }
             }
             return 0
         }

@@ -131,7 +131,8 @@ enum Usage {
             words: ["token", "revoke"],
             text: """
                   fingerauthd token revoke --id ID | --host HOST
-                                                           --host also revokes HOST's keys and access tokens
+                                                           --host also revokes HOST's keys, host keys and
+                                                           access tokens
                 """),
         Entry(
             words: ["keys", "list"],
@@ -218,6 +219,20 @@ enum Usage {
             text: """
                   fingerauthd hosts reset-ek HOST          drop HOST's pin (and its keys attested by the pinned EK):
                                                            the next attestation pins anew
+                """),
+        Entry(
+            words: ["hosts", "keys"],
+            text: """
+                  fingerauthd hosts keys [--host H] [--json]
+                                                           host keys (what signs a host's approval requests),
+                                                           newest first: kid, host, status, created
+                """),
+        Entry(
+            words: ["hosts", "revoke-key"],
+            text: """
+                  fingerauthd hosts revoke-key --kid KID | --host H
+                                                           revoke a host key, or H's active one: its requests
+                                                           are refused until it registers a new one
                 """),
         Entry(
             words: ["users", "list"],

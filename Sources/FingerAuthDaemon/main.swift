@@ -44,6 +44,8 @@ let commands: [DaemonCommand] = [
     DaemonCommand(words: ["grants", "new-key"], run: GrantCommands.newKey),
     DaemonCommand(words: ["grants", "list"], run: GrantCommands.list),
     DaemonCommand(words: ["grants", "withdraw"], run: GrantCommands.withdraw),
+    DaemonCommand(words: ["hosts", "keys"], run: HostKeyCommands.list),
+    DaemonCommand(words: ["hosts", "revoke-key"], run: HostKeyCommands.revoke),
 ]
 
 /// Runs the command line and returns the exit status (0 ok, 1 failure, 2 usage). `--help`

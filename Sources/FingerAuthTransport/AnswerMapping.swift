@@ -11,6 +11,7 @@ package enum AnswerMapping {
     package static func answer(_ outcome: Outcome, of operation: ServiceOperation) -> HTTPResponse {
         let oauth = operation == .accessToken || operation == .introspect
         if let answer = approvalAnswer(outcome) { return answer }
+        if operation == .registerHostKey, let answer = hostKeyAnswer(outcome) { return answer }
         switch outcome {
         case let .health(available):
             return HTTPResponse(
@@ -109,6 +110,8 @@ package enum AnswerMapping {
             return error(503, oauth ? "temporarily_unavailable" : "unavailable")
         case .approvalOpened, .approvalState, .approvalsWatched, .approvalDecided, .approvalRefused:
             return error(500, "internal")
+        case let .hostKeyRegistered(key, new):
+            return hostKeyRegistered(key, new: new)
         }
     }
 

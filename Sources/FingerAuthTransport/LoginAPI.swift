@@ -45,6 +45,7 @@ package struct LoginAPI: Sendable {
         case "/v1/offline-sync", "/offline-sync": return only("POST", .offlineSync)
         case "/v1/approvals": return only("POST", .requestApproval)
         case "/v1/approvals/watch": return only("GET", .watchApprovals)
+        case "/v1/hosts/keys": return only("POST", .registerHostKey)
         default:
             if let route = approvalRoute(method: method, path: path) { return route }
             let prefix = "/v1/keys/"
@@ -64,7 +65,7 @@ package struct LoginAPI: Sendable {
         case "/v1/login", "/login", "/oauth2/token", "/oauth2/introspect", "/v1/keys", "/pubkey", "/healthz",
             "/metrics":
             return path
-        case "/v1/approvals", "/v1/approvals/watch": return path
+        case "/v1/approvals", "/v1/approvals/watch", "/v1/hosts/keys": return path
         default:
             if path.hasPrefix("/v1/approvals/") {
                 return path.hasSuffix("/decision") ? "/v1/approvals/{id}/decision" : "/v1/approvals/{id}"

@@ -17,7 +17,8 @@ BUILD = build_dir()
 DAEMON_COMMANDS = [["serve"], ["audit"], ["doctor"], ["token", "create"], ["token", "list"], ["token", "revoke"],
                    ["keys", "list"], ["keys", "approve"], ["keys", "revoke"], ["policy", "list"], ["policy", "add"],
                    ["policy", "remove"], ["policy", "move"], ["policy", "test"], ["hosts", "list"], ["hosts", "label"],
-                   ["hosts", "unlabel"], ["hosts", "add-ek"], ["hosts", "reset-ek"], ["users", "list"], ["users", "add"],
+                   ["hosts", "unlabel"], ["hosts", "add-ek"], ["hosts", "reset-ek"], ["hosts", "keys"],
+                   ["hosts", "revoke-key"], ["users", "list"], ["users", "add"],
                    ["users", "remove"], ["admin", "create"], ["admin", "reset"], ["admin", "remove"], ["admin", "list"]]
 
 

@@ -13,7 +13,7 @@ from support.cli import run
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAN = os.path.join(REPO, "man", "fingerauth.1")
 COMPLETION = os.path.join(REPO, "completion", "fingerauth.bash")
-COMMANDS = ["enroll", "list", "remove", "key", "register", "revoke", "reset", "test", "status", "pam-line", "trial", "sync"]
+COMMANDS = ["enroll", "list", "remove", "key", "register", "revoke", "reset", "test", "status", "pam-line", "trial", "sync", "host"]
 
 
 @pytest.mark.skipif(shutil.which("man") is None, reason="man(1) is not installed")
@@ -50,6 +50,8 @@ def test_completion_offers_every_command():
     assert complete("fingerauth", "key", "") == {"create", "show", "rotate", "ek"}
     assert complete("fingerauth", "enroll", "--finger", "left-t") == {"left-thumb"}
     assert complete("fingerauth", "trial", "") == {"start", "touch", "stop"}
+    assert complete("fingerauth", "host", "") == {"register", "status"}
+    assert complete("fingerauth", "host", "status", "--") >= {"--json", "--config", "--state-dir"}
     assert complete("fingerauth", "trial", "touch", "--") >= {"--times", "--wrong", "--wait"}
 
 

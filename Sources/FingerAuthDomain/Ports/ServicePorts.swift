@@ -4,7 +4,7 @@ import FingerAuthCore
 /// the policy, attestation challenges, shared failure counts and the store's health.
 package typealias ServiceRegistry = KeyRegistry & HostTokens & PolicyStore & ChallengeStore & FailureCounts
     & StoreUpkeep
-    & OfflineGrantStore & ApprovalStore & HostKeyDirectory
+    & OfflineGrantStore & ApprovalStore & HostKeyRegistry
 
 /// Where the authenticator reads the time: whole seconds since the Unix epoch, from any
 /// thread. The daemon passes the database's clock, the admin commands the system's; tests

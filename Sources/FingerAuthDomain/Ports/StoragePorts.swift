@@ -217,3 +217,19 @@ package protocol StoreUpkeep: Sendable {
 /// Every port at once: what a store implements and what the admin commands open.
 package typealias AuthStorage = KeyRegistry & HostTokens & AuditLog & PolicyStore & ChallengeStore & ConsoleQueries
     & AdminAccounts & FailureCounts & BatchStore & StoreUpkeep & OfflineGrantStore
+    & HostKeyRegistry
+
+/// Registered host keys: what signs a host's approval requests.
+package protocol HostKeyRegistry: Sendable {
+    /// The host key `kid`, whatever its status; nil when unknown.
+    func hostKey(kid: String) throws(StoreError) -> RegisteredHostKey?
+    /// Registers `key` (same key again: nothing written, `.alreadyRegistered`), revoking the
+    /// host's other active host key, using up the proof's jti, writing `audit`.
+    func registerHostKey(
+        _ key: RegisteredHostKey, proofJTI: String, keepUntil: Int64, audit: AuditEvent, now: Int64
+    ) throws(StoreError) -> HostKeyRegistration
+    /// Revokes host key `kid`, or every active host key of `host`; the keys revoked.
+    func revokeHostKeys(kid: String?, host: String?, now: Int64) throws(StoreError) -> [RegisteredHostKey]
+    /// Every host key, newest first (optionally of one host).
+    func listHostKeys(host: String?) throws(StoreError) -> [RegisteredHostKey]
+}

@@ -54,6 +54,10 @@ package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
     case approvalExpired
     /// The asking host withdrew it, or a retry from the same place replaced it.
     case approvalWithdrawn
+    /// `POST /v1/hosts/keys`: a host key registered (or refused).
+    case hostKeyRegister
+    /// A host key revoked by its host's next registration (the admin's revocations are `adminRevoke`).
+    case hostKeyRevoke
     /// An event this release does not know: a row another release wrote.
     case other(String)
 
@@ -64,6 +68,7 @@ package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
         .ekPin,
         .offlineLogin, .offlineGap, .grantWithdraw,
         .approvalRequest, .approvalShown, .approvalApproved, .approvalDenied, .approvalExpired, .approvalWithdrawn,
+        .hostKeyRegister, .hostKeyRevoke,
     ]
 
     /// The event as the `event` column holds it.
@@ -96,6 +101,8 @@ package enum AuditEventKind: Hashable, Sendable, CustomStringConvertible {
         case .approvalDenied: return "approval_denied"
         case .approvalExpired: return "approval_expired"
         case .approvalWithdrawn: return "approval_withdrawn"
+        case .hostKeyRegister: return "host_key_register"
+        case .hostKeyRevoke: return "host_key_revoke"
         case let .other(name): return name
         }
     }
@@ -251,4 +258,7 @@ package enum ReasonCode: String, Sendable, CaseIterable {
     case storeUnavailable = "store_unavailable"
     case auditFailed = "audit_failed"
     case noRandom = "no_random"
+    // Host keys.
+    case hostKeyReplaced = "host_key_replaced"
+    case hostKey = "host_key"
 }

@@ -220,6 +220,8 @@ package struct HostRevocation: Sendable, Equatable {
     package var hosts: [String]
     package var keys: [RegisteredKey]
     package var accessTokens: Int
+    /// The host's host keys revoked with it (`revokeHostTokens` with a host).
+    package var hostKeys: [RegisteredHostKey] = []
 
     package init(hosts: [String] = [], keys: [RegisteredKey] = [], accessTokens: Int = 0) {
         self.hosts = hosts

@@ -152,6 +152,7 @@ package final class AuthenticatorService: Sendable {
         case let .withdrawApproval(id): return limited(exchange) ?? withdrawApproval(id: id, request, exchange)
         case .watchApprovals: return limited(exchange) ?? watchApprovals(request, exchange)
         case let .decideApproval(id): return limited(exchange) ?? decideApproval(id: id, request, exchange)
+        case .registerHostKey: return limited(exchange) ?? registerHostKey(request, exchange)
         }
     }
 

@@ -17,39 +17,18 @@ extension AuthenticatorService {
     func register(_ request: ServiceRequest, _ exchange: Exchange) -> Step {
         var event = AuditEvent(event: .register, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         let (answer, written) = registerAnswer(request, &event, exchange)
-        if case .tooMany = answer, event.reason == .code(.registrationsLimited) {
-            exchange.facts.outcome = .deny
-            exchange.facts.reason = event.reason
-            return .outcomeAfterPause(answer)
-        }
-        var counted: [WriteItem] = []
-        if case .registered = answer, let host = event.host {
-            counted = registrations.failureItems(host, now: clock.now())
-        }
-        return finish(event, answer, exchange, written: written, counting: counted)
+        return registrationStep(event, answer, exchange, written: written)
     }
 
     private func registerAnswer(
         _ request: ServiceRequest, _ event: inout AuditEvent,
         _ exchange: Exchange
     ) -> (Outcome, Bool) {
-        if request.bodyTooLarge || request.body.count > Self.maxBodyBytes {
-            event.reason = .code(.bodyTooLarge)
-            return (.malformed(.bodyTooLarge), false)
-        }
         let tokenHost: String
-        switch authorizedHost(request, &event) {
-        case let .refused(answer): return (answer, false)
-        case let .host(host): tokenHost = host
-        }
-        if let limited = registrationsLimited(tokenHost, exchange, &event) { return (limited, false) }
         let body: JSONValue
-        switch Self.jsonBody(request) {
-        case let .failure(failure):
-            event.reason = failure.code
-            return (failure.outcome, false)
-        case let .success(value):
-            body = value
+        switch registrationStart(request, &event, exchange) {
+        case let .failure(refusal): return (refusal.outcome, false)
+        case let .success(start): (tokenHost, body) = start
         }
         if let named = body["user"]?.stringValue, !Names.isValidUser(named) {
             event.claimedUser = LogText.clean(named, limit: 64)
@@ -69,26 +48,11 @@ extension AuthenticatorService {
             event.reason = .code(.hostMismatch)
             return (.forbidden(.code(.hostMismatch)), false)
         }
-        guard jwkJSON["kty"]?.stringValue == "RSA", let jwk = JWK(json: jwkJSON),
-            crypto.signatureKey(jwk) != nil, let kid = crypto.thumbprint(of: jwk)
-        else {
-            event.reason = .code(.invalidJWK)
-            return (.malformed(.jwk), false)
-        }
-        event.kid = kid
-        let check = verifier.check(proof, for: .proof(jwk: jwk, kid: kid, user: user, host: host))
-        event.jti = check.facts.jti
+        guard let (jwk, kid) = newKey(jwkJSON, &event) else { return (.malformed(.jwk), false) }
         let token: VerifiedToken
-        switch check {
-        case .unavailable:
-            event.outcome = .error
-            event.reason = .token(.unavailable)
-            return (.unavailable, false)
-        case let .unverified(refusal, _), let .refused(refusal, _, _):
-            event.reason = .proof(refusal)
-            return (.proofRefused(.proof(refusal)), false)
-        case let .valid(verified, _):
-            token = verified
+        switch checkedProof(proof, for: .proof(jwk: jwk, kid: kid, user: user, host: host), &event) {
+        case let .failure(refusal): return (refusal.outcome, false)
+        case let .success(verified): token = verified
         }
         var origin = KeyOrigin.software
         var ek: String?
@@ -141,30 +105,6 @@ extension AuthenticatorService {
                     + "than the host's pinned one (ek_mismatch)")
             return (.forbidden(.code(.ekMismatch)), true)
         }
-    }
-
-    /// The refusal once `host` registered `host-registrations` keys (new or again) in this window:
-    /// counted with the address's other refusals (one `refusals` row per window), not
-    /// audited one by one, so that a host in a loop fills no table.
-    private func registrationsLimited(_ host: String, _ exchange: Exchange, _ event: inout AuditEvent) -> Outcome? {
-        let wait: Int64?
-        do { wait = try registrations.retryAfter(host, now: clock.now()) } catch {
-            log.message("rate limit counter unavailable: \(error)")
-            event.outcome = .error
-            event.reason = .token(.unavailable)
-            return .unavailable
-        }
-        guard let wait else { return nil }
-        if refusals.add(peer: exchange.address, reason: .registrationsLimited, now: clock.now()) {
-            log.message(
-                "host \(LogText.clean(host)) registered \(registrations.limit.failures) keys within "
-                    + "\(registrations.limit.window) s: its registrations are answered 429 for \(wait) s")
-        } else {
-            exchange.facts.quiet = true
-        }
-        event.reason = .code(.registrationsLimited)
-        metrics.rateLimited(scope: "host")
-        return .tooMany(retryAfter: wait)
     }
 
     /// Revokes a key: with its host's token (`badCredential`, `unknownKey`, `forbidden` for

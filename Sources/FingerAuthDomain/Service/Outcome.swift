@@ -68,6 +68,8 @@ package enum Outcome: Sendable, Equatable {
     case approvalRefused(ApprovalRefusal)
     /// The registry or a resource could not answer: nothing was decided.
     case unavailable
+    /// A host key registered (`new`), or the same host key again (nothing written).
+    case hostKeyRegistered(RegisteredHostKey, new: Bool)
 }
 
 /// Why a remote approval's request or decision was refused, as its client hears it.

@@ -33,6 +33,8 @@ package enum ServiceOperation: Sendable, Equatable {
     case watchApprovals
     /// A person's decision on approval `id`, signed by their device key.
     case decideApproval(id: String)
+    /// A host key's registration, with the host's token and a proof signed by the host key.
+    case registerHostKey
 }
 
 /// What the service reads of a request: who sent it, the credential it carries and its body.

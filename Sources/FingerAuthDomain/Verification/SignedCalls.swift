@@ -71,7 +71,7 @@ extension TokenVerifier {
     /// unverified until here —, then the key's status (active only), its binding (`iss` the
     /// key's host; `sub` the key's user, or for a host the host itself, or for a request a
     /// valid user name) and the claims, the lifetime at most `kind.maxLifetime`.
-    package func check(_ token: String, call kind: SignedCall, hostKeys: any HostKeyDirectory) -> CallCheck {
+    package func check(_ token: String, call kind: SignedCall, hostKeys: any HostKeyRegistry) -> CallCheck {
         guard let jwt = parse(token) else {
             return .unverified(token.utf8.count > policy.maxTokenBytes ? .tooLarge : .malformed, TokenFacts())
         }

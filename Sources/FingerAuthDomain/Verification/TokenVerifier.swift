@@ -53,6 +53,12 @@ package struct TokenVerifier: Sendable {
             guard let key = keys.crypto.signatureKey(jwk) else { return .unverified(.unusableKey, facts) }
             publicKey = key
             identity = VerifiedIdentity(kid: kid, user: user, host: host, status: .pending)
+        case let .hostProof(jwk, thumbprint, host):
+            guard kid.sameBytes(as: thumbprint) else { return .unverified(.kidNotThumbprint, facts) }
+            guard let key = keys.crypto.signatureKey(jwk) else { return .unverified(.unusableKey, facts) }
+            publicKey = key
+            // A host proves itself: subject and issuer are both the host.
+            identity = VerifiedIdentity(kid: kid, user: host, host: host, status: .pending)
         case .login, .revocation:
             if case let .revocation(expected) = purpose, !kid.sameBytes(as: expected) {
                 return .unverified(.kidMismatch, facts)
@@ -76,7 +82,7 @@ package struct TokenVerifier: Sendable {
             }
             let sub = try requiredString(jwt.claims["sub"], missing: .missingSubject)
             let iss = try requiredString(jwt.claims["iss"], missing: .missingIssuer)
-            if case .proof = purpose {
+            if purpose.provesNewKey {
                 guard sub.sameBytes(as: identity.user) else { throw Refusal.wrongSubject }
                 guard iss.sameBytes(as: identity.host) else { throw Refusal.wrongIssuer }
             } else {

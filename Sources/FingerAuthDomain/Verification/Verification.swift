@@ -27,6 +27,18 @@ package enum TokenPurpose: Sendable, Equatable {
     /// A registration proof (`POST /v1/keys`): signed by the key being registered (`jwk`,
     /// whose RFC 7638 thumbprint is `kid`), for `user` on `host`.
     case proof(jwk: JWK, kid: String, user: String, host: String)
+    /// A host key's registration proof (`POST /v1/hosts/keys`): signed by the host key being
+    /// registered (`jwk`, thumbprint `kid`), `sub` and `iss` both `host`.
+    case hostProof(jwk: JWK, kid: String, host: String)
+
+    /// Whether the token proves the key it brings (a registration), rather than one the
+    /// registry holds: its `sub` and `iss` are those being registered.
+    var provesNewKey: Bool {
+        switch self {
+        case .proof, .hostProof: return true
+        case .login, .revocation: return false
+        }
+    }
 
     /// The `typ` the token's header must carry.
     var type: String {
@@ -34,6 +46,7 @@ package enum TokenPurpose: Sendable, Equatable {
         case .login: return TokenType.login
         case .revocation: return TokenType.keyRevocation
         case .proof: return TokenType.registrationProof
+        case .hostProof: return TokenType.hostKeyProof
         }
     }
 
@@ -43,6 +56,7 @@ package enum TokenPurpose: Sendable, Equatable {
         case .login: return [.active]
         case .revocation: return [.active, .pending]
         case .proof: return [.active, .pending, .revoked]
+        case .hostProof: return [.active, .pending, .revoked]
         }
     }
 }

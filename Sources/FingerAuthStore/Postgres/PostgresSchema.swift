@@ -179,6 +179,8 @@ enum PostgresSchema {
         """,
         // 12: an offline record's claimed time and each grant's uses so far (as SQLiteSchema's 12).
         OfflineTables.fromVersion11(integer: "BIGINT"),
+        // 13: the hosts' own keys (as SQLiteSchema's 13).
+        HostKeyTables.schema(integer: "BIGINT"),
     ]
 
     /// The version this fingerauthd writes.

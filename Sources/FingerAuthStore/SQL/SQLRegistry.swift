@@ -87,7 +87,7 @@ extension SQLRegistry {
         try read { (db) throws(StoreError) -> [HostTokenRecord] in try TokenTables.all(db) }
     }
 
-    /// With `host`, the host's keys and its access tokens go in the same transaction as its
+    /// With `host`, the host's keys, host keys and access tokens go in the same transaction as its
     /// enrollment tokens: no login of that host is accepted after it.
     package func revokeHostTokens(id: String?, host: String?, now: Int64) throws(StoreError) -> HostRevocation {
         if let id, !HostToken.isTokenID(id) { return HostRevocation() }
@@ -96,6 +96,7 @@ extension SQLRegistry {
             if let host {
                 revocation.keys = try KeyTables.revoke(db, user: nil, host: host, now: now)
                 revocation.accessTokens = try TokenTables.deleteAccessTokens(db, host: host)
+                revocation.hostKeys = try HostKeyTables.revoke(db, kid: nil, host: host, now: now)
             }
             return revocation
         }
