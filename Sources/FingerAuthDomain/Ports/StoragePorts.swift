@@ -216,4 +216,4 @@ package protocol StoreUpkeep: Sendable {
 
 /// Every port at once: what a store implements and what the admin commands open.
 package typealias AuthStorage = KeyRegistry & HostTokens & AuditLog & PolicyStore & ChallengeStore & ConsoleQueries
-    & AdminAccounts & FailureCounts & BatchStore & StoreUpkeep & OfflineGrantStore
+    & AdminAccounts & FailureCounts & BatchStore & StoreUpkeep & OfflineGrantStore & ApprovalStore

@@ -179,6 +179,9 @@ enum PostgresSchema {
         """,
         // 12: an offline record's claimed time and each grant's uses so far (as SQLiteSchema's 12).
         OfflineTables.fromVersion11(integer: "BIGINT"),
+        // 13: remote approvals, and the approval, client address and workstation an audit row
+        // names (as SQLiteSchema's 13).
+        ApprovalTables.schema(integer: "BIGINT"),
     ]
 
     /// The version this fingerauthd writes.

@@ -9,10 +9,10 @@ import FingerAuthDomain
 /// (`keep_until`, the fleet's one replay window); audit rows say whether the request was
 /// verified, whom an unverified one only claimed to be, and how many refused requests a
 /// `refusals` row stands for; keys are found by host for bulk revocation.
-/// Versions 4 to 12: see each migration below.
+/// Versions 4 to 13: see each migration below.
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 12
+    static let version: Int64 = 13
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -33,7 +33,8 @@ enum SQLiteSchema {
             if current < 9 { try database.execute(fromVersion8) }
             if current < 10 { try database.execute(fromVersion9) }
             if current < 11 { try database.execute(fromVersion10) }
-            try database.execute(fromVersion11)
+            if current < 12 { try database.execute(fromVersion11) }
+            try database.execute(fromVersion12)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }
@@ -272,4 +273,8 @@ enum SQLiteSchema {
     /// Version 12 (`OfflineTables.fromVersion11`): an offline record's claimed time beside
     /// its row's receipt time, and each grant's uses reported so far.
     private static let fromVersion11 = OfflineTables.fromVersion11(integer: "INTEGER")
+
+    /// Version 13 (`ApprovalTables.schema`): remote approvals, and the approval, client
+    /// address and workstation an audit row names.
+    private static let fromVersion12 = ApprovalTables.schema(integer: "INTEGER")
 }
