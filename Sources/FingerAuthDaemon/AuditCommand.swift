@@ -61,7 +61,8 @@ enum AuditCommand {
             ("claimed_user", text(e.claimedUser)), ("verified", .bool(e.verified)), ("count", .integer(e.count)),
             ("rule", e.rule.map(JSONValue.integer) ?? .null), ("service", text(e.service)),
             ("client_service", text(e.clientService)), ("stages", e.stages?.json ?? .null),
-            ("claimed_time", e.claimedTime.map(JSONValue.integer) ?? .null),
+            ("claimed_time", e.claimedTime.map(JSONValue.integer) ?? .null), ("approval", text(e.approval)),
+            ("client_address", text(e.clientAddress)), ("workstation", text(e.workstation)),
         ])
     }
 

@@ -224,6 +224,29 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
         try base.storeOfflineRecords(upload)
     }
     func holdsOfflineGrants() throws(StoreError) -> Bool { try base.holdsOfflineGrants() }
+    func openApproval(
+        _ approval: ApprovalRecord, jti: String, keepUntil: Int64, muteSeconds: Int64, audit: AuditEvent, now: Int64
+    ) throws(StoreError) -> ApprovalAdmission {
+        try base.openApproval(
+            approval, jti: jti, keepUntil: keepUntil, muteSeconds: muteSeconds, audit: audit, now: now)
+    }
+    func approval(id: String) throws(StoreError) -> ApprovalRecord? { try base.approval(id: id) }
+    func pendingApprovals(user: String, now: Int64) throws(StoreError) -> [ApprovalRecord] {
+        try base.pendingApprovals(user: user, now: now)
+    }
+    func decideApproval(
+        _ decision: ApprovalDecision, audit: @Sendable (ApprovalRecord) -> [AuditEvent], now: Int64
+    ) throws(StoreError) -> DecisionResult {
+        try base.decideApproval(decision, audit: audit, now: now)
+    }
+    func closeApproval(
+        id: String, as status: ApprovalStatus, audit: @Sendable (ApprovalRecord) -> AuditEvent, now: Int64
+    ) throws(StoreError) -> ApprovalRecord? {
+        try base.closeApproval(id: id, as: status, audit: audit, now: now)
+    }
+    func approvals(user: String?, host: String?, limit: Int) throws(StoreError) -> [ApprovalRecord] {
+        try base.approvals(user: user, host: host, limit: limit)
+    }
 }
 
 /// A service over `store` wired as the daemon wires it: a group commit (not started) that

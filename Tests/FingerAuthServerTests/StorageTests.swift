@@ -127,7 +127,7 @@ final class StorageTests: XCTestCase {
         check.standardOutput = out
         try check.run()
         check.waitUntilExit()
-        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n12\n")
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n14\n")
     }
 
     /// Version 9 rebuilds the rules table (SQLite cannot alter its CHECK for the new action):
@@ -169,6 +169,48 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(made.id, 6)
         // A challenge made before the EK was recorded is not answered.
         XCTAssertNil(try store.takeChallenge(id: "c", now: 3))
+    }
+
+    /// Version 14 adds the approvals, three audit columns and the policy's approve stage to a
+    /// version 13 database, whose rows stay.
+    func testAVersion13DatabaseGainsTheApprovalsAndKeepsItsRows() throws {
+        let sqlite = "/usr/bin/sqlite3"
+        guard FileManager.default.isExecutableFile(atPath: sqlite) else { throw XCTSkip("no sqlite3 command") }
+        let made = try SQLiteStore(path: temp.path)
+        try made.audit(AuditEvent(event: .login, user: "alice", outcome: .accept), now: 5)
+        made.close()
+        // Back to version 13 as that release left it.
+        try runSQLite(
+            sqlite,
+            """
+            DROP TABLE approvals;
+            ALTER TABLE audit DROP COLUMN approval;
+            ALTER TABLE audit DROP COLUMN client_address;
+            ALTER TABLE audit DROP COLUMN workstation;
+            PRAGMA user_version = 13;
+            """)
+        let store = try SQLiteStore(path: temp.path)
+        defer { store.close() }
+        XCTAssertEqual(try store.auditEvents().map(\.user), ["alice"])
+        let approval = ApprovalRecord(
+            id: "a1", code: "47", user: "alice", host: "web01", hostKid: "hk", service: "sudo",
+            clientAddress: "10.0.0.5", terminal: "pts/1", nonce: "n", created: 10, expires: 40)
+        var row = AuditEvent(event: .approvalRequest, user: "alice", host: "web01", outcome: .accept)
+        row.approval = "a1"
+        row.clientAddress = "10.0.0.5"
+        XCTAssertEqual(
+            try store.openApproval(approval, jti: "j", keepUntil: 100, muteSeconds: 0, audit: row, now: 10),
+            .opened(replaced: nil))
+        XCTAssertEqual(try store.approval(id: "a1"), approval)
+        XCTAssertEqual(try store.auditEvents().map(\.approval), [nil, "a1"])
+        let check = Process()
+        let out = Pipe()
+        check.executableURL = URL(fileURLWithPath: sqlite)
+        check.arguments = [temp.path, "PRAGMA user_version;"]
+        check.standardOutput = out
+        try check.run()
+        check.waitUntilExit()
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "14\n")
     }
 
     /// Runs `script` on the test's database file with the sqlite3 command.

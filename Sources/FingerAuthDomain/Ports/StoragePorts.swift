@@ -217,7 +217,7 @@ package protocol StoreUpkeep: Sendable {
 /// Every port at once: what a store implements and what the admin commands open.
 package typealias AuthStorage = KeyRegistry & HostTokens & AuditLog & PolicyStore & ChallengeStore & ConsoleQueries
     & AdminAccounts & FailureCounts & BatchStore & StoreUpkeep & OfflineGrantStore
-    & HostKeyRegistry
+    & HostKeyRegistry & ApprovalStore
 
 /// Registered host keys: what signs a host's approval requests.
 package protocol HostKeyRegistry: Sendable {

@@ -266,11 +266,15 @@ extension PostgresConnection: SQLConnection {
         case let .offlineChain(kid):
             _ = try query(
                 "SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))", [.text("offline\n" + kid)])
+        case let .approvals(user):
+            _ = try query(
+                "SELECT pg_advisory_xact_lock(\(Self.keyLockClass), hashtext($1))", [.text("approvals\n" + user)])
         }
     }
 
     /// The first key of the two-key advisory locks (`pg_advisory_xact_lock(class, hashtext(…))`)
-    /// that serialise registrations of one user on one host, and EK pin changes of one host,
-    /// across instances (the one-key lock of migrations is another space).
+    /// that serialise registrations of one user on one host, EK pin changes of one host, the
+    /// offline records of one key and the approval requests of one user, across instances
+    /// (the one-key lock of migrations is another space).
     static let keyLockClass = 0x4641_4B59
 }

@@ -181,6 +181,14 @@ enum PostgresSchema {
         OfflineTables.fromVersion11(integer: "BIGINT"),
         // 13: the hosts' own keys (as SQLiteSchema's 13).
         HostKeyTables.schema(integer: "BIGINT"),
+        // 14: remote approvals, the approval, client address and workstation an audit row
+        // names, and the policy's `approve` stage (as SQLiteSchema's 14).
+        ApprovalTables.schema(integer: "BIGINT")
+            + """
+            ALTER TABLE policy_rules DROP CONSTRAINT policy_rules_stage_check,
+                ADD CONSTRAINT policy_rules_stage_check
+                CHECK (stage IN ('registration', 'login', 'offline', 'approve'));
+            """,
     ]
 
     /// The version this fingerauthd writes.

@@ -75,6 +75,7 @@ extension PostgresStore {
                     .boolean(grants), .text(grant?.gid), .integer(grant?.notAfter),
                     .integer(grant.map { Int64($0.uses) }),
                     .text(grant?.services.joined(separator: ",")), .integer(grant?.rule),
+                    .text(claim.audit.approval), .text(claim.audit.clientAddress), .text(claim.audit.workstation),
                 ])
         case let .audit(event, time):
             return AuditTables.insert(event, time: time)
@@ -131,7 +132,7 @@ extension PostgresStore {
             RETURNING 1
         ), a AS (
             INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, verified, count, service, client_service,
-                               ready_ms, match_ms, connect_ms)
+                               ready_ms, match_ms, connect_ms, approval, client_address, workstation)
             SELECT $8, $11, $2, $3, $1, $4,
                 CASE WHEN EXISTS (SELECT 1 FROM c) THEN \#(AuditOutcome.accept.sqlLiteral) ELSE \#(AuditOutcome.deny.sqlLiteral) END,
                 CASE WHEN EXISTS (SELECT 1 FROM c) THEN $12::text
@@ -139,7 +140,7 @@ extension PostgresStore {
                      WHEN NOT EXISTS (SELECT 1 FROM k WHERE status = ANY (string_to_array($6, ',')))
                          THEN 'key_' || (SELECT status FROM k)
                      ELSE 'replayed' END,
-                $13, true, 1, $14, $15, $16, $17, $18
+                $13, true, 1, $14, $15, $16, $17, $18, $25, $26, $27
             RETURNING 1
         )
         SELECT (SELECT status FROM k), EXISTS (SELECT 1 FROM c)

@@ -110,21 +110,23 @@ enum AdminTables {
         let rows = try db.textRows(
             """
             SELECT CAST(id AS TEXT), CAST("time" AS TEXT), event, "user", claimed_user, host, kid, outcome, reason, peer,
-                   CAST(count AS TEXT), admin
+                   CAST(count AS TEXT), admin, approval, client_address, workstation
               FROM audit\(conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
              ORDER BY id DESC LIMIT CAST(?\(values.count) AS BIGINT)
             """, values)
         return rows.compactMap { row in
-            guard row.count == 12, let id = row[0].flatMap({ Int64($0) }), let time = row[1].flatMap({ Int64($0) }),
+            guard row.count == 15, let id = row[0].flatMap({ Int64($0) }), let time = row[1].flatMap({ Int64($0) }),
                 let event = row[2], let outcome = row[7]
             else { return nil }
-            return AuditRecord(
-                id: id, time: time,
-                event: AuditEvent(
-                    event: AuditEventKind(name: event), user: row[3], claimedUser: row[4], host: row[5], kid: row[6],
-                    outcome: AuditOutcome(name: outcome),
-                    reason: row[8].map(AuditReason.init(text:)), peer: row[9],
-                    count: row[10].flatMap({ Int64($0) }) ?? 1, admin: row[11]))
+            var audited = AuditEvent(
+                event: AuditEventKind(name: event), user: row[3], claimedUser: row[4], host: row[5], kid: row[6],
+                outcome: AuditOutcome(name: outcome),
+                reason: row[8].map(AuditReason.init(text:)), peer: row[9],
+                count: row[10].flatMap({ Int64($0) }) ?? 1, admin: row[11])
+            audited.approval = row[12]
+            audited.clientAddress = row[13]
+            audited.workstation = row[14]
+            return AuditRecord(id: id, time: time, event: audited)
         }
     }
 

@@ -9,8 +9,10 @@ enum AuditTables {
         SQLStatement(
             #"""
             INSERT INTO audit ("time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count,
-                               rule, admin, service, client_service, ready_ms, match_ms, connect_ms, claimed_time)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+                               rule, admin, service, client_service, ready_ms, match_ms, connect_ms, claimed_time,
+                               approval, client_address, workstation)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+                    ?23)
             """#,
             [
                 .integer(time), .text(event.event.name), .text(event.user), .text(event.host), .text(event.kid),
@@ -18,6 +20,7 @@ enum AuditTables {
                 .text(event.claimedUser), .boolean(event.verified), .integer(event.count), .integer(event.rule),
                 .text(event.admin), .text(event.service), .text(event.clientService), .integer(event.stages?.ready),
                 .integer(event.stages?.match), .integer(event.stages?.connect), .integer(event.claimedTime),
+                .text(event.approval), .text(event.clientAddress), .text(event.workstation),
             ])
     }
 
@@ -42,7 +45,8 @@ enum AuditTables {
         try db.rows(
             #"""
             SELECT id, "time", event, "user", host, kid, jti, outcome, reason, peer, claimed_user, verified, count, rule,
-                   service, client_service, ready_ms, match_ms, connect_ms, claimed_time FROM
+                   service, client_service, ready_ms, match_ms, connect_ms, claimed_time, approval, client_address,
+                   workstation FROM
             (SELECT * FROM audit WHERE (CAST(?1 AS TEXT) IS NULL OR "user" = ?1)
                AND (CAST(?2 AS BIGINT) IS NULL OR "time" >= ?2) ORDER BY id DESC LIMIT ?3) AS recent
             ORDER BY id
@@ -60,6 +64,9 @@ enum AuditTables {
             let stages = LoginStageReport(ready: row.int64(16), match: row.int64(17), connect: row.int64(18))
             event.stages = stages == LoginStageReport() ? nil : stages
             event.claimedTime = row.int64(19)
+            event.approval = row.text(20)
+            event.clientAddress = row.text(21)
+            event.workstation = row.text(22)
             return AuditRecord(id: row.int64(0) ?? 0, time: row.int64(1) ?? 0, event: event)
         }
     }

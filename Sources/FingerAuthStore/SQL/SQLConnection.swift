@@ -52,6 +52,9 @@ enum LockScope {
     case endorsementKey(host: String)
     /// The offline records of one key: two uploads of the same records store them once.
     case offlineChain(kid: String)
+    /// The remote approvals of one user: one pending approval per user, whichever instance
+    /// the requests reach.
+    case approvals(user: String)
 }
 
 /// How the two databases spell what the shared SQL cannot say once.

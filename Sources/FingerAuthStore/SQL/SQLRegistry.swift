@@ -142,16 +142,24 @@ extension SQLRegistry {
 
     /// Each statement deletes at most `AuditTables.pruneBatch` rows in a transaction of its
     /// own and runs again while it found a full batch: a login waits for one batch at most.
+    /// Approvals that ended `ApprovalTables.keptAfterEnd` ago go in the same pass, uncounted.
     package func prune(_ policy: PrunePolicy) throws(StoreError) -> PruneResult {
         var result = PruneResult()
         for (field, statement) in AuditTables.pruning(dialect, policy) {
-            while true {
-                let deleted = try autocommit { (db) throws(StoreError) -> Int in try db.run(statement) }
-                result[keyPath: field] += deleted
-                if deleted < AuditTables.pruneBatch { break }
-            }
+            result[keyPath: field] += try pruneInBatches(statement)
         }
+        _ = try pruneInBatches(ApprovalTables.pruning(dialect))
         return result
+    }
+
+    /// Runs a pruning `statement` until it deletes less than a full batch; the rows deleted.
+    private func pruneInBatches(_ statement: SQLStatement) throws(StoreError) -> Int {
+        var total = 0
+        while true {
+            let deleted = try autocommit { (db) throws(StoreError) -> Int in try db.run(statement) }
+            total += deleted
+            if deleted < AuditTables.pruneBatch { return total }
+        }
     }
 
     package var sharesFailureCounts: Bool { dialect.sharesFailureCounts }

@@ -12,7 +12,7 @@ import FingerAuthDomain
 /// Versions 4 to 13: see each migration below.
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 13
+    static let version: Int64 = 14
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -34,7 +34,8 @@ enum SQLiteSchema {
             if current < 10 { try database.execute(fromVersion9) }
             if current < 11 { try database.execute(fromVersion10) }
             if current < 12 { try database.execute(fromVersion11) }
-            try database.execute(fromVersion12)
+            if current < 13 { try database.execute(fromVersion12) }
+            try database.execute(fromVersion13)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }
@@ -276,4 +277,32 @@ enum SQLiteSchema {
 
     /// Version 13: the hosts' own keys (`HostKeyTables`), that sign their approval requests.
     private static let fromVersion12 = HostKeyTables.schema(integer: "INTEGER")
+
+    /// Version 14 (`ApprovalTables.schema`): remote approvals, the approval, client address
+    /// and workstation an audit row names, and the policy's `approve` stage (its CHECK means
+    /// a rebuild, as in version 11).
+    private static let fromVersion13 =
+        ApprovalTables.schema(integer: "INTEGER") + """
+            ALTER TABLE policy_rules RENAME TO policy_rules_v13;
+            CREATE TABLE policy_rules (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                position INTEGER NOT NULL,
+                stage TEXT NOT NULL CHECK (stage IN ('registration', 'login', 'offline', 'approve')),
+                users TEXT NOT NULL,
+                hosts TEXT NOT NULL,
+                services TEXT NOT NULL,
+                key_kind TEXT NOT NULL,
+                action TEXT NOT NULL CHECK (action IN ('allow', 'deny', 'require-hardware-key', 'require-provisioned-ek')),
+                created INTEGER NOT NULL,
+                offline_limits TEXT
+            );
+            INSERT INTO policy_rules (id, position, stage, users, hosts, services, key_kind, action, created, offline_limits)
+                SELECT id, position, stage, users, hosts, services, key_kind, action, created, offline_limits
+                FROM policy_rules_v13;
+            UPDATE sqlite_sequence SET seq = MAX(seq, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'policy_rules_v13'), 0))
+                WHERE name = 'policy_rules';
+            INSERT INTO sqlite_sequence (name, seq) SELECT 'policy_rules', seq FROM sqlite_sequence
+                WHERE name = 'policy_rules_v13' AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'policy_rules');
+            DROP TABLE policy_rules_v13;
+            """
 }
