@@ -135,7 +135,9 @@ enum PolicyCommands {
         }
         let host = try options.required("host", command: command)
         let stage = PolicyStage(rawValue: options.optional("stage") ?? "login")
-        guard let stage else { throw UsageError(message: "policy test: --stage is login, registration, offline or approve") }
+        guard let stage else {
+            throw UsageError(message: "policy test: --stage is login, registration, offline or approve")
+        }
         let service = options.optional("service")
         if stage != .registration && service == nil {
             throw UsageError(message: "policy test: a login needs --service (the PAM service, e.g. sudo)")

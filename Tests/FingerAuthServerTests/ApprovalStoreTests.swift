@@ -39,18 +39,35 @@ final class ApprovalStoreTests: StoreBackendTestCase {
 
     func decide(
         _ store: any AuthStorage, _ id: String, approve: Bool = true, jti: String, workstation: String = "ws-alice",
-        now: Int64 = 1005
+        user: String = "alice", now: Int64 = 1005
     ) throws -> DecisionResult {
-        try store.decideApproval(
-            Self.decision(id, approve: approve, jti: jti, workstation: workstation, now: now),
+        try deviceKey(store, user: user, workstation: workstation)
+        return try store.decideApproval(
+            Self.decision(id, approve: approve, jti: jti, workstation: workstation, user: user, now: now),
             audit: Self.decisionRows, now: now)
     }
 
-    static func decision(_ id: String, approve: Bool, jti: String, workstation: String, now: Int64) -> ApprovalDecision
-    {
+    static func decision(
+        _ id: String, approve: Bool, jti: String, workstation: String, user: String = "alice", now: Int64
+    ) -> ApprovalDecision {
         ApprovalDecision(
-            id: id, approve: approve, kid: "dk-" + workstation, workstation: workstation, jti: jti,
-            keepUntil: now + 100)
+            id: id, user: user, approve: approve, kid: "dk-\(user)-\(workstation)", workstation: workstation,
+            jti: jti, keepUntil: now + 100)
+    }
+
+    /// Registers the device key `decision` names for `user` on `workstation` (once), as
+    /// `status`: the decision's transaction reads it again.
+    func deviceKey(
+        _ store: any AuthStorage, user: String, workstation: String, status: KeyStatus = .active
+    ) throws {
+        let kid = "dk-\(user)-\(workstation)"
+        guard try store.registeredKey(kid: kid) == nil else { return }
+        let maker = try XCTUnwrap(TokenMaker(TestKeys.alice))
+        let key = RegisteredKey(kid: kid, user: user, host: workstation, jwk: maker.jwk, status: .active, created: 10)
+        _ = try store.register(
+            key, proofJTI: "proof-" + kid, keepUntil: 10_000, audit: AuditEvent(event: .register, outcome: .deny),
+            now: 10)
+        if status == .revoked { _ = try store.revoke(kid: kid, now: 11) }
     }
 
     /// A decision's row, as the service writes it.
@@ -91,7 +108,7 @@ final class ApprovalStoreTests: StoreBackendTestCase {
             var approved = a
             approved.status = .approved
             approved.decided = 1005
-            approved.decidedKid = "dk-ws-alice"
+            approved.decidedKid = "dk-alice-ws-alice"
             approved.workstation = "ws-alice"
             XCTAssertEqual(try decide(store, "a1", jti: "d1"), .decided(approved))
             XCTAssertEqual(try store.approval(id: "a1"), approved)
@@ -218,6 +235,21 @@ final class ApprovalStoreTests: StoreBackendTestCase {
         }
     }
 
+    func testADecisionByAKeyRevokedSinceItWasVerifiedChangesNothing() throws {
+        try onEachBackend { store, _ in
+            XCTAssertEqual(try open(store, request("a1"), jti: "r1"), .opened(replaced: nil))
+            try deviceKey(store, user: "alice", workstation: "ws-gone", status: .revoked)
+            XCTAssertEqual(try decide(store, "a1", jti: "d1", workstation: "ws-gone"), .keyRefused(.keyRevoked))
+            XCTAssertEqual(
+                try store.decideApproval(
+                    Self.decision("a1", approve: true, jti: "d2", workstation: "ws-alice", user: "bob", now: 1005),
+                    audit: Self.decisionRows, now: 1005), .keyRefused(.keyChanged), "not bob's key")
+            XCTAssertEqual(try store.approval(id: "a1")?.status, .pending)
+            guard case let .decided(after) = try decide(store, "a1", jti: "d1") else { return XCTFail("not decided") }
+            XCTAssertEqual(after.decidedKid, "dk-alice-ws-alice")
+        }
+    }
+
     func testClosingAnApprovalChangesItOnce() throws {
         try onEachBackend { store, _ in
             XCTAssertEqual(try open(store, request("a1"), jti: "r1"), .opened(replaced: nil))
@@ -283,9 +315,11 @@ final class ApprovalStoreTests: StoreBackendTestCase {
                 let user = "u\(round)"
                 XCTAssertEqual(
                     try open(store, request("a\(round)", user: user), jti: "r\(round)"), .opened(replaced: nil))
+                for i in 0..<2 { try deviceKey(store, user: user, workstation: "ws\(i)") }
                 let decisions = (0..<2).map {
                     Self.decision(
-                        "a\(round)", approve: $0 == 0, jti: "d\(round)-\($0)", workstation: "ws\($0)", now: 1005)
+                        "a\(round)", approve: $0 == 0, jti: "d\(round)-\($0)", workstation: "ws\($0)", user: user,
+                        now: 1005)
                 }
                 let decided = try racing(2) { i throws(StoreError) -> DecisionResult in
                     try stores[i].decideApproval(decisions[i], audit: Self.decisionRows, now: 1005)

@@ -86,9 +86,19 @@ package enum ApprovalAdmission: Sendable, Equatable {
     case replayed
 }
 
+/// What a decision token's `decision` claim says.
+package enum ApprovalChoice: String, Sendable {
+    /// A finger matched on the workstation.
+    case approve
+    /// "Not me".
+    case deny
+}
+
 /// A person's decision on an approval, from a verified decision token.
 package struct ApprovalDecision: Sendable, Equatable {
     package var id: String
+    /// The user whose device key signed it (the approval's own: the service checked).
+    package var user: String
     package var approve: Bool
     /// The device key that signed it and its workstation (the key's host).
     package var kid: String
@@ -96,8 +106,11 @@ package struct ApprovalDecision: Sendable, Equatable {
     package var jti: String
     package var keepUntil: Int64
 
-    package init(id: String, approve: Bool, kid: String, workstation: String, jti: String, keepUntil: Int64) {
+    package init(
+        id: String, user: String, approve: Bool, kid: String, workstation: String, jti: String, keepUntil: Int64
+    ) {
         self.id = id
+        self.user = user
         self.approve = approve
         self.kid = kid
         self.workstation = workstation
@@ -119,6 +132,9 @@ package enum DecisionResult: Sendable, Equatable {
     case unknown
     /// The decision's jti was used before.
     case replayed
+    /// The device key that signed it is no longer active (revoked since the decision was
+    /// verified), or no longer registered to that user and workstation.
+    case keyRefused(ClaimRefusal)
 }
 
 /// The approvals a host asks for and a person decides on their workstation
@@ -139,7 +155,9 @@ package protocol ApprovalStore: Sendable {
     func approval(id: String) throws(StoreError) -> ApprovalRecord?
     /// The user's pending approvals (at most one unexpired), newest first.
     func pendingApprovals(user: String, now: Int64) throws(StoreError) -> [ApprovalRecord]
-    /// Applies `decision` in one transaction: its jti used up, the approval decided only if
+    /// Applies `decision` in one transaction: the device key read again (it must still be
+    /// active and registered to the decision's user and workstation, as a login's claim
+    /// reads it), its jti used up, the approval decided only if
     /// it is still pending and unexpired (`UPDATE … WHERE status = 'pending'`), and the rows
     /// `audit` gives for the record after it written with it.
     func decideApproval(

@@ -237,13 +237,13 @@ extension AuthenticatorService {
         event.workstation = call.identity.host
         event.host = nil
         let claims = call.claims
-        guard let choice = claims["decision"]?.stringValue, choice == "approve" || choice == "deny",
+        guard let choice = claims["decision"]?.stringValue.flatMap(ApprovalChoice.init(rawValue:)),
             let named = claims["approval"]?.stringValue
         else {
             event.reason = .code(.invalidRequest)
             return finish(event, .malformed(.request), exchange)
         }
-        let approve = choice == "approve"
+        let approve = choice == .approve
         if !approve { event.event = .approvalDenied }
         let found: ApprovalRecord?
         do { found = try store.approval(id: id) } catch {
@@ -271,7 +271,8 @@ extension AuthenticatorService {
             if let denied = policyRefusal(stage, &event) { return finish(event, denied, exchange) }
         }
         let decision = ApprovalDecision(
-            id: id, approve: approve, kid: call.identity.kid, workstation: call.identity.host, jti: call.jti,
+            id: id, user: call.identity.user, approve: approve, kid: call.identity.kid, workstation: call.identity.host,
+            jti: call.jti,
             keepUntil: call.keepUntil)
         let peer = LogText.clean(exchange.address)
         let jti = call.jti
@@ -305,6 +306,11 @@ extension AuthenticatorService {
         case .replayed:
             event.reason = .token(.replayed)
             return finish(event, .tokenRefused(.replayed), exchange)
+        case let .keyRefused(refusal):
+            verifier.keys.forget(call.identity.kid)
+            let reason = Refusal(refusal)
+            event.reason = .token(reason)
+            return finish(event, .tokenRefused(reason), exchange)
         }
     }
 }

@@ -37,11 +37,15 @@ package final class KeyCache: Sendable {
     /// The key registered under `kid` and its parsed public key (nil for a key the registry
     /// holds but that cannot be used), or nil when none is registered. `kid` must already
     /// be a well-formed kid (`TokenVerifier.isWellFormedKid`).
-    func lookup(_ kid: String, now: Int64) throws(StoreError) -> (RegisteredKey, (any SignatureKey)?)? {
+    /// `fresh`: the key's status and binding read from the registry whatever is cached (a
+    /// call that no write transaction checks again: a watch).
+    func lookup(_ kid: String, now: Int64, fresh: Bool = false) throws(StoreError) -> (
+        RegisteredKey, (any SignatureKey)?
+    )? {
         let cached = entries.withLock { $0[kid] }
         // Revoked is final; active is checked again by the write transaction anyway; a pending
         // key is read afresh every time, so an approval counts at once.
-        if let cached,
+        if let cached, !fresh,
             cached.key.status == .revoked || (cached.key.status == .active && now - cached.read < refreshSeconds)
         {
             return (cached.key, cached.publicKey)

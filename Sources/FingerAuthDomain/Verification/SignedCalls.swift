@@ -92,7 +92,11 @@ extension TokenVerifier {
                 kid: key.kid, user: "", host: key.host, status: key.status, kind: key.kind, ek: key.ek)
         } else {
             let found: (RegisteredKey, (any SignatureKey)?)?
-            do { found = try keys.lookup(kid, now: clock.now()) } catch { return .unavailable(facts) }
+            // Read afresh: a watch is checked by no write transaction, and a revoked key must
+            // stop watching at once, not when the cache next reads it.
+            do { found = try keys.lookup(kid, now: clock.now(), fresh: kind == .watch) } catch {
+                return .unavailable(facts)
+            }
             guard let (key, parsed) = found else { return .unverified(.unknownKid, facts) }
             guard let parsed else { return .unverified(.unusableKey, facts) }
             publicKey = parsed

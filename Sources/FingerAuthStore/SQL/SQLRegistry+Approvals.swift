@@ -56,6 +56,9 @@ extension SQLRegistry {
         _ decision: ApprovalDecision, audit: @Sendable (ApprovalRecord) -> [AuditEvent], now: Int64
     ) throws(StoreError) -> DecisionResult {
         try write { (db) throws(StoreError) -> DecisionResult in
+            let key = try KeyTables.status(db, kid: decision.kid, user: decision.user, host: decision.workstation)
+            guard let key else { return .keyRefused(.keyChanged) }
+            guard key == .active else { return .keyRefused(.status(key)) }
             guard try KeyTables.claim(db, jti: decision.jti, keepUntil: decision.keepUntil) else { return .replayed }
             if let decided = try ApprovalTables.decide(db, decision, now: now) {
                 for row in audit(decided) { try AuditTables.insert(db, row, time: now) }
