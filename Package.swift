@@ -34,7 +34,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq"),
         .systemLibrary(name: "CTSS2", path: "Sources/CTSS2", pkgConfig: "tss2-esys"),
-        // fork + execveat of the login helper: the child runs async-signal-safe C only.
+        // fork + execveat of the login helper: the child runs async-signal-safe C only; and the
+        // remote approval helper's SIGTERM flag (a signal handler is C's).
         .target(name: "CSpawn"),
 
         // The shared kernel, plain Swift with no C and no Foundation, for both sides: JSON,
@@ -146,7 +147,7 @@ let package = Package(
             name: "FingerAuthLogin",
             dependencies: [
                 "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthReader", "FingerAuthCrypto",
-                "FingerAuthHTTP", "FingerAuthTPM", "FingerAuthOffline", "CSystem",
+                "FingerAuthHTTP", "FingerAuthTPM", "FingerAuthOffline", "CSystem", "CSpawn",
             ],
             swiftSettings: v6, linkerSettings: staticRuntime),
         // The root service for PAM hosts that run as the user (screen lockers): the same

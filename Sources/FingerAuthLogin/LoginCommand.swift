@@ -30,6 +30,7 @@ enum LoginCommand {
             LineOutput.emit(.fail(.usage, detail: why.message))
             return .usage
         }
+        if let origin = job.approval { return RemoteApproval.run(job, origin: origin) }
         return login(job)
     }
 

@@ -86,6 +86,9 @@ package struct HelperProcess: LoginHelper {
                             "login helper reported acceptance but ended with \(HelperProcess.describe(exit))")
                     }
                     return acceptance
+                case .approval:
+                    child.kill()
+                    return .unavailable("login helper asked for a remote approval in a login by finger")
                 case let .refused(jti, answeredKID, code, detail):
                     _ = relay(message)
                     finish(child)

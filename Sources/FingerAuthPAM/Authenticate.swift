@@ -60,6 +60,13 @@ func authenticate(_ handle: ModuleHandle, _ request: ModuleRequest) -> PAMCode {
             users: users, time: SystemMonotonicTime())
         flow.trace = log.step
         outcome = flow.authenticate(login, options: options)
+    } else if login.remote != nil, options.remoteApproval {
+        // A remote login approved by a finger on the user's own workstation
+        // (docs/ARCHITECTURE.md, "Remote approval"): one prompt, as `prompt = parallel` asks it.
+        let flow = RemoteApprovalFlow(
+            login: rootLoginFlow(), helper: BackgroundHelper(), prompt: ModuleSecretPrompt(channel: channel),
+            terminal: handle.terminal(), origin: remoteOrigin(handle, caller: request, options: options))
+        outcome = flow.authenticate(login, options: options)
     } else if options.prompt == .parallel, let terminal = handle.terminal() {
         // One echo-off prompt while the helper scans (docs/ARCHITECTURE.md, "Password or
         // finger"); the module's conversation blocks, the helper does the waiting.

@@ -33,6 +33,21 @@ func remoteReason(
     return seat.notLocalReason(uids: uids, name: { users.name(of: $0) ?? "uid \($0)" })
 }
 
+/// Where a remote login comes from, as a remote approval names it to the person: the client's
+/// address (`PAM_RHOST`, else the remote session's record of the host's audit session) and
+/// the login's terminal (`PAM_TTY` without `/dev/`). Words the authenticator takes, or empty.
+func remoteOrigin(_ handle: ModuleHandle, caller: ModuleRequest, options: Options) -> ApprovalAsk {
+    var address = handle.stringItem(.remoteHost) ?? ""
+    if address.isEmpty {
+        let session = hostSession(caller, options)
+        address = session.auditSessionID().flatMap { session.readRecord($0) } ?? ""
+    }
+    var terminal = handle.stringItem(.tty) ?? ""
+    if terminal.hasPrefix("/dev/") { terminal = String(terminal.dropFirst(5)) }
+    func word(_ text: String, _ limit: Int) -> String { ApprovalAsk.isWord(text, limit: limit) ? text : "" }
+    return ApprovalAsk(clientAddress: word(address, 255), terminal: word(terminal, 64))
+}
+
 /// `pam_sm_open_session`: in sshd's stack (after pam_loginuid, which starts the audit
 /// session), a session with `PAM_RHOST` is recorded as remote under `session_dir`, keyed by
 /// its audit session id, so that a `sudo` run inside it later is known to be remote whatever

@@ -157,6 +157,17 @@ package final class ChildProcess {
         return status
     }
 
+    /// Sends `signal` to the child itself (not its group) while it is not reaped: a request
+    /// to end on its own (SIGTERM), which it may answer first.
+    package func signal(_ signal: Int32) {
+        guard reaped == nil else { return }
+        if pidFD >= 0 {
+            _ = fa_pidfd_send_signal(pidFD, signal)
+        } else if fa_child_not_reaped(pid) != 0 {
+            fa_kill(pid, signal)
+        }
+    }
+
     /// Kills the child now and reaps it.
     @discardableResult
     package func kill() -> ChildExit {

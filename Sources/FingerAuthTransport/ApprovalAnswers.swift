@@ -8,12 +8,12 @@ extension AnswerMapping {
     /// The answer to one of the approvals' own outcomes; nil for any other outcome.
     static func approvalAnswer(_ outcome: Outcome) -> HTTPResponse? {
         switch outcome {
-        case let .approvalOpened(record, now):
+        case let .approvalOpened(record, now, workstations):
             return HTTPResponse(
                 status: 201,
                 json: .object([
                     ("id", .string(record.id)), ("code", .string(record.code)), ("expires", .integer(record.expires)),
-                    ("server_time", .integer(now)),
+                    ("server_time", .integer(now)), ("workstations", .array(workstations.map(JSONValue.string))),
                 ]))
         case let .approvalState(record, now):
             var fields: [(String, JSONValue)] = [

@@ -21,8 +21,19 @@ final class ScriptedBackground: BackgroundLoginHelper {
 final class ScriptedRunning: RunningLogin {
     let verdict: HelperOutcome?
     var stopped = false
+    /// A remote approval's first line, and the verdict that comes while the module waits.
+    var approval = ApprovalPrompt.asked(code: "47", workstations: "ws-alice")
+    var later: HelperOutcome?
+    var withdrawn = false
+    var waitedMilliseconds: Int64?
     init(_ verdict: HelperOutcome?) { self.verdict = verdict }
     func verdictNow() -> HelperOutcome? { verdict }
+    func verdict(untilMilliseconds milliseconds: Int64) -> HelperOutcome? {
+        waitedMilliseconds = milliseconds
+        return verdict ?? later
+    }
+    func approvalPrompt(untilMilliseconds milliseconds: Int64) -> ApprovalPrompt { approval }
+    func withdraw() { withdrawn = true }
     func stop() { stopped = true }
 }
 

@@ -139,6 +139,9 @@ class ForwardingStore: AuthStorage, @unchecked Sendable {
         try base.revokeKeys(user: user, host: host, now: now)
     }
     func approve(kid: String) throws(StoreError) -> ApprovalResult { try base.approve(kid: kid) }
+    func activeKeyHosts(user: String, limit: Int) throws(StoreError) -> [String] {
+        try base.activeKeyHosts(user: user, limit: limit)
+    }
     func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)] { try base.keyCounts() }
     func createHostToken(host: String, now: Int64) throws(StoreError) -> String {
         try base.createHostToken(host: host, now: now)

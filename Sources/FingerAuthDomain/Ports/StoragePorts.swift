@@ -34,6 +34,8 @@ package protocol KeyRegistry: KeyDirectory {
     func approve(kid: String) throws(StoreError) -> ApprovalResult
     /// How many keys are in each status (for /metrics); every status is present.
     func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)]
+    /// The hosts where `user` has an active key (their workstations), by name, at most `limit`.
+    func activeKeyHosts(user: String, limit: Int) throws(StoreError) -> [String]
 }
 
 extension KeyRegistry {

@@ -96,7 +96,11 @@ extension AuthenticatorService {
             log.message(
                 "approval \(id) pending: \(LogText.clean(user)) to \(LogText.clean(service)) on "
                     + "\(LogText.clean(host))\(replaced.map { ", replacing \($0)" } ?? "")")
-            return finish(event, .approvalOpened(record, serverTime: now), exchange, written: true, counting: counted)
+            // Where to touch, for the host's prompt: a read the request's row does not need.
+            let workstations = (try? store.activeKeyHosts(user: user, limit: 4)) ?? []
+            return finish(
+                event, .approvalOpened(record, serverTime: now, workstations: workstations), exchange, written: true,
+                counting: counted)
         case .pendingElsewhere:
             event.approval = nil
             event.reason = .code(.approvalPending)

@@ -28,8 +28,9 @@ package enum Outcome: Sendable, Equatable {
     case policyAllows(rule: Int64?)
     /// An offline sync answered.
     case offlineSynced(OfflineSyncReport)
-    /// A remote approval recorded as pending (201), with the authenticator's clock.
-    case approvalOpened(ApprovalRecord, serverTime: Int64)
+    /// A remote approval recorded as pending (201), with the authenticator's clock and the
+    /// user's workstations (the hosts of their active keys), which the host's prompt names.
+    case approvalOpened(ApprovalRecord, serverTime: Int64, workstations: [String])
     /// Where an approval stands, for the host that asked.
     case approvalState(ApprovalRecord, serverTime: Int64)
     /// A user's pending approvals, for a workstation's watch.

@@ -46,7 +46,9 @@ package enum OutcomeCategory: String, CaseIterable, Sendable {
         case .refused: self = .refused
         case .policyDenied: self = .policyDenied
         case .tooManyAttempts: self = .tooManyAttempts
-        case .placeFinger, .passwordOrFinger, .noMatch, .offlineLogin: self = OutcomeCategory(code: code)
+        case .approvalDenied, .approvalTimedOut, .approvalHeld: self = .refused
+        case .placeFinger, .passwordOrFinger, .noMatch, .offlineLogin, .approvalPrompt, .approvalPromptEnter:
+            self = OutcomeCategory(code: code)
         }
     }
 }

@@ -16,6 +16,11 @@ package enum TextName: String, CaseIterable, Sendable {
     case policyDenied = "policy_denied"
     case tooManyAttempts = "too_many_attempts"
     case offlineLogin = "offline_login"
+    case approvalPrompt = "approval_prompt"
+    case approvalPromptEnter = "approval_prompt_enter"
+    case approvalDenied = "approval_denied"
+    case approvalTimedOut = "approval_timed_out"
+    case approvalHeld = "approval_held"
 
     /// The English text, which is also the gettext msgid.
     package var english: String {
@@ -30,6 +35,13 @@ package enum TextName: String, CaseIterable, Sendable {
         case .policyDenied: return LoginTexts.policyDenied
         case .tooManyAttempts: return LoginTexts.tooManyAttempts
         case .offlineLogin: return LoginTexts.offlineLogin
+        case .approvalPrompt: return "Touch the reader on {workstation} (code {code}) \u{2014} Enter to wait, or type your password: "
+        case .approvalPromptEnter:
+            return "Touch the reader on {workstation} (code {code}), then press Enter \u{2014} or type your password: "
+        case .approvalDenied: return "Not approved: \"Not me\" on your workstation"
+        case .approvalTimedOut: return "Not approved in time on your workstation"
+        case .approvalHeld:
+            return "Remote approval unavailable: another request is pending, or a recent \"Not me\" holds them back"
         }
     }
 }
@@ -55,13 +67,16 @@ package struct PromptTexts {
     }
 
     /// The text `name` for this login, `{service}` and `{left}` filled in.
-    package func text(_ name: TextName, left: Int = 0, expires: String = "") -> String {
+    package func text(
+        _ name: TextName, left: Int = 0, expires: String = "", workstation: String = "", code: String = ""
+    ) -> String {
         let chosen =
             options.texts[name.rawValue + "." + service] ?? options.texts[name.rawValue]
             ?? translate(name.english)
         return chosen.replacingAll("{service}", with: ServiceName.claim(service)).replacingAll(
             "{left}", with: String(left)
         )
-        .replacingAll("{expires}", with: expires)
+        .replacingAll("{expires}", with: expires).replacingAll("{workstation}", with: workstation)
+        .replacingAll("{code}", with: code)
     }
 }

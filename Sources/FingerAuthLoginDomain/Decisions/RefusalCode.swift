@@ -29,11 +29,19 @@ package enum RefusalCode: String, CaseIterable, Sendable {
     case otherAnswer = "other_answer"
     /// A 403 with any other code, or none.
     case refused
+    /// Remote approval: the person answered "Not me" on their workstation.
+    case approvalDenied = "approval_denied"
+    /// Remote approval: nobody approved in time.
+    case approvalTimedOut = "approval_timed_out"
+    /// Remote approval: the user's requests are muted after a recent "Not me" (429
+    /// `approval_muted`), or another approval of theirs is pending (409 `approval_pending`).
+    case approvalHeld = "approval_held"
 
     /// The code for a refusing answer (400, 401, 403) with the authenticator's `error` code.
     package init(status: Int, error: String?) {
         switch (status, error) {
         case (403, "policy_denied"?): self = .policyDenied
+        case (429, "approval_muted"?), (409, "approval_pending"?): self = .approvalHeld
         case (403, "hardware_key_required"?): self = .hardwareKeyRequired
         case (_, "key_revoked"?), (_, "key_changed"?): self = .revoked
         case (_, "key_pending"?): self = .pending
@@ -55,6 +63,9 @@ package enum RefusalCode: String, CaseIterable, Sendable {
         case .hardwareKeyRequired, .revoked, .pending, .unknownKey, .replayed, .tokenTime, .invalidToken,
             .invalidRequest, .otherAnswer, .refused:
             return .refused
+        case .approvalDenied: return .approvalDenied
+        case .approvalTimedOut: return .approvalTimedOut
+        case .approvalHeld: return .approvalHeld
         }
     }
 }

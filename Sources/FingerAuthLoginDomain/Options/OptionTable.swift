@@ -78,6 +78,8 @@ package enum OptionTable {
         E.path("cafile", .travels, { $0.caFile = $1 }, { $0.caFile }),
         E.text("pinned_pubkey", .travels, { $0.pinnedPublicKey = $1 }, { $0.pinnedPublicKey }),
         E.number("timeout", 1...120, .travels, { $0.timeoutSeconds = $1 }, { $0.timeoutSeconds }),
+        E.number(
+            "approve_timeout", 5...55, .travelsUnlessDefault, { $0.approveTimeoutSeconds = $1 }, { $0.approveTimeoutSeconds }),
         E.number("max_tries", 1...10, .travels, { $0.maxTries = $1 }, { $0.maxTries }),
         E.number("ttl", 1...300, .travels, { $0.ttlSeconds = $1 }, { $0.ttlSeconds }),
         E.path("state_dir", .travels, { $0.stateDirectory = $1 }, { $0.stateDirectory }),
@@ -227,17 +229,24 @@ extension OptionEntry {
             }, write: { $0.tpmTCTI })
     }
 
-    /// `remote = allow | deny` (`skip` reads as `deny`).
+    /// `remote = allow | deny | approve` (`skip` reads as `deny`).
     static func remote(_ key: String) -> OptionEntry {
         OptionEntry(
-            key: key, kind: .choice(["allow", "deny", "skip"]), travel: .stays,
+            key: key, kind: .choice(["allow", "deny", "skip", "approve"]), travel: .stays,
             read: { options, value in
                 switch value {
-                case "allow": options.allowRemote = true
-                case "deny", "skip": options.allowRemote = false
-                default: return "must be allow or deny"
+                case "allow":
+                    options.allowRemote = true
+                    options.remoteApproval = false
+                case "deny", "skip":
+                    options.allowRemote = false
+                    options.remoteApproval = false
+                case "approve":
+                    options.allowRemote = false
+                    options.remoteApproval = true
+                default: return "must be allow, deny or approve"
                 }
                 return nil
-            }, write: { $0.allowRemote ? "allow" : "deny" })
+            }, write: { $0.allowRemote ? "allow" : $0.remoteApproval ? "approve" : "deny" })
     }
 }

@@ -64,6 +64,12 @@ package struct Options: Equatable, Sendable {
     package var allowHTTP = false
     /// Run for remote sessions too (`remote=allow`); by default they are skipped.
     package var allowRemote = false
+    /// `remote=approve`: a remote login asks the authenticator that the user approve it with
+    /// a finger on their own workstation (docs/ARCHITECTURE.md, "Remote approval").
+    package var remoteApproval = false
+    /// How long a remote approval waits for the person's finger (`approve_timeout`), seconds:
+    /// below sshd's `LoginGraceTime` and sudo's password timeout.
+    package var approveTimeoutSeconds = 30
     /// Step-by-step log lines (`debug`).
     package var debug = false
     /// Where debug lines go instead of syslog (`debug_file`).

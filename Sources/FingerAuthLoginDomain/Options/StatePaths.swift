@@ -34,4 +34,8 @@ package struct StatePaths: Sendable {
     package var clockFloor: String { root + "/clock-floor" }
 
     package static let printSuffix = ".fpt"
+
+    /// `<state_dir>/host/host.key` — this host's own key (`fingerauth host register`), which
+    /// signs its remote approval requests; root, 0600.
+    package static func hostKey(root: String) -> String { root + "/host/host.key" }
 }

@@ -22,8 +22,24 @@ package protocol RunningLogin: AnyObject {
     /// for at most the exit grace); nil while no verdict is there. Stops the helper
     /// whenever it returns anything but `.accepted`.
     func verdictNow() -> HelperOutcome?
+    /// As `verdictNow`, waiting for the verdict up to `milliseconds`.
+    func verdict(untilMilliseconds milliseconds: Int64) -> HelperOutcome?
+    /// A remote approval's first line (`APPROVAL`), waited for up to `milliseconds`; a
+    /// helper that says anything else first has ended (its outcome).
+    func approvalPrompt(untilMilliseconds milliseconds: Int64) -> ApprovalPrompt
+    /// Asks the helper to end on its own (SIGTERM): a remote approval's helper withdraws its
+    /// request first. Does not wait.
+    func withdraw()
     /// Kills the helper's process group and reaps it.
     func stop()
+}
+
+/// How a remote approval's helper began.
+package enum ApprovalPrompt: Equatable, Sendable {
+    /// The authenticator holds the request: the code the person sees and the user's workstations.
+    case asked(code: String, workstations: String)
+    /// It ended before (an outcome, or nil when nothing came in time).
+    case ended(HelperOutcome?)
 }
 
 /// One echo-off prompt through the PAM conversation.

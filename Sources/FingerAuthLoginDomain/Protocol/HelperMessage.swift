@@ -19,6 +19,14 @@ import FingerAuthCore
 ///     UNAVAILABLE <jti> <kid> <why>    the authenticator could not answer properly (5xx, timeout…)
 ///     FAIL <reason> <text>             the login step could not be done (reasons: `HelperFailure`)
 ///
+/// A remote approval (`remote = approve`) has no reader here: its helper says, instead of
+/// `READY`, where the person is to touch and what code they will see, then `MATCH` (the
+/// workstation that approved) and `ACCEPTED`, or `REFUSED`/`UNAVAILABLE`:
+///
+///     APPROVAL <code> <workstations>   the authenticator holds the request; <code> two
+///                                      digits, <workstations> the user's, comma-separated
+///                                      (`-`: none known)
+///
 /// The module believes a verdict only when it names the `jti` the module itself chose.
 package enum HelperMessage: Equatable, Sendable {
     case ready(reader: String)
@@ -30,6 +38,7 @@ package enum HelperMessage: Equatable, Sendable {
     case refused(jti: String, kid: String, code: RefusalCode, detail: String)
     case unavailable(jti: String, kid: String, detail: String)
     case fail(HelperFailure, detail: String)
+    case approval(code: String, workstations: String)
 
     /// Longest line the module reads from the helper.
     package static let maxLineBytes = 256
@@ -57,6 +66,8 @@ package enum HelperMessage: Equatable, Sendable {
                 "UNAVAILABLE " + HelperMessage.word(jti) + " " + HelperMessage.word(kid) + " "
                 + HelperMessage.clean(detail)
         case let .fail(reason, detail): text = "FAIL \(reason.rawValue) " + HelperMessage.clean(detail)
+        case let .approval(code, workstations):
+            text = "APPROVAL " + HelperMessage.word(code) + " " + HelperMessage.word(workstations)
         }
         return String(text.prefix(HelperMessage.maxLineBytes))
     }
@@ -111,6 +122,12 @@ package enum HelperMessage: Equatable, Sendable {
             guard fields.count >= 2, !fields[0].isEmpty, !fields[1].isEmpty else { return nil }
             self = .unavailable(
                 jti: String(fields[0]), kid: String(fields[1]), detail: fields.count > 2 ? String(fields[2]) : "")
+        case "APPROVAL":
+            let fields = rest.split(separator: " ", omittingEmptySubsequences: false)
+            guard fields.count == 2, fields[0].utf8.count == 2, fields[0].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                !fields[1].isEmpty
+            else { return nil }
+            self = .approval(code: String(fields[0]), workstations: String(fields[1]))
         case "FAIL":
             let reasonText = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
             guard let first = reasonText.first, let reason = HelperFailure(rawValue: String(first)) else { return nil }

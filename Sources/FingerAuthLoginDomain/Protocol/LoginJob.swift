@@ -17,6 +17,9 @@ package struct LoginJob: Equatable, Sendable {
     /// The agent's logins only: the service the client named, for the token's
     /// `client_service` claim (nobody vouches for it; `service` is then the agent's name).
     package var clientService: String?
+    /// `remote = approve` only: no finger here; the helper asks the authenticator that the
+    /// user approve this login on their own workstation (`RemoteApprovalFlow`).
+    package var approval: ApprovalAsk?
 
     package init(
         user: String, service: String, jti: String, issuer: String, options: Options,
@@ -39,6 +42,10 @@ package struct LoginJob: Equatable, Sendable {
     package var text: String {
         var lines = ["user=" + user, "service=" + service, "jti=" + jti, "issuer=" + issuer]
         if let clientService { lines.append("client_service=" + clientService) }
+        if let approval {
+            lines.append("approve_rhost=" + approval.clientAddress)
+            lines.append("approve_tty=" + approval.terminal)
+        }
         for entry in OptionTable.entries {
             if let value = entry.wireValue(options) { lines.append(entry.key + "=" + value) }
         }
@@ -64,6 +71,8 @@ package struct LoginJob: Equatable, Sendable {
         var issuer: String?
         var terminalPath: String?
         var terminalDevice: UInt64?
+        var approveAddress: String?
+        var approveTerminal: String?
         var options = Options()
         var number = 0
         for raw in text.split(separator: "\n", omittingEmptySubsequences: true) {
@@ -101,6 +110,16 @@ package struct LoginJob: Equatable, Sendable {
                     throw ConfigError(source: source, key: key, message: "not a host id")
                 }
                 issuer = value
+            case "approve_rhost":
+                guard approveAddress == nil, ApprovalAsk.isWord(value, limit: 255) else {
+                    throw ConfigError(source: source, key: key, message: "not a client address")
+                }
+                approveAddress = value
+            case "approve_tty":
+                guard approveTerminal == nil, ApprovalAsk.isWord(value, limit: 64) else {
+                    throw ConfigError(source: source, key: key, message: "not a terminal name")
+                }
+                approveTerminal = value
             case "terminal":
                 guard terminalPath == nil, let path = TerminalTarget.devicePath(fromPAMTTY: value), path == value else {
                     throw ConfigError(source: source, key: key, message: "not a terminal device path")
@@ -132,6 +151,11 @@ package struct LoginJob: Equatable, Sendable {
             options: try options.validated(source: "request", unprivilegedPortStart: unprivilegedPortStart()),
             terminal: terminal)
         job.clientService = clientService
+        switch (approveAddress, approveTerminal) {
+        case let (address?, terminal?): job.approval = ApprovalAsk(clientAddress: address, terminal: terminal)
+        case (nil, nil): break
+        default: throw ConfigError(source: "request", message: "approve_rhost and approve_tty go together")
+        }
         return job
     }
 
@@ -146,4 +170,24 @@ package struct LoginJob: Equatable, Sendable {
 /// equivalence ("\u{212A}" equals "K"); identities (users, token ids, key ids) must not.
 package func sameBytes(_ a: String, _ b: String) -> Bool {
     a.utf8.elementsEqual(b.utf8)
+}
+
+/// What a remote approval's request names besides the user and the service: where the
+/// login comes from, as the person will see it on their workstation.
+package struct ApprovalAsk: Equatable, Sendable {
+    /// The client's address (`PAM_RHOST`, or the remote session's record); empty when unknown.
+    package var clientAddress: String
+    /// The login's terminal (`PAM_TTY`, e.g. `pts/3` or `ssh`); empty when none.
+    package var terminal: String
+
+    package init(clientAddress: String, terminal: String) {
+        self.clientAddress = clientAddress
+        self.terminal = terminal
+    }
+
+    /// Empty, or printable ASCII without spaces of at most `limit` bytes: what the
+    /// authenticator takes in its `rhost` and `tty` claims.
+    package static func isWord(_ text: String, limit: Int) -> Bool {
+        text.utf8.count <= limit && text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
+    }
 }

@@ -62,6 +62,18 @@ extension SQLRegistry {
         try write { (db) throws(StoreError) -> ApprovalResult in try KeyTables.approve(db, kid: kid) }
     }
 
+    package func activeKeyHosts(user: String, limit: Int) throws(StoreError) -> [String] {
+        try read { (db) throws(StoreError) -> [String] in
+            try db.rows(
+                #"SELECT DISTINCT host FROM keys WHERE "user" = ?1 AND status = 'active' ORDER BY host LIMIT ?2"#,
+                [.text(user), .integer(Int64(max(1, limit)))]
+            ) { (row: Connection.Row) throws(StoreError) -> String in
+                guard let host = row.text(0) else { throw StoreError("corrupt row in table keys") }
+                return host
+            }
+        }
+    }
+
     package func keyCounts() throws(StoreError) -> [(KeyStatus, Int64)] {
         try read { (db) throws(StoreError) -> [(KeyStatus, Int64)] in try KeyTables.counts(db) }
     }
