@@ -43,10 +43,10 @@ final class RunningHelper: RunningLogin {
         self.exitGrace = exitGrace
     }
 
-    func verdictNow() -> HelperOutcome? { verdict(until: MonotonicInstant.now()) }
+    func verdictNow() -> HelperOutcome? { verdict(until: MonotonicInstant.now(), stopping: true) }
 
     func verdict(untilMilliseconds milliseconds: Int64) -> HelperOutcome? {
-        verdict(until: MonotonicInstant.now().adding(milliseconds: max(0, milliseconds)))
+        verdict(until: MonotonicInstant.now().adding(milliseconds: max(0, milliseconds)), stopping: false)
     }
 
     func approvalPrompt(untilMilliseconds milliseconds: Int64) -> ApprovalPrompt {
@@ -81,7 +81,7 @@ final class RunningHelper: RunningLogin {
         case over(HelperOutcome?)
     }
 
-    private func next(until deadline: MonotonicInstant) -> Next {
+    private func next(until deadline: MonotonicInstant, stopping: Bool = true) -> Next {
         switch child.readLine(until: deadline) {
         case let .line(text):
             guard let message = HelperMessage(line: text) else {
@@ -89,6 +89,8 @@ final class RunningHelper: RunningLogin {
                 return .over(.unavailable("login helper sent an unreadable line"))
             }
             return .message(message)
+        case .timedOut where !stopping:
+            return .over(nil)
         case .endOfOutput, .timedOut:
             stop()
             if last == nil && finger != nil {
@@ -102,10 +104,11 @@ final class RunningHelper: RunningLogin {
     }
 
     /// Reads lines until `deadline`: `.accepted` only for an `ACCEPTED` after a `MATCH`
-    /// followed by exit status 0; whatever else, the helper is stopped.
-    private func verdict(until deadline: MonotonicInstant) -> HelperOutcome? {
+    /// followed by exit status 0; whatever else, the helper is stopped — except, unless
+    /// `stopping`, when nothing came by the deadline (nil: it is still running).
+    private func verdict(until deadline: MonotonicInstant, stopping: Bool) -> HelperOutcome? {
         while true {
-            switch next(until: deadline) {
+            switch next(until: deadline, stopping: stopping) {
             case let .message(message):
                 if let decided = absorb(message) { return decided }
             case let .over(outcome):

@@ -56,7 +56,7 @@ final class OptionTableTests: XCTestCase {
             [
                 "url", "audience", "cafile", "pinned_pubkey", "timeout", "max_tries", "ttl", "state_dir",
                 "virtual_reader", "allow_http", "tpm_tcti", "virtual_storage_reader", "virtual_reader_removable",
-                "reader", "lid", "system_bus", "acpi_lid_dir",
+                "reader", "lid", "system_bus", "acpi_lid_dir", "approve_timeout",
             ])
         var all = Options()
         all.url = try AuthenticatorURL.parse("https://auth.example/v1/login").get()
@@ -167,7 +167,7 @@ final class OptionTableTests: XCTestCase {
             ("lid", "open", "must be skip or ignore"),
             ("prompt", "both", "must be sequential or parallel"),
             ("key_store", "hsm", "must be tpm, file or auto"),
-            ("remote", "yes", "must be allow or deny"),
+            ("remote", "yes", "must be allow, deny or approve"),
             ("url", "ftp://a.example/", "must start with https://"),
             ("tpm_tcti", "cmd:x", "must be a device:, swtpm: or mssim: TCTI string, e.g. device:/dev/tpmrm0"),
             ("text.no_match.su do", "x", "the service after the text's name must be a PAM service name"),

@@ -35,7 +35,8 @@ package enum TextName: String, CaseIterable, Sendable {
         case .policyDenied: return LoginTexts.policyDenied
         case .tooManyAttempts: return LoginTexts.tooManyAttempts
         case .offlineLogin: return LoginTexts.offlineLogin
-        case .approvalPrompt: return "Touch the reader on {workstation} (code {code}) \u{2014} Enter to wait, or type your password: "
+        case .approvalPrompt:
+            return "Touch the reader on {workstation} (code {code}) \u{2014} Enter to wait, or type your password: "
         case .approvalPromptEnter:
             return "Touch the reader on {workstation} (code {code}), then press Enter \u{2014} or type your password: "
         case .approvalDenied: return "Not approved: \"Not me\" on your workstation"

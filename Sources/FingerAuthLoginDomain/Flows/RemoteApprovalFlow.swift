@@ -75,12 +75,11 @@ package struct RemoteApprovalFlow<
         let question = texts.text(
             terminal == nil ? .approvalPromptEnter : .approvalPrompt, workstation: place, code: code)
         let answer = prompt.askSecret(question)
-        var verdict = running.verdictNow()
-        if verdict == nil, let answer, answer.isEmpty {
-            // Enter: wait for the person's finger on the workstation, up to the approval's end.
-            let wait = Int64(options.approveTimeoutSeconds) * 1000 + 2000
-            verdict = running.verdict(untilMilliseconds: wait)
-        }
+        // Enter: wait for the person's finger on the workstation, up to the approval's end;
+        // else only what the helper said meanwhile (it keeps running, to withdraw).
+        let empty = answer?.isEmpty == true
+        let verdict = running.verdict(
+            untilMilliseconds: empty ? Int64(options.approveTimeoutSeconds) * 1000 + 2000 : 0)
         login.trace(
             "remote approval prompt returned (\(answer == nil ? "conversation failed" : answer?.isEmpty == true ? "empty" : "answered")); helper: \(verdict.map { $0.logText } ?? "no verdict, withdrawn")"
         )

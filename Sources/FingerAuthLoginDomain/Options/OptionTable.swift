@@ -79,7 +79,8 @@ package enum OptionTable {
         E.text("pinned_pubkey", .travels, { $0.pinnedPublicKey = $1 }, { $0.pinnedPublicKey }),
         E.number("timeout", 1...120, .travels, { $0.timeoutSeconds = $1 }, { $0.timeoutSeconds }),
         E.number(
-            "approve_timeout", 5...55, .travelsUnlessDefault, { $0.approveTimeoutSeconds = $1 }, { $0.approveTimeoutSeconds }),
+            "approve_timeout", 5...55, .travelsUnlessDefault, { $0.approveTimeoutSeconds = $1 },
+            { $0.approveTimeoutSeconds }),
         E.number("max_tries", 1...10, .travels, { $0.maxTries = $1 }, { $0.maxTries }),
         E.number("ttl", 1...300, .travels, { $0.ttlSeconds = $1 }, { $0.ttlSeconds }),
         E.path("state_dir", .travels, { $0.stateDirectory = $1 }, { $0.stateDirectory }),

@@ -22,7 +22,8 @@ package protocol RunningLogin: AnyObject {
     /// for at most the exit grace); nil while no verdict is there. Stops the helper
     /// whenever it returns anything but `.accepted`.
     func verdictNow() -> HelperOutcome?
-    /// As `verdictNow`, waiting for the verdict up to `milliseconds`.
+    /// As `verdictNow`, waiting for the verdict up to `milliseconds`; but when none came by
+    /// then, nil with the helper still running (its owner withdraws or stops it).
     func verdict(untilMilliseconds milliseconds: Int64) -> HelperOutcome?
     /// A remote approval's first line (`APPROVAL`), waited for up to `milliseconds`; a
     /// helper that says anything else first has ended (its outcome).
