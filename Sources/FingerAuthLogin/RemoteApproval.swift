@@ -55,6 +55,7 @@ enum RemoteApproval {
                 asker.withdraw(opened.id)
                 LineOutput.emit(
                     .refused(jti: job.jti, kid: "-", code: .approvalTimedOut, detail: "nobody approved in time"))
+                endPrompt(job)
                 return .failed
             }
             guard let state = asker.state(opened.id) else {
@@ -74,16 +75,27 @@ enum RemoteApproval {
                     .refused(
                         jti: job.jti, kid: state.kid ?? "-", code: .approvalDenied,
                         detail: "\"Not me\" on \(state.workstation ?? "the workstation")"))
+                endPrompt(job)
                 return .failed
             case "expired":
                 LineOutput.emit(
                     .refused(jti: job.jti, kid: "-", code: .approvalTimedOut, detail: "nobody approved in time"))
+                endPrompt(job)
                 return .failed
             default:
                 LineOutput.emit(.unavailable(jti: job.jti, kid: "-", detail: "the request was \(state.status)"))
+                endPrompt(job)
                 return .failed
             }
         }
+    }
+
+    /// Ends the pending prompt on the caller's own terminal (a newline, as an approval does)
+    /// once the approval has ended otherwise: the person goes on to the password at once,
+    /// with the reason, instead of pressing Enter for a decision that came. After the line,
+    /// so that the module reads the reason with the empty answer.
+    static func endPrompt(_ job: LoginJob) {
+        if let terminal = job.terminal { TerminalInjector.inject(terminal) }
     }
 
     /// What the authenticator answered to the request.

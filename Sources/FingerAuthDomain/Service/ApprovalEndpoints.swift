@@ -97,7 +97,10 @@ extension AuthenticatorService {
                 "approval \(id) pending: \(LogText.clean(user)) to \(LogText.clean(service)) on "
                     + "\(LogText.clean(host))\(replaced.map { ", replacing \($0)" } ?? "")")
             // Where to touch, for the host's prompt: a read the request's row does not need.
-            let workstations = (try? store.activeKeyHosts(user: user, limit: 4)) ?? []
+            // The asking host is no workstation for its own login, even where the user has a key.
+            let workstations = ((try? store.activeKeyHosts(user: user, limit: 5)) ?? []).filter {
+                !$0.sameBytes(as: host)
+            }.prefix(4).map { $0 }
             return finish(
                 event, .approvalOpened(record, serverTime: now, workstations: workstations), exchange, written: true,
                 counting: counted)
