@@ -405,7 +405,6 @@ def approval_fleet(tmp_path_factory):
         for authd in (a, b):
             assert authd.returncode == 0, authd.log_text()
             log = authd.log_text()
-            assert "approval notices: a notice that is not ours" not in log
             for secret in pa.secrets + pb.secrets:
                 assert secret not in log
 
@@ -451,6 +450,23 @@ def test_a_request_posted_to_a_reaches_the_watch_parked_on_b_at_once(approvals):
     # B heard the notice (A's own came back to A too: a spurious wake-up there is harmless).
     assert wait_until(lambda: notices(pb.authd) > before, 2)
     assert rows(pb.authd, "approval_shown", asked.json()["id"])[0]["workstation"] == "ws-alice"
+
+
+def test_a_notice_that_is_not_ours_is_ignored_and_the_listener_goes_on(approvals):
+    pg, pa, pb = approvals
+    for payload in ("garbage", "id Alice", "a b c", "x" * 7999, "id ../etc", ""):
+        pg.psql("approvals", "SELECT pg_notify('fingerauth_approvals', '%s')" % payload)
+    for authd in (pa.authd, pb.authd):
+        assert wait_until(lambda: "approval notices: a notice that is not ours was ignored" in authd.log_text(), 2)
+        # Once per connection: whoever may NOTIFY cannot fill the log.
+        assert authd.log_text().count("a notice that is not ours") == 1
+    thread, watched = parked(lambda: pb.watch(pb.alice, wait=10, timeout=15))
+    asked_at = time.monotonic()
+    asked = pa.request(pa.web01, "alice")
+    assert asked.status == 201, asked.body
+    thread.join(15)
+    assert [a["id"] for a in watched["answer"].json()["approvals"]] == [asked.json()["id"]]
+    assert watched["at"] - asked_at < 1.0
 
 
 def test_a_decision_posted_to_a_reaches_the_hosts_poll_parked_on_b_at_once(approvals):

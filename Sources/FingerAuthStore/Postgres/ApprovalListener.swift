@@ -135,6 +135,9 @@ package final class ApprovalListener: @unchecked Sendable {
             PQfinish(connection)
             return .failure(ListenError(message))
         }
+        // An idle session must not be ended by a server-wide idle_session_timeout (PostgreSQL
+        // 14 and later; an older server refuses the setting, which it does not have anyway).
+        if let setting = PQexec(connection, "SET idle_session_timeout = 0") { PQclear(setting) }
         // The channel is a fixed identifier, never outside input.
         let result = PQexec(connection, "LISTEN \(ApprovalNotice.channel)")
         let ok = result.map { PQresultStatus($0) == PGRES_COMMAND_OK } ?? false
