@@ -35,6 +35,8 @@ package final class ApprovalListener: @unchecked Sendable {
     /// `longestBackoff`.
     static let firstBackoff = 0.25
     static let longestBackoff = 5.0
+    /// The longest a connection and its `LISTEN` may take.
+    static let connectSeconds = 5.0
 
     private let lock = Lock()
     private let wake = Condition()
@@ -64,8 +66,8 @@ package final class ApprovalListener: @unchecked Sendable {
         }
     }
 
-    /// Ends the thread (within `pollMilliseconds`, or a connection attempt's
-    /// `connect_timeout`) and closes its connection.
+    /// Ends the thread (within `pollMilliseconds`: every wait of the thread is bounded by
+    /// it, connecting included) and closes its connection.
     package func stop() {
         let running = lock.withLock { () -> WorkerThread? in
             stopping = true
@@ -101,6 +103,7 @@ package final class ApprovalListener: @unchecked Sendable {
                 log("approval notices: connection lost (\(reason)); reconnecting")
                 outage = true
             case let .failure(reason):
+                if isStopping { return }
                 // The first failure of an outage, and once more when the back-off is at its longest.
                 failures += 1
                 if failures == 1 || (backoff >= Self.longestBackoff && !reportedLongest) {
@@ -119,35 +122,80 @@ package final class ApprovalListener: @unchecked Sendable {
         }
     }
 
-    /// A connection that has run `LISTEN`, or why not (libpq's message on one line).
+    /// A connection that has run `LISTEN`, or why not (libpq's message on one line). Made
+    /// without blocking (PQconnectStartParams, PQconnectPoll, PQsendQuery), each wait on
+    /// the socket bounded, so that `stop` is seen while the database does not answer; the
+    /// whole of it within `connectSeconds`.
     private func connect() -> Result<OpaquePointer, ListenError> {
         let keywords = [
             "connect_timeout", "application_name", "keepalives_idle", "keepalives_interval",
             "keepalives_count", "dbname",
         ]
-        let values = ["3", "fingerauthd-listen", "10", "3", "3", url]
-        let connection = withCStrings(keywords) { keys in
-            withCStrings(values) { vals in PQconnectdbParams(keys, vals, 1) }
+        let values = ["\(Int(Self.connectSeconds))", "fingerauthd-listen", "10", "3", "3", url]
+        let started = withCStrings(keywords) { keys in
+            withCStrings(values) { vals in PQconnectStartParams(keys, vals, 1) }
         }
-        guard let connection else { return .failure(ListenError("out of memory")) }
-        guard PQstatus(connection) == CONNECTION_OK else {
+        guard let connection = started else { return .failure(ListenError("out of memory")) }
+        let deadline = Deadline.after(seconds: Self.connectSeconds)
+        var state = PGRES_POLLING_WRITING
+        while PQstatus(connection) != CONNECTION_BAD, state != PGRES_POLLING_OK, state != PGRES_POLLING_FAILED {
+            if let problem = awaitSocket(connection, writing: state == PGRES_POLLING_WRITING, until: deadline) {
+                PQfinish(connection)
+                return .failure(ListenError(problem))
+            }
+            state = PQconnectPoll(connection)
+        }
+        guard state == PGRES_POLLING_OK, PQstatus(connection) == CONNECTION_OK else {
             let message = PostgresConnection.clean(PQerrorMessage(connection))
             PQfinish(connection)
             return .failure(ListenError(message))
         }
         // An idle session must not be ended by a server-wide idle_session_timeout (PostgreSQL
         // 14 and later; an older server refuses the setting, which it does not have anyway).
-        if let setting = PQexec(connection, "SET idle_session_timeout = 0") { PQclear(setting) }
+        _ = run(connection, "SET idle_session_timeout = 0", until: deadline)
         // The channel is a fixed identifier, never outside input.
-        let result = PQexec(connection, "LISTEN \(ApprovalNotice.channel)")
-        let ok = result.map { PQresultStatus($0) == PGRES_COMMAND_OK } ?? false
-        let message = ok ? "" : PostgresConnection.clean(PQerrorMessage(connection))
-        if let result { PQclear(result) }
-        guard ok else {
+        if let problem = run(connection, "LISTEN \(ApprovalNotice.channel)", until: deadline) {
             PQfinish(connection)
-            return .failure(ListenError(message))
+            return .failure(ListenError(problem))
         }
         return .success(connection)
+    }
+
+    /// Runs `sql` (no parameters) on `connection` without blocking; nil when it succeeded,
+    /// else why not.
+    private func run(_ connection: OpaquePointer, _ sql: String, until deadline: Deadline) -> String? {
+        guard PQsendQuery(connection, sql) == 1 else { return PostgresConnection.clean(PQerrorMessage(connection)) }
+        var failure: String?
+        while true {
+            while PQisBusy(connection) == 1 {
+                if let problem = awaitSocket(connection, writing: false, until: deadline) { return problem }
+                guard PQconsumeInput(connection) == 1 else {
+                    return PostgresConnection.clean(PQerrorMessage(connection))
+                }
+            }
+            guard let result = PQgetResult(connection) else { break }
+            if PQresultStatus(result) != PGRES_COMMAND_OK {
+                failure = failure ?? PostgresConnection.clean(PQresultErrorMessage(result))
+            }
+            PQclear(result)
+        }
+        return failure
+    }
+
+    /// Waits until `connection`'s socket can be read (or written), in slices of
+    /// `pollMilliseconds` so that `stop` is seen; nil when it can, else why not.
+    private func awaitSocket(_ connection: OpaquePointer, writing: Bool, until deadline: Deadline) -> String? {
+        while true {
+            if isStopping { return "stopping" }
+            let left = deadline.remainingMilliseconds
+            if left == 0 { return "no answer within \(Int(Self.connectSeconds)) s" }
+            let socket = PQsocket(connection)
+            guard socket >= 0 else { return PostgresConnection.clean(PQerrorMessage(connection)) }
+            var watched = pollfd(fd: socket, events: Int16(writing ? POLLOUT : POLLIN), revents: 0)
+            let ready = poll(&watched, 1, Int32(min(left, Int(Self.pollMilliseconds))))
+            if ready > 0 { return nil }
+            if ready < 0 && errno != EINTR { return "poll: \(String(cString: strerror(errno)))" }
+        }
     }
 
     /// Hands each notice to `wakeups` until the connection drops (its reason) or the
