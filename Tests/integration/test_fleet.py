@@ -11,6 +11,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -588,3 +589,86 @@ def test_a_lost_notice_is_caught_by_the_reconnect_or_the_watchs_heartbeat_and_th
     print("listener back, request on A: delivered on B %.0f ms later" % (delay * 1000))
     assert [a["id"] for a in watched["answer"].json()["approvals"]] == [asked.json()["id"]]
     assert delay < 1.0
+
+
+class FreezableProxy:
+    """A TCP proxy on loopback in front of PostgreSQL. After `freeze()` it accepts new
+    connections and never forwards them (a database that does not answer); the
+    connections made before go on."""
+
+    def __init__(self, target_port):
+        self.target_port = target_port
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.frozen = False
+        self.sockets = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def freeze(self):
+        self.frozen = True
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            self.sockets.append(client)
+            if self.frozen:
+                continue
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            self.sockets.append(upstream)
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.server.close()
+        for s in self.sockets:
+            s.close()
+
+
+def test_a_server_stops_at_once_while_its_listener_waits_on_a_database_that_does_not_answer(tmp_path):
+    ca = make_ca(tmp_path / "ca")
+    with Postgres() as pg:
+        pg.create_database("frozen")
+        proxy = FreezableProxy(pg.port)
+        authd = Authd(tmp_path / "b", audience=AUDIENCE, tls=ca, args=APPROVAL_ARGS,
+                      db="postgresql://%s@127.0.0.1:%d/frozen" % (pg.url().split("//")[1].split("@")[0], proxy.port))
+        try:
+            authd.start()
+            listening(authd)
+            proxy.freeze()
+            killed = pg.psql("postgres", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                         "WHERE datname = 'frozen' AND query LIKE 'LISTEN%'")
+            assert killed == [["t"]]
+            assert wait_until(lambda: "approval notices: connection lost" in authd.log_text(), 5)
+            time.sleep(1.0)  # the listener is connecting again, to a proxy that never answers
+            assert "cannot listen" not in authd.log_text()
+            stopping = time.monotonic()
+            authd.stop()
+            took = time.monotonic() - stopping
+        finally:
+            authd.stop()
+            proxy.close()
+    print("\nSIGTERM while the listener connects to a database that does not answer: stopped in %.2f s" % took)
+    assert authd.returncode == 0, authd.log_text()
+    assert authd.log_text().rstrip().endswith("fingerauthd: stopped")
+    # The reconnection waits at most 5 s; the stop is seen within 250 ms of its waits.
+    assert took < 1.5
