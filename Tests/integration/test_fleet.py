@@ -538,7 +538,8 @@ def test_a_lost_notice_is_caught_by_the_reconnect_or_the_watchs_heartbeat_and_th
     #    listener is away; its reconnect (first back-off 0.25 s) wakes every parked poll.
     lost_before = pb.authd.log_text().count("approval notices: connection lost")
     found = {}
-    thread, _ = parked(lambda: found.update(at=watch_until_delivered(lambda: found.get("id"), time.monotonic() + WAIT + 3)))
+    until = time.monotonic() + WAIT + 3
+    thread, _ = parked(lambda: found.update(at=watch_until_delivered(lambda: found.get("id"), until)))
     assert pg.psql("postgres", kill) == [["t"], ["t"]]
     asked_at = time.monotonic()
     asked = pa.request(pa.web01, "alice")
@@ -649,8 +650,9 @@ def test_a_server_stops_at_once_while_its_listener_waits_on_a_database_that_does
     with Postgres() as pg:
         pg.create_database("frozen")
         proxy = FreezableProxy(pg.port)
+        user = pg.url().split("//")[1].split("@")[0]
         authd = Authd(tmp_path / "b", audience=AUDIENCE, tls=ca, args=APPROVAL_ARGS,
-                      db="postgresql://%s@127.0.0.1:%d/frozen" % (pg.url().split("//")[1].split("@")[0], proxy.port))
+                      db="postgresql://%s@127.0.0.1:%d/frozen" % (user, proxy.port))
         try:
             authd.start()
             listening(authd)
