@@ -602,6 +602,7 @@ class FreezableProxy:
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
         self.frozen = False
+        self.held = 0
         self.sockets = []
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -616,6 +617,7 @@ class FreezableProxy:
                 return
             self.sockets.append(client)
             if self.frozen:
+                self.held += 1
                 continue
             upstream = socket.create_connection(("127.0.0.1", self.target_port))
             self.sockets.append(upstream)
@@ -661,8 +663,11 @@ def test_a_server_stops_at_once_while_its_listener_waits_on_a_database_that_does
                                          "WHERE datname = 'frozen' AND query LIKE 'LISTEN%'")
             assert killed == [["t"]]
             assert wait_until(lambda: "approval notices: connection lost" in authd.log_text(), 5)
+            # libpq's own unprefixed notice of the ended session is not printed; our line says it.
+            assert "FATAL:" not in authd.log_text()
             time.sleep(1.0)  # the listener is connecting again, to a proxy that never answers
             assert "cannot listen" not in authd.log_text()
+            assert proxy.held == 1  # the listener's new connection, waiting for an answer
             stopping = time.monotonic()
             authd.stop()
             took = time.monotonic() - stopping

@@ -136,6 +136,9 @@ package final class ApprovalListener: @unchecked Sendable {
             withCStrings(values) { vals in PQconnectStartParams(keys, vals, 1) }
         }
         guard let connection = started else { return .failure(ListenError("out of memory")) }
+        // libpq would print the server's notices (a terminated session's FATAL) to stderr
+        // unprefixed; the listener's own log line names what happened.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         let deadline = Deadline.after(seconds: Self.connectSeconds)
         var state = PGRES_POLLING_WRITING
         while PQstatus(connection) != CONNECTION_BAD, state != PGRES_POLLING_OK, state != PGRES_POLLING_FAILED {
