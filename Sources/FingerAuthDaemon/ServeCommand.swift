@@ -85,11 +85,19 @@ enum ServeCommand {
             policy: settings.policy, settings: settings.service, clock: clock, log: log,
             refusals: refusals)
         service.startWriter()
+        // PostgreSQL: another instance's change of an approval wakes the polls parked here.
+        var listener: ApprovalListener?
+        if case let .postgres(url) = location {
+            let started = ApprovalListener(url: url, wakeups: service, log: { [log] in log.message($0) })
+            started.start()
+            listener = started
+        }
         let server: HTTPServer
         do {
             server = try HTTPServer(service: service, log: log, listen: listen, tls: tls, limits: settings.limits)
         } catch {
             log.message("\(error)")
+            listener?.stop()
             service.stopWriter()
             store.close()
             return 1
@@ -103,6 +111,7 @@ enum ServeCommand {
             } catch {
                 log.message("admin console: \(error)")
                 _ = server.stop()
+                listener?.stop()
                 service.stopWriter()
                 store.close()
                 return 1
@@ -137,6 +146,7 @@ enum ServeCommand {
         _ = consoleServer?.stop()
         let unfinished = server.stop(grace: settings.shutdownGrace)
         if unfinished > 0 { log.message("\(unfinished) requests still unfinished at the deadline were cut off") }
+        listener?.stop()
         pruner.stop()
         service.stopWriter()
         store.close()

@@ -11,6 +11,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -19,6 +20,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from support.approvals import Parties, rows, wait_until  # noqa: E402
 from support.authd import Authd, build_dir  # noqa: E402
 from support.load import run_load  # noqa: E402
 from support.postgres import Postgres, available as postgres_available  # noqa: E402
@@ -347,3 +349,333 @@ def test_expired_jti_and_old_audit_rows_are_pruned_on_schedule(tmp_path):
             assert "pruned 2500 jti" in authd.log_text()
         finally:
             authd.stop()
+
+
+# -- remote approval across instances (PostgreSQL's LISTEN/NOTIFY) -----------------------
+
+WAIT = 6  # --approval-wait: a watch's heartbeat, the latest a missed notice is caught
+APPROVAL_ARGS = UNLIMITED + ("--approval-wait", str(WAIT), "--approval-host-requests", "0",
+                             "--approval-address-requests", "0", "--approval-mute", "1")
+
+
+def notices(authd):
+    """fingerauthd_approval_notifications_total of `authd`'s /metrics."""
+    for line in authd.request("GET", "/metrics").body.decode().splitlines():
+        if line.startswith("fingerauthd_approval_notifications_total "):
+            return int(line.split()[1])
+    raise AssertionError("no fingerauthd_approval_notifications_total in /metrics")
+
+
+def listening(authd, times=1, timeout=15):
+    """Waits until `authd`'s log says its listener (re)connected `times` times."""
+    def count():
+        text = authd.log_text()
+        return text.count("approval notices: listening on PostgreSQL") + text.count("approval notices: listening again")
+    assert wait_until(lambda: count() >= times, timeout), authd.log_text()
+
+
+@pytest.fixture(scope="module")
+def approval_fleet(tmp_path_factory):
+    """Two instances on one PostgreSQL with remote approval allowed; host keys and device
+    keys registered once through A. Yields (pg, A's parties, B's parties) with the same keys."""
+    root = tmp_path_factory.mktemp("approval-fleet")
+    ca = make_ca(root / "ca")
+    with Postgres() as pg:
+        url = pg.create_database("approvals")
+        a = Authd(root / "a", audience=AUDIENCE, tls=ca, db=url, args=APPROVAL_ARGS)
+        b = Authd(root / "b", audience=AUDIENCE, tls=ca, db=url, args=APPROVAL_ARGS)
+        try:
+            a.start()
+            b.start()
+            allowed = a.admin("policy", "add", "--stage", "approve", "--users", "*", "--hosts", "*",
+                              "--action", "allow")
+            assert allowed.returncode == 0, allowed.stderr
+            pa = Parties(a)
+            pa.web01 = pa.host_key("web01")
+            pa.alice = pa.device_key("alice", "ws-alice")
+            pa.alice_laptop = pa.device_key("alice", "laptop-alice")
+            pb = Parties(b)
+            pb.tokens = pa.tokens
+            pb.web01, pb.alice, pb.alice_laptop = pa.web01, pa.alice, pa.alice_laptop
+            listening(a)
+            listening(b)
+            yield pg, pa, pb
+        finally:
+            a.stop()
+            b.stop()
+        for authd in (a, b):
+            assert authd.returncode == 0, authd.log_text()
+            log = authd.log_text()
+            for secret in pa.secrets + pb.secrets:
+                assert secret not in log
+
+
+@pytest.fixture
+def approvals(approval_fleet):
+    """The fleet with nothing pending (whatever a test left is withdrawn)."""
+    pg, pa, pb = approval_fleet
+    for shown in pa.watch(pa.alice).json()["approvals"]:
+        pa.withdraw(pa.web01, shown["id"])
+    return approval_fleet
+
+
+def parked(call, settle=0.5):
+    """Runs `call` on a thread (a long poll); returns (thread, result) once it has had
+    `settle` s to park. result["answer"] and result["at"] (monotonic) are set when it returns."""
+    result = {}
+
+    def run():
+        result["answer"] = call()
+        result["at"] = time.monotonic()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(settle)
+    return thread, result
+
+
+def test_a_request_posted_to_a_reaches_the_watch_parked_on_b_at_once(approvals):
+    pg, pa, pb = approvals
+    before = notices(pb.authd)
+    thread, watched = parked(lambda: pb.watch(pb.alice, wait=10, timeout=15))
+    asked_at = time.monotonic()
+    asked = pa.request(pa.web01, "alice")
+    assert asked.status == 201, asked.body
+    thread.join(15)
+    answer = watched["answer"]
+    delay = watched["at"] - asked_at
+    print("\nrequest on A, watch parked on B: delivered %.0f ms later" % (delay * 1000))
+    assert answer.status == 200
+    assert [a["id"] for a in answer.json()["approvals"]] == [asked.json()["id"]]
+    assert delay < 1.0
+    # B heard the notice (A's own came back to A too: a spurious wake-up there is harmless).
+    assert wait_until(lambda: notices(pb.authd) > before, 2)
+    assert rows(pb.authd, "approval_shown", asked.json()["id"])[0]["workstation"] == "ws-alice"
+
+
+def test_a_notice_that_is_not_ours_is_ignored_and_the_listener_goes_on(approvals):
+    pg, pa, pb = approvals
+    for payload in ("garbage", "id Alice", "a b c", "x" * 7999, "id ../etc", ""):
+        pg.psql("approvals", "SELECT pg_notify('fingerauth_approvals', '%s')" % payload)
+    for authd in (pa.authd, pb.authd):
+        assert wait_until(lambda: "approval notices: a notice that is not ours was ignored" in authd.log_text(), 2)
+        # Once per connection: whoever may NOTIFY cannot fill the log.
+        assert authd.log_text().count("a notice that is not ours") == 1
+    thread, watched = parked(lambda: pb.watch(pb.alice, wait=10, timeout=15))
+    asked_at = time.monotonic()
+    asked = pa.request(pa.web01, "alice")
+    assert asked.status == 201, asked.body
+    thread.join(15)
+    assert [a["id"] for a in watched["answer"].json()["approvals"]] == [asked.json()["id"]]
+    assert watched["at"] - asked_at < 1.0
+
+
+def test_a_decision_posted_to_a_reaches_the_hosts_poll_parked_on_b_at_once(approvals):
+    pg, pa, pb = approvals
+    opened = pa.request(pa.web01, "alice").json()
+    shown = pa.shown(pa.alice)
+    thread, polled = parked(lambda: pb.state(pb.web01, opened["id"], wait=10, timeout=15))
+    decided_at = time.monotonic()
+    decided = pa.decide(pa.alice, shown)
+    assert (decided.status, decided.json()) == (200, {"status": "approved"})
+    thread.join(15)
+    delay = polled["at"] - decided_at
+    print("\ndecision on A, host's poll parked on B: answered %.0f ms later" % (delay * 1000))
+    assert polled["answer"].status == 200 and polled["answer"].json()["status"] == "approved"
+    assert delay < 1.0
+
+
+def test_two_workstations_deciding_at_once_on_two_instances_make_exactly_one_decision(approvals):
+    pg, pa, pb = approvals
+    for _ in range(5):
+        opened = pa.request(pa.web01, "alice").json()
+        shown = pa.shown(pa.alice)
+        tokens = [pa.decision_token(pa.alice, shown), pb.decision_token(pa.alice_laptop, shown, decision="deny")]
+        answers = [None, None]
+        start = threading.Barrier(2)
+
+        def decide(i, parties, key):
+            start.wait()
+            answers[i] = parties.decide(key, shown, token=tokens[i])
+
+        threads = [threading.Thread(target=decide, args=(0, pa, pa.alice)),
+                   threading.Thread(target=decide, args=(1, pb, pa.alice_laptop))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert sorted(a.status for a in answers) == [200, 409], [(a.status, a.body) for a in answers]
+        won = next(a for a in answers if a.status == 200).json()["status"]
+        assert next(a for a in answers if a.status == 409).json() == {"error": "approval_closed", "status": won}
+        assert pb.state(pb.web01, opened["id"]).json()["status"] == won
+        ends = [(r["event"], r["outcome"], r["reason"]) for r in rows(pa.authd, approval=opened["id"])
+                if r["event"] in ("approval_approved", "approval_denied")]
+        # One decision recorded; the loser's refusal is its own row.
+        decisions = [e for e in ends if e[2] != "approval_closed"]
+        assert decisions in ([("approval_approved", "accept", None)],
+                             [("approval_denied", "deny", "approval_muted")]), ends
+        assert len(ends) == 2, ends
+        if won == "denied":
+            time.sleep(1.1)  # --approval-mute 1
+
+
+def test_a_lost_notice_is_caught_by_the_reconnect_or_the_watchs_heartbeat_and_the_listener_comes_back(approvals):
+    pg, pa, pb = approvals
+    kill = ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = 'approvals' AND query LIKE 'LISTEN%'")
+
+    def watch_until_delivered(wanted, deadline):
+        """Watches on B (as the workstation does, again after each answer) until the
+        approval `wanted()` names is shown; the monotonic time it was, or None."""
+        while time.monotonic() < deadline:
+            answer = pb.watch(pb.alice, wait=10, timeout=15)
+            assert answer.status == 200, answer.body
+            if wanted() in [a["id"] for a in answer.json()["approvals"]]:
+                return time.monotonic()
+        return None
+
+    # 1. Both listeners killed just before the request: the notice is sent while B's
+    #    listener is away; its reconnect (first back-off 0.25 s) wakes every parked poll.
+    lost_before = pb.authd.log_text().count("approval notices: connection lost")
+    found = {}
+    until = time.monotonic() + WAIT + 3
+    thread, _ = parked(lambda: found.update(at=watch_until_delivered(lambda: found.get("id"), until)))
+    assert pg.psql("postgres", kill) == [["t"], ["t"]]
+    asked_at = time.monotonic()
+    asked = pa.request(pa.web01, "alice")
+    assert asked.status == 201, asked.body
+    found["id"] = asked.json()["id"]
+    thread.join(WAIT + 5)
+    delivered_at = found["at"]
+    assert delivered_at is not None
+    print("\nlisteners killed, request on A: delivered on B %.0f ms later" % ((delivered_at - asked_at) * 1000))
+    # The reconnect's wake-up or at the latest the heartbeat (--approval-wait).
+    assert delivered_at - asked_at < WAIT + 1
+    assert wait_until(lambda: pb.authd.log_text().count("approval notices: connection lost") > lost_before, 5)
+    listening(pb.authd, times=2)
+    pa.withdraw(pa.web01, asked.json()["id"])
+
+    # 2. B's listener kept away (the database refuses new connections; the pools keep
+    #    theirs): the notice is lost for good, the watch parked on B shows the request at
+    #    its heartbeat.
+    pg.psql("postgres", "ALTER DATABASE approvals ALLOW_CONNECTIONS false")
+    try:
+        assert pg.psql("postgres", kill) == [["t"], ["t"]]
+        assert wait_until(lambda: pb.authd.log_text().count("approval notices: connection lost") > lost_before + 1, 5)
+        heard = notices(pb.authd)
+        thread, watched = parked(lambda: pb.watch(pb.alice, wait=10, timeout=15))
+        asked_at = time.monotonic()
+        asked = pa.request(pa.web01, "alice")
+        assert asked.status == 201, asked.body
+        thread.join(WAIT + 5)
+        delay = watched["at"] - asked_at
+        print("listener kept away, request on A: delivered on B at the heartbeat, %.1f s later" % delay)
+        assert [a["id"] for a in watched["answer"].json()["approvals"]] == [asked.json()["id"]]
+        # Parked 0.5 s before the request, answered at its --approval-wait, not before.
+        assert WAIT - 1.5 <= delay <= WAIT + 0.5
+        assert notices(pb.authd) == heard
+        assert "cannot listen" in pb.authd.log_text()
+    finally:
+        pg.psql("postgres", "ALTER DATABASE approvals ALLOW_CONNECTIONS true")
+    pa.withdraw(pa.web01, asked.json()["id"])
+
+    # 3. The listener comes back (back-off at most 5 s): a request is delivered at once again.
+    listening(pb.authd, times=3, timeout=15)
+    thread, watched = parked(lambda: pb.watch(pb.alice, wait=10, timeout=15))
+    asked_at = time.monotonic()
+    asked = pa.request(pa.web01, "alice")
+    assert asked.status == 201, asked.body
+    thread.join(15)
+    delay = watched["at"] - asked_at
+    print("listener back, request on A: delivered on B %.0f ms later" % (delay * 1000))
+    assert [a["id"] for a in watched["answer"].json()["approvals"]] == [asked.json()["id"]]
+    assert delay < 1.0
+
+
+class FreezableProxy:
+    """A TCP proxy on loopback in front of PostgreSQL. After `freeze()` it accepts new
+    connections and never forwards them (a database that does not answer); the
+    connections made before go on."""
+
+    def __init__(self, target_port):
+        self.target_port = target_port
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.frozen = False
+        self.held = 0
+        self.sockets = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def freeze(self):
+        self.frozen = True
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            self.sockets.append(client)
+            if self.frozen:
+                self.held += 1
+                continue
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            self.sockets.append(upstream)
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.server.close()
+        for s in self.sockets:
+            s.close()
+
+
+def test_a_server_stops_at_once_while_its_listener_waits_on_a_database_that_does_not_answer(tmp_path):
+    ca = make_ca(tmp_path / "ca")
+    with Postgres() as pg:
+        pg.create_database("frozen")
+        proxy = FreezableProxy(pg.port)
+        user = pg.url().split("//")[1].split("@")[0]
+        authd = Authd(tmp_path / "b", audience=AUDIENCE, tls=ca, args=APPROVAL_ARGS,
+                      db="postgresql://%s@127.0.0.1:%d/frozen" % (user, proxy.port))
+        try:
+            authd.start()
+            listening(authd)
+            proxy.freeze()
+            killed = pg.psql("postgres", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                         "WHERE datname = 'frozen' AND query LIKE 'LISTEN%'")
+            assert killed == [["t"]]
+            assert wait_until(lambda: "approval notices: connection lost" in authd.log_text(), 5)
+            # libpq's own unprefixed notice of the ended session is not printed; our line says it.
+            assert "FATAL:" not in authd.log_text()
+            time.sleep(1.0)  # the listener is connecting again, to a proxy that never answers
+            assert "cannot listen" not in authd.log_text()
+            assert proxy.held == 1  # the listener's new connection, waiting for an answer
+            stopping = time.monotonic()
+            authd.stop()
+            took = time.monotonic() - stopping
+        finally:
+            authd.stop()
+            proxy.close()
+    print("\nSIGTERM while the listener connects to a database that does not answer: stopped in %.2f s" % took)
+    assert authd.returncode == 0, authd.log_text()
+    assert authd.log_text().rstrip().endswith("fingerauthd: stopped")
+    # The reconnection waits at most 5 s; the stop is seen within 250 ms of its waits.
+    assert took < 1.5

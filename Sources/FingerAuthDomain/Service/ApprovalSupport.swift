@@ -232,3 +232,17 @@ extension AuthenticatorService {
         return max(0, seconds)
     }
 }
+
+/// The fleet's wake-ups (PostgreSQL's notices from every instance, this one's included: a
+/// spurious wake-up only answers a poll early).
+extension AuthenticatorService: ApprovalWakeups {
+    package func approvalChanged(_ notice: ApprovalNotice) {
+        metrics.approvalNotice()
+        waits.wake(.approval(notice.id))
+        waits.wake(.user(notice.user))
+    }
+
+    package func anythingMayHaveChanged() {
+        waits.wakeEveryone()
+    }
+}

@@ -22,6 +22,7 @@ package final class Metrics: Sendable {
         var connectionsCapped: Int64 = 0
         var handshakesFull: Int64 = 0
         var handshakesResumed: Int64 = 0
+        var approvalNotices: Int64 = 0
     }
 
     private let counters = Mutex(Counters())
@@ -79,6 +80,11 @@ package final class Metrics: Sendable {
         counters.withLock { c in
             if resumed { c.handshakesResumed += 1 } else { c.handshakesFull += 1 }
         }
+    }
+
+    /// Counts a notice of a changed approval received from PostgreSQL (`ApprovalNotice`).
+    package func approvalNotice() {
+        counters.withLock { c in c.approvalNotices += 1 }
     }
 
     /// Counts a token refused before its signature verified.
@@ -147,6 +153,11 @@ package final class Metrics: Sendable {
             )
             out += "fingerauthd_tls_handshakes_total{kind=\"full\"} \(c.handshakesFull)\n"
             out += "fingerauthd_tls_handshakes_total{kind=\"resumed\"} \(c.handshakesResumed)\n"
+            family(
+                "fingerauthd_approval_notifications_total", "counter",
+                "Notices of changed approvals received on PostgreSQL's fingerauth_approvals channel (a fleet's wake-ups)."
+            )
+            out += "fingerauthd_approval_notifications_total \(c.approvalNotices)\n"
             family("fingerauthd_requests_total", "counter", "HTTP requests by route and status.")
             series("fingerauthd_requests_total", c.requests)
             family("fingerauthd_request_duration_seconds", "histogram", "Time from complete request to answer.")

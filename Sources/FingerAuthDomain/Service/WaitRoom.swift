@@ -83,6 +83,22 @@ package final class WaitRoom: Sendable {
         for wake in woken { wake() }
     }
 
+    /// Every key may have changed (notices from other instances were lost): every parked
+    /// poll is woken, and every version read before now is stale, so a poll about to park
+    /// with one is woken at once too.
+    package func wakeEveryone() {
+        let woken = state.withLock { state -> [@Sendable () -> Void] in
+            state.counter &+= 1
+            state.versions.removeAll()
+            state.floor = state.counter
+            let all = state.waiters.values.flatMap { $0.values }
+            state.waiters.removeAll()
+            state.count = 0
+            return all
+        }
+        for wake in woken { wake() }
+    }
+
     /// Wakes every parked poll and parks no more (the server stops).
     package func closeAll() {
         let woken = state.withLock { state -> [@Sendable () -> Void] in

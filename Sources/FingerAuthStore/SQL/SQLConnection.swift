@@ -71,19 +71,22 @@ struct SQLDialect: Sendable {
     let unverified: String
     /// Whether the failure counts of the rate limits live in the database (`rate_counters`).
     let sharesFailureCounts: Bool
+    /// Whether a change of an approval tells the fleet's other instances (`NOTIFY`): on
+    /// SQLite there is one instance, which wakes its own polls.
+    let notifiesApprovals: Bool
 
     static let sqlite = SQLDialect(
         statementTime: "CAST(strftime('%s', 'now') AS INTEGER)",
         clockTime: "CAST(strftime('%s', 'now') AS INTEGER)",
         skipLocked: "", verified: "verified = 1", unverified: "verified = 0",
-        sharesFailureCounts: false)
+        sharesFailureCounts: false, notifiesApprovals: false)
 
     /// Rows another instance's pruner holds are skipped (SKIP LOCKED): no login waits on them.
     static let postgres = SQLDialect(
         statementTime: "extract(epoch FROM now())::bigint",
         clockTime: "extract(epoch FROM clock_timestamp())::bigint",
         skipLocked: " FOR UPDATE SKIP LOCKED", verified: "verified", unverified: "NOT verified",
-        sharesFailureCounts: true)
+        sharesFailureCounts: true, notifiesApprovals: true)
 }
 
 /// A connection the shared SQL runs on: `SQLiteDatabase` or `PostgresConnection`. Used by

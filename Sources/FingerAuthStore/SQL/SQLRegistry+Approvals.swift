@@ -24,6 +24,7 @@ extension SQLRegistry {
             guard try KeyTables.claim(db, jti: jti, keepUntil: keepUntil) else { return .replayed }
             for expired in try ApprovalTables.expireOverdue(db, user: approval.user, now: now) {
                 try AuditTables.insert(db, ApprovalTables.audit(expired, .approvalExpired), time: now)
+                try Self.announce(db, expired)
             }
             var replaced: String?
             for retried in open {
@@ -34,10 +35,12 @@ extension SQLRegistry {
                 var row = ApprovalTables.audit(withdrawn, .approvalWithdrawn, reason: .replacedByRetry)
                 row.peer = audit.peer
                 try AuditTables.insert(db, row, time: now)
+                try Self.announce(db, withdrawn)
                 replaced = withdrawn.id
             }
             try ApprovalTables.insert(db, approval)
             try AuditTables.insert(db, audit, time: now)
+            try Self.announce(db, approval)
             return .opened(replaced: replaced)
         }
     }
@@ -62,12 +65,14 @@ extension SQLRegistry {
             guard try KeyTables.claim(db, jti: decision.jti, keepUntil: decision.keepUntil) else { return .replayed }
             if let decided = try ApprovalTables.decide(db, decision, now: now) {
                 for row in audit(decided) { try AuditTables.insert(db, row, time: now) }
+                try Self.announce(db, decided)
                 return .decided(decided)
             }
             guard let found = try ApprovalTables.approval(db, id: decision.id) else { return .unknown }
             guard found.status == .pending else { return .closed(found.status) }
             if let expired = try ApprovalTables.close(db, id: found.id, as: .expired, now: now) {
                 try AuditTables.insert(db, ApprovalTables.audit(expired, .approvalExpired), time: now)
+                try Self.announce(db, expired)
                 return .expired
             }
             // Another instance closed it between the two statements.
@@ -86,8 +91,18 @@ extension SQLRegistry {
         return try write { (db) throws(StoreError) -> ApprovalRecord? in
             guard let closed = try ApprovalTables.close(db, id: id, as: status, now: now) else { return nil }
             try AuditTables.insert(db, audit(closed), time: now)
+            try Self.announce(db, closed)
             return closed
         }
+    }
+
+    /// Tells the fleet's other instances that `approval` changed, inside the change's
+    /// transaction: PostgreSQL delivers a `NOTIFY` only when the transaction commits (and
+    /// never when it rolls back), once per distinct payload. Nothing on SQLite (one instance).
+    static func announce(_ db: some SQLConnection, _ approval: ApprovalRecord) throws(StoreError) {
+        guard db.dialect.notifiesApprovals else { return }
+        let notice = ApprovalNotice(id: approval.id, user: approval.user)
+        try db.execute("SELECT pg_notify(?1, ?2)", [.text(ApprovalNotice.channel), .text(notice.payload)])
     }
 
     package func approvals(user: String?, host: String?, limit: Int) throws(StoreError) -> [ApprovalRecord] {
