@@ -19,21 +19,7 @@ enum VerifyCommand {
     typealias ExitCode = HelperExit.Code
 
     static func run() -> ExitCode {
-        let job: LoginJob
-        switch RequestInput.read() {
-        case let .success(text):
-            switch Result(catching: { () throws(ConfigError) -> LoginJob in
-                try LoginJob.parse(text, unprivilegedPortStart: KernelSettings.unprivilegedPortStart())
-            }) {
-            case let .success(parsed): job = parsed
-            case let .failure(error):
-                LineOutput.emit(.fail(.usage, detail: error.description))
-                return .usage
-            }
-        case let .failure(why):
-            LineOutput.emit(.fail(.usage, detail: why.message))
-            return .usage
-        }
+        guard let job = RequestInput.job() else { return .usage }
         // Bounded whatever a library does: the reader's opening, the finger's timeout, the close.
         alarm(UInt32(clamping: job.options.timeoutSeconds &+ 15))
         return verify(job)
