@@ -24,6 +24,9 @@ final class ApprovalHTTP: ApprovalTransport {
             method: method, url: url, body: body, headers: bearer.map { ["Authorization: Bearer " + $0] } ?? []
         )
         .map { ApprovalReply(status: $0.status, body: $0.body, date: $0.date) }
-        .mapError { ApprovalFailure("cannot reach the authenticator: \($0.message) (\(method) \(path))") }
+        .mapError { failure in
+            let text = failure.message.contains("authenticator") ? failure.message : "authenticator: " + failure.message
+            return ApprovalFailure("\(text) (\(method) \(path))")
+        }
     }
 }

@@ -53,6 +53,8 @@ def ws(tmp_path, ca):
     log = w.authd.log_text()
     for secret in w.parties.secrets:
         assert secret not in log
+    # Nor the command's own tokens (a compact JWT's header starts `eyJ`).
+    assert "eyJ" not in log
 
 
 def approve(ws, *args, feed=None, env=None, timeout=60):
@@ -88,6 +90,8 @@ def test_alices_finger_approves_web01s_request_and_the_audit_names_ws_alice_and_
     state = ws.parties.state(ws.web01, opened["id"]).json()
     kid = ws.kid("alice")
     assert (state["status"], state["workstation"], state["kid"]) == ("approved", WORKSTATION, kid)
+    shown = rows(ws.authd, "approval_shown", opened["id"])
+    assert [(r["workstation"], r["kid"]) for r in shown] == [(WORKSTATION, kid)]
     approved = rows(ws.authd, "approval_approved", opened["id"])
     assert [(r["outcome"], r["user"], r["host"], r["kid"], r["workstation"]) for r in approved] == [
         ("accept", "alice", "web01", kid, WORKSTATION)]
@@ -203,7 +207,8 @@ def test_the_authenticator_stopped_is_one_clear_line_and_exit_1(ws):
     assert done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("fingerauth: cannot reach the authenticator: "), lines
+    assert lines[0].startswith("fingerauth: cannot connect to the authenticator: "), lines
+    assert "refused the connection" in lines[0]
     assert "(GET " in lines[0] and "/healthz)" in lines[0]
 
 
