@@ -17,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from support.approvals import Parties, rows  # noqa: E402
 from support.authd import build_dir  # noqa: E402
-from support.cli import enroll, run  # noqa: E402
+from support.cli import enroll, run, server_keys  # noqa: E402
+from support.swtpm import SoftwareTPM, available as swtpm_available, ek_ca_bundle  # noqa: E402
 from support.vreader import scan_commands  # noqa: E402
 from support.world import NSS_WRAPPER, World  # noqa: E402
 
@@ -224,3 +225,40 @@ def test_a_user_without_a_device_key_is_told_how_to_make_one(ws):
     assert done.returncode == 1
     assert done.stderr == "fingerauth: carol has no device key (create one: fingerauth key create --user carol)\n"
 
+
+
+@pytest.mark.skipif(not swtpm_available(), reason="swtpm or tpm2-tools missing (make test-deps)")
+def test_a_tpm_device_key_signs_the_watch_and_the_approval_where_the_policy_requires_one(tmp_path, ca):
+    """alice's key in a (software) TPM; the approve rule requires a hardware key, which
+    fingerauthd decides again at the decision by the kind of the workstation's key."""
+    ek_ca = ek_ca_bundle(str(tmp_path / "ek-ca.pem"))
+    (tmp_path / "ws").mkdir()
+    with SoftwareTPM() as machine:
+        w = World(tmp_path / "ws", ca)
+        try:
+            w.start_authenticator(args=ARGS + ("--tpm-ek-ca", ek_ca))
+            rule = w.authd.admin("policy", "add", "--stage", "approve", "--users", "*", "--hosts", "*",
+                                 "--action", "require-hardware-key")
+            assert rule.returncode == 0, rule.stderr
+            w.token_path.write_text(w.authd.create_token(WORKSTATION) + "\n")
+            w.write_conf(host_id=WORKSTATION, tpm_tcti=machine.tcti)
+            enroll(w, "alice", "finger-A", "--store", "tpm")
+            parties = Parties(w.authd)
+            web01 = parties.host_key("web01")
+            opened = parties.request(web01, "alice").json()
+            done = approve(w, "--user", "alice", feed=scan_commands("finger-A"))
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert outcome(done) == "approved: web01 may log alice in to sudo"
+            kid = w.kid("alice")
+            assert [k["kind"] for k in server_keys(w) if k["kid"] == kid] == ["attested-tpm"]
+            state = parties.state(web01, opened["id"]).json()
+            assert (state["status"], state["kid"]) == ("approved", kid)
+            # bob's key is a file: the same rule refuses his finger's approval, and he is told why.
+            enroll(w, "bob", "finger-B", "--store", "file")
+            asked = parties.request(web01, "bob").json()
+            refused = approve(w, "--user", "bob", feed=scan_commands("finger-B"))
+            assert refused.returncode == 1, refused.stdout + refused.stderr
+            assert outcome(refused) == "refused by the authenticator: policy_denied (403)"
+            assert parties.state(web01, asked["id"]).json()["status"] == "pending"
+        finally:
+            w.close()
