@@ -26,6 +26,7 @@ let usage = """
       trial       try it without a fingerprint reader: start | touch | stop (a virtual reader)
       sync        offline grants: drop withdrawn ones, upload offline logins (a timer runs it)
       host        register | status this host's own key (signs its remote-approval requests)
+      approve     approve (finger) or deny (--deny) the user's pending remote-approval request
 
     common options:
       --user U         the user (default: $SUDO_USER under sudo, else you)
@@ -54,6 +55,7 @@ func commandUsage(_ command: String) -> String {
     case "trial": return TrialCommand.usage
     case "sync": return SyncCommand.usage
     case "host": return HostCommand.usage
+    case "approve": return ApproveCommand.usage
     default: return usage
     }
 }
@@ -88,6 +90,7 @@ do {
     case "trial": status = try TrialCommand.run(rest)
     case "sync": status = try SyncCommand.run(rest)
     case "host": status = try HostCommand.run(rest)
+    case "approve": status = try ApproveCommand.run(rest)
     default: throw UsageError.unknownCommand(command)
     }
     exit(status)

@@ -15,21 +15,7 @@ enum LoginCommand {
     typealias ExitCode = HelperExit.Code
 
     static func run() -> ExitCode {
-        let job: LoginJob
-        switch RequestInput.read() {
-        case let .success(text):
-            switch Result(catching: { () throws(ConfigError) -> LoginJob in
-                try LoginJob.parse(text, unprivilegedPortStart: KernelSettings.unprivilegedPortStart())
-            }) {
-            case let .success(parsed): job = parsed
-            case let .failure(error):
-                LineOutput.emit(.fail(.usage, detail: error.description))
-                return .usage
-            }
-        case let .failure(why):
-            LineOutput.emit(.fail(.usage, detail: why.message))
-            return .usage
-        }
+        guard let job = RequestInput.job() else { return .usage }
         if let origin = job.approval { return RemoteApproval.run(job, origin: origin) }
         return login(job)
     }
@@ -69,6 +55,24 @@ enum LoginCommand {
 /// The request on standard input: read to its end, at most `LoginJob.maxBytes`, within two
 /// seconds (the module wrote it before the helper started).
 enum RequestInput {
+    /// The `LoginJob` on standard input (`--login`, `--verify`); nil after a `FAIL usage` line.
+    static func job() -> LoginJob? {
+        switch read() {
+        case let .success(text):
+            switch Result(catching: { () throws(ConfigError) -> LoginJob in
+                try LoginJob.parse(text, unprivilegedPortStart: KernelSettings.unprivilegedPortStart())
+            }) {
+            case let .success(parsed): return parsed
+            case let .failure(error):
+                LineOutput.emit(.fail(.usage, detail: error.description))
+                return nil
+            }
+        case let .failure(why):
+            LineOutput.emit(.fail(.usage, detail: why.message))
+            return nil
+        }
+    }
+
     static func read() -> Result<String, UsageError> {
         let deadline = MonotonicInstant.now().adding(milliseconds: 2000)
         var bytes: [UInt8] = []

@@ -23,4 +23,7 @@ if arguments == ["--login"] {
     // before it answers PAM; atexit work (TLS close_notify, GLib) only delays it.
     _exit(LoginCommand.run().rawValue)
 }
+if arguments == ["--verify"] {
+    _exit(VerifyCommand.run().rawValue)
+}
 exit(ScanCommand.run(arguments).rawValue)

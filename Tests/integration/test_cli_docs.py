@@ -13,7 +13,8 @@ from support.cli import run
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAN = os.path.join(REPO, "man", "fingerauth.1")
 COMPLETION = os.path.join(REPO, "completion", "fingerauth.bash")
-COMMANDS = ["enroll", "list", "remove", "key", "register", "revoke", "reset", "test", "status", "pam-line", "trial", "sync", "host"]
+COMMANDS = ["enroll", "list", "remove", "key", "register", "revoke", "reset", "test", "status", "pam-line", "trial", "sync", "host",
+            "approve"]
 
 
 @pytest.mark.skipif(shutil.which("man") is None, reason="man(1) is not installed")
@@ -55,7 +56,8 @@ def test_completion_offers_every_command():
     assert complete("fingerauth", "trial", "touch", "--") >= {"--times", "--wrong", "--wait"}
 
 
-@pytest.mark.parametrize("command", ["enroll", "list", "remove", "register", "revoke", "reset", "test", "status", "sync"])
+@pytest.mark.parametrize("command", ["enroll", "list", "remove", "register", "revoke", "reset", "test", "status", "sync",
+                                     "approve"])
 def test_completion_knows_the_options_of_each_command(world, command):
     usage = run(world, command, "--help").stdout.split("\n  ")[0]
     options = set(re.findall(r"--[a-z-]+", usage))
