@@ -357,6 +357,9 @@ final class ApprovalStoreTests: StoreBackendTestCase {
 }
 
 /// Each racing thread's result, under a lock.
+///
+/// `@unchecked Sendable`: every thread writes only its own slot, under `lock`; the results
+/// are read after every thread was joined.
 private final class RaceResults<T: Sendable>: @unchecked Sendable {
     private let lock = Lock()
     private var values: [Result<T, StoreError>?]
