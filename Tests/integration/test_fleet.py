@@ -516,7 +516,7 @@ def test_two_workstations_deciding_at_once_on_two_instances_make_exactly_one_dec
                              [("approval_denied", "deny", "approval_muted")]), ends
         assert len(ends) == 2, ends
         if won == "denied":
-            time.sleep(1.1)  # --approval-mute 1
+            time.sleep(2.1)  # --approval-mute 1, and the instances read the clock to the second
 
 
 def test_a_lost_notice_is_caught_by_the_reconnect_or_the_watchs_heartbeat_and_the_listener_comes_back(approvals):
