@@ -88,6 +88,26 @@ final class RemoteApprovalFlowTests: XCTestCase {
         XCTAssertEqual(talk.errors, ["Not approved: \"Not me\" on your workstation"])
     }
 
+    func testTheEndOfTheApprovalIsSaidEvenUnderPAMSilent() {
+        let talk = RecordingConversation()
+        let silentLogin = testFlow(
+            helper: ScriptedHelper.accepting(), store: FakeStore(), conversation: talk, random: FixedRandom(),
+            users: KnownUsers(), ledger: FakeLedger(), hostName: "web01")
+        let helper = ScriptedBackground(verdict: { _ in nil })
+        let flow = RemoteApprovalFlow(
+            login: silentLogin,
+            helper: ScriptedStart(
+                helper, approval: .asked(code: "47", workstations: "ws-alice"),
+                later: { .refused(jti: $0.jti, kid: "k", finger: nil, code: .approvalDenied, reason: "Not me") }),
+            prompt: ScriptedPrompt(ScriptedSecret("")), terminal: terminal, origin: origin)
+        var options = testOptions()
+        options.remoteApproval = true
+        let outcome = flow.authenticate(
+            LoginRequest(user: "alice", service: "sudo", remote: "record", silent: true), options: options)
+        XCTAssertEqual(outcome.code, .authError)
+        XCTAssertEqual(talk.errors, ["Not approved: \"Not me\" on your workstation"])
+    }
+
     func testNoDecisionInTimeWithdrawsAndSaysSo() {
         let talk = RecordingConversation()
         let (outcome, helper, _) = run({ _ in nil }, answer: ScriptedSecret(""), talk: talk)

@@ -88,18 +88,20 @@ def test_ssh_through_sshds_keyboard_interactive_prompt_is_approved_after_enter(a
 
 
 def test_not_me_in_ssh_falls_to_sudos_password_at_once(approval, observe):
-    """sudo in ssh, the workstation answers Not me -> sudo's password prompt follows with the reason; nothing typed, sudo fails"""
+    """sudo in ssh, the workstation answers Not me -> our prompt ends by itself with the reason, sudo's own password prompt follows at once (nobody answers it: timeout ends sudo)"""
     install, user, server, sudo_stack, service, parties = approval
     sudo_stack("remote=approve")
     thread = workstation(parties, decision="deny")
-    started = time.monotonic()
-    done = server.ssh(user, password=user.password, command=SUDO_ON_THE_SSH_PTY.replace("sudo -k true",
-                                                                                       "sudo -k true </dev/null"),
-                      tty=True, timeout=90)
-    elapsed = time.monotonic() - started
+    command = SUDO_ON_THE_SSH_PTY.replace("sudo -k true", "timeout --foreground 15 sudo -k true")
+    done = server.ssh(user, password=user.password, command=command, tty=True, timeout=90)
     thread.join(30)
     out = done.stdout.replace("\r", "")
-    observe("%.1f s; output %r" % (elapsed, out.strip()))
-    assert re.search(r"^SUDO-EXIT 1$", out, re.M), out
-    assert 'Not approved: "Not me" on your workstation' in out
-    assert elapsed < 8 + 10  # not the approval's timeout: the denial ends it
+    observe("output %r" % out.strip())
+    assert user.password not in out + done.stderr
+    assert 'Not approved: "Not me" on your workstation' in out, out
+    assert "[sudo] password for %s" % user.name in out, out  # the stack went on to pam_unix
+    assert re.search(r"^SUDO-EXIT 124$", out, re.M), out
+    line = [entry for entry in install.log_lines() if "service=%s" % service in entry][-1]
+    assert "result=PAM_AUTH_ERR" in line and "Not me" in line, line
+    milliseconds = int(re.search(r"\bms=(\d+)", line).group(1))
+    assert milliseconds < 8000, line  # ended by the denial, not by approve_timeout (8 s)

@@ -70,6 +70,11 @@ package struct RemoteApprovalFlow<
             let ended = outcome ?? .unavailable("the login helper did not ask the authenticator in time")
             return login.decide(ended, job: job, request: request)
         }
+        // Once the prompt was shown, its end says why, even under PAM_SILENT (sudo always
+        // passes it): a person who touched nothing or answered "Not me" must learn why the
+        // password is asked, as an offline login is always told.
+        var request = request
+        request.silent = false
         let texts = login.texts(request, options)
         let place = workstations == "-" ? "your workstation" : workstations.replacingAll(",", with: ", ")
         let question = texts.text(
