@@ -191,7 +191,6 @@ package final class HTTPServer {
         // MHD aborts the process when stopped with a connection still parked: release the
         // held-back answers, and wait for the writes the others wait on (the store's own
         // timeouts bound them), however long the grace.
-        dispatcher.tarpit.stop()
         dispatcher.service.waits.closeAll()
         dispatcher.timers.stop()
         guard dispatcher.waitForParked(seconds: 60) else {
@@ -244,9 +243,8 @@ final class RequestDispatcher: @unchecked Sendable {
     let api: LoginAPI
     var service: AuthenticatorService { api.service }
     let requestTimeout: Double
-    /// Where answers held back (`Step.answerAfterPause`) wait, their connections parked.
-    let tarpit = Tarpit(delay: AuthenticatorService.tarpit)
-    /// The deadlines of parked long polls (`Step.await`).
+    /// When parked connections go on: the answers held back (`Step.outcomeAfterPause`,
+    /// `AuthenticatorService.tarpit` later) and the deadlines of long polls (`Step.await`).
     let timers = WaitTimers()
     private let lock = Lock()
     private var active = 0
@@ -269,7 +267,6 @@ final class RequestDispatcher: @unchecked Sendable {
         } else {
             queryNames = LoginAPI.queryNames
         }
-        tarpit.start()
         timers.start()
     }
 
@@ -334,7 +331,7 @@ final class RequestDispatcher: @unchecked Sendable {
             return queue(response, connection)
         case let .outcomeAfterPause(outcome):
             return park(connection, state, then: { _ in .outcome(outcome) }) { [self] resume in
-                tarpit.hold { resume(.success([])) }
+                timers.after(AuthenticatorService.tarpit) { resume(.success([])) }
             }
         case let .await(key, version, seconds, then):
             return park(connection, state, then: { _ in then() }) { [self] resume in

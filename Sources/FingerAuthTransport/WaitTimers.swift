@@ -2,8 +2,10 @@ import FingerAuthDomain
 import FingerAuthSystem
 import FingerAuthThreads
 
-/// Actions due at a time of their own, on one thread: the deadlines of parked long polls
-/// (`Step.await`). A heap by due time; `stop()` runs what is left at once.
+/// Actions due at a time of their own, on one thread: the HTTP layer resumes parked
+/// connections with them — the answers it holds back (`Step.outcomeAfterPause`) and the
+/// deadlines of long polls (`Step.await`). A heap by due time; `stop()` runs what is left
+/// at once.
 ///
 /// `@unchecked Sendable`: request threads add, its thread runs. `heap`, `serial`, `stopping`
 /// and `thread` change only under `lock`; actions are `@Sendable`.

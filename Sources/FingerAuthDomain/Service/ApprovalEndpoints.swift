@@ -17,16 +17,9 @@ extension AuthenticatorService {
         var event = AuditEvent(
             event: .approvalRequest, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         let token: String
-        switch Self.jsonBody(request) {
-        case let .failure(failure):
-            event.reason = failure.code
-            return finish(event, failure.outcome, exchange)
-        case let .success(body):
-            guard let jwt = body["jwt"]?.stringValue else {
-                event.reason = .code(.invalidRequest)
-                return finish(event, .malformed(.request), exchange)
-            }
-            token = jwt
+        switch Self.jwtBody(request, &event) {
+        case let .failure(failure): return finish(event, failure.outcome, exchange)
+        case let .success(jwt): token = jwt
         }
         let call: VerifiedCall
         switch verifiedCall(token, .approvalRequest, &event) {
@@ -224,16 +217,9 @@ extension AuthenticatorService {
             event: .approvalApproved, outcome: .deny, peer: LogText.clean(exchange.address), verified: false)
         event.approval = LogText.clean(id, limit: 64)
         let token: String
-        switch Self.jsonBody(request) {
-        case let .failure(failure):
-            event.reason = failure.code
-            return finish(event, failure.outcome, exchange)
-        case let .success(body):
-            guard let jwt = body["jwt"]?.stringValue else {
-                event.reason = .code(.invalidRequest)
-                return finish(event, .malformed(.request), exchange)
-            }
-            token = jwt
+        switch Self.jwtBody(request, &event) {
+        case let .failure(failure): return finish(event, failure.outcome, exchange)
+        case let .success(jwt): token = jwt
         }
         let call: VerifiedCall
         switch verifiedCall(token, .decision, &event) {

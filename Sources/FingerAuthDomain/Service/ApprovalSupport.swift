@@ -212,6 +212,21 @@ extension AuthenticatorService {
         return .outcome(.unavailable)
     }
 
+    /// The token of a `{"jwt": "…"}` body, or why not (`event` gets the reason).
+    static func jwtBody(_ request: ServiceRequest, _ event: inout AuditEvent) -> Result<String, BodyFailure> {
+        switch jsonBody(request) {
+        case let .failure(failure):
+            event.reason = failure.code
+            return .failure(failure)
+        case let .success(body):
+            guard let jwt = body["jwt"]?.stringValue else {
+                event.reason = .code(.invalidRequest)
+                return .failure(BodyFailure(code: .code(.invalidRequest), outcome: .malformed(.request)))
+            }
+            return .success(jwt)
+        }
+    }
+
     /// A claim's text as the host sends it (`rhost`, `tty`): absent or empty is empty; else
     /// printable ASCII without spaces, at most `limit` bytes.
     static func approvalText(_ value: JSONValue?, limit: Int) -> String? {
