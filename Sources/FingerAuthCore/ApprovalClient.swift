@@ -183,7 +183,8 @@ package struct ApprovalClient<Transport: ApprovalTransport, Signer: TokenSigner>
             ("exp", .integer(now &+ Self.decisionSeconds)), ("jti", .string(Base64URL.encode(jti))),
             ("approval", .string(approval.id)), ("nonce", .string(approval.nonce)), ("host", .string(approval.host)),
             ("service", .string(approval.service)), ("rhost", .string(approval.rhost)),
-            ("code", .string(approval.code)), ("decision", .string(choice.rawValue)),
+            ("code", .string(approval.code)), ("caller", .string(approval.caller)),
+            ("decision", .string(choice.rawValue)),
         ])
         guard let token = sign(claims, typ: TokenType.approvalDecision) else {
             return .failure(ApprovalFailure("signing the decision failed"))

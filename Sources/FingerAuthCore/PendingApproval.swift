@@ -11,12 +11,15 @@ package struct PendingApproval: Equatable, Sendable {
     package var rhost: String
     package var tty: String
     package var nonce: String
+    /// Who asks for the user's login when that is another user (`su` from alice's session
+    /// asking for bob's); empty when it is the user themself.
+    package var caller: String
     /// Epoch seconds, by the authenticator's clock.
     package var expires: Int64
 
     package init(
         id: String, code: String, user: String, host: String, service: String, rhost: String, tty: String,
-        nonce: String, expires: Int64
+        nonce: String, caller: String = "", expires: Int64
     ) {
         self.id = id
         self.code = code
@@ -26,6 +29,7 @@ package struct PendingApproval: Equatable, Sendable {
         self.rhost = rhost
         self.tty = tty
         self.nonce = nonce
+        self.caller = caller
         self.expires = expires
     }
 
@@ -41,20 +45,24 @@ package struct PendingApproval: Equatable, Sendable {
             let rhost = json["rhost"]?.stringValue, Self.isText(rhost, 0...255),
             let tty = json["tty"]?.stringValue, Self.isText(tty, 0...64),
             let nonce = json["nonce"]?.stringValue, Self.isToken(nonce, 22...128),
+            let caller = json["caller"].map({ $0.stringValue }) ?? "", Self.isText(caller, 0...64),
+            !caller.utf8.contains(0x20),
             let expires = json["expires"]?.int64Value
         else { return nil }
         self.init(
             id: id, code: code, user: user, host: host, service: service, rhost: rhost, tty: tty, nonce: nonce,
-            expires: expires)
+            caller: caller, expires: expires)
     }
 
     /// What the person must see before deciding, in one line:
     /// `alice → sudo on web01, from 10.0.0.5 (ssh), code 47`; with no client address
-    /// `… from web01 itself (pts/3) …`.
+    /// `… from web01 itself (pts/3) …`; asked by another user,
+    /// `mallory asks to become alice via su on web01, …`.
     package var sentence: String {
         let terminal = tty.isEmpty ? "" : " (\(Self.shortTTY(tty)))"
         let origin = rhost.isEmpty ? "from \(host) itself\(terminal)" : "from \(rhost)\(terminal)"
-        return TerminalText.escaped("\(user) → \(service) on \(host), \(origin), code \(code)")
+        let who = caller.isEmpty ? "\(user) → \(service)" : "\(caller) asks to become \(user) via \(service)"
+        return TerminalText.escaped("\(who) on \(host), \(origin), code \(code)")
     }
 
     /// `/dev/pts/3` shown as `pts/3`.

@@ -164,12 +164,14 @@ enum RemoteApproval {
             }
             let now = SystemClock().now()
             let lifetime = Int64(min(job.options.approveTimeoutSeconds, 55) + 5)
-            let claims = JSONValue.object([
+            var members: [(String, JSONValue)] = [
                 ("iss", .string(job.issuer)), ("sub", .string(job.user)), ("aud", .string(audience)),
                 ("iat", .integer(now)), ("exp", .integer(now + lifetime)), ("jti", .string(jti)),
                 ("service", .string(job.service)), ("rhost", .string(origin.clientAddress)),
                 ("tty", .string(origin.terminal)), ("nonce", .string(nonce)),
-            ])
+            ]
+            if !origin.caller.isEmpty { members.append(("caller", .string(origin.caller))) }
+            let claims = JSONValue.object(members)
             guard let token = sign(claims, type: TokenType.approvalRequest) else {
                 return .failure(Ended(.fail(.key, detail: "the host key could not sign")))
             }

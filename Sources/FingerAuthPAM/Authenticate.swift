@@ -60,13 +60,22 @@ func authenticate(_ handle: ModuleHandle, _ request: ModuleRequest) -> PAMCode {
             users: users, time: SystemMonotonicTime())
         flow.trace = log.step
         outcome = flow.authenticate(login, options: options)
-    } else if login.remote != nil, options.remoteApproval {
+    } else if let why = login.remote, options.remoteApproval {
         // A remote login approved by a finger on the user's own workstation
         // (docs/ARCHITECTURE.md, "Remote approval"): one prompt, as `prompt = parallel` asks it.
-        let flow = RemoteApprovalFlow(
-            login: rootLoginFlow(), helper: BackgroundHelper(), prompt: ModuleSecretPrompt(channel: channel),
-            terminal: handle.terminal(), origin: remoteOrigin(handle, caller: request, options: options))
-        outcome = flow.authenticate(login, options: options)
+        let origin = remoteOrigin(handle, caller: request, options: options, user: user, users: users)
+        if !origin.caller.isEmpty, options.approveCallers == .ownUser {
+            // `su bob` in alice's session must not ask bob's workstation (approve_callers).
+            outcome = LoginOutcome(
+                .ignore,
+                "remote session skipped (\(why)); no approval asked: \(origin.caller) asks for "
+                    + "another user's login (approve_callers = self)")
+        } else {
+            let flow = RemoteApprovalFlow(
+                login: rootLoginFlow(), helper: BackgroundHelper(), prompt: ModuleSecretPrompt(channel: channel),
+                terminal: handle.terminal(), origin: origin)
+            outcome = flow.authenticate(login, options: options)
+        }
     } else if options.prompt == .parallel, let terminal = handle.terminal() {
         // One echo-off prompt while the helper scans (docs/ARCHITECTURE.md, "Password or
         // finger"); the module's conversation blocks, the helper does the waiting.

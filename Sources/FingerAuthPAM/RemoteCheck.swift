@@ -34,9 +34,12 @@ func remoteReason(
 }
 
 /// Where a remote login comes from, as a remote approval names it to the person: the client's
-/// address (`PAM_RHOST`, else the remote session's record of the host's audit session) and
-/// the login's terminal (`PAM_TTY` without `/dev/`). Words the authenticator takes, or empty.
-func remoteOrigin(_ handle: ModuleHandle, caller: ModuleRequest, options: Options) -> ApprovalAsk {
+/// address (`PAM_RHOST`, else the remote session's record of the host's audit session), the
+/// login's terminal (`PAM_TTY` without `/dev/`) and who asks when that is not the user
+/// (`approvalCaller`). Words the authenticator takes, or empty.
+func remoteOrigin(
+    _ handle: ModuleHandle, caller: ModuleRequest, options: Options, user: String, users: ModuleUserDatabase
+) -> ApprovalAsk {
     var address = handle.stringItem(.remoteHost) ?? ""
     if address.isEmpty {
         let session = hostSession(caller, options)
@@ -45,7 +48,29 @@ func remoteOrigin(_ handle: ModuleHandle, caller: ModuleRequest, options: Option
     var terminal = handle.stringItem(.tty) ?? ""
     if terminal.hasPrefix("/dev/") { terminal = String(terminal.dropFirst(5)) }
     func word(_ text: String, _ limit: Int) -> String { ApprovalAsk.isWord(text, limit: limit) ? text : "" }
-    return ApprovalAsk(clientAddress: word(address, 255), terminal: word(terminal, 64))
+    return ApprovalAsk(
+        clientAddress: word(address, 255), terminal: word(terminal, 64),
+        caller: approvalCaller(handle, caller: caller, user: user, users: users))
+}
+
+/// Who asks for `user`'s login, when that is someone else; empty when it is the user or
+/// nobody says. A setuid host's real uid decides (the kernel's fact: alice's `su bob` is
+/// asked by alice, whatever `PAM_RUSER` says); a host running as root (sshd, login) is
+/// believed about its `PAM_RUSER`. A name that is no word, or a uid without a name, is
+/// shown as `#uid` or `unknown`.
+func approvalCaller(_ handle: ModuleHandle, caller: ModuleRequest, user: String, users: ModuleUserDatabase) -> String {
+    let name: String
+    if caller.realUID != caller.effectiveUID {
+        guard let known = users.name(of: caller.realUID), ApprovalAsk.isWord(known, limit: 64) else {
+            return "#\(caller.realUID)"
+        }
+        name = known
+    } else {
+        name = handle.stringItem(.remoteUser) ?? ""
+        if name.isEmpty { return "" }
+        guard ApprovalAsk.isWord(name, limit: 64) else { return "unknown" }
+    }
+    return sameBytes(name, user) ? "" : name
 }
 
 /// `pam_sm_open_session`: in sshd's stack (after pam_loginuid, which starts the audit

@@ -52,7 +52,8 @@ extension AnswerMapping {
             ("id", .string(record.id)), ("code", .string(record.code)), ("user", .string(record.user)),
             ("host", .string(record.host)), ("service", .string(record.service)),
             ("rhost", .string(record.clientAddress)), ("tty", .string(record.terminal)),
-            ("nonce", .string(record.nonce)), ("expires", .integer(record.expires)),
+            ("nonce", .string(record.nonce)), ("caller", .string(record.caller)),
+            ("expires", .integer(record.expires)),
         ])
     }
 }

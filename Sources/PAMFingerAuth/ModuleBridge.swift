@@ -115,6 +115,7 @@ final class ModuleBridge {
             case .service: code = PAM_SERVICE
             case .tty: code = PAM_TTY
             case .remoteHost: code = PAM_RHOST
+            case .remoteUser: code = PAM_RUSER
             }
             return handle.stringItem(code).map { .value($0) } ?? .none
         case .user:

@@ -24,6 +24,11 @@ final class ApprovalClientTests: XCTestCase {
         var console = local
         console.tty = "/dev/pts/3"
         XCTAssertEqual(console.sentence, "alice → sudo on web01, from web01 itself (pts/3), code 47")
+        let su = try XCTUnwrap(PendingApproval(changed("service", .string("su")).merged("caller", "mallory")))
+        XCTAssertEqual(su.caller, "mallory")
+        XCTAssertEqual(su.sentence, "mallory asks to become alice via su on web01, from 10.0.0.5 (ssh), code 47")
+        XCTAssertNil(PendingApproval(Self.approval.merged("caller", "mal lory")), "a caller is one word")
+        XCTAssertNil(PendingApproval(Self.approval.merged("caller", "m\u{1b}[2J")), "no control character")
     }
 
     func testAnApprovalOutOfShapeIsNeitherShownNorSigned() {
@@ -179,5 +184,13 @@ final class CountingRandom: RandomSource {
     func bytes(_ n: Int) -> [UInt8]? {
         count &+= 1
         return [UInt8](repeating: count, count: n)
+    }
+}
+
+extension JSONValue {
+    /// The object with member `name` added.
+    fileprivate func merged(_ name: String, _ value: String) -> JSONValue {
+        guard case let .object(members) = self else { return .null }
+        return .object(members + [(name, .string(value))])
     }
 }

@@ -54,6 +54,26 @@ final class RemoteApprovalFlowTests: XCTestCase {
         XCTAssertEqual(helper.running[0].waitedMilliseconds, 32_000, "approve_timeout (30 s) and grace")
     }
 
+    func testWhoAsksTravelsToTheHelperOnlyWithTheOrigin() throws {
+        var options = Options()
+        options.url = try AuthenticatorURL.parse("https://auth.example/v1/login").get()
+        var job = LoginJob(
+            user: "alice", service: "su", jti: "AAAAAAAAAAAAAAAAAAAAAA", issuer: "web01", options: options,
+            terminal: nil)
+        job.approval = ApprovalAsk(clientAddress: "10.0.0.5", terminal: "pts/3", caller: "mallory")
+        XCTAssertTrue(job.text.contains("approve_tty=pts/3\napprove_caller=mallory\n"), job.text)
+        let read = try LoginJob.parse(job.text)
+        XCTAssertEqual(read.approval?.caller, "mallory")
+        job.approval?.caller = ""
+        XCTAssertFalse(job.text.contains("approve_caller"), "the user themself is no caller")
+        job.approval = nil
+        XCTAssertThrowsError(try LoginJob.parse(job.text + "approve_caller=mallory\n"), "no caller without an origin")
+        job.approval = ApprovalAsk(clientAddress: "10.0.0.5", terminal: "pts/3")
+        let spaced = job.text.replacingOccurrences(
+            of: "approve_tty=pts/3\n", with: "approve_tty=pts/3\napprove_caller=a b\n")
+        XCTAssertThrowsError(try LoginJob.parse(spaced))
+    }
+
     func testTheUserNeedNotBeEnrolledHere() {
         let (outcome, _, _) = run(
             { .accepted(jti: $0.jti, kid: "k", finger: "remote:ws-alice") }, answer: ScriptedSecret(""),

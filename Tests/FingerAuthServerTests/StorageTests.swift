@@ -127,7 +127,7 @@ final class StorageTests: XCTestCase {
         check.standardOutput = out
         try check.run()
         check.waitUntilExit()
-        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n14\n")
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "1300\n15\n")
     }
 
     /// Version 9 rebuilds the rules table (SQLite cannot alter its CHECK for the new action):
@@ -210,7 +210,7 @@ final class StorageTests: XCTestCase {
         check.standardOutput = out
         try check.run()
         check.waitUntilExit()
-        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "14\n")
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "15\n")
     }
 
     /// Runs `script` on the test's database file with the sqlite3 command.

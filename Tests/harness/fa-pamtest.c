@@ -138,14 +138,14 @@ static void *storm(void *unused) {
 
 static void usage(void) {
     fprintf(stderr, "usage: fa-pamtest --confdir DIR --service NAME --user USER "
-                    "[--password PW] [--rhost HOST] [--repeat N] [--rss-every N] [--quiet] [--timing] "
+                    "[--password PW] [--rhost HOST] [--ruser NAME] [--repeat N] [--rss-every N] [--quiet] [--timing] "
                     "[--prompt-timing] [--cpu] [--tty NAME] [--open-session|--session-only] [--signal-storm] "
                     "[--print-env NAME]...\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
-    const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL;
+    const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *ruser = NULL, *tty = NULL;
     const char *print_env[32];
     int print_env_count = 0, open_session = 0, session_only = 0;
     struct answers answers = { NULL, 0, 0 };
@@ -168,6 +168,7 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--user") == 0) user = v;
         else if (strcmp(a, "--password") == 0) answers.password = v;
         else if (strcmp(a, "--rhost") == 0) rhost = v;
+        else if (strcmp(a, "--ruser") == 0) ruser = v;
         else if (strcmp(a, "--tty") == 0) tty = v;
         else if (strcmp(a, "--print-env") == 0 && print_env_count < 32) print_env[print_env_count++] = v;
         else if (strcmp(a, "--repeat") == 0) repeat = strtol(v, NULL, 10);
@@ -206,6 +207,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         if (rhost != NULL) pam_set_item(pamh, PAM_RHOST, rhost);
+        if (ruser != NULL) pam_set_item(pamh, PAM_RUSER, ruser);
         if (tty != NULL) pam_set_item(pamh, PAM_TTY, tty);
         long long started = now_us();
         answers.started = started;

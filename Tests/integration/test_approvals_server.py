@@ -177,6 +177,27 @@ def test_a_decision_naming_another_host_service_client_nonce_or_code_is_refused(
     assert p.state(p.web01, opened["id"]).json()["status"] == "pending"
 
 
+def test_a_request_asked_by_another_user_names_them_and_the_decision_must_too(parties):
+    p = parties
+    opened = p.request(p.web01, "alice", service="su", caller="bob")
+    assert opened.status == 201, opened.body
+    shown = p.shown(p.alice)
+    assert shown["caller"] == "bob"
+    for caller in (None, "alice", "carol"):
+        answer = p.decide(p.alice, shown, caller=caller)
+        assert (answer.status, answer.json()["error"]) == (403, "approval_mismatch"), caller
+    assert p.decide(p.alice, shown).status == 200
+    assert p.state(p.web01, opened.json()["id"]).json()["status"] == "approved"
+    assert "asked by bob" in p.authd.log_text()
+    p.request(p.web01, "alice", caller="alice")
+    assert p.shown(p.alice)["caller"] == "", "the user asking for themself is no other caller"
+    p.withdraw(p.web01, p.shown(p.alice)["id"])
+    for forged in ("bob smith", "b\nob", 42, "x" * 65):
+        refused = p.request(p.web01, "alice", caller=forged)
+        assert (refused.status, refused.json()["error"]) == (400, "invalid_request"), forged
+    assert p.watch(p.alice).json()["approvals"] == []
+
+
 def test_a_decision_replayed_for_a_second_request_or_after_its_minute_is_refused(parties):
     p = parties
     first = p.request(p.web01, "alice").json()

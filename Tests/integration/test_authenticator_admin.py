@@ -239,7 +239,7 @@ def test_a_version_1_database_is_migrated_and_keeps_its_keys_and_tokens(tmp_path
         assert answer.status == 201 and answer.json()["status"] == "pending"
     connection = sqlite3.connect(db)
     try:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 14
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 15
         assert connection.execute("SELECT kind FROM keys WHERE kid = ?", (key.kid,)).fetchone()[0] == "software"
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:

@@ -99,6 +99,17 @@ def test_alices_finger_approves_web01s_request_and_the_audit_names_ws_alice_and_
     no_secret_in(ws, done)
 
 
+def test_a_request_another_user_asked_for_says_who_and_her_finger_approves_it_naming_them(ws):
+    opened = ws.parties.request(ws.web01, "alice", service="su", rhost="10.0.0.9", tty="pts/1",
+                                caller="bob").json()
+    done = approve(ws, "--user", "alice", feed=scan_commands("finger-A"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0].startswith(
+        "bob asks to become alice via su on web01, from 10.0.0.9 (pts/1), code %s (expires in " % opened["code"])
+    assert outcome(done) == "approved: web01 may log alice in to su"
+    assert ws.parties.state(ws.web01, opened["id"]).json()["status"] == "approved"
+
+
 def test_a_wrong_finger_is_no_match_and_the_request_stays_pending(ws):
     opened = ws.parties.request(ws.web01, "alice").json()
     done = approve(ws, "--user", "alice", feed=scan_commands("finger-B", "finger-B", "finger-B"))

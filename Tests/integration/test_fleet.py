@@ -96,7 +96,7 @@ def test_the_schema_is_created_once_with_its_version(fleet):
     assert fleet.pg.query("fleet", "SELECT version FROM fingerauthd_schema ORDER BY version") == \
         [{"version": 1}, {"version": 2}, {"version": 3}, {"version": 4}, {"version": 5},
          {"version": 6}, {"version": 7}, {"version": 8}, {"version": 9}, {"version": 10}, {"version": 11},
-         {"version": 12}, {"version": 13}, {"version": 14}]
+         {"version": 12}, {"version": 13}, {"version": 14}, {"version": 15}]
     assert fleet.a.request("GET", "/healthz").json() == {"ok": True, "store": "available"}
     assert fleet.b.request("GET", "/healthz").json() == {"ok": True, "store": "available"}
 

@@ -139,6 +139,43 @@ def test_without_a_host_key_nothing_is_asked(setup):
     assert parties.watch(parties.alice).json()["approvals"] == []
 
 
+def test_another_users_su_in_a_remote_session_asks_nobody(setup):
+    world, parties = setup
+    # Another user, in his ssh session, runs a setuid host (su) that asks for alice's login:
+    # its real uid decides, whatever PAM_RUSER says. (A real setuid host runs without
+    # nss_wrapper, as the kernel's secure execution drops LD_PRELOAD: the caller is a user
+    # of the machine's own passwd, nobody.)
+    login = world.login("alice", password="", rhost=RHOST, ruser="alice",
+                        wrap=["setpriv", "--ruid", "65534", "--"])
+    assert not any(p.startswith("Touch the reader") for p in login.prompts), login
+    assert login.name != "PAM_SUCCESS", login
+    assert parties.watch(parties.alice).json()["approvals"] == []
+    assert any("no approval asked: nobody asks for another user's login (approve_callers = self)" in entry
+               for entry in world.log_lines()), world.log_lines()[-5:]
+    # A root host (no setuid) is believed about PAM_RUSER.
+    login = world.login("alice", password="", rhost=RHOST, ruser="carol")
+    assert not any(p.startswith("Touch the reader") for p in login.prompts), login
+    assert "no approval asked: carol asks" in world.log_lines()[-1], world.log_lines()[-3:]
+
+
+def test_with_approve_callers_any_the_workstation_sees_who_asks(setup):
+    world, parties = setup
+    world.write_conf(remote="approve", approve_timeout="5", approve_callers="any")
+    seen = []
+    thread = workstation(parties, seen=seen)
+    login = world.login("alice", password="", rhost=RHOST, ruser="bob")
+    thread.join(15)
+    assert login.name == "PAM_SUCCESS", login
+    assert [(s["user"], s["caller"]) for s in seen] == [("alice", "bob")]
+    # The user asking for themself (sudo sets PAM_RUSER so) names no other caller.
+    seen.clear()
+    thread = workstation(parties, seen=seen)
+    login = world.login("alice", password="", rhost=RHOST, ruser="alice")
+    thread.join(15)
+    assert login.name == "PAM_SUCCESS", login
+    assert [s["caller"] for s in seen] == [""]
+
+
 def test_bobs_login_cannot_be_approved_by_alices_workstation(setup):
     world, parties = setup
     seen = []

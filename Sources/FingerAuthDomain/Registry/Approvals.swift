@@ -33,6 +33,9 @@ package struct ApprovalRecord: Sendable, Equatable {
     package var terminal: String
     /// The host's session nonce: the decision must name it.
     package var nonce: String
+    /// Who asks for the user's login when that is another user (the real user of a setuid
+    /// host such as `su`, or the host's `PAM_RUSER`); empty when it is the user themself.
+    package var caller: String
     package var created: Int64
     package var expires: Int64
     package var status: ApprovalStatus
@@ -43,7 +46,7 @@ package struct ApprovalRecord: Sendable, Equatable {
 
     package init(
         id: String, code: String, user: String, host: String, hostKid: String, service: String,
-        clientAddress: String, terminal: String, nonce: String, created: Int64, expires: Int64,
+        clientAddress: String, terminal: String, nonce: String, caller: String = "", created: Int64, expires: Int64,
         status: ApprovalStatus = .pending, decided: Int64? = nil, decidedKid: String? = nil,
         workstation: String? = nil
     ) {
@@ -56,6 +59,7 @@ package struct ApprovalRecord: Sendable, Equatable {
         self.clientAddress = clientAddress
         self.terminal = terminal
         self.nonce = nonce
+        self.caller = caller
         self.created = created
         self.expires = expires
         self.status = status

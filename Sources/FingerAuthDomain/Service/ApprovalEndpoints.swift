@@ -33,13 +33,16 @@ extension AuthenticatorService {
         guard let service = claims["service"]?.stringValue, ServiceName.isValid(service),
             let clientAddress = Self.approvalText(claims["rhost"], limit: 255),
             let terminal = Self.approvalText(claims["tty"], limit: 64),
-            let nonce = claims["nonce"]?.stringValue, Self.isNonce(nonce)
+            let nonce = claims["nonce"]?.stringValue, Self.isNonce(nonce),
+            let named = Self.approvalText(claims["caller"], limit: 64)
         else {
             event.reason = .code(.invalidRequest)
             return finish(event, .malformed(.request), exchange)
         }
         event.service = service
         event.clientAddress = clientAddress
+        // Who asks, when not the user (`su` from another user's session): shown to the person.
+        let caller = named.sameBytes(as: user) ? "" : named
         let now = clock.now()
         let settings = self.settings.approvals
         do throws(StoreError) {
@@ -65,7 +68,8 @@ extension AuthenticatorService {
         }
         let record = ApprovalRecord(
             id: id, code: String(10 + Int(digit) % 90), user: user, host: host, hostKid: call.identity.kid,
-            service: service, clientAddress: clientAddress, terminal: terminal, nonce: nonce, created: now,
+            service: service, clientAddress: clientAddress, terminal: terminal, nonce: nonce, caller: caller,
+            created: now,
             expires: min(call.exp, now + SignedCall.approvalRequest.maxLifetime))
         event.approval = id
         event.outcome = .accept
@@ -88,7 +92,8 @@ extension AuthenticatorService {
             waits.wake(.user(user))
             log.message(
                 "approval \(id) pending: \(LogText.clean(user)) to \(LogText.clean(service)) on "
-                    + "\(LogText.clean(host))\(replaced.map { ", replacing \($0)" } ?? "")")
+                    + "\(LogText.clean(host))\(caller.isEmpty ? "" : ", asked by \(LogText.clean(caller))")"
+                    + "\(replaced.map { ", replacing \($0)" } ?? "")")
             // Where to touch, for the host's prompt: a read the request's row does not need.
             // The asking host is no workstation for its own login, even where the user has a key.
             let workstations = ((try? store.activeKeyHosts(user: user, limit: 5)) ?? []).filter {

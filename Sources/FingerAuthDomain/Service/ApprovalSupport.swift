@@ -174,7 +174,10 @@ extension AuthenticatorService {
             ("nonce", record.nonce), ("host", record.host), ("service", record.service),
             ("rhost", record.clientAddress), ("code", record.code),
         ]
-        return expected.allSatisfy { name, value in claims[name]?.stringValue?.sameBytes(as: value) == true }
+        // Who asked, as shown: absent in a decision means "the user themself".
+        let caller = claims["caller"].map { $0.stringValue } ?? ""
+        return caller?.sameBytes(as: record.caller) == true
+            && expected.allSatisfy { name, value in claims[name]?.stringValue?.sameBytes(as: value) == true }
     }
 
     /// Whether the watch's answer differs from what the workstation shows (`have`).

@@ -102,6 +102,8 @@ package enum OptionTable {
         E.path("session_dir", .stays, { $0.sessionDirectory = $1 }, { $0.sessionDirectory }),
         E.path("attempts_dir", .stays, { $0.attemptsDirectory = $1 }, { $0.attemptsDirectory }),
         E.remote("remote"),
+        E.choice(
+            "approve_callers", .stays, "must be self or any", { $0.approveCallers = $1 }, { $0.approveCallers }),
         E.flag("debug", .stays, { $0.debug = $1 }, { $0.debug }),
         E.path("debug_file", .stays, { $0.debugFile = $1 }, { $0.debugFile }),
         E.flag("disabled", .stays, { $0.disabled = $1 }, { $0.disabled }),

@@ -70,6 +70,10 @@ package struct Options: Equatable, Sendable {
     /// How long a remote approval waits for the person's finger (`approve_timeout`), seconds:
     /// below sshd's `LoginGraceTime` and sudo's password timeout.
     package var approveTimeoutSeconds = 30
+    /// `approve_callers = self | any`: whether a remote approval is asked when the caller is
+    /// another user than the one logging in (`su bob` in alice's ssh session). By default
+    /// it is not: the login goes on as a remote one, to the stack's next method.
+    package var approveCallers = ApproveCallers.ownUser
     /// Step-by-step log lines (`debug`).
     package var debug = false
     /// Where debug lines go instead of syslog (`debug_file`).
@@ -200,6 +204,14 @@ package enum KeyStoreChoice: String, Equatable, Sendable, CaseIterable {
     /// The TPM when one answers at `tpm_tcti` (or `/dev/tpmrm0`) and holds an EK
     /// certificate (without one it cannot be attested), else a file.
     case auto
+}
+
+/// Whose logins a remote approval is asked for (`approve_callers`).
+package enum ApproveCallers: String, Equatable, Sendable, CaseIterable {
+    /// Only a login asked for by the user themself: sshd's, or sudo's in their own session.
+    case ownUser = "self"
+    /// Also one asked for by another user; the person then sees who asks.
+    case anyone = "any"
 }
 
 /// How the module asks at a terminal (`prompt`).

@@ -45,6 +45,7 @@ package struct LoginJob: Equatable, Sendable {
         if let approval {
             lines.append("approve_rhost=" + approval.clientAddress)
             lines.append("approve_tty=" + approval.terminal)
+            if !approval.caller.isEmpty { lines.append("approve_caller=" + approval.caller) }
         }
         for entry in OptionTable.entries {
             if let value = entry.wireValue(options) { lines.append(entry.key + "=" + value) }
@@ -73,6 +74,7 @@ package struct LoginJob: Equatable, Sendable {
         var terminalDevice: UInt64?
         var approveAddress: String?
         var approveTerminal: String?
+        var approveCaller: String?
         var options = Options()
         var number = 0
         for raw in text.split(separator: "\n", omittingEmptySubsequences: true) {
@@ -120,6 +122,11 @@ package struct LoginJob: Equatable, Sendable {
                     throw ConfigError(source: source, key: key, message: "not a terminal name")
                 }
                 approveTerminal = value
+            case "approve_caller":
+                guard approveCaller == nil, !value.isEmpty, ApprovalAsk.isWord(value, limit: 64) else {
+                    throw ConfigError(source: source, key: key, message: "not a user name")
+                }
+                approveCaller = value
             case "terminal":
                 guard terminalPath == nil, let path = TerminalTarget.devicePath(fromPAMTTY: value), path == value else {
                     throw ConfigError(source: source, key: key, message: "not a terminal device path")
@@ -152,8 +159,12 @@ package struct LoginJob: Equatable, Sendable {
             terminal: terminal)
         job.clientService = clientService
         switch (approveAddress, approveTerminal) {
-        case let (address?, terminal?): job.approval = ApprovalAsk(clientAddress: address, terminal: terminal)
-        case (nil, nil): break
+        case let (address?, terminal?):
+            job.approval = ApprovalAsk(clientAddress: address, terminal: terminal, caller: approveCaller ?? "")
+        case (nil, nil):
+            guard approveCaller == nil else {
+                throw ConfigError(source: "request", message: "approve_caller needs approve_rhost and approve_tty")
+            }
         default: throw ConfigError(source: "request", message: "approve_rhost and approve_tty go together")
         }
         return job
@@ -179,10 +190,14 @@ package struct ApprovalAsk: Equatable, Sendable {
     package var clientAddress: String
     /// The login's terminal (`PAM_TTY`, e.g. `pts/3` or `ssh`); empty when none.
     package var terminal: String
+    /// Who asks when that is another user than the one logging in (the setuid host's real
+    /// user, or `PAM_RUSER`); empty when it is the user themself or nobody says.
+    package var caller: String
 
-    package init(clientAddress: String, terminal: String) {
+    package init(clientAddress: String, terminal: String, caller: String = "") {
         self.clientAddress = clientAddress
         self.terminal = terminal
+        self.caller = caller
     }
 
     /// Empty, or printable ASCII without spaces of at most `limit` bytes: what the

@@ -155,6 +155,8 @@ package enum ModuleItem: String, Equatable, Sendable {
     case service = "SERVICE"
     case tty = "TTY"
     case remoteHost = "RHOST"
+    /// `PAM_RUSER`: who the application says asks (su and sudo set it to their caller).
+    case remoteUser = "RUSER"
 }
 
 /// What fingerauth-pam asks the module to do or tell, one line each.

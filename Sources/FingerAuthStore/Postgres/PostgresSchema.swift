@@ -189,6 +189,8 @@ enum PostgresSchema {
                 ADD CONSTRAINT policy_rules_stage_check
                 CHECK (stage IN ('registration', 'login', 'offline', 'approve'));
             """,
+        // 15: who asked for an approval, when not the user (as SQLiteSchema's 15).
+        ApprovalTables.callerColumn,
     ]
 
     /// The version this fingerauthd writes.

@@ -45,22 +45,27 @@ enum ApprovalTables {
 
     static let columns = #"""
         id, code, "user", host, host_kid, service, client_address, terminal, nonce, created, expires, status, decided,
-        decided_kid, workstation
+        decided_kid, workstation, caller
         """#
+
+    /// Schema 15: who asked, when that is not the user (`ApprovalRecord.caller`).
+    static let callerColumn = "ALTER TABLE approvals ADD COLUMN caller TEXT NOT NULL DEFAULT '';"
 
     /// The approval in a row of `columns` (or of the same columns RETURNING).
     static func record(_ row: some SQLRow) throws(StoreError) -> ApprovalRecord {
         guard let id = row.text(0), let code = row.text(1), let user = row.text(2), let host = row.text(3),
             let hostKid = row.text(4), let service = row.text(5), let clientAddress = row.text(6),
             let terminal = row.text(7), let nonce = row.text(8), let created = row.int64(9),
-            let expires = row.int64(10), let status = row.text(11).flatMap(ApprovalStatus.init(rawValue:))
+            let expires = row.int64(10), let status = row.text(11).flatMap(ApprovalStatus.init(rawValue:)),
+            let caller = row.text(15)
         else {
             throw StoreError("corrupt row in table approvals")
         }
         return ApprovalRecord(
             id: id, code: code, user: user, host: host, hostKid: hostKid, service: service,
-            clientAddress: clientAddress, terminal: terminal, nonce: nonce, created: created, expires: expires,
-            status: status, decided: row.int64(12), decidedKid: row.text(13), workstation: row.text(14))
+            clientAddress: clientAddress, terminal: terminal, nonce: nonce, caller: caller, created: created,
+            expires: expires, status: status, decided: row.int64(12), decidedKid: row.text(13),
+            workstation: row.text(14))
     }
 
     static func approval<DB: SQLConnection>(_ db: DB, id: String) throws(StoreError) -> ApprovalRecord? {
@@ -93,14 +98,14 @@ enum ApprovalTables {
         try db.execute(
             #"""
             INSERT INTO approvals (id, code, "user", host, host_kid, service, client_address, terminal, nonce, created,
-                                   expires, status)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending')
+                                   expires, status, caller)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12)
             """#,
             [
                 .text(approval.id), .text(approval.code), .text(approval.user), .text(approval.host),
                 .text(approval.hostKid), .text(approval.service), .text(approval.clientAddress),
                 .text(approval.terminal), .text(approval.nonce), .integer(approval.created),
-                .integer(approval.expires),
+                .integer(approval.expires), .text(approval.caller),
             ])
     }
 

@@ -9,10 +9,11 @@ import FingerAuthDomain
 /// (`keep_until`, the fleet's one replay window); audit rows say whether the request was
 /// verified, whom an unverified one only claimed to be, and how many refused requests a
 /// `refusals` row stands for; keys are found by host for bulk revocation.
-/// Versions 4 to 13: see each migration below.
+/// Versions 4 to 14: see each migration below; 15: who asked for an approval
+/// (`ApprovalTables.callerColumn`).
 enum SQLiteSchema {
     /// The version this fingerauthd writes.
-    static let version: Int64 = 14
+    static let version: Int64 = 15
 
     /// Brings `database` up to `version` in one transaction; refuses a newer schema.
     static func migrate(_ database: SQLiteDatabase) throws(StoreError) {
@@ -35,7 +36,8 @@ enum SQLiteSchema {
             if current < 11 { try database.execute(fromVersion10) }
             if current < 12 { try database.execute(fromVersion11) }
             if current < 13 { try database.execute(fromVersion12) }
-            try database.execute(fromVersion13)
+            if current < 14 { try database.execute(fromVersion13) }
+            try database.execute(ApprovalTables.callerColumn)
             try database.execute("PRAGMA user_version = \(version)")
         }
     }

@@ -114,6 +114,8 @@ class Parties:
                           amr=None, approval=shown["id"], nonce=shown["nonce"], host=shown["host"],
                           rhost=shown["rhost"], code=shown["code"], decision=decision)
         document["service"] = shown["service"]
+        if shown.get("caller"):
+            document["caller"] = shown["caller"]
         for name, value in changes.items():
             if value is None:
                 document.pop(name, None)

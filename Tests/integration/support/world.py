@@ -180,7 +180,7 @@ class World:
         return re.search(r'"kid":"([^"]+)"', done.stdout).group(1)
 
     def login(self, user, scans=(), password=None, service="fa-test", rhost=None, timeout=30, env=None,
-              commands=None, as_uid=None, tty=None, wrap=()):
+              commands=None, as_uid=None, tty=None, wrap=(), ruser=None):
         """One pam_authenticate through real libpam; `scans` are the fingers put on the
         virtual reader, one per verify attempt. `as_uid` runs the PAM host as that
         unprivileged uid (setpriv), as a screen locker runs. `wrap`: a command prefix that
@@ -198,6 +198,8 @@ class World:
             cmd += ["--rhost", rhost]
         if tty is not None:
             cmd += ["--tty", tty]
+        if ruser is not None:
+            cmd += ["--ruser", ruser]
         if as_uid is not None:
             cmd = ["setpriv", "--reuid", str(as_uid), "--regid", str(as_uid), "--clear-groups", "--"] + cmd
         cmd = list(wrap) + cmd
