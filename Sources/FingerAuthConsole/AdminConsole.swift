@@ -18,7 +18,7 @@ package struct ConsoleSettings: Sendable {
 /// What the console reads and changes of the registry.
 package typealias ConsoleRegistry = KeyRegistry & HostTokens & PolicyStore & AuditLog & ConsoleQueries & AdminAccounts
     & OfflineGrantStore
-    & FailureCounts
+    & FailureCounts & ApprovalStore
 
 /// The admin console served on the `admin-listen` listener: sign-in (an admin account made
 /// with `fingerauthd admin create`), then server-rendered pages — overview, audit log,
@@ -142,6 +142,7 @@ package final class AdminConsole: ConsoleSurface {
             case "/audit.csv": return try auditCSV(request)
             case "/keys": return html(200, try keysPage(signedIn, message: nil, page: Self.pageNumber(request)))
             case "/hosts": return html(200, try hostsPage(signedIn, page: Self.pageNumber(request)))
+            case "/approvals": return html(200, try approvalsPage(request, signedIn))
             case "/policy": return html(200, try policyPage(request, signedIn))
             default:
                 return html(

@@ -41,7 +41,7 @@ extension AdminConsole {
                         : " <span class=\"ek-source\">TOFU (pinned by its first attestation)</span>")
             }
             return [
-                ConsoleHTML.escape(host.host), ConsoleHTML.escape(host.labels.joined(separator: ", ")),
+                Self.approvalsLink("host", host.host), ConsoleHTML.escape(host.labels.joined(separator: ", ")),
                 "\(host.activeTokens) of \(host.tokens)", String(host.keys), seenText,
                 Self.stageCell(stages[host.host].map(LoginStageSummary.init)), ek,
                 Self.grantCell(grants[host.host] ?? [], host: host.host, who), revoke,

@@ -73,7 +73,7 @@ package enum ConsoleHTML {
         if let admin, let csrf {
             let links = [
                 ("/overview", "Overview"), ("/audit", "Audit log"), ("/keys", "Keys"), ("/hosts", "Hosts"),
-                ("/policy", "Policy"),
+                ("/approvals", "Approvals"), ("/policy", "Policy"),
             ]
             .map { path, name in
                 "<a href=\"\(path)\"\(path == current ? " class=\"current\"" : "")>\(name)</a>"

@@ -71,7 +71,8 @@ extension AdminConsole {
             var event = ConsoleHTML.escape(e.event.name)
             if Self.needsAttention(e) {
                 attention[index] = "attention"
-                event = "<mark title=\"an offline login no grant covers, or a gap in a host's records\">\(event)</mark>"
+                event =
+                    "<mark title=\"an offline login no grant covers, a gap in a host's records, or a user's Not me\">\(event)</mark>"
             }
             return [
                 ConsoleHTML.time(record.time), event, ConsoleHTML.escape(e.outcome.name), user,
@@ -95,9 +96,11 @@ extension AdminConsole {
     }
 
     /// A row a person should look at: an offline login that no grant covers (or made after
-    /// its key's revocation), or a gap in a host's offline records.
+    /// its key's revocation), a gap in a host's offline records, or a user's "Not me" to a
+    /// remote approval.
     static func needsAttention(_ event: AuditEvent) -> Bool {
         (event.event == .offlineLogin && event.outcome != .accept) || event.event == .offlineGap
+            || (event.event == .approvalDenied && event.reason == .code(.approvalMuted))
     }
 
     /// The filtered audit rows as CSV (RFC 4180), newest first, at most 10,000.
@@ -197,7 +200,7 @@ extension AdminConsole {
                         "Revoke", action: "/keys/revoke", fields: [("kid", key.kid)], csrf: who.csrf, cls: "danger"))
             }
             return [
-                "<code>\(ConsoleHTML.escape(key.kid))</code>", ConsoleHTML.escape(key.user),
+                "<code>\(ConsoleHTML.escape(key.kid))</code>", Self.approvalsLink("user", key.user),
                 ConsoleHTML.escape(key.host),
                 key.kind.rawValue, "<span class=\"status\">\(key.status.rawValue)</span>",
                 ConsoleHTML.time(key.created),

@@ -115,6 +115,10 @@ def test_an_admin_signs_in_reads_the_figures_filters_approves_revokes_and_edits_
     browser.get(base + "/hosts")
     assert "testhost" in browser.text("#hosts") and today in browser.text("#hosts")
     browser.screenshot("07-hosts")
+    browser.click('#hosts a[href="/approvals?host=testhost"]')
+    assert browser.path() == "/approvals?host=testhost"
+    assert browser.text("#scope").startswith("Remote approvals asked by host testhost, newest first")
+    browser.screenshot("07-host-approvals")
 
     # A rule added on the policy page refuses alice's next login by the module; tested; removed.
     browser.get(base + "/policy")

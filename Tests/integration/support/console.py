@@ -35,7 +35,7 @@ class Page:
         if not match:
             return None
         return [[html.unescape(re.sub(r"<[^>]+>", "", cell)).strip() for cell in re.findall(r"<td>(.*?)</td>", row, re.S)]
-                for row in re.findall(r"<tr>(.*?)</tr>", match.group(1), re.S)]
+                for row in re.findall(r"<tr(?: [^>]*)?>(.*?)</tr>", match.group(1), re.S)]
 
     def __repr__(self):
         return "Page(%d, %r)" % (self.status, self.text[:300])
