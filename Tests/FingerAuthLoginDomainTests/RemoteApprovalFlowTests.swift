@@ -11,7 +11,7 @@ final class RemoteApprovalFlowTests: XCTestCase {
         _ verdict: @escaping (LoginJob) -> HelperOutcome?, later: ((LoginJob) -> HelperOutcome?)? = nil,
         approval: ApprovalPrompt = .asked(code: "47", workstations: "ws-alice"), answer: ScriptedSecret?,
         onTerminal: Bool = true, talk: RecordingConversation = RecordingConversation(),
-        store: EnrollmentStore = FakeStore()
+        store: EnrollmentStore = FakeStore(), silent: Bool = false
     ) -> (LoginOutcome, ScriptedBackground, ScriptedPrompt) {
         let login = testFlow(
             helper: ScriptedHelper.accepting(), store: store, conversation: talk, random: FixedRandom(),
@@ -24,7 +24,8 @@ final class RemoteApprovalFlowTests: XCTestCase {
         var options = testOptions()
         options.remoteApproval = true
         let outcome = flow.authenticate(
-            LoginRequest(user: "alice", service: "sudo", remote: "PAM_RHOST 10.0.0.5"), options: options)
+            LoginRequest(user: "alice", service: "sudo", remote: "PAM_RHOST 10.0.0.5", silent: silent), options: options
+        )
         return (outcome, helper, prompt)
     }
 
@@ -126,6 +127,16 @@ final class RemoteApprovalFlowTests: XCTestCase {
             LoginRequest(user: "alice", service: "sudo", remote: "record", silent: true), options: options)
         XCTAssertEqual(outcome.code, .authError)
         XCTAssertEqual(talk.errors, ["Not approved: \"Not me\" on your workstation"])
+    }
+
+    func testAnAuthenticatorDownIsSaidBeforeAnyPromptEvenUnderPAMSilent() {
+        let talk = RecordingConversation()
+        let (outcome, _, prompt) = run(
+            { _ in nil }, approval: .ended(.unreachable("connection refused")), answer: ScriptedSecret(""), talk: talk,
+            silent: true)
+        XCTAssertNotEqual(outcome.code, .success)
+        XCTAssertEqual(prompt.asked, [])
+        XCTAssertEqual(talk.errors, ["Fingerprint login unavailable: authenticator not reachable"])
     }
 
     func testNoDecisionInTimeWithdrawsAndSaysSo() {

@@ -49,6 +49,11 @@ package struct RemoteApprovalFlow<
         case let .success(prepared): job = prepared
         case let .failure(stop): return stop.outcome
         }
+        // Every end of a remote approval says why, even under PAM_SILENT (sudo always passes
+        // it): a person who touched nothing, answered "Not me" or whose authenticator is down
+        // must learn why the password is asked, as an offline login is always told.
+        var request = request
+        request.silent = false
         job.terminal = terminal
         login.trace(
             "remote approval: jti \(job.jti); asking from \(origin.clientAddress.isEmpty ? "-" : origin.clientAddress)"
@@ -70,11 +75,6 @@ package struct RemoteApprovalFlow<
             let ended = outcome ?? .unavailable("the login helper did not ask the authenticator in time")
             return login.decide(ended, job: job, request: request)
         }
-        // Once the prompt was shown, its end says why, even under PAM_SILENT (sudo always
-        // passes it): a person who touched nothing or answered "Not me" must learn why the
-        // password is asked, as an offline login is always told.
-        var request = request
-        request.silent = false
         let texts = login.texts(request, options)
         let place = workstations == "-" ? "your workstation" : workstations.replacingAll(",", with: ", ")
         let question = texts.text(
