@@ -196,7 +196,7 @@ final class ClientStream {
         while true {
             watch.mark()
             let left = deadline.remaining
-            if left == 0 { return false }
+            if left == 0 || watch.abandon?() == true { return false }
             let slice = min(left, ProgressWatch.sliceMilliseconds)
             var entry = pollfd(fd: fd, events: events, revents: 0)
             watch.willSleep(slice)

@@ -14,6 +14,9 @@ package struct HTTPSettings: Sendable {
     /// A root-only directory where the TLS session of the last connection is kept for the
     /// next process (`SessionCache`); nil: kept in memory only.
     package var sessionDirectory: String?
+    /// Asked at every slice of a wait (50 ms): true ends the request at once, as a timeout.
+    /// A long poll nobody waits for any more (the module withdrew) need not run its course.
+    package var abandon: (@Sendable () -> Bool)?
 
     package init() {}
 
@@ -77,6 +80,7 @@ package final class HTTPConnection {
         HTTPResponse, HTTPFailure
     > {
         let watch = ProgressWatch()
+        watch.abandon = settings.abandon
         let result = attempt(method: method, url: url, body: body, headers: headers, watch: watch)
         // A timeout the process slept through (frozen, stopped, starved) is no evidence of silence.
         if case let .failure(failure) = result, failure.kind == .timeout,

@@ -15,6 +15,8 @@ final class ProgressWatch {
     private var asleep: Int64 = 0
     /// Milliseconds lost so far.
     private(set) var stalledMilliseconds: Int64 = 0
+    /// `HTTPSettings.abandon`: asked before every slice.
+    var abandon: (@Sendable () -> Bool)?
 
     /// The process runs now: the time since the last mark beyond what it asked to sleep
     /// (`willSleep`) and the tolerance was lost.

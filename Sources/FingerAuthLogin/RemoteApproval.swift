@@ -59,7 +59,8 @@ enum RemoteApproval {
                 return .failed
             }
             guard let state = asker.state(opened.id) else {
-                usleep(200_000) // a failed poll (the network): again, until the deadline
+                // A failed poll (the network): again, until the deadline; a withdrawal at once.
+                if fa_terminate_requested() == 0 { usleep(200_000) }
                 continue
             }
             switch state.status {
@@ -207,6 +208,10 @@ enum RemoteApproval {
         func state(_ id: String) -> State? {
             guard let bearer = hostCall(id) else { return nil }
             let url = base + "/v1/approvals/" + id + "?wait=\(pollSeconds)"
+            // The module's SIGTERM (a password typed, Ctrl-C) ends the poll at once: the
+            // withdrawal must not wait for the long poll's second, and the module waits for it.
+            connection.settings.abandon = { fa_terminate_requested() != 0 }
+            defer { connection.settings.abandon = nil }
             guard
                 case let .success(response) = connection.send(
                     method: "GET", url: url, body: nil, headers: ["Authorization: Bearer " + bearer]),
