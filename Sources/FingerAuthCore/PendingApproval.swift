@@ -97,7 +97,11 @@ package struct WatchAnswer: Equatable, Sendable {
     }
 }
 
-/// What a person decides on an approval: approve (after a finger) or deny ("Not me").
+/// What a person decides on an approval, as a decision token's `decision` claim says it:
+/// the workstation signs it, fingerauthd reads it.
 package enum ApprovalVerdict: String, Sendable {
-    case approve, deny
+    /// A finger matched on the workstation.
+    case approve
+    /// "Not me".
+    case deny
 }

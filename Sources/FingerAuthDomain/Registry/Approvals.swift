@@ -90,14 +90,6 @@ package enum ApprovalAdmission: Sendable, Equatable {
     case replayed
 }
 
-/// What a decision token's `decision` claim says.
-package enum ApprovalChoice: String, Sendable {
-    /// A finger matched on the workstation.
-    case approve
-    /// "Not me".
-    case deny
-}
-
 /// A person's decision on an approval, from a verified decision token.
 package struct ApprovalDecision: Sendable, Equatable {
     package var id: String

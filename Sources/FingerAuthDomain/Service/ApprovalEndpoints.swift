@@ -235,7 +235,7 @@ extension AuthenticatorService {
         event.workstation = call.identity.host
         event.host = nil
         let claims = call.claims
-        guard let choice = claims["decision"]?.stringValue.flatMap(ApprovalChoice.init(rawValue:)),
+        guard let choice = claims["decision"]?.stringValue.flatMap(ApprovalVerdict.init(rawValue:)),
             let named = claims["approval"]?.stringValue
         else {
             event.reason = .code(.invalidRequest)
