@@ -11,13 +11,15 @@ import FingerAuthTPM
 /// the same shapes as a user's `device.key` and `registration`.
 enum HostCommand {
     static let usage = """
-        usage: fingerauth host register [--config F] [--state-dir D]
+        usage: fingerauth host register [--store tpm|file|auto] [--config F] [--state-dir D]
                fingerauth host status [--json] [--config F] [--state-dir D]
           register  makes this host's key when there is none (RSA-2048, <state_dir>/host/host.key, root
-                    0600) and registers it: POST /v1/hosts/keys with this host's enrollment token
-                    (token_file) and a proof signed by the key, for the host the user keys name (host_id,
-                    else the host name); records kid, authenticator, time and status in
-                    <state_dir>/host/registration. A new key revokes the host's previous one there.
+                    0600: in the TPM with --store tpm, or key_store = tpm, or auto where a TPM with an
+                    EK certificate answers; else a file) and registers it: POST /v1/hosts/keys with this
+                    host's enrollment token (token_file), a proof signed by the key and, for a TPM key, its
+                    attestation, for the host the user keys name (host_id, else the host name); records
+                    kid, authenticator, time and status in <state_dir>/host/registration. A new key
+                    revokes the host's previous one there.
           status    the host key's kid and its registration, as the files say (asks nothing)
           Both need root. Exit status: 0 done, 1 failed (the message says what to do), 2 wrong usage.
         """
@@ -29,10 +31,12 @@ enum HostCommand {
         let rest = Array(words.dropFirst())
         switch sub {
         case "register":
-            let args = try CommandArguments(rest, valued: ["config", "state-dir"])
+            let args = try CommandArguments(rest, valued: ["config", "state-dir", "store"])
             try Context.requireRoot("host register")
             let paths = HostPaths(try Context.loadOptions(args, requireURL: true))
-            let key = try paths.loadOrCreateKey()
+            let key = try paths.loadOrCreateKey(store: { () throws(UsageError) in
+                try KeyStores.choose(args, options: paths.options)
+            })
             let status = try register(key, paths: paths)
             say(
                 "registered host key \(key.kid) for \(Authenticator(options: paths.options).hostID) at "
@@ -54,8 +58,14 @@ enum HostCommand {
         let host = authenticator.hostID
         let now = SystemClock().now()
         let proof = try authenticator.proof(signedBy: key, type: TokenType.hostKeyProof, subject: host, now: now)
-        let body = JSONEncoding.encodeBytes(
-            .object([("host", .string(host)), ("jwk", key.jwk.json), ("proof", .string(proof))]))
+        var members: [(String, JSONValue)] = [
+            ("host", .string(host)), ("jwk", key.jwk.json), ("proof", .string(proof)),
+        ]
+        if let attestation = try KeyAttestation(authenticator: authenticator, token: token, user: nil).member(for: key)
+        {
+            members.append(("attestation", attestation))
+        }
+        let body = JSONEncoding.encodeBytes(.object(members))
         let url = authenticator.hostKeysURL
         let response: HTTPResponse
         switch authenticator.send("POST", url, body: body, token: token) {
@@ -90,6 +100,8 @@ enum HostCommand {
                 "the enrollment token (\(paths.options.tokenFile)) is for another host than \(Authenticator.printable(host)); "
                     + "set host_id, or make a token for this host: fingerauthd token create --host \(Authenticator.printable(host))"
             )
+        case 403 where error == "ek_mismatch":
+            throw CommandError(KeyAttestation.ekMismatch(host: host))
         case 409 where error == "key_revoked":
             throw CommandError(
                 "the authenticator has revoked this host key; make a new one: remove \(paths.key), then run "
@@ -154,14 +166,15 @@ struct HostPaths {
     var key: String { directory + "/host.key" }
     var registration: String { directory + "/registration" }
 
-    /// The host key, made (RSA-2048, root 0600) when there is none.
-    func loadOrCreateKey() throws(CommandError) -> DeviceKey {
+    /// The host key, made (RSA-2048, root 0600, in `store`) when there is none; `store` is
+    /// asked only then.
+    func loadOrCreateKey(store: () throws(UsageError) -> KeyStores.Store) throws -> DeviceKey {
         do { try SafeFile.makeDirectory(directory, mode: 0o700) } catch {
             throw CommandError("cannot create \(directory): \(error)")
         }
         guard SafeFile.exists(key) else {
-            let made = try KeyStores.generate(.file, bits: 2048, to: key, options: options)
-            say("created host key \(made.kid) (RSA-2048) in \(key)")
+            let made = try KeyStores.generate(try store(), bits: 2048, to: key, options: options)
+            say("created host key \(made.kid) (\(KeyStores.describe(made))) in \(key)")
             return made
         }
         return try loadKey()

@@ -12,7 +12,9 @@ import FingerAuthTPM
 struct KeyAttestation {
     let authenticator: Authenticator
     let token: String
-    let user: String
+    /// Whose device key it is; nil for this host's own key (the challenge then says
+    /// `"purpose": "host"`).
+    let user: String?
 
     /// `…/v1/keys/challenge`.
     var challengeURL: String { authenticator.keysURL + "/challenge" }
@@ -31,9 +33,10 @@ struct KeyAttestation {
         } catch {
             throw CommandError("cannot prepare the TPM attestation: \(error.description); \(error.advice)")
         }
+        let whose: (String, JSONValue) = user.map { ("user", .string($0)) } ?? ("purpose", .string("host"))
         let request = JSONEncoding.encodeBytes(
             .object([
-                ("user", .string(user)), ("host", .string(authenticator.hostID)),
+                whose, ("host", .string(authenticator.hostID)),
                 ("ek_certificate", .string(Base64URL.encode(certificate))),
                 ("ak_public", .string(Base64URL.encode(akPublic))),
             ]))
@@ -80,10 +83,12 @@ struct KeyAttestation {
                 let reason = Authenticator.reason(response)
                 switch reason {
                 case "attestation_not_configured":
+                    let fileKey =
+                        user.map { "fingerauth key create --store file --force --user \($0)" }
+                        ?? "remove the host key, then fingerauth host register --store file"
                     throw CommandError(
                         "the authenticator does not check TPM attestation (its admin starts fingerauthd with --tpm-ek-ca), "
-                            + "so it cannot accept a TPM key; or use a file key: fingerauth key create --store file --force --user \(user)"
-                    )
+                            + "so it cannot accept a TPM key; or use a file key: \(fileKey)")
                 case "ek_untrusted":
                     throw CommandError(
                         "the authenticator does not trust this TPM's EK certificate (not issued by a CA in its --tpm-ek-ca)"

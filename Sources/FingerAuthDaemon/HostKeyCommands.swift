@@ -27,15 +27,16 @@ enum HostKeyCommands {
                                     ("status", .string(key.status.rawValue)), ("created", .integer(key.created)),
                                     ("revoked", key.revoked.map(JSONValue.integer) ?? .null),
                                     ("kind", .string(key.kind.rawValue)),
+                                    ("ek", key.ek.map(JSONValue.string) ?? .null),
                                 ])
                             })))
             } else {
                 Admin.printTable(
-                    ["KID", "HOST", "STATUS", "CREATED", "REVOKED"],
+                    ["KID", "HOST", "STATUS", "KIND", "CREATED", "REVOKED"],
                     keys.map {
                         [
-                            $0.kid, LogText.clean($0.host), $0.status.rawValue, Admin.utcTime($0.created),
-                            $0.revoked.map(Admin.utcTime) ?? "",
+                            $0.kid, LogText.clean($0.host), $0.status.rawValue, $0.kind.rawValue,
+                            Admin.utcTime($0.created), $0.revoked.map(Admin.utcTime) ?? "",
                         ]
                     })
             }

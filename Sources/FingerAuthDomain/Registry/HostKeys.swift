@@ -45,6 +45,8 @@ package enum HostKeyRegistration: Sendable, Equatable {
     case revoked
     /// The proof's `jti` was seen before: nothing registered.
     case proofReplayed
+    /// An attested key from another TPM than the one the host's EK pin names.
+    case ekMismatch
 
     /// The registration's audit row (`host_key_register`) for this outcome.
     package func audit(_ event: AuditEvent) -> AuditEvent {
@@ -65,6 +67,9 @@ package enum HostKeyRegistration: Sendable, Equatable {
         case .proofReplayed:
             row.outcome = .deny
             row.reason = .proof(.replayed)
+        case .ekMismatch:
+            row.outcome = .deny
+            row.reason = .code(.ekMismatch)
         }
         return row
     }

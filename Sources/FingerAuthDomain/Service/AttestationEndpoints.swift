@@ -50,13 +50,17 @@ extension AuthenticatorService {
             event.reason = .token(.invalidUserName)
             return .malformed(.userName(named, field: "user"))
         }
-        guard let user = body["user"]?.stringValue, Names.isValidUser(user),
+        // A host key's challenge names no user (`"purpose": "host"`); its registration
+        // answers it with no user either (`registerHostKey`).
+        let forHost = body["purpose"]?.stringValue == "host"
+        guard let user = forHost ? (body["user"] == nil ? "" : nil) : body["user"]?.stringValue,
+            forHost || Names.isValidUser(user), body["purpose"] == nil || forHost,
             let host = body["host"]?.stringValue, Names.isValidHost(host)
         else {
             event.reason = .code(.invalidRequest)
             return .malformed(.request)
         }
-        event.user = user
+        event.user = forHost ? nil : user
         event.host = host
         guard host.sameBytes(as: tokenHost) else {
             event.reason = .code(.hostMismatch)
@@ -92,7 +96,7 @@ extension AuthenticatorService {
         do {
             if let pin = try store.ekPin(host: host), pin.ek != ek {
                 log.message(
-                    "attestation challenge for \(LogText.clean(user)) on \(LogText.clean(host)) refused: EK \(ek) "
+                    "attestation challenge for \(forHost ? "the host key" : LogText.clean(user)) on \(LogText.clean(host)) refused: EK \(ek) "
                         + "is not the host's pinned EK \(pin.ek) (\(pin.source.rawValue))")
                 event.reason = .code(.ekMismatch)
                 return .forbidden(.code(.ekMismatch))

@@ -46,7 +46,22 @@ extension AuthenticatorService {
         case let .failure(refusal): return (refusal.outcome, false)
         case let .success(verified): token = verified
         }
-        let key = RegisteredHostKey(kid: kid, host: host, jwk: jwk, status: .active, created: clock.now())
+        // A TPM key comes with its attestation, challenged for the host itself (no user).
+        var kind = KeyOrigin.software
+        var ek: String?
+        if let attestation = body["attestation"] {
+            switch attestationCheck(attestation, user: "", host: host, jwk: jwk) {
+            case let .refused(answer, reason):
+                event.reason = reason
+                if answer == .unavailable { event.outcome = .error }
+                return (answer, false)
+            case let .attested(attestedEK):
+                kind = .attestedTPM
+                ek = attestedEK
+            }
+        }
+        let key = RegisteredHostKey(
+            kid: kid, host: host, jwk: jwk, status: .active, created: clock.now(), kind: kind, ek: ek)
         let result: HostKeyRegistration
         do {
             result = try store.registerHostKey(
@@ -66,6 +81,7 @@ extension AuthenticatorService {
         case .conflict: return (.conflict(.code(.kidConflict)), true)
         case .revoked: return (.conflict(.token(.keyRevoked)), true)
         case .proofReplayed: return (.proofRefused(.proof(.replayed)), true)
+        case .ekMismatch: return (.forbidden(.code(.ekMismatch)), true)
         }
     }
 }

@@ -86,8 +86,10 @@ enum HostKeyTables {
 ///    written (no audit row, no replay row). Another host's kid, or a revoked one, is
 ///    refused (`conflict`, `revoked`); so is a user's device key's kid (`conflict`).
 /// 2. The proof's jti used up (`proofReplayed` when seen before).
-/// 3. The host's other active host key revoked, with its `host_key_revoke` row.
-/// 4. The key inserted (`created`).
+/// 3. An attested key's EK checked against its host's pin, pinning it on first use
+///    (`ekMismatch`; a new pin writes its own `ek_pin` audit row), as a device key's.
+/// 4. The host's other active host key revoked, with its `host_key_revoke` row.
+/// 5. The key inserted (`created`).
 ///
 /// Every outcome but `alreadyRegistered` writes the registration's audit row.
 enum HostKeyTransaction {
@@ -104,6 +106,15 @@ enum HostKeyTransaction {
         }
         if try KeyTables.key(db, kid: key.kid) != nil { return try done(.conflict) }
         guard try KeyTables.claim(db, jti: proofJTI, keepUntil: keepUntil) else { return try done(.proofReplayed) }
+        if let ek = key.ek {
+            let (pin, created) = try EKTables.pinOnFirstUse(db, host: key.host, ek: ek, now: now)
+            guard pin.ek == ek else { return try done(.ekMismatch) }
+            var registration = row
+            registration.kid = key.kid
+            if created {
+                try AuditTables.insert(db, EKPinResult.firstUseAudit(pin, registration: registration), time: now)
+            }
+        }
         for replaced in try HostKeyTables.revoke(db, kid: nil, host: key.host, now: now) {
             try AuditTables.insert(db, replaced.replacedAudit(peer: row.peer), time: now)
         }
