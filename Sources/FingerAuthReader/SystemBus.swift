@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// A private connection to the system bus (GDBus), for the login helper and the command
-/// line: fprintd and logind answer there. The address is a socket path from root-owned
+/// line: fprintd and logind answer there. The approval watcher's notifier uses it for a
+/// user's session bus too (its socket path from the watcher's own setting). The address is a socket path from root-owned
 /// configuration (`system_bus`) — never `DBUS_SYSTEM_BUS_ADDRESS`: the helper has no
 /// environment, and whoever chose the bus would choose who answers as fprintd.
 ///
@@ -47,10 +48,10 @@ package final class SystemBus {
     /// uid), within `deadline`. A missing socket fails at once.
     package static func connect(socketPath: String, deadline: Deadline) -> Result<SystemBus, Failure> {
         guard socketPath.hasPrefix("/"), !socketPath.contains(","), !socketPath.contains(";") else {
-            return .failure(Failure("the system bus path \(socketPath) is not a socket path"))
+            return .failure(Failure("the bus path \(socketPath) is not a socket path"))
         }
         guard access(socketPath, F_OK) == 0 else {
-            return .failure(Failure("no system bus at \(socketPath)"))
+            return .failure(Failure("no bus at \(socketPath)"))
         }
         let address = "unix:path=" + socketPath
         let flags = GDBusConnectionFlags(
@@ -76,13 +77,23 @@ package final class SystemBus {
         _ destination: String, _ path: String, _ interface: String, _ method: String,
         _ arguments: [String] = [], deadline: Deadline, autoStart: Bool = false
     ) -> Result<BusValue, Failure> {
+        call(
+            destination, path, interface, method, typed: arguments.map(BusArgument.string), deadline: deadline,
+            autoStart: autoStart)
+    }
+
+    /// Calls `method` with arguments of any of `BusArgument`'s types and returns its reply.
+    package func call(
+        _ destination: String, _ path: String, _ interface: String, _ method: String,
+        typed arguments: [BusArgument], deadline: Deadline, autoStart: Bool = false
+    ) -> Result<BusValue, Failure> {
         let ms = deadline.remainingMilliseconds
         guard ms > 0 else { return .failure(Failure("no time left to call \(method)")) }
         let flags = autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
         var error: UnsafeMutablePointer<GError>? = nil
         let reply = g_dbus_connection_call_sync(
             connection, destination, path, interface, method,
-            arguments.isEmpty ? nil : busArguments(arguments), nil,
+            arguments.isEmpty ? nil : BusArgument.tuple(arguments), nil,
             flags, gint(clamping: ms), nil, &error)
         guard let reply else { return .failure(SystemBus.take(error, context: method)) }
         defer { g_variant_unref(reply) }

@@ -1,0 +1,34 @@
+import CSystem
+import FingerAuthApproval
+import FingerAuthCore
+import FingerAuthLoginDomain
+import FingerAuthReader
+import FingerAuthSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// fingerauth-watcher: the workstation's side of remote approval, resident (see
+// fingerauth-watcher(8) and ARCHITECTURE "The workstation's watcher").
+
+let words = Array(CommandLine.arguments.dropFirst())
+if words.first == "--notify" { exit(Notifier.run(Array(words.dropFirst()))) }
+if words.first == "--help" || words.first == "-h" {
+    print(WatcherSettings.usage)
+    exit(0)
+}
+guard geteuid() == 0 else {
+    log("must run as root: it reads the users' device keys and arms the reader")
+    exit(1)
+}
+fa_ignore_sigpipe()
+let settings: WatcherSettings
+switch WatcherSettings.load(words, executable: Watcher.ownPath()) {
+case let .success(loaded): settings = loaded
+case let .failure(why):
+    log(why.message)
+    print(WatcherSettings.usage)
+    exit(2)
+}
+Watcher(settings: settings).run()
