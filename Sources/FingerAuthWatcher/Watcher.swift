@@ -20,6 +20,9 @@ final class Watcher {
     private var bus: SystemBus?
     private var logindProblem: String?
 
+    /// The package's version, as `fingerauth-agent --version` says it.
+    static let version = "0.1.0"
+
     init(settings: WatcherSettings) { self.settings = settings }
 
     func run() -> Never {

@@ -37,6 +37,9 @@ struct WatcherSettings: Sendable {
                 return .failure(
                     WatcherError("unknown or incomplete option: \(TerminalText.escaped(String(word.prefix(40))))"))
             }
+            guard flags[String(word.dropFirst(2))] == nil else {
+                return .failure(WatcherError("\(word) given twice"))
+            }
             flags[String(word.dropFirst(2))] = words[index + 1]
             index += 2
         }

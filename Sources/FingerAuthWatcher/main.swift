@@ -14,6 +14,10 @@ import Glibc
 
 let words = Array(CommandLine.arguments.dropFirst())
 if words.first == "--notify" { exit(Notifier.run(Array(words.dropFirst()))) }
+if words == ["--version"] {
+    print("fingerauth-watcher \(Watcher.version)")
+    exit(0)
+}
 if words.first == "--help" || words.first == "-h" {
     print(WatcherSettings.usage)
     exit(0)
