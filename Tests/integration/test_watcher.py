@@ -19,7 +19,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from support.approvals import Parties, rows, wait_until  # noqa: E402
+from support.approvals import Parties, approving_workstation, rows, wait_until  # noqa: E402
 from support.authd import build_dir  # noqa: E402
 from support.cli import enroll  # noqa: E402
 from support.fake_desktop import Desktop, session  # noqa: E402
@@ -78,14 +78,10 @@ def ws(tmp_path, ca):
     w.desktop = Desktop(os.path.join(w.desktop_dir, "bus"))
     w.watchers = []
     try:
-        w.start_authenticator(args=ARGS)
-        allowed = w.authd.admin("policy", "add", "--stage", "approve", "--users", "*", "--hosts", "*",
-                                "--action", "allow")
-        assert allowed.returncode == 0, allowed.stderr
-        w.token_path.write_text(w.authd.create_token(WORKSTATION) + "\n")
+        approving_workstation(w, WORKSTATION, ARGS)
         w.desktop.start(users={k: w.env[k] for k in ("LD_PRELOAD", "NSS_WRAPPER_PASSWD", "NSS_WRAPPER_GROUP")})
         w.desktop.set_sessions([ALICE])
-        w.write_conf(host_id=WORKSTATION, system_bus=w.desktop.socket)
+        w.write_conf(system_bus=w.desktop.socket)
         enroll(w, "alice", "finger-A")
         w.parties = Parties(w.authd)
         w.web01 = w.parties.host_key("web01")
