@@ -24,11 +24,12 @@ from support.authd import build_dir  # noqa: E402
 from support.cli import enroll  # noqa: E402
 from support.fake_desktop import Desktop, session  # noqa: E402
 from support.vreader import VirtualReader, enroll_commands, scan_commands  # noqa: E402
-from support.world import USERS, World  # noqa: E402
+from support.world import NSS_WRAPPER, USERS, World  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not os.access(os.path.join(build_dir(), "fingerauth-watcher"), os.X_OK),
                                 reason="no fingerauth-watcher in %s" % build_dir())
 
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 MUTE = 3
 ARGS = ("--user-failures", "0", "--address-failures", "0", "--approval-mute", str(MUTE), "--approval-wait", "5",
         "--approval-host-requests", "0", "--approval-address-requests", "0")
@@ -39,13 +40,17 @@ ALICE = session("alice", USERS["alice"])
 class Watcher:
     """One `fingerauth-watcher` process with short settings; its log is its standard error."""
 
-    def __init__(self, ws, desktop, conf, name="watcher"):
+    def __init__(self, ws, desktop, conf, name="watcher", env=None):
         self.log_path = ws.tmp / (name + ".log")
         cmd = [str(ws.build / "fingerauth-watcher"), "--config", str(conf), "--session-bus", desktop.socket,
                "--seats-every", "1", "--park", "2", "--retry", "2"]
+        if env is not None:
+            # Through env(1), as test_cli_approve runs a clock ahead: the preloaded library
+            # then leaves the program's own arguments alone.
+            cmd = ["/usr/bin/env"] + cmd
         with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(cmd, env=ws.env, stdout=subprocess.DEVNULL, stderr=log,
-                                            stdin=subprocess.DEVNULL)
+            self.process = subprocess.Popen(cmd, env=dict(ws.env, **(env or {})), stdout=subprocess.DEVNULL,
+                                            stderr=log, stdin=subprocess.DEVNULL)
 
     def text(self):
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -100,8 +105,8 @@ def ws(tmp_path, ca):
             assert secret not in text
 
 
-def start_watcher(ws, conf=None, name="watcher"):
-    watcher = Watcher(ws, ws.desktop, conf or ws.conf_path, name)
+def start_watcher(ws, conf=None, name="watcher", env=None):
+    watcher = Watcher(ws, ws.desktop, conf or ws.conf_path, name, env)
     ws.watchers.append(watcher)
     return watcher
 
@@ -139,6 +144,9 @@ def test_alices_finger_approves_web01s_request_shown_on_her_desktop_and_the_noti
     approved = rows(ws.authd, "approval_approved", opened["id"])
     assert [(r["user"], r["host"], r["kid"], r["workstation"]) for r in approved] == [
         ("alice", "web01", ws.kid("alice"), WORKSTATION)]
+    # Shown once, though the watcher looked it up every second while it was shown.
+    assert [r["workstation"] for r in rows(ws.authd, "approval_shown", opened["id"])] == [WORKSTATION]
+    assert not any("clock" in line for line in lines), lines
 
 
 def test_not_me_denies_at_once_and_mutes_alices_next_request(ws):
@@ -264,3 +272,22 @@ def test_a_revoked_device_key_is_logged_and_retried_and_the_watcher_lives_on(ws)
     time.sleep(2)
     assert ws.desktop.notifications() == []
     assert status(ws, opened["id"]) == "pending"
+
+
+@pytest.mark.skipif(not os.path.exists(FAKETIME), reason="libfaketime is not installed (apt-get install faketime)")
+def test_a_workstation_clock_ten_minutes_ahead_approves_by_the_authenticators_clock_and_says_so_once(ws):
+    ahead = {"LD_PRELOAD": NSS_WRAPPER + ":" + FAKETIME, "FAKETIME": "+600s", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+             "FAKETIME_NO_CACHE": "1"}
+    watcher = start_watcher(ws, env=ahead)
+    watcher.wait_for("watching approvals for alice")
+    ws.reader.feed(scan_commands("finger-A"), timeout=30)
+    opened = ws.parties.request(ws.web01, "alice").json()
+    assert wait_until(lambda: status(ws, opened["id"]) == "approved", 20), watcher.text()
+    ws.reader.wait(timeout=30)
+    watcher.wait_for("alice: approved: web01 may log alice in to sudo")
+    notes = [line for line in watcher.lines() if "clock" in line]
+    assert len(notes) == 1, watcher.text()
+    assert notes[0].startswith("alice: note: this computer's clock is ")
+    assert notes[0].endswith(" s ahead of the authenticator's; signing by the authenticator's clock")
+    seconds = int(notes[0].split("clock is ")[1].split(" s ")[0])
+    assert 595 <= seconds <= 605, notes
