@@ -43,17 +43,7 @@ struct WatcherSettings: Sendable {
             flags[String(word.dropFirst(2))] = words[index + 1]
             index += 2
         }
-        let path = flags["config"] ?? Options.defaultConfigPath
-        guard path.hasPrefix("/") else { return .failure(WatcherError("--config must be an absolute path")) }
-        let options: Options
-        do {
-            options = try OptionsLoader.load(
-                arguments: flags["config"] == nil ? [] : ["conf=" + path], requireURL: true,
-                unprivilegedPortStart: KernelSettings.unprivilegedPortStart(), readFile: ConfigurationFile.read)
-        } catch {
-            return .failure(WatcherError("configuration: \(error)"))
-        }
-        var settings = WatcherSettings(options: options, executable: executable)
+        var settings = WatcherSettings(options: Options(), executable: executable)
         if let bus = flags["session-bus"] {
             guard bus.hasPrefix("/"), !bus.contains(","), !bus.contains(";") else {
                 return .failure(WatcherError("--session-bus must be a socket path (%u for the uid)"))
@@ -72,6 +62,16 @@ struct WatcherSettings: Sendable {
             case "park": settings.parkSeconds = value
             default: settings.retrySeconds = value
             }
+        }
+        let path = flags["config"] ?? Options.defaultConfigPath
+        guard path.hasPrefix("/") else { return .failure(WatcherError("--config must be an absolute path")) }
+        do {
+            settings.options = try OptionsLoader.load(
+                arguments: flags["config"] == nil ? [] : ["conf=" + path], requireURL: true,
+                unprivilegedPortStart: KernelSettings.unprivilegedPortStart(), readFile: ConfigurationFile.read)
+        } catch {
+            let text = "\(error)"
+            return .failure(WatcherError(text.hasPrefix("configuration") ? text : "configuration: " + text))
         }
         return .success(settings)
     }

@@ -32,7 +32,8 @@ switch WatcherSettings.load(words, executable: Watcher.ownPath()) {
 case let .success(loaded): settings = loaded
 case let .failure(why):
     log(why.message)
-    print(WatcherSettings.usage)
+    let usage = Array((WatcherSettings.usage + "\n").utf8)
+    usage.withUnsafeBytes { _ = fa_write(2, $0.baseAddress, $0.count) }
     exit(2)
 }
 Watcher(settings: settings).run()

@@ -291,3 +291,26 @@ def test_a_workstation_clock_ten_minutes_ahead_approves_by_the_authenticators_cl
     assert notes[0].endswith(" s ahead of the authenticator's; signing by the authenticator's clock")
     seconds = int(notes[0].split("clock is ")[1].split(" s ")[0])
     assert 595 <= seconds <= 605, notes
+
+
+@pytest.mark.parametrize("args,said", [
+    (["--park", "60"], "--park must be a number of seconds from 0 to 25"),
+    (["--retry", "2", "--retry", "3"], "--retry given twice"),
+    (["--colour", "red"], "unknown or incomplete option: --colour"),
+    (["--session-bus", "unix:path=/run/bus"], "--session-bus must be a socket path (%u for the uid)"),
+    (["--config", "/nonexistent/fingerauth.conf"], "configuration: "),
+])
+def test_a_wrong_option_is_refused_with_the_reason_and_the_usage(args, said):
+    done = subprocess.run([os.path.join(build_dir(), "fingerauth-watcher"), *args], capture_output=True, text=True,
+                          timeout=10)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("fingerauth-watcher: " + said), done.stderr
+    assert "\nusage: fingerauth-watcher" in done.stderr and done.stdout == ""
+
+
+def test_it_runs_as_root_only():
+    done = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
+                           os.path.join(build_dir(), "fingerauth-watcher")], capture_output=True, text=True, timeout=10)
+    assert done.returncode == 1
+    assert done.stderr == ("fingerauth-watcher: must run as root: it reads the users' device keys and arms the "
+                           "reader\n")
