@@ -10,8 +10,8 @@ package final class BusSignals {
     private let inbox = SignalInbox()
     private var subscription: guint = 0
 
-    /// Subscribes to `interface`'s signals from `sender` on object `path`.
-    package init(bus: SystemBus, sender: String, path: String, interface: String) {
+    /// Subscribes to the signals from `sender` (of `interface` on object `path`, when given).
+    package init(bus: SystemBus, sender: String, path: String?, interface: String?) {
         self.bus = bus
         subscription = g_dbus_connection_signal_subscribe(
             bus.connection, sender, interface, nil, path, nil, G_DBUS_SIGNAL_FLAGS_NONE, SignalInbox.callback,

@@ -9,7 +9,8 @@ import FingerAuthSystem
 import Glibc
 #endif
 
-/// The watcher's main thread: every `--seats-every` seconds, who sits at this workstation
+/// The watcher's main thread: every `--seats-every` seconds, and at once on a signal of
+/// logind's, who sits at this workstation
 /// (logind, `SeatReader`) and has a device key here (`WatchEligibility`); a `UserWatch` is
 /// started for each and stopped when she leaves, locks the screen or loses her key. D-Bus
 /// is used on this thread only (and in the notifier children).
@@ -18,6 +19,9 @@ final class Watcher {
     private var running: [String: UserWatch] = [:]
     private var stopping: [UserWatch] = []
     private var bus: SystemBus?
+    /// logind's signals (sessions new and removed, their properties changed: a lock), so that
+    /// a change is read at once rather than at the next round.
+    private var logindSignals: BusSignals?
     private var logindProblem: String?
 
     /// The package's version, as `fingerauth-agent --version` says it.
@@ -30,7 +34,17 @@ final class Watcher {
         while true {
             update(wanted: wantedUsers())
             stopping = stopping.filter { !$0.reapIfFinished() }
-            usleep(useconds_t(settings.seatSeconds) * 1_000_000)
+            let next = Deadline.after(seconds: Double(settings.seatSeconds))
+            if let bus, let signals = logindSignals {
+                if bus.iterate(until: next, { signals.take() != nil }) {
+                    // A burst of signals is one change: read logind once after it.
+                    usleep(250_000)
+                    _ = bus.iterate(until: .after(seconds: 0.01)) { false }
+                    while signals.take() != nil {}
+                }
+            } else {
+                usleep(useconds_t(settings.seatSeconds) * 1_000_000)
+            }
         }
     }
 
@@ -38,10 +52,12 @@ final class Watcher {
     private func wantedUsers() -> [String: UInt32] {
         if bus == nil {
             bus = try? SystemBus.connect(socketPath: settings.options.systemBus, deadline: .after(seconds: 2)).get()
+            logindSignals = bus.map { BusSignals(bus: $0, sender: LidSensor.logindName, path: nil, interface: nil) }
         }
         guard let bus else { return logindFailed("no system bus at \(settings.options.systemBus)") }
         switch SeatReader.read(bus: bus, deadline: .after(seconds: 2)) {
         case let .failure(why):
+            logindSignals = nil
             self.bus = nil
             return logindFailed(why.message)
         case let .success(sessions):

@@ -40,10 +40,10 @@ ALICE = session("alice", USERS["alice"])
 class Watcher:
     """One `fingerauth-watcher` process with short settings; its log is its standard error."""
 
-    def __init__(self, ws, desktop, conf, name="watcher", env=None):
+    def __init__(self, ws, desktop, conf, name="watcher", env=None, seats_every=1):
         self.log_path = ws.tmp / (name + ".log")
         cmd = [str(ws.build / "fingerauth-watcher"), "--config", str(conf), "--session-bus", desktop.socket,
-               "--seats-every", "1", "--park", "2", "--retry", "2"]
+               "--seats-every", str(seats_every), "--park", "2", "--retry", "2"]
         if env is not None:
             # Through env(1), as test_cli_approve runs a clock ahead: the preloaded library
             # then leaves the program's own arguments alone.
@@ -105,8 +105,8 @@ def ws(tmp_path, ca):
             assert secret not in text
 
 
-def start_watcher(ws, conf=None, name="watcher", env=None):
-    watcher = Watcher(ws, ws.desktop, conf or ws.conf_path, name, env)
+def start_watcher(ws, conf=None, name="watcher", env=None, seats_every=1):
+    watcher = Watcher(ws, ws.desktop, conf or ws.conf_path, name, env, seats_every)
     ws.watchers.append(watcher)
     return watcher
 
@@ -188,15 +188,31 @@ def test_nothing_is_shown_while_alice_is_not_at_an_unlocked_seat_and_the_next_re
     assert note["body"].endswith("code %s — touch the reader to approve" % again["code"])
 
 
-def test_locking_the_screen_while_watched_stops_the_watch(ws):
-    watcher = start_watcher(ws)
+def test_locking_the_screen_stops_the_watch_at_once_by_loginds_signal(ws):
+    watcher = start_watcher(ws, seats_every=60)
     watcher.wait_for("watching approvals for alice")
+    locked = time.monotonic()
     ws.desktop.set_sessions([session("alice", USERS["alice"], locked=True)])
     watcher.wait_for("no longer watching alice", timeout=5)
-    time.sleep(1)
+    # Read again on logind's PropertiesChanged, not at the next round a minute later.
+    assert time.monotonic() - locked < 2
+    time.sleep(2.5)  # the watch's park (--park 2) ends
     opened = ws.parties.request(ws.web01, "alice").json()
     time.sleep(3)
     assert ws.desktop.notifications() == []
+    assert status(ws, opened["id"]) == "pending"
+
+
+def test_locking_the_screen_while_a_request_is_shown_withdraws_it_and_decides_nothing(ws):
+    watcher = start_watcher(ws)
+    watcher.wait_for("watching approvals for alice")
+    opened = ws.parties.request(ws.web01, "alice").json()
+    shown(ws)
+    watcher.wait_for("alice: the reader (Virtual device for debugging) is armed")
+    ws.desktop.set_sessions([session("alice", USERS["alice"], locked=True)])
+    assert wait_until(lambda: ws.desktop.notifications()[0]["closed"] == "caller", 5), watcher.text()
+    watcher.wait_for("alice: web01's request (code %s) no longer shown: the seat is locked or the session left; "
+                     "nothing decided" % opened["code"])
     assert status(ws, opened["id"]) == "pending"
 
 

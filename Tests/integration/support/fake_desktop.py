@@ -159,6 +159,10 @@ def serve(address):
         def values(self, interface):
             return {"LidClosed": dbus.Boolean(False)}
 
+        @dbus.service.signal(LOGIN1 + ".Manager", signature="so")
+        def SessionNew(self, ident, path):
+            pass
+
         @dbus.service.method(LOGIN1 + ".Manager", in_signature="", out_signature="a(susso)")
         def ListSessions(self):
             return [(s["id"], dbus.UInt32(s["uid"]), s["user"], s["seat"], dbus.ObjectPath(session_path(s["id"])))
@@ -179,6 +183,10 @@ def serve(address):
                             "User": dbus.Struct((dbus.UInt32(s["uid"]), dbus.ObjectPath("/org/freedesktop/login1/user/_"
                                                                                         + str(s["uid"]))))}
             raise dbus.exceptions.DBusException("no such session", name=LOGIN1 + ".NoSuchSession")
+
+        @dbus.service.signal("org.freedesktop.DBus.Properties", signature="sa{sv}as")
+        def PropertiesChanged(self, interface, changed, invalidated):
+            pass
 
     class Notifications(dbus.service.Object):
         @dbus.service.method(NOTIFICATIONS, in_signature="susssasa{sv}i", out_signature="u")
@@ -209,17 +217,23 @@ def serve(address):
             pass
 
     class Test(dbus.service.Object):
-        def __init__(self, connection, path, notifications):
+        def __init__(self, connection, path, notifications, manager):
             super().__init__(connection, path)
             self.notes = notifications
+            self.manager = manager
             self.objects = {}
 
         @dbus.service.method(TEST, in_signature="s", out_signature="")
         def SetSessions(self, text):
             state["sessions"] = json.loads(text)
+            # As logind does: a new session is announced, a changed one says what changed.
             for s in state["sessions"]:
                 if s["id"] not in self.objects:
                     self.objects[s["id"]] = Session(bus, session_path(s["id"]), s["id"])
+                    self.manager.SessionNew(s["id"], dbus.ObjectPath(session_path(s["id"])))
+                else:
+                    session = self.objects[s["id"]]
+                    session.PropertiesChanged(LOGIN1 + ".Session", session.values(LOGIN1 + ".Session"), [])
 
         @dbus.service.method(TEST, in_signature="", out_signature="s")
         def Notifications(self):
@@ -235,9 +249,9 @@ def serve(address):
                         note["closed"] = "user"
                         self.notes.NotificationClosed(dbus.UInt32(ident), dbus.UInt32(2))
 
-    Manager(bus, "/org/freedesktop/login1")
+    manager = Manager(bus, "/org/freedesktop/login1")
     notifications = Notifications(bus, "/org/freedesktop/Notifications")
-    Test(bus, "/org/fingerauth/Test", notifications)
+    Test(bus, "/org/fingerauth/Test", notifications, manager)
     bus.request_name(LOGIN1)
     bus.request_name(NOTIFICATIONS)
     bus.request_name(TEST)
