@@ -53,8 +53,8 @@ enum Notifier {
         while end.remainingMilliseconds > 0 {
             _ = bus.iterate(until: .after(seconds: 0.2)) { false }
             while let signal = signals.take() {
-                guard let fields = Optional(signal.arguments), case let .uint32(about)? = fields.first, about == id
-                else { continue }
+                let fields = signal.arguments
+                guard case let .uint32(about)? = fields.first, about == id else { continue }
                 if signal.member == "ActionInvoked", fields.count == 2, fields[1].text == "not-me" { say("NOT-ME") }
                 if signal.member == "NotificationClosed" {
                     if case let .uint32(reason)? = fields.dropFirst().first {
