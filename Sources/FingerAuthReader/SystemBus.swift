@@ -46,12 +46,15 @@ package final class SystemBus {
 
     /// Connects to the bus at `socketPath` (`unix:path=…`, authenticated as this process's
     /// uid), within `deadline`. A missing socket fails at once.
-    package static func connect(socketPath: String, deadline: Deadline) -> Result<SystemBus, Failure> {
+    /// `kind` names the bus in the failures (the watcher's notifier: `session bus`).
+    package static func connect(socketPath: String, deadline: Deadline, kind: String = "system bus") -> Result<
+        SystemBus, Failure
+    > {
         guard socketPath.hasPrefix("/"), !socketPath.contains(","), !socketPath.contains(";") else {
-            return .failure(Failure("the bus path \(socketPath) is not a socket path"))
+            return .failure(Failure("the \(kind) path \(socketPath) is not a socket path"))
         }
         guard access(socketPath, F_OK) == 0 else {
-            return .failure(Failure("no bus at \(socketPath)"))
+            return .failure(Failure("no \(kind) at \(socketPath)"))
         }
         let address = "unix:path=" + socketPath
         let flags = GDBusConnectionFlags(
@@ -61,12 +64,12 @@ package final class SystemBus {
             g_dbus_connection_new_for_address(address, flags, nil, cancellable, callback, data)
         }
         guard let result = outcome else {
-            return .failure(Failure("the system bus at \(socketPath) did not answer in time"))
+            return .failure(Failure("the \(kind) at \(socketPath) did not answer in time"))
         }
         defer { g_object_unref(UnsafeMutableRawPointer(result)) }
         var error: UnsafeMutablePointer<GError>? = nil
         guard let connection = g_dbus_connection_new_for_address_finish(result, &error) else {
-            return .failure(SystemBus.take(error, context: "cannot connect to the system bus at \(socketPath)"))
+            return .failure(SystemBus.take(error, context: "cannot connect to the \(kind) at \(socketPath)"))
         }
         return .success(SystemBus(connection: connection, address: address))
     }

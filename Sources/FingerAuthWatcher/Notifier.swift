@@ -30,9 +30,9 @@ enum Notifier {
         else { return fail("cannot become uid \(uid)") }
         guard let lines = readInput(count: 2, until: .after(seconds: 2)) else { return fail("no text to show") }
         let bus: SystemBus
-        switch SystemBus.connect(socketPath: words[2], deadline: .after(seconds: callSeconds)) {
+        switch SystemBus.connect(socketPath: words[2], deadline: .after(seconds: callSeconds), kind: "session bus") {
         case let .success(connected): bus = connected
-        case let .failure(why): return fail("session bus: \(why.message)")
+        case let .failure(why): return fail(why.message)
         }
         let signals = BusSignals(bus: bus, sender: name, path: path, interface: name)
         let id: UInt32
