@@ -104,11 +104,13 @@ final class Watcher {
         }
     }
 
-    /// This executable's path (`/proc/self/exe`), for the notifier children.
+    /// This executable's path (`/proc/self/exe`), for the notifier children. After a package
+    /// upgrade the kernel adds ` (deleted)`: the new file at the same path is the one to run.
     static func ownPath() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard n > 0 else { return "/usr/libexec/fingerauth/fingerauth-watcher" }
-        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return path.hasSuffix(" (deleted)") ? String(path.dropLast(" (deleted)".count)) : path
     }
 }
