@@ -216,6 +216,27 @@ def test_locking_the_screen_while_a_request_is_shown_withdraws_it_and_decides_no
     assert status(ws, opened["id"]) == "pending"
 
 
+def test_a_request_withdrawn_or_expired_while_shown_is_closed_and_nothing_is_decided(ws):
+    watcher = start_watcher(ws)
+    watcher.wait_for("watching approvals for alice")
+    opened = ws.parties.request(ws.web01, "alice").json()
+    shown(ws)
+    watcher.wait_for("alice: the reader (Virtual device for debugging) is armed")
+    assert ws.parties.withdraw(ws.web01, opened["id"]).status == 200
+    assert wait_until(lambda: ws.desktop.notifications()[0]["closed"] == "caller", 5), watcher.text()
+    watcher.wait_for("alice: web01's request (code %s) is no longer pending" % opened["code"])
+    assert status(ws, opened["id"]) == "withdrawn"
+
+    brief = ws.parties.request(ws.web01, "alice", tty="pts/5", ttl=3).json()
+    shown(ws, count=2)
+    assert wait_until(lambda: ws.desktop.notifications()[1]["closed"] == "caller", 8), watcher.text()
+    watcher.wait_for("alice: web01's request (code %s) " % brief["code"])
+    ended = [line for line in watcher.lines() if line.startswith("alice: web01's request (code %s) " % brief["code"])]
+    assert ended and ("expired: nothing decided" in ended[0] or "is no longer pending" in ended[0]), watcher.text()
+    assert status(ws, brief["id"]) == "expired"
+    assert not any(line.startswith(("alice: approved", "alice: denied")) for line in watcher.lines())
+
+
 def test_logind_not_answering_means_no_watch_and_one_line(ws):
     ws.write_conf(system_bus=os.path.join(ws.desktop_dir, "nobody"))
     watcher = start_watcher(ws)
