@@ -136,6 +136,9 @@ def test_alices_finger_approves_web01s_request_shown_on_her_desktop_and_the_noti
     assert note["body"] == sentence + " — touch the reader to approve"
     assert note["summary"] == "FingerAuth: web01 asks"
     assert note["actions"] == ["not-me", "Not me"]
+    # Shown by a process that had become alice: her uid, her gid, no supplementary group.
+    assert note["uid"] == USERS["alice"]
+    assert (note["gids"], note["groups"]) == ([str(USERS["alice"])] * 4, [])
     assert wait_until(lambda: ws.desktop.notifications()[0]["closed"] == "caller", 5), ws.desktop.notifications()
     watcher.wait_for("alice: approved: web01 may log alice in to sudo")
     lines = watcher.lines()

@@ -105,7 +105,8 @@ class Desktop:
 
     def notifications(self):
         """Every notification shown so far, in order: id, summary, body, actions, closed
-        (None while shown; "caller" after CloseNotification, "user" after an action)."""
+        (None while shown; "caller" after CloseNotification, "user" after an action), and the
+        uid of the connection that asked."""
         return json.loads(str(self._test("Notifications")))
 
     def invoke(self, ident, key):
@@ -135,6 +136,13 @@ def serve(address):
     DBusGMainLoop(set_as_default=True)
     bus = dbus.bus.BusConnection(address)
     state = {"sessions": [], "notes": [], "next": 1}
+
+    def credentials(sender):
+        """The asking process's gid and supplementary groups, from /proc while it waits."""
+        pid = int(bus.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                    "GetConnectionUnixProcessID", "s", (sender,)))
+        fields = dict(line.split(":", 1) for line in open("/proc/%d/status" % pid).read().splitlines() if ":" in line)
+        return {"gids": fields["Gid"].split(), "groups": fields["Groups"].split()}
 
     def session_path(ident):
         return "/org/freedesktop/login1/session/_3" + ident
@@ -189,12 +197,14 @@ def serve(address):
             pass
 
     class Notifications(dbus.service.Object):
-        @dbus.service.method(NOTIFICATIONS, in_signature="susssasa{sv}i", out_signature="u")
-        def Notify(self, app, replaces, icon, summary, body, actions, hints, timeout):
+        @dbus.service.method(NOTIFICATIONS, in_signature="susssasa{sv}i", out_signature="u", sender_keyword="sender")
+        def Notify(self, app, replaces, icon, summary, body, actions, hints, timeout, sender=None):
             ident = state["next"]
             state["next"] += 1
+            # Who asked, as the bus knows it (the kernel's credentials at connect time).
             state["notes"].append({"id": ident, "app": str(app), "summary": str(summary), "body": str(body),
-                                   "actions": [str(a) for a in actions], "closed": None})
+                                   "actions": [str(a) for a in actions], "closed": None,
+                                   "uid": int(bus.get_unix_user(sender)), **credentials(sender)})
             return dbus.UInt32(ident)
 
         @dbus.service.method(NOTIFICATIONS, in_signature="u", out_signature="")
