@@ -38,11 +38,9 @@ package struct ApprovalRound: Sendable {
     private var scanning = true
     private let what: String
 
-    /// `what` names the request in log lines (`web01's request (code 47)`).
-    package init(what: String, notificationShown: Bool = true) {
-        self.what = what
-        notificationOpen = notificationShown
-    }
+    /// `what` names the request in log lines (`web01's request (code 47)`). The notification
+    /// is shown and the scan running when a round starts.
+    package init(what: String) { self.what = what }
 
     package mutating func handle(_ event: Event) -> [Step] {
         guard !ended else { return [] }

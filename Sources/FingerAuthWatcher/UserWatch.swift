@@ -116,17 +116,20 @@ final class UserWatch: @unchecked Sendable {
         address: AuthenticatorAddress
     ) {
         log("\(user): asked: \(pending.sentence)")
-        var notice: Notice?
+        let notice: Notice
         switch Notice.show(
             executable: settings.executable, uid: uid, gid: gid, socket: settings.sessionBus(uid: uid),
             summary: "FingerAuth: \(pending.host) asks", body: pending.sentence + " — touch the reader to approve")
         {
         case let .success(shown): notice = shown
-        case let .failure(why): log("\(user): no notification shown: \(why.description)")
+        case let .failure(why):
+            // A touch meant for something else must not approve a request nobody saw.
+            log(
+                "\(user): not shown (\(why.description)): the reader is not armed for it; it stays pending "
+                    + "(fingerauth approve shows it on a terminal)")
+            return
         }
-        var round = ApprovalRound(
-            what: "\(TerminalText.escaped(pending.host))'s request (code \(pending.code))",
-            notificationShown: notice != nil)
+        var round = ApprovalRound(what: "\(TerminalText.escaped(pending.host))'s request (code \(pending.code))")
         var options = settings.options
         options.timeoutSeconds = Int(
             clamping: min(max(pending.expires &- client.clock.now(localNow: SystemClock().now()), 1), 120))
@@ -153,7 +156,7 @@ final class UserWatch: @unchecked Sendable {
             for step in round.handle(happened) {
                 switch step {
                 case .stopScan: scan?.stop()
-                case .closeNotification: notice?.close()
+                case .closeNotification: notice.close()
                 case let .decide(verdict):
                     log("\(user): \(DecisionOutcome(client.decide(pending, verdict), pending).line)")
                 case let .log(text): log("\(user): \(text)")
@@ -163,9 +166,9 @@ final class UserWatch: @unchecked Sendable {
     }
 
     /// The scan's or the notification's next event, waiting a fifth of a second at most.
-    private func nextEvent(scan: FingerScan?, notice: Notice?) -> ApprovalRound.Event? {
+    private func nextEvent(scan: FingerScan?, notice: Notice) -> ApprovalRound.Event? {
         if shouldStop { return .leftSeat }
-        switch notice?.next() {
+        switch notice.next() {
         case .notMe?: return .notMe
         case .closed?: return .dismissed
         case nil: break

@@ -5,8 +5,8 @@ import XCTest
 /// One approval at the watcher: the first of finger, "Not me" and the approval's end decides,
 /// the scan and the notification never outlive it, and nothing happens twice.
 final class ApprovalRoundTests: XCTestCase {
-    func round(shown: Bool = true) -> ApprovalRound {
-        ApprovalRound(what: "web01's request (code 47)", notificationShown: shown)
+    func round() -> ApprovalRound {
+        ApprovalRound(what: "web01's request (code 47)")
     }
 
     func testAFingerApprovesAfterClosingTheNotification() {
@@ -70,11 +70,13 @@ final class ApprovalRoundTests: XCTestCase {
         XCTAssertEqual(r.handle(.gone), [])
     }
 
-    func testWithoutANotificationThereIsNothingToClose() {
-        var r = round(shown: false)
-        XCTAssertEqual(r.handle(.gone).first, .stopScan)
-        var s = round(shown: false)
-        XCTAssertEqual(s.handle(.matched), [.decide(.approve)])
+    func testADismissedNotificationIsNotClosedAgain() {
+        var r = round()
+        _ = r.handle(.dismissed)
+        let steps = r.handle(.gone)
+        XCTAssertEqual(steps.first, .stopScan)
+        XCTAssertFalse(steps.contains(.closeNotification))
+        XCTAssertEqual(steps.count, 2)
     }
 
     func testTheOutcomeLinesNameTheHostAndNeverATokenOnly() {

@@ -40,9 +40,9 @@ ALICE = session("alice", USERS["alice"])
 class Watcher:
     """One `fingerauth-watcher` process with short settings; its log is its standard error."""
 
-    def __init__(self, ws, desktop, conf, name="watcher", env=None, seats_every=1):
+    def __init__(self, ws, desktop, conf, name="watcher", env=None, seats_every=1, session_bus=None):
         self.log_path = ws.tmp / (name + ".log")
-        cmd = [str(ws.build / "fingerauth-watcher"), "--config", str(conf), "--session-bus", desktop.socket,
+        cmd = [str(ws.build / "fingerauth-watcher"), "--config", str(conf), "--session-bus", session_bus or desktop.socket,
                "--seats-every", str(seats_every), "--park", "2", "--retry", "2"]
         if env is not None:
             # Through env(1), as test_cli_approve runs a clock ahead: the preloaded library
@@ -238,6 +238,20 @@ def test_a_request_withdrawn_or_expired_while_shown_is_closed_and_nothing_is_dec
     assert ended and ("expired: nothing decided" in ended[0] or "is no longer pending" in ended[0]), watcher.text()
     assert status(ws, brief["id"]) == "expired"
     assert not any(line.startswith(("alice: approved", "alice: denied")) for line in watcher.lines())
+
+
+def test_a_request_that_cannot_be_shown_does_not_arm_the_reader(ws):
+    """No session bus (a text console): a touch meant for something else must not approve a
+    request nobody saw."""
+    watcher = Watcher(ws, ws.desktop, ws.conf_path, session_bus=os.path.join(ws.desktop_dir, "none", "%u"))
+    ws.watchers.append(watcher)
+    watcher.wait_for("watching approvals for alice")
+    opened = ws.parties.request(ws.web01, "alice").json()
+    watcher.wait_for("alice: not shown (no session bus at %s/none/%d): the reader is not armed for it; it stays "
+                     "pending (fingerauth approve shows it on a terminal)" % (ws.desktop_dir, USERS["alice"]))
+    time.sleep(1)
+    assert not any("armed for alice's finger" in line for line in watcher.lines()), watcher.text()
+    assert status(ws, opened["id"]) == "pending"
 
 
 def test_logind_not_answering_means_no_watch_and_one_line(ws):
