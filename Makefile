@@ -13,11 +13,11 @@ BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-de
   libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev gettext libtss2-dev
 TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
   faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools python3-tpm2-pytss chromium chromium-driver python3-selenium \
-  fprintd polkitd dbus-daemon dbus-bin libglib2.0-bin python3-gi
+  fprintd polkitd dbus-daemon dbus-bin libglib2.0-bin python3-gi python3-dbus
 
 # `make unit` alone: a PostgreSQL server for the registry's tests on both stores.
 UNIT_PACKAGES := postgresql
-PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent
+PRODUCTS := fingerauth-login fingerauth fingerauthd fingerauth-agent fingerauth-watcher
 # `make demo` needs only these beside the build: pam_wrapper's pam_matrix for the password,
 # nss_wrapper for its user, openssl for its test CA.
 DEMO_PACKAGES := libpam-wrapper libnss-wrapper openssl

@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "fingerauth", targets: ["FingerAuthCLI"]),
         .executable(name: "fingerauthd", targets: ["FingerAuthDaemon"]),
         .executable(name: "fingerauth-agent", targets: ["FingerAuthAgent"]),
+        .executable(name: "fingerauth-watcher", targets: ["FingerAuthWatcher"]),
     ],
     targets: [
         // C bridges, one per library; variadic functions get typed shims.
@@ -90,6 +91,16 @@ let package = Package(
             name: "FingerAuthOffline",
             dependencies: ["FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthCrypto"],
             swiftSettings: v6),
+        // The workstation's half of remote approval, shared by `fingerauth approve` and the
+        // watcher: the configured HTTP transport, the finger scan through the login helper,
+        // and the watcher's decisions (who is watched, one approval's round) as plain values.
+        .target(
+            name: "FingerAuthApproval",
+            dependencies: [
+                "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthLoginSystem", "FingerAuthSystem",
+                "FingerAuthHTTP",
+            ],
+            swiftSettings: v6),
         // fingerauthd, in layers. The domain: the registry's types, the storage ports, the
         // service and its steps, the token verifier, the limits, the policy — plain Swift over
         // FingerAuthCore, no C bridge; cryptography reaches it through Core's protocols.
@@ -158,10 +169,20 @@ let package = Package(
                 "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem", "FingerAuthLoginSystem", "CSystem",
             ],
             swiftSettings: v6, linkerSettings: staticRuntime),
+        // The workstation's approval watcher, a root service of its own (ARCHITECTURE: threads,
+        // one per watched user, and the users' session buses, which the agent cannot have).
+        .executableTarget(
+            name: "FingerAuthWatcher",
+            dependencies: [
+                "FingerAuthApproval", "FingerAuthCore", "FingerAuthLoginDomain", "FingerAuthSystem",
+                "FingerAuthReader", "FingerAuthCrypto", "FingerAuthTPM", "FingerAuthThreads", "CSystem",
+            ],
+            swiftSettings: v6, linkerSettings: staticRuntime),
         .executableTarget(
             name: "FingerAuthCLI",
             dependencies: [
-                "FingerAuthCore", "FingerAuthKeyFormats", "FingerAuthLoginDomain", "FingerAuthSystem",
+                "FingerAuthApproval", "FingerAuthCore", "FingerAuthKeyFormats", "FingerAuthLoginDomain",
+                "FingerAuthSystem",
                 "FingerAuthLoginSystem", "FingerAuthCrypto", "FingerAuthHTTP", "FingerAuthReader", "FingerAuthTPM",
                 "FingerAuthOffline",
             ],
@@ -180,6 +201,8 @@ let package = Package(
             swiftSettings: v6),
         // Helpers the XCTest targets share (a temporary folder of stand-in system files).
         .target(name: "FingerAuthTestSupport", path: "Tests/FingerAuthTestSupport", swiftSettings: v6),
+        .testTarget(
+            name: "FingerAuthApprovalTests", dependencies: ["FingerAuthApproval", "FingerAuthCore"], swiftSettings: v6),
         .testTarget(
             name: "FingerAuthCoreTests", dependencies: ["FingerAuthCore", "FingerAuthLoginDomain"], swiftSettings: v6),
         .testTarget(

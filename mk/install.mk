@@ -38,12 +38,14 @@ INSTALL_BUILD_DEP := $(if $(NOBUILD),,build)
 AGENT_UNITS := fingerauth-agent.socket fingerauth-agent.service
 # The offline sync (fingerauth sync) and its timer: installed, never enabled by install.
 SYNC_UNITS := fingerauth-sync.service fingerauth-sync.timer
+# The workstation's approval watcher (docs/remote-approval.md): installed, never enabled by install.
+WATCHER_UNITS := fingerauth-watcher.service
 
 .PHONY: install uninstall install-check
 
 # The binaries must be there and must not need the Swift toolchain at run time.
 install-check:
-	@for f in pam_fingerauth.so fingerauth-pam fingerauth-login fingerauth fingerauthd fingerauth-agent; do \
+	@for f in pam_fingerauth.so fingerauth-pam fingerauth-login fingerauth fingerauthd fingerauth-agent fingerauth-watcher; do \
 	  test -f $(BUILD)/$$f || { echo "install: $(BUILD)/$$f is missing; run make first" >&2; exit 1; }; \
 	  if readelf -d $(BUILD)/$$f | grep -E 'NEEDED.*libswift|NEEDED.*libFoundation|R(UN)?PATH'; then \
 	    echo "install: $(BUILD)/$$f needs the Swift toolchain at run time" >&2; exit 1; fi; \
@@ -56,6 +58,7 @@ install: $(INSTALL_BUILD_DEP) install-check
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth-pam $(DESTDIR)$(LIBEXECDIR)/fingerauth-pam
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth-login $(DESTDIR)$(LIBEXECDIR)/fingerauth-login
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth-agent $(DESTDIR)$(LIBEXECDIR)/fingerauth-agent
+	$(INSTALL) -m 0755 $(BUILD)/fingerauth-watcher $(DESTDIR)$(LIBEXECDIR)/fingerauth-watcher
 	$(INSTALL) -m 0755 $(BUILD)/fingerauth $(DESTDIR)$(BINDIR)/fingerauth
 	$(INSTALL) -m 0755 $(BUILD)/fingerauthd $(DESTDIR)$(SBINDIR)/fingerauthd
 	$(INSTALL) -d -m 0700 $(DESTDIR)$(STATEDIR)
@@ -87,7 +90,7 @@ install: $(INSTALL_BUILD_DEP) install-check
 	  echo "systemd unit -> $(SYSTEMDUNITDIR)/fingerauthd.service (not enabled)"; \
 	else echo "install: no packaging/systemd/fingerauthd.service yet, skipped"; fi
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR)
-	@for unit in $(AGENT_UNITS) $(SYNC_UNITS); do \
+	@for unit in $(AGENT_UNITS) $(SYNC_UNITS) $(WATCHER_UNITS); do \
 	  $(INSTALL) -m 0644 packaging/systemd/$$unit $(DESTDIR)$(SYSTEMDUNITDIR)/$$unit && \
 	  echo "systemd unit -> $(SYSTEMDUNITDIR)/$$unit (not enabled)" || exit 1; done
 	@if [ -f packaging/systemd/fingerauthd.sysusers.conf ]; then \
@@ -100,6 +103,7 @@ install: $(INSTALL_BUILD_DEP) install-check
 	fi
 	@echo "installed. The module is NOT enabled: edit $(SYSCONFDIR)/security/fingerauth.conf, then run"
 	@echo "  (screen lockers also need: systemctl enable --now fingerauth-agent.socket)"
+	@echo "  (remote approval on a workstation: systemctl enable --now fingerauth-watcher)"
 	@echo "  pam-auth-update --enable fingerauth   (or add the pam.d line by hand, see pam_fingerauth(8))"
 
 # Removes what install added. The configuration goes only when it is still the shipped
@@ -109,9 +113,10 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -f $(PAMCONFIGDIR)/fingerauth ] && command -v pam-auth-update >/dev/null; then \
 	  echo "pam-auth-update --package --remove fingerauth"; pam-auth-update --package --remove fingerauth; fi
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
-	  echo "systemctl disable --now $(AGENT_UNITS) $(SYNC_UNITS)"; \
-	  systemctl disable --now $(AGENT_UNITS) $(SYNC_UNITS) >/dev/null 2>&1 || true; fi
-	rm -f $(foreach unit,$(AGENT_UNITS) $(SYNC_UNITS),$(DESTDIR)$(SYSTEMDUNITDIR)/$(unit)) $(DESTDIR)$(LIBEXECDIR)/fingerauth-agent
+	  echo "systemctl disable --now $(AGENT_UNITS) $(SYNC_UNITS) $(WATCHER_UNITS)"; \
+	  systemctl disable --now $(AGENT_UNITS) $(SYNC_UNITS) $(WATCHER_UNITS) >/dev/null 2>&1 || true; fi
+	rm -f $(foreach unit,$(AGENT_UNITS) $(SYNC_UNITS) $(WATCHER_UNITS),$(DESTDIR)$(SYSTEMDUNITDIR)/$(unit)) \
+	  $(DESTDIR)$(LIBEXECDIR)/fingerauth-agent $(DESTDIR)$(LIBEXECDIR)/fingerauth-watcher
 	rm -f $(DESTDIR)$(PAMDIR)/pam_fingerauth.so $(DESTDIR)$(LIBEXECDIR)/fingerauth-pam \
 	  $(DESTDIR)$(LIBEXECDIR)/fingerauth-login \
 	  $(DESTDIR)$(BINDIR)/fingerauth $(DESTDIR)$(SBINDIR)/fingerauthd \

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <dirent.h>
 #include <pwd.h>
+#include <grp.h>
 #include <time.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -206,6 +207,13 @@ static inline int fa_signal_on_hangup(int fd, int on) {
     if (flags < 0) return -1;
     if (on && fcntl(fd, F_SETOWN, getpid()) != 0) return -1;
     return fcntl(fd, F_SETFL, on ? (flags | O_ASYNC) : (flags & ~O_ASYNC));
+}
+/* The approval watcher's notifier: from root to the user, for good (no supplementary groups,
+ * real, effective and saved ids: setuid as root sets all three), then PR_SET_PDEATHSIG again (a credential change clears
+ * it; prctl is variadic). 0, or -1 with errno. */
+static inline int fa_become_user(uid_t uid, gid_t gid) {
+    if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0) return -1;
+    return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 }
 /* fork(2), for the agent's one process per client (the agent has no threads). */
 static inline pid_t fa_fork(void) { return fork(); }

@@ -1,3 +1,4 @@
+import FingerAuthApproval
 import FingerAuthCore
 import FingerAuthLoginDomain
 import FingerAuthSystem
@@ -48,12 +49,8 @@ enum ApproveCommand {
         let context = try Context(args, requireURL: true)
         let user = context.user
         let key = try context.loadDeviceKey()
-        let authenticator = Authenticator(options: context.options)
-        var client = ApprovalClient(
-            transport: ApprovalHTTP(options: context.options), signer: key,
-            base: String(authenticator.keysURL.dropLast("/v1/keys".count)), clockURL: authenticator.healthURL,
-            issuer: authenticator.hostID, user: user, audience: context.options.effectiveAudience,
-            localClock: SystemClock(), random: SystemRandom())
+        let address = AuthenticatorAddress(options: context.options)
+        var client = address.approvalClient(user: user, key: key)
 
         if case let .failure(failure) = client.learnClock() { throw CommandError(failure.message, unreachable: true) }
         let pending: PendingApproval
@@ -80,7 +77,7 @@ enum ApproveCommand {
             return report(client.decide(pending, .deny), pending)
         }
         switch ApprovalFinger.read(
-            user: user, options: context.options, issuer: authenticator.hostID, show: { say($0) })
+            user: user, options: context.options, issuer: address.issuer, show: { say($0) })
         {
         case .noMatch:
             say("no match: \(pending.host)'s request stays pending")
@@ -95,32 +92,9 @@ enum ApproveCommand {
 
     /// The outcome in one line; 0 for a decision taken.
     static func report(_ result: Result<DecisionAnswer, ApprovalFailure>, _ shown: PendingApproval) -> Int32 {
-        let (host, user, service) = (
-            TerminalText.escaped(shown.host), shown.user, TerminalText.escaped(shown.service)
-        )
-        switch result {
-        case let .failure(failure):
-            say(failure.message)
-            return 1
-        case .success(.approved):
-            say("approved: \(host) may log \(user) in to \(service)")
-            return 0
-        case .success(.denied):
-            say(
-                "denied: \(host) may not log \(user) in to \(service); \(user)'s requests are muted "
-                    + "for the authenticator's approval-mute (20 minutes by default)")
-            return 0
-        case let .success(.closed(status)):
-            say("not decided: the request is no longer pending (\(status))")
-            return 1
-        case let .success(.refused(status, reason)):
-            var text = "refused by the authenticator: \(reason) (\(status))"
-            if ["expired", "iat_in_future", "not_yet_valid"].contains(reason) {
-                text += "; check this computer's clock (timedatectl set-ntp true)"
-            }
-            say(text)
-            return 1
-        }
+        let outcome = DecisionOutcome(result, shown)
+        say(outcome.line)
+        return outcome.decided ? 0 : 1
     }
 
     /// A yes/no question on the terminal; yes only for `y` or `yes`.

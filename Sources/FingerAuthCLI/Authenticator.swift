@@ -1,3 +1,4 @@
+import FingerAuthApproval
 import FingerAuthCore
 import FingerAuthCrypto
 import FingerAuthHTTP
@@ -10,19 +11,10 @@ struct Authenticator {
     let options: Options
 
     /// `scheme://authority` of the login URL.
-    var origin: String {
-        let login = options.url?.text ?? ""
-        let scheme = login.hasPrefix("https://") ? "https://" : "http://"
-        let authority = login.dropFirst(scheme.count).prefix(while: { $0 != "/" && $0 != "?" })
-        return scheme + authority
-    }
+    var origin: String { AuthenticatorAddress(options: options).origin }
 
     /// `…/v1/keys` next to the login URL (`…/v1/login`), else at the URL's origin.
-    var keysURL: String {
-        let login = options.url?.text ?? ""
-        if login.hasSuffix("/v1/login") { return String(login.dropLast("/v1/login".count)) + "/v1/keys" }
-        return origin + "/v1/keys"
-    }
+    var keysURL: String { AuthenticatorAddress(options: options).apiBase + "/v1/keys" }
 
     /// `…/v1/hosts/keys` beside the keys URL.
     var hostKeysURL: String {
@@ -78,7 +70,7 @@ struct Authenticator {
     }
 
     /// `…/healthz` at the origin.
-    var healthURL: String { origin + "/healthz" }
+    var healthURL: String { AuthenticatorAddress(options: options).healthURL }
 
     /// This host's enrollment token (root 0600), whitespace removed. Never printed.
     func hostToken() throws(CommandError) -> String {
@@ -96,7 +88,7 @@ struct Authenticator {
     }
 
     /// `host_id`, else the host name.
-    var hostID: String { options.hostID ?? currentHostName() }
+    var hostID: String { AuthenticatorAddress(options: options).issuer }
 
     /// One request with the configured TLS settings.
     func send(_ method: String, _ url: String, body: [UInt8]? = nil, token: String? = nil) -> Result<

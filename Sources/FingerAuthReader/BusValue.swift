@@ -74,8 +74,39 @@ package indirect enum BusValue: Equatable, Sendable {
     }
 }
 
-/// Builds the (floating) `GVariant` tuple of string arguments that a call consumes.
-func busArguments(_ strings: [String]) -> OpaquePointer? {
-    var children: [OpaquePointer?] = strings.map { g_variant_new_string($0) }
-    return children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
+/// One argument of a call, of the types FingerAuth sends.
+package enum BusArgument: Equatable, Sendable {
+    case string(String)
+    case uint32(UInt32)
+    case int32(Int32)
+    /// `as`
+    case strings([String])
+    /// `a{sv}` with nothing in it (no hints).
+    case emptyDictionary
+
+    /// The (floating) `GVariant` of this argument.
+    func variant() -> OpaquePointer? {
+        switch self {
+        case let .string(text): return g_variant_new_string(text)
+        case let .uint32(value): return g_variant_new_uint32(value)
+        case let .int32(value): return g_variant_new_int32(value)
+        case let .strings(texts):
+            var children: [OpaquePointer?] = texts.map { g_variant_new_string($0) }
+            let type = g_variant_type_new("s")
+            defer { g_variant_type_free(type) }
+            return children.withUnsafeMutableBufferPointer {
+                g_variant_new_array(type, $0.baseAddress, gsize($0.count))
+            }
+        case .emptyDictionary:
+            let type = g_variant_type_new("{sv}")
+            defer { g_variant_type_free(type) }
+            return g_variant_new_array(type, nil, 0)
+        }
+    }
+
+    /// The (floating) `GVariant` tuple of `arguments` that a call consumes.
+    static func tuple(_ arguments: [BusArgument]) -> OpaquePointer? {
+        var children = arguments.map { $0.variant() }
+        return children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
+    }
 }

@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// A private connection to the system bus (GDBus), for the login helper and the command
-/// line: fprintd and logind answer there. The address is a socket path from root-owned
+/// line: fprintd and logind answer there. The approval watcher's notifier uses it for a
+/// user's session bus too (its socket path from the watcher's own setting). The address is a socket path from root-owned
 /// configuration (`system_bus`) — never `DBUS_SYSTEM_BUS_ADDRESS`: the helper has no
 /// environment, and whoever chose the bus would choose who answers as fprintd.
 ///
@@ -45,12 +46,15 @@ package final class SystemBus {
 
     /// Connects to the bus at `socketPath` (`unix:path=…`, authenticated as this process's
     /// uid), within `deadline`. A missing socket fails at once.
-    package static func connect(socketPath: String, deadline: Deadline) -> Result<SystemBus, Failure> {
+    /// `kind` names the bus in the failures (the watcher's notifier: `session bus`).
+    package static func connect(socketPath: String, deadline: Deadline, kind: String = "system bus") -> Result<
+        SystemBus, Failure
+    > {
         guard socketPath.hasPrefix("/"), !socketPath.contains(","), !socketPath.contains(";") else {
-            return .failure(Failure("the system bus path \(socketPath) is not a socket path"))
+            return .failure(Failure("the \(kind) path \(socketPath) is not a socket path"))
         }
         guard access(socketPath, F_OK) == 0 else {
-            return .failure(Failure("no system bus at \(socketPath)"))
+            return .failure(Failure("no \(kind) at \(socketPath)"))
         }
         let address = "unix:path=" + socketPath
         let flags = GDBusConnectionFlags(
@@ -60,12 +64,12 @@ package final class SystemBus {
             g_dbus_connection_new_for_address(address, flags, nil, cancellable, callback, data)
         }
         guard let result = outcome else {
-            return .failure(Failure("the system bus at \(socketPath) did not answer in time"))
+            return .failure(Failure("the \(kind) at \(socketPath) did not answer in time"))
         }
         defer { g_object_unref(UnsafeMutableRawPointer(result)) }
         var error: UnsafeMutablePointer<GError>? = nil
         guard let connection = g_dbus_connection_new_for_address_finish(result, &error) else {
-            return .failure(SystemBus.take(error, context: "cannot connect to the system bus at \(socketPath)"))
+            return .failure(SystemBus.take(error, context: "cannot connect to the \(kind) at \(socketPath)"))
         }
         return .success(SystemBus(connection: connection, address: address))
     }
@@ -76,13 +80,23 @@ package final class SystemBus {
         _ destination: String, _ path: String, _ interface: String, _ method: String,
         _ arguments: [String] = [], deadline: Deadline, autoStart: Bool = false
     ) -> Result<BusValue, Failure> {
+        call(
+            destination, path, interface, method, typed: arguments.map(BusArgument.string), deadline: deadline,
+            autoStart: autoStart)
+    }
+
+    /// Calls `method` with arguments of any of `BusArgument`'s types and returns its reply.
+    package func call(
+        _ destination: String, _ path: String, _ interface: String, _ method: String,
+        typed arguments: [BusArgument], deadline: Deadline, autoStart: Bool = false
+    ) -> Result<BusValue, Failure> {
         let ms = deadline.remainingMilliseconds
         guard ms > 0 else { return .failure(Failure("no time left to call \(method)")) }
         let flags = autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
         var error: UnsafeMutablePointer<GError>? = nil
         let reply = g_dbus_connection_call_sync(
             connection, destination, path, interface, method,
-            arguments.isEmpty ? nil : busArguments(arguments), nil,
+            arguments.isEmpty ? nil : BusArgument.tuple(arguments), nil,
             flags, gint(clamping: ms), nil, &error)
         guard let reply else { return .failure(SystemBus.take(error, context: method)) }
         defer { g_variant_unref(reply) }

@@ -28,6 +28,9 @@ EXPECTED = {
     "lib/systemd/system/fingerauth-sync.service": 0o644,
     "lib/systemd/system/fingerauth-sync.timer": 0o644,
     "usr/share/man/man8/fingerauth-agent.8.gz": 0o644,
+    "usr/libexec/fingerauth/fingerauth-watcher": 0o755,
+    "lib/systemd/system/fingerauth-watcher.service": 0o644,
+    "usr/share/man/man8/fingerauth-watcher.8.gz": 0o644,
 }
 
 

@@ -34,6 +34,9 @@ FILES = {  # path: mode
     "/lib/systemd/system/fingerauth-sync.service": 0o644,
     "/lib/systemd/system/fingerauth-sync.timer": 0o644,
     "/usr/share/man/man8/fingerauth-agent.8.gz": 0o644,
+    "/usr/libexec/fingerauth/fingerauth-watcher": 0o755,
+    "/lib/systemd/system/fingerauth-watcher.service": 0o644,
+    "/usr/share/man/man8/fingerauth-watcher.8.gz": 0o644,
     # The module's texts in German, French and Spanish (po/*.po).
     "/usr/share/locale/de/LC_MESSAGES/fingerauth.mo": 0o644,
     "/usr/share/locale/fr/LC_MESSAGES/fingerauth.mo": 0o644,
@@ -131,7 +134,7 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     # The programs need no Swift toolchain: PATH without /opt/swift, no libswift* loaded.
     for program in ("/usr/bin/fingerauth", "/usr/sbin/fingerauthd", "/usr/libexec/fingerauth/fingerauth-pam",
                     "/usr/libexec/fingerauth/fingerauth-login",
-                    "/usr/libexec/fingerauth/fingerauth-agent", MODULE):
+                    "/usr/libexec/fingerauth/fingerauth-agent", "/usr/libexec/fingerauth/fingerauth-watcher", MODULE):
         ldd = run(["ldd", program]).stdout
         assert "not found" not in ldd and "libswift" not in ldd and "/opt/swift" not in ldd, program + ldd
     usage = run(["fingerauth", "--help"], env=PLAIN_ENV)

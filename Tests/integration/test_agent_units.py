@@ -17,10 +17,11 @@ import pytest
 from support.authd import build_dir
 
 REPO = Path(__file__).resolve().parents[2]
-UNITS = ["fingerauth-agent.socket", "fingerauth-agent.service", "fingerauth-sync.service", "fingerauth-sync.timer"]
+UNITS = ["fingerauth-agent.socket", "fingerauth-agent.service", "fingerauth-sync.service", "fingerauth-sync.timer",
+         "fingerauth-watcher.service"]
 # The targets the units reach (After=, WantedBy=, the defaults), from this machine.
 TARGETS = ["sysinit.target", "sockets.target", "basic.target", "shutdown.target", "network-online.target",
-           "timers.target", "time-set.target", "time-sync.target"]
+           "timers.target", "time-set.target", "time-sync.target", "multi-user.target"]
 
 pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
 
@@ -52,7 +53,8 @@ def test_units_verify_cleanly_against_the_installed_binary(staged):
     assert broken.returncode != 0 and "fingerauth-agent is not executable" in broken.stderr, broken.stderr
 
 
-@pytest.mark.parametrize("unit, limit", [("fingerauth-agent.service", 4.0), ("fingerauth-sync.service", 4.0)])
+@pytest.mark.parametrize("unit, limit", [("fingerauth-agent.service", 4.0), ("fingerauth-sync.service", 4.0),
+                                         ("fingerauth-watcher.service", 4.0)])
 def test_service_is_sandboxed(staged, unit, limit):
     root, _ = staged
     done = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--root=%s" % root,
@@ -78,5 +80,6 @@ def test_socket_matches_the_default_agent_socket_and_every_user_may_connect(stag
 def test_install_enables_nothing(staged):
     root, out = staged
     assert "fingerauth-agent.socket (not enabled)" in out and "fingerauth-sync.timer (not enabled)" in out
+    assert "fingerauth-watcher.service (not enabled)" in out
     assert not (root / "etc/systemd").exists()
     assert not list(root.rglob("*.wants"))

@@ -15,7 +15,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from support.approvals import Parties, rows  # noqa: E402
+from support.approvals import Parties, approving_workstation, rows  # noqa: E402
 from support.authd import build_dir  # noqa: E402
 from support.cli import enroll, run, server_keys  # noqa: E402
 from support.swtpm import SoftwareTPM, available as swtpm_available, ek_ca_bundle  # noqa: E402
@@ -38,12 +38,7 @@ def ws(tmp_path, ca):
     authenticator allowing remote approval, and web01's host key (`ws.web01`)."""
     w = World(tmp_path, ca)
     try:
-        w.start_authenticator(args=ARGS)
-        allowed = w.authd.admin("policy", "add", "--stage", "approve", "--users", "*", "--hosts", "*",
-                                "--action", "allow")
-        assert allowed.returncode == 0, allowed.stderr
-        w.token_path.write_text(w.authd.create_token(WORKSTATION) + "\n")
-        w.write_conf(host_id=WORKSTATION)
+        approving_workstation(w, WORKSTATION, ARGS)
         enroll(w, "alice", "finger-A")
         enroll(w, "bob", "finger-B")
         w.parties = Parties(w.authd)

@@ -77,7 +77,7 @@ def test_module_exports_only_the_pam_entry_points():
 
 
 def test_executables_carry_their_swift_runtime():
-    for name in ("fingerauth", "fingerauth-login", "fingerauthd", "fingerauth-agent"):
+    for name in ("fingerauth", "fingerauth-login", "fingerauthd", "fingerauth-agent", "fingerauth-watcher"):
         section = subprocess.run(["readelf", "-d", "%s/%s" % (build_dir(), name)], capture_output=True, text=True, check=True).stdout
         assert "swift" not in section.lower() and "RUNPATH" not in section, name
 

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PRODUCTS = {"pam_fingerauth.so", "fingerauth-login", "fingerauth", "fingerauthd", "fingerauth-agent", "fa-pamtest"}
+PRODUCTS = {"pam_fingerauth.so", "fingerauth-login", "fingerauth", "fingerauthd", "fingerauth-agent", "fingerauth-watcher", "fa-pamtest"}
 
 
 def make(*args, timeout=1800):

@@ -136,6 +136,18 @@ class Parties:
         return approvals[0]
 
 
+def approving_workstation(world, workstation, args=()):
+    """Starts `world`'s authenticator (`args`: extra `serve` flags) with a policy that allows
+    remote approval, and makes the world the workstation `workstation` (its token and
+    `host_id`); the caller enrolls its users."""
+    world.start_authenticator(args=args)
+    allowed = world.authd.admin("policy", "add", "--stage", "approve", "--users", "*", "--hosts", "*",
+                                "--action", "allow")
+    assert allowed.returncode == 0, allowed.stderr
+    world.token_path.write_text(world.authd.create_token(workstation) + "\n")
+    world.write_conf(host_id=workstation)
+
+
 def rows(authd, event=None, approval=None):
     """Audit rows (dicts), of `event` and/or `approval` when given."""
     found = authd.audit_rows()

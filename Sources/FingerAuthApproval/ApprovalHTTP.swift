@@ -5,16 +5,16 @@ import FingerAuthLoginDomain
 /// The configured HTTP client (`cafile`, `pinned_pubkey`, `allow_http`; no proxy, nothing
 /// from the environment), as `register` and `test` use it, as the approval client's
 /// transport: one kept connection, its bound stretched over a long poll's park.
-final class ApprovalHTTP: ApprovalTransport {
+package final class ApprovalHTTP: ApprovalTransport {
     private let connection: HTTPConnection
     /// Beyond the server's park: the round trip and a TLS handshake.
     static let marginMilliseconds = 5000
 
-    init(options: Options) {
+    package init(options: Options) {
         connection = HTTPConnection(settings: HTTPSettings(options: options))
     }
 
-    func exchange(_ method: String, _ url: String, body: [UInt8]?, bearer: String?, parkSeconds: Int)
+    package func exchange(_ method: String, _ url: String, body: [UInt8]?, bearer: String?, parkSeconds: Int)
         -> Result<ApprovalReply, ApprovalFailure>
     {
         connection.settings.totalTimeoutMilliseconds =
