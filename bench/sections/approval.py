@@ -17,6 +17,7 @@ baseline of this run:
 """
 
 import concurrent.futures
+import hashlib
 import json
 import os
 import queue
@@ -34,7 +35,7 @@ from support.vreader import VirtualReader
 from support.world import AUDIENCE, World
 
 from bench import durability
-from bench.common import HERE, REPO, b64url, log, pct, proc_cpu_seconds
+from bench.common import HERE, REPO, Bench, b64url, log, pct, proc_cpu_seconds
 from bench.pam import IDENTITY, PROMPT_OURS, SETTLE_S, now_us, send_timed
 from bench.sections import login
 
@@ -75,6 +76,7 @@ def _make_keys(indices):
                                           serialization.NoEncryption()))
         os.chmod(tmp, 0o600)
         os.rename(tmp, path)
+        _load(i)  # its integers too
     return len(indices)
 
 
@@ -95,14 +97,44 @@ def ensure_keys(count):
 
 
 def _load(i):
+    """User i's key as plain integers (JSON beside the PEM, written the first time): loading a
+    PEM costs an RSA key check (~50 ms here), too much for 10,000 keys at every run."""
+    path = KEYS / ("%s.json" % user_name(i))
+    if path.exists():
+        return {k: int(v, 16) for k, v in json.loads(path.read_text()).items()}
     from cryptography.hazmat.primitives import serialization
-    import hashlib
     key = serialization.load_pem_private_key((KEYS / ("%s.pem" % user_name(i))).read_bytes(), password=None)
-    n = key.public_key().public_numbers()
+    numbers = key.private_numbers()
+    found = {"n": numbers.public_numbers.n, "e": numbers.public_numbers.e, "d": numbers.d, "p": numbers.p,
+             "q": numbers.q, "dp": numbers.dmp1, "dq": numbers.dmq1, "qi": numbers.iqmp}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({k: "%x" % v for k, v in found.items()}))
+    os.chmod(tmp, 0o600)
+    os.rename(tmp, path)
+    return found
+
+
+# RS256 (RSASSA-PKCS1-v1_5, SHA-256) with the key's CRT integers; fingerauthd verifies every
+# token made here, so a wrong signature could not pass unseen.
+SHA256_INFO = bytes.fromhex("3031300d060960864801650304020105000420")
+
+
+def _jwk(key):
     as_bytes = lambda v: v.to_bytes((v.bit_length() + 7) // 8, "big")  # noqa: E731
-    jwk = {"kty": "RSA", "n": b64url(as_bytes(n.n)), "e": b64url(as_bytes(n.e))}
+    jwk = {"kty": "RSA", "n": b64url(as_bytes(key["n"])), "e": b64url(as_bytes(key["e"]))}
     kid = b64url(hashlib.sha256(('{"e":"%s","kty":"RSA","n":"%s"}' % (jwk["e"], jwk["n"])).encode()).digest())
-    return key, jwk, kid
+    return jwk, kid
+
+
+def _rs256(key, header, claims):
+    signing = "%s.%s" % (b64url(json.dumps(header, separators=(",", ":")).encode()),
+                         b64url(json.dumps(claims, separators=(",", ":")).encode()))
+    size = (key["n"].bit_length() + 7) // 8
+    info = SHA256_INFO + hashlib.sha256(signing.encode("ascii")).digest()
+    m = int.from_bytes(b"\x00\x01" + b"\xff" * (size - len(info) - 3) + b"\x00" + info, "big")
+    m1, m2 = pow(m, key["dp"], key["p"]), pow(m, key["dq"], key["q"])
+    signature = m2 + key["q"] * ((key["qi"] * (m1 - m2)) % key["p"])
+    return signing + "." + b64url(signature.to_bytes(size, "big"))
 
 
 def _claims(sub, iss, ttl, **extra):
@@ -115,17 +147,16 @@ def _claims(sub, iss, ttl, **extra):
 
 def _sign_chunk(kind, workstation, indices):
     """Proofs (for POST /v1/keys) or watch tokens of users `indices`, in a worker process."""
-    import jwt
     out = []
     for i in indices:
-        key, jwk, kid = _load(i)
+        key = _load(i)
+        jwk, kid = _jwk(key)
         if kind == "proof":
-            token = jwt.encode(_claims(user_name(i), workstation, 300, amr=["fpt", "swk"], service="sudo"), key,
-                               algorithm="RS256", headers={"kid": kid, "typ": "fingerauth-proof+jwt"})
+            token = _rs256(key, {"alg": "RS256", "kid": kid, "typ": "fingerauth-proof+jwt"},
+                           _claims(user_name(i), workstation, 300, amr=["fpt", "swk"], service="sudo"))
             out.append((i, jwk, token))
         else:
-            token = jwt.encode(_claims(user_name(i), workstation, 300), key, algorithm="RS256",
-                               headers={"kid": kid, "typ": WATCH_TYP})
+            token = _rs256(key, {"alg": "RS256", "kid": kid, "typ": WATCH_TYP}, _claims(user_name(i), workstation, 300))
             out.append((i, None, token))
     return out
 
@@ -227,27 +258,37 @@ def rss_kib(pid):
 
 
 def deliveries(parties, host, asking, watchers, users, count):
-    """`count` requests (POST /v1/approvals to `asking`), each for a random user of `users`
-    (watch index, user name); for each, the milliseconds from the POST's answer to that
-    user's watch answering (the watch may answer first: 0). Each request is withdrawn once
-    seen. Returns (ms list, ms list counted from the POST's sending, misses)."""
+    """`count` requests (POST /v1/approvals to `asking`, on one kept connection), each for a
+    random user of `users` (watch index, user name), each withdrawn once seen. For each, the
+    milliseconds from the POST's answer to that user's watch answering (fingerauthd wakes the
+    watch as it commits, so the watch may answer first: counted 0, and counted in `early`),
+    and from the POST's sending. Returns (from answer, from sending, early, missed)."""
     rng = random.Random(47)
-    after_answer, after_send, missed = [], [], 0
-    for index, user in rng.sample(users, min(count, len(users))):
-        token, _ = parties.request_token(host, user, rhost=RHOST, tty="pts/%d" % index)
-        sent = time.monotonic()
-        answer = asking.post_json("/v1/approvals", {"jwt": token})
-        answered = time.monotonic()
-        if answer.status != 201:
-            raise RuntimeError("POST /v1/approvals for %s: %r" % (user, answer))
-        seen = watchers.delivery_after(index, sent)
-        if seen is None:
-            missed += 1
-        else:
-            after_answer.append(max(0.0, seen - answered) * 1000)
-            after_send.append((seen - sent) * 1000)
-        parties.withdraw(host, answer.json()["id"])
-    return after_answer, after_send, missed
+    after_answer, after_send, early, missed = [], [], 0, 0
+    connection = asking.connection(timeout=10)
+    try:
+        for index, user in rng.sample(users, min(count, len(users))):
+            token, _ = parties.request_token(host, user, rhost=RHOST, tty="pts/%d" % index)
+            body = json.dumps({"jwt": token}).encode("utf-8")
+            sent = time.monotonic()
+            connection.request("POST", "/v1/approvals", body=body, headers={"Content-Type": "application/json"})
+            answer = connection.getresponse()
+            data = answer.read()
+            answered = time.monotonic()
+            if answer.status != 201:
+                raise RuntimeError("POST /v1/approvals for %s: %d %r" % (user, answer.status, data[:200]))
+            seen = watchers.delivery_after(index, sent)
+            if seen is None:
+                missed += 1
+            else:
+                early += seen < answered
+                after_answer.append(max(0.0, seen - answered) * 1000)
+                after_send.append((seen - sent) * 1000)
+            parties.withdraw(host, json.loads(data)["id"])
+            time.sleep(0.02)
+    finally:
+        connection.close()
+    return after_answer, after_send, early, missed
 
 
 # -- 1. touch on the workstation to PAM_SUCCESS on the server ---------------------------
@@ -329,7 +370,8 @@ def touch_to_success(bench, split):
         pamtime = login.build_pamtime(bench.tmp)
         local = (split or {}).get("touch", {}).get("ours")
         if local is None:
-            touch = login.touch_logins(bench, world.service("fa-local", fallback=False), "alice", LOGINS,
+            here = Bench(world, bench.ca, bench.tmp, bench.venv, bench.results, bench.started)  # this world's
+            touch = login.touch_logins(here, world.service("fa-local", fallback=False), "alice", LOGINS,
                                        world.reader.path, PROMPT_OURS, "SCAN " + IDENTITY, pamtime, world.env)[0]
             local_ms = [t for t, _ in touch]
             local = {"p50": statistics.median(local_ms), "p99": pct(local_ms, 0.99)}
@@ -396,18 +438,20 @@ def idle_watches(bench):
                 time.sleep(IDLE_S)
                 cpu1, t1 = proc_cpu_seconds([authd.pid]), time.monotonic()
                 cpu = (cpu1[0] - cpu0[0] + cpu1[1] - cpu0[1]) / (t1 - t0) * IDLE_S
-                ms, from_send, missed = deliveries(parties, host, authd, watchers,
-                                                   [(i, user_name(i)) for i in range(n)], DELIVERIES)
+                ms, from_send, early, missed = deliveries(parties, host, authd, watchers,
+                                                          [(i, user_name(i)) for i in range(n)], DELIVERIES)
                 stats = watchers.stats()
             finally:
                 watchers.close()
             per = (rss - idle_rss) / n
             figures[n] = {"rss_kib": rss, "per_watch_kib": per, "cpu_s": cpu, "p50": statistics.median(ms),
-                          "p99": pct(ms, 0.99), "p99_send": pct(from_send, 0.99), "missed": missed}
-            log("%5d watches (opened in %.1f s): fingerauthd RSS %.1f MiB (idle %.1f MiB), %.2f KiB a watch; CPU %.3f s "
-                "over %d s idle; delivery p50 %.2f ms p99 %.2f ms (from the POST sent: p99 %.2f ms), %d missed; "
-                "watcher: %s" % (n, opened_s, rss / 1024, idle_rss / 1024, per, cpu, IDLE_S, figures[n]["p50"],
-                                 figures[n]["p99"], figures[n]["p99_send"], missed, stats))
+                          "p99": pct(ms, 0.99), "p50_send": statistics.median(from_send),
+                          "p99_send": pct(from_send, 0.99), "early": early, "missed": missed}
+            log("%5d watches (opened in %.1f s): fingerauthd RSS %.1f MiB (idle %.1f MiB), %.2f KiB a watch; CPU %.3f "
+                "s over %d s idle; delivery p50 %.2f ms p99 %.2f ms after the POST's answer (%d of %d before it), "
+                "p50 %.2f ms p99 %.2f ms after its sending; %d missed; watcher: %s"
+                % (n, opened_s, rss / 1024, idle_rss / 1024, per, cpu, IDLE_S, figures[n]["p50"], figures[n]["p99"],
+                   early, len(ms), figures[n]["p50_send"], figures[n]["p99_send"], missed, stats))
             if missed or stats["reconnects"] or stats["errors"]:
                 results.notes.append("section 10, %d watches: %d deliveries missed, %d reconnects, %d errors (%s)"
                                      % (n, missed, stats["reconnects"], stats["errors"], stats["last_error"]))
@@ -426,6 +470,8 @@ def idle_watches(bench):
                     base["p50"], "ms", 2)
         results.add(10, "idle watches: a request delivered p99, %d watches (vs %d)" % (n, levels[0]), f["p99"],
                     base["p99"], "ms", 2, at_most=50)
+        results.add(10, "idle watches: delivered p99 from the POST sent, %d watches (vs %d)" % (n, levels[0]),
+                    f["p99_send"], base["p99_send"], "ms", 2)
     return figures
 
 
@@ -459,14 +505,16 @@ def cross_instance(bench):
                 try:
                     watchers.wait_open(120)
                     time.sleep(2)
-                    ms, from_send, missed = deliveries(parties, host, a, watchers, users, DELIVERIES)
+                    ms, from_send, early, missed = deliveries(parties, host, a, watchers, users, DELIVERIES)
                     stats = watchers.stats()
                 finally:
                     watchers.close()
-                found[name] = {"p50": statistics.median(ms), "p99": pct(ms, 0.99), "missed": missed}
-                log("watches on %s, requests on A: delivery p50 %.2f ms p99 %.2f ms (from the POST sent: p99 %.2f ms), "
-                    "%d missed; watcher: %s" % ("A" if held is a else "B", found[name]["p50"], found[name]["p99"],
-                                                 pct(from_send, 0.99), missed, stats))
+                found[name] = {"p50": statistics.median(ms), "p99": pct(ms, 0.99), "p99_send": pct(from_send, 0.99),
+                               "missed": missed}
+                log("watches on %s, requests on A: delivery p50 %.2f ms p99 %.2f ms after the POST's answer (%d of %d "
+                    "before it), p50 %.2f ms p99 %.2f ms after its sending; %d missed; watcher: %s"
+                    % ("A" if held is a else "B", found[name]["p50"], found[name]["p99"], early, len(ms),
+                       statistics.median(from_send), found[name]["p99_send"], missed, stats))
                 if missed or stats["reconnects"] or stats["errors"]:
                     results.notes.append("section 10, PostgreSQL %s: %d missed, %d reconnects, %d errors (%s)"
                                          % (name, missed, stats["reconnects"], stats["errors"], stats["last_error"]))
@@ -477,7 +525,9 @@ def cross_instance(bench):
     results.add(10, "PostgreSQL, request on A, watch on B: delivered p50 (vs watch on A)", cross["p50"], same["p50"],
                 "ms", 2)
     results.add(10, "PostgreSQL, request on A, watch on B: delivered p99 (vs watch on A)", cross["p99"], same["p99"],
-                "ms", 2)
+                "ms", 2, at_most=50)
+    results.add(10, "PostgreSQL, request on A, watch on B: delivered p99 from the POST sent (vs watch on A)",
+                cross["p99_send"], same["p99_send"], "ms", 2)
 
 
 def run(bench, split=None):
