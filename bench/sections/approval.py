@@ -10,8 +10,8 @@ baseline of this run:
 2. idle watches on one fingerauthd at N = 1k, 2k, 5k, 10k (BENCH_APPROVAL_WATCHES): one user
    and device key a watch (keys made once, cached in build/bench-approval-keys/), held by
    bench/approval_watchers.py over 127.0.0.0/8 source addresses; fingerauthd's RSS per
-   watch, its CPU over 10 idle seconds, and the delivery of a request to one of them, each
-   against the smallest N (and RSS against 0 watches).
+   watch, its CPU per 10 idle seconds (over one heartbeat period), and the delivery of a
+   request to one of them, each against the smallest N (and RSS against 0 watches).
 3. cross-instance: two fingerauthd on one durable PostgreSQL (section 6's cluster), watches
    on B and requests on A, against watches and requests both on A.
 """
