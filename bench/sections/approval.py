@@ -462,15 +462,17 @@ def idle_watches(bench):
                 stats = watchers.stats()
             finally:
                 watchers.close()
+            time.sleep(3)
+            after = rss_kib(authd.pid)  # what the closed watches left: kept by the allocator, or a leak
             per = (rss - idle_rss) / n
             figures[n] = {"rss_kib": rss, "per_watch_kib": per, "cpu_s": cpu, "p50": statistics.median(ms),
                           "p99": pct(ms, 0.99), "p50_send": statistics.median(from_send),
-                          "p99_send": pct(from_send, 0.99), "early": early, "missed": missed}
-            log("%5d watches (opened in %.1f s): fingerauthd RSS %.1f MiB (idle %.1f MiB), %.2f KiB a watch; CPU %.3f "
-                "s per %d s idle; delivery p50 %.2f ms p99 %.2f ms after the POST's answer (%d of %d before it), "
-                "p50 %.2f ms p99 %.2f ms after its sending; %d missed; watcher: %s"
-                % (n, opened_s, rss / 1024, idle_rss / 1024, per, cpu, IDLE_S, figures[n]["p50"], figures[n]["p99"],
-                   early, len(ms), figures[n]["p50_send"], figures[n]["p99_send"], missed, stats))
+                          "p99_send": pct(from_send, 0.99), "early": early, "missed": missed, "rss_after_kib": after}
+            log("%5d watches (opened in %.1f s): fingerauthd RSS %.1f MiB (idle %.1f MiB, %.1f MiB once they closed), "
+                "%.2f KiB a watch; CPU %.3f s per %d s idle; delivery p50 %.2f ms p99 %.2f ms after the POST's answer "
+                "(%d of %d before it), p50 %.2f ms p99 %.2f ms after its sending; %d missed; watcher: %s"
+                % (n, opened_s, rss / 1024, idle_rss / 1024, after / 1024, per, cpu, IDLE_S, figures[n]["p50"],
+                   figures[n]["p99"], early, len(ms), figures[n]["p50_send"], figures[n]["p99_send"], missed, stats))
             if missed or stats["reconnects"] or stats["errors"]:
                 results.notes.append("section 10, %d watches: %d deliveries missed, %d reconnects, %d errors (%s)"
                                      % (n, missed, stats["reconnects"], stats["errors"], stats["last_error"]))
