@@ -18,6 +18,7 @@ One module a section, in bench/sections/, run in this order:
     7   flood.py         a flood of refused requests beside valid logins
     8   tpm.py           a login with a TPM key on swtpm
     9   console.py       the admin console on a million audit rows
+    10  approval.py      remote approval: touch to PAM_SUCCESS, idle watches, PostgreSQL
 
 BENCH_ONLY=2,3 runs those sections only. Built on the integration tests' World
 (Tests/integration/support): nss_wrapper users, a test CA, libfprint's virtual reader, a
@@ -41,12 +42,12 @@ from bench import system  # noqa: E402  (importing bench puts Tests/integration 
 from bench.common import Bench  # noqa: E402
 from bench.pam import IDENTITY  # noqa: E402
 from bench.results import Results  # noqa: E402
-from bench.sections import (console, fallover, flood, login, module, postgres, steadiness, throughput,  # noqa: E402
-                            tpm)
+from bench.sections import (approval, console, fallover, flood, login, module, postgres, steadiness,  # noqa: E402
+                            throughput, tpm)
 from support.tls import make_ca  # noqa: E402
 from support.world import World  # noqa: E402
 
-ONLY = set(os.environ.get("BENCH_ONLY", "1,2,3,4,5,6,7,8,9").split(","))  # a subset, for development
+ONLY = set(os.environ.get("BENCH_ONLY", "1,2,3,4,5,6,7,8,9,10").split(","))  # a subset, for development
 
 
 def machine():
@@ -85,6 +86,8 @@ def run_sections(bench):
         tpm.run(bench)
     if "9" in ONLY:
         console.run(bench)
+    if "10" in ONLY:
+        approval.run(bench, split)
     return split
 
 

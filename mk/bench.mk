@@ -5,7 +5,8 @@
 # own cost, 3 fall-over, 4 authenticator throughput against a Python peer, 5 steadiness, 6 one
 # and two fingerauthd on one durable PostgreSQL (a private cluster, always removed), 7 a flood
 # of refused requests beside valid logins, 8 a login with a TPM key on swtpm, 9 the admin
-# console on a million audit rows. BENCH_ONLY=2,3 runs those sections only (1b runs with 1).
+# console on a million audit rows, 10 remote approval (touch to PAM_SUCCESS, idle watches, two
+# fingerauthd on PostgreSQL). BENCH_ONLY=2,3 runs those sections only (1b runs with 1).
 # BENCHMARKS.md has the current run, docs/benchmark-method.md how each figure is measured and
 # the other settings, docs/benchmark-history.md the earlier runs. Root only: it adds a user
 # (fabench) and runs fprintd on a system bus for the pam_unix and pam_fprintd baselines, and
