@@ -11,7 +11,7 @@ SWIFT_BUILD := swift build -c release --disable-local-rpath
 # PyGObject for the fprintd backend on a private system bus.
 BUILD_PACKAGES := gcc make pkg-config libpam0g-dev libfprint-2-dev libglib2.0-dev \
   libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libssl-dev openssl libpq-dev gettext libtss2-dev
-TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-jwt python3-cryptography valgrind postgresql \
+TEST_PACKAGES := libpam-wrapper libnss-wrapper python3-pytest python3-pytest-xdist python3-jwt python3-cryptography valgrind postgresql \
   faketime strace sqlite3 systemd swtpm swtpm-tools tpm2-tools python3-tpm2-pytss chromium chromium-driver python3-selenium \
   fprintd polkitd dbus-daemon dbus-bin libglib2.0-bin python3-gi python3-dbus
 
@@ -66,8 +66,11 @@ build: deps
 unit: build unit-deps
 	$(PY) Tests/with_postgres.py swift test -c release --disable-local-rpath --skip-build --disable-swift-testing
 
+# Two files at a time (pytest-xdist, a file stays on one worker: its module fixtures are
+# shared by its tests only); each test has its own ports, folders and names. The slowest
+# tests are listed, so that a wait that crept in shows.
 integration: build test-deps
-	$(PY) -m pytest -q -p no:cacheprovider Tests/integration
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25 Tests/integration
 
 test: test-deps build
 	@for stage in $(filter-out $(TEST_STAGES_LAST),$(TEST_STAGES)) $(TEST_STAGES_LAST); do \

@@ -406,17 +406,19 @@ def fleet_window(tmp_path, server):
         a.start()
         b.start()
         alice = register(a, a.create_token(HOST), "alice")
-        now = int(time.time())
-        c = claims(now=now, ttl=2)
+        # A lives 3 s (its skew 0): enough for the first answers on a busy machine, where
+        # 2 s (1 s and a fraction after the truncated `now`) was not always.
+        now, ttl = int(time.time()), 3
+        c = claims(now=now, ttl=ttl)
         token = alice.sign(c)
         assert a.post_json("/v1/login", {"jwt": token}).status == 200
         assert b.post_json("/v1/login", {"jwt": token}).json() == {"error": "replayed"}
         kept = lambda: server.query("fleet_window", "SELECT keep_until FROM replay WHERE jti = '%s'" % c["jti"])  # noqa: E731
-        assert kept() == [{"keep_until": now + 2 + 300}]
+        assert kept() == [{"keep_until": now + ttl + 300}]
         # Past the token's exp and several pruning passes of both (B's own clock is 400 s
         # ahead, past the row's keep_until): the row stays, B with its 300 s skew refuses it.
-        time.sleep(4)
-        assert kept() == [{"keep_until": now + 2 + 300}]
+        time.sleep(max(0.0, now + ttl + 3 - time.time()))
+        assert kept() == [{"keep_until": now + ttl + 300}]
         assert b.post_json("/v1/login", {"jwt": token}).json() == {"error": "replayed"}
         assert a.post_json("/v1/login", {"jwt": token}).json() == {"error": "expired"}
         # B judges times by the database's clock, not its own: a fresh token is good there.

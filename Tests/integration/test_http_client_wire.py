@@ -38,6 +38,12 @@ class RawServer:
 
     def __exit__(self, *exc):
         self.stop = True
+        # close() alone leaves accept() blocked and the join waiting out its 5 s; a
+        # shutdown wakes it at once.
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.listener.close()
         self.thread.join(5)
 

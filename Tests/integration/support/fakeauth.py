@@ -40,7 +40,9 @@ class TLSServer:
             context.load_cert_chain(cert, key)
             self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
             self.url = "https://127.0.0.1:%d" % self.port
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever's next poll: 0.5 s by default.
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
 
     def __enter__(self):
         self.thread.start()
