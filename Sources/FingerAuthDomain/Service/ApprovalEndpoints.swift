@@ -135,9 +135,23 @@ extension AuthenticatorService {
         guard record.status == .pending, wait > 0 else {
             return .outcome(.approvalState(record, serverTime: now))
         }
-        return .await(.approval(id), version: version, seconds: Double(wait)) { [self] in
+        return hostWait(id, record, version: version, until: now + wait)
+    }
+
+    /// The host's poll parked until approval `id` leaves `pending`, expires or `end` (epoch
+    /// seconds) comes. A wake-up that changed nothing parks it again for the rest: on
+    /// PostgreSQL the notice of the approval's own creation may arrive after the poll parked,
+    /// and a timer may fire a moment before the wall clock's second that expires it.
+    private func hostWait(_ id: String, _ record: ApprovalRecord, version: UInt64, until end: Int64) -> Step {
+        let now = clock.now()
+        let left = min(end, record.expires) - now
+        guard record.status == .pending, left > 0 else {
+            return .outcome(.approvalState(expireIfDue(record), serverTime: now))
+        }
+        return .await(.approval(id), version: version, seconds: Double(left)) { [self] in
+            let version = waits.version(.approval(id))
             let again = (try? store.approval(id: id)).flatMap { $0 } ?? record
-            return .outcome(.approvalState(expireIfDue(again), serverTime: clock.now()))
+            return hostWait(id, again, version: version, until: end)
         }
     }
 
