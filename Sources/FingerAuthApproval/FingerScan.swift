@@ -6,8 +6,10 @@ import FingerAuthSystem
 /// The user's finger for a remote approval: the login helper in its `--verify` mode, started
 /// clean as the module starts it (`ChildProcess`), with the user's `LoginJob` on its standard
 /// input, so that the reader is chosen and the user's prints are used exactly as in a login
-/// on this workstation (libfprint or fprintd, the lid). Only `MATCH` and exit status 0 is a
-/// match; the helper loads no key and sends nothing.
+/// on this workstation (libfprint or fprintd, the lid). `MATCH` is the match: the helper says
+/// it before it closes the reader, so that the decision does not wait for the close, and its
+/// exit is awaited once the decision is sent (`settle`). The helper loads no key and sends
+/// nothing.
 ///
 /// A scan is read in slices (`next(until:)`), so that its owner can watch other things in
 /// between (the watcher: the notification's "Not me", the approval's end) and `stop()` it.
@@ -35,7 +37,6 @@ package final class FingerScan {
     private let child: ChildProcess
     private let timeoutSeconds: Int
     private var deadline: MonotonicInstant
-    private var matched: String?
     /// Set once the scan has ended (an outcome given, or stopped).
     package private(set) var ended = false
 
@@ -78,9 +79,8 @@ package final class FingerScan {
                 guard left == 0 else { return .missed(left: left) }
                 return end(.noMatch, finishing: true)
             case let .match(finger)?:
-                matched = finger
-                deadline = MonotonicInstant.now().adding(milliseconds: Self.graceMilliseconds)
-                return nil
+                ended = true
+                return .matched(finger: finger)
             case let .fail(reason, detail)?:
                 return end(.failed(detail.isEmpty ? reason.rawValue : detail), finishing: true)
             default:
@@ -89,19 +89,21 @@ package final class FingerScan {
         case .endOfOutput:
             ended = true
             let exit = child.finish(until: MonotonicInstant.now().adding(milliseconds: Self.graceMilliseconds))
-            if let matched, exit == .exited(0) { return .matched(finger: matched) }
             if exit == .exited(1) { return .noMatch }
             return .failed("the login helper ended without a match (\(HelperProcess.describe(exit)))")
         case .timedOut:
             guard MonotonicInstant.now() >= deadline else { return nil }
-            return end(
-                .failed(
-                    matched == nil
-                        ? "no finger within \(timeoutSeconds) s" : "the login helper did not exit after a match"
-                ), finishing: false)
+            return end(.failed("no finger within \(timeoutSeconds) s"), finishing: false)
         case .garbage:
             return end(.failed("the login helper sent malformed output"), finishing: false)
         }
+    }
+
+    /// After a match, once the decision is sent: waits (bounded) for the helper to close the
+    /// reader and exit, so that the reader is free for the next scan. After any other end it
+    /// returns at once.
+    package func settle() {
+        _ = child.finish(until: MonotonicInstant.now().adding(milliseconds: Self.graceMilliseconds))
     }
 
     /// Stops the scan now (the reader is released as the helper dies).

@@ -14,7 +14,11 @@ enum ApprovalFinger {
     }
 
     /// Reads `user`'s finger; `show` gets the lines for the person (the reader's name, misses).
-    static func read(user: String, options: Options, issuer: String, show: (String) -> Void) -> Outcome {
+    /// `whenMatched` runs at the match, before the helper has closed the reader (the decision
+    /// need not wait for the close); the helper's end is awaited after it.
+    static func read(
+        user: String, options: Options, issuer: String, show: (String) -> Void, whenMatched: () -> Void
+    ) -> Outcome {
         let scan: FingerScan
         switch FingerScan.start(user: user, options: options, issuer: issuer) {
         case let .success(started): scan = started
@@ -31,7 +35,10 @@ enum ApprovalFinger {
             case .noMatch?:
                 show("no match")
                 return .noMatch
-            case let .matched(finger)?: return .matched(finger: finger)
+            case let .matched(finger)?:
+                whenMatched()
+                scan.settle()
+                return .matched(finger: finger)
             case let .failed(why)?: return .failed(why)
             }
         }

@@ -76,8 +76,10 @@ enum ApproveCommand {
             }
             return report(client.decide(pending, .deny), pending)
         }
+        var decided: Int32 = 1
         switch ApprovalFinger.read(
-            user: user, options: context.options, issuer: address.issuer, show: { say($0) })
+            user: user, options: context.options, issuer: address.issuer, show: { say($0) },
+            whenMatched: { decided = report(client.decide(pending, .approve), pending) })
         {
         case .noMatch:
             say("no match: \(pending.host)'s request stays pending")
@@ -86,7 +88,7 @@ enum ApproveCommand {
             say("no finger read: \(why); \(pending.host)'s request stays pending")
             return 1
         case .matched:
-            return report(client.decide(pending, .approve), pending)
+            return decided
         }
     }
 

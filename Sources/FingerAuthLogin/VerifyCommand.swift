@@ -46,8 +46,9 @@ enum VerifyCommand {
             do {
                 switch try reader.verify(deadline: deadline, events: LineOutput.emit) {
                 case let .match(finger):
-                    reader.close()
+                    // Said before the reader's close: the decision need not wait for it.
                     LineOutput.emit(.match(finger: finger))
+                    reader.close()
                     return .accepted
                 case .noMatch:
                     left -= 1

@@ -163,6 +163,8 @@ final class UserWatch: @unchecked Sendable {
                 }
             }
         }
+        // The decision is sent: now the helper may take its time to close the reader.
+        scan?.settle()
     }
 
     /// The scan's or the notification's next event, waiting a fifth of a second at most.

@@ -4,7 +4,8 @@ baseline of this run:
 1. touch on the workstation to PAM_SUCCESS on the server: a `remote = approve` login through
    real libpam (fa-pamtest with PAM_RHOST, the Enter path: the prompt is answered at once and
    the module waits for the decision), the workstation being the real `fingerauth approve
-   --user alice` on the virtual reader (the resident watcher service is not on main yet);
+   --user alice` on the virtual reader (`fingerauth-watcher` arms the reader and decides through the same
+   code, FingerAuthApproval);
    from the scan command written to pam_authenticate's return, against section 1's local
    touch-to-login (measured here when section 1 did not run) and one loopback TLS round trip.
 2. idle watches on one fingerauthd at N = 1k, 2k, 5k, 10k (BENCH_APPROVAL_WATCHES): one user
@@ -415,8 +416,8 @@ def touch_to_success(bench, split):
                 2, at_most_ratio=1.0)
     results.add(10, "%s p50 (vs local touch-to-login)" % what, p50, local["p50"], "ms", 2)
     results.notes.append("section 10: the workstation is `fingerauth approve` started at the prompt (the resident "
-                         "watcher is not built yet); the server's login takes the Enter path (fa-pamtest answers the "
-                         "prompt at once), as sudo on a terminal waits for the same decision")
+                         "fingerauth-watcher decides through the same code); the server's login takes the Enter path "
+                         "(fa-pamtest answers the prompt at once), as sudo on a terminal waits for the same decision")
 
 
 # -- 2. idle watches on one fingerauthd --------------------------------------------------
