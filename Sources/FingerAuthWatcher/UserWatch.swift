@@ -131,8 +131,10 @@ final class UserWatch: @unchecked Sendable {
         }
         var round = ApprovalRound(what: "\(TerminalText.escaped(pending.host))'s request (code \(pending.code))")
         var options = settings.options
+        // A second past the approval's expiry: when both come, the expiry ends the round (and
+        // says so), not the scan's own deadline ("stays pending" of a request already over).
         options.timeoutSeconds = Int(
-            clamping: min(max(pending.expires &- client.clock.now(localNow: SystemClock().now()), 1), 120))
+            clamping: min(max(pending.expires &- client.clock.now(localNow: SystemClock().now()) &+ 1, 1), 120))
         var scan: FingerScan?
         var event: ApprovalRound.Event?
         switch FingerScan.start(user: user, options: options, issuer: address.issuer) {
