@@ -143,7 +143,7 @@ struct ServeSettings {
         limits.requestTimeout = Double(
             try options.seconds("request-timeout", default: 30, range: 1...300, command: command))
         limits.maxConnections = UInt32(
-            try options.seconds("max-connections", default: 1024, range: 1...10_000, command: command))
+            try options.seconds("max-connections", default: 1024, range: 1...100_000, command: command))
         limits.maxConnectionsPerAddress = UInt32(
             try options.seconds(
                 "max-connections-per-address", default: 64,

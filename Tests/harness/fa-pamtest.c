@@ -25,6 +25,11 @@
  *
  * --tty NAME sets PAM_TTY. --session-only skips pam_authenticate and only opens a session.
  *
+ * --terminal answers prompts as sudo's conversation does on a terminal: standard input is
+ * read for one line, with echo off for a password prompt, instead of --password. Run it
+ * on a pty that is the controlling terminal of its session (the helper's injected newline
+ * then ends the read, as at a real `sudo`).
+ *
  * --repeat N runs N whole transactions (pam_start_confdir … pam_end, so libpam dlopens and
  * dlcloses the modules each time) in this one process; --quiet prints only the last RESULT.
  *
@@ -34,6 +39,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
+#include <termios.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +48,7 @@
 
 struct answers {
     const char *password;
+    int terminal;
     int prompt_timing;
     long long started; /* CLOCK_MONOTONIC microseconds when pam_authenticate began */
 };
@@ -68,6 +75,25 @@ static const char *code_name(int rc) {
     }
 }
 
+/* One line from the terminal on standard input, echo off when `hidden`, the newline cut;
+ * NULL when it cannot be read. */
+static char *terminal_line(int hidden) {
+    struct termios saved, quiet;
+    char line[512];
+    ssize_t got;
+    if (tcgetattr(STDIN_FILENO, &saved) != 0) return NULL;
+    quiet = saved;
+    quiet.c_lflag |= ICANON;
+    if (hidden) quiet.c_lflag &= ~(tcflag_t)ECHO;
+    if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) != 0) return NULL;
+    got = read(STDIN_FILENO, line, sizeof line - 1);
+    tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
+    if (got < 0) return NULL;
+    line[got] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    return strdup(line);
+}
+
 static int conversation(int count, const struct pam_message **messages,
                         struct pam_response **responses, void *data) {
     struct answers *answers = data;
@@ -82,7 +108,12 @@ static int conversation(int count, const struct pam_message **messages,
         case PAM_PROMPT_ECHO_ON:
             printf("PROMPT %s\n", text);
             if (answers->prompt_timing) printf("PROMPT_AT %lld\n", now_us() - answers->started);
-            if (answers->password == NULL) {
+            if (answers->terminal) {
+                fflush(stdout);
+                out[i].resp = terminal_line(messages[i]->msg_style == PAM_PROMPT_ECHO_OFF);
+                if (out[i].resp != NULL) break;
+            }
+            if (answers->password == NULL || answers->terminal) {
                 fflush(stdout);
                 for (int j = 0; j < i; j++) free(out[j].resp);
                 free(out);
@@ -139,7 +170,7 @@ static void *storm(void *unused) {
 static void usage(void) {
     fprintf(stderr, "usage: fa-pamtest --confdir DIR --service NAME --user USER "
                     "[--password PW] [--rhost HOST] [--ruser NAME] [--repeat N] [--rss-every N] [--quiet] [--timing] "
-                    "[--prompt-timing] [--cpu] [--tty NAME] [--open-session|--session-only] [--signal-storm] "
+                    "[--prompt-timing] [--cpu] [--terminal] [--tty NAME] [--open-session|--session-only] [--signal-storm] "
                     "[--print-env NAME]...\n");
     exit(2);
 }
@@ -148,7 +179,7 @@ int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *ruser = NULL, *tty = NULL;
     const char *print_env[32];
     int print_env_count = 0, open_session = 0, session_only = 0;
-    struct answers answers = { NULL, 0, 0 };
+    struct answers answers = { NULL, 0, 0, 0 };
     long repeat = 1, rss_every = 0;
     int timing = 0, quiet = 0, cpu = 0, signal_storm = 0;
     pthread_t storm_thread;
@@ -159,6 +190,7 @@ int main(int argc, char **argv) {
         if (strcmp(a, "--quiet") == 0) { quiet = 1; continue; }
         if (strcmp(a, "--prompt-timing") == 0) { answers.prompt_timing = 1; continue; }
         if (strcmp(a, "--cpu") == 0) { cpu = 1; continue; }
+        if (strcmp(a, "--terminal") == 0) { answers.terminal = 1; continue; }
         if (strcmp(a, "--signal-storm") == 0) { signal_storm = 1; continue; }
         if (strcmp(a, "--open-session") == 0) { open_session = 1; continue; }
         if (strcmp(a, "--session-only") == 0) { open_session = 1; session_only = 1; continue; }

@@ -52,6 +52,18 @@ enum EKTables {
         return (existing, false)
     }
 
+    /// Whether an attested key's `ek` may register for `host`: the host's pin, made now on
+    /// first use (with its own `ek_pin` audit row beside the `registration`'s), is that EK.
+    /// Device keys and host keys alike.
+    static func admits(
+        _ db: some SQLConnection, host: String, ek: String, registration: AuditEvent, now: Int64
+    ) throws(StoreError) -> Bool {
+        let (pin, created) = try pinOnFirstUse(db, host: host, ek: ek, now: now)
+        guard pin.ek == ek else { return false }
+        if created { try AuditTables.insert(db, EKPinResult.firstUseAudit(pin, registration: registration), time: now) }
+        return true
+    }
+
     /// Applies an admin's `change` in the caller's transaction. Keys of the host attested by
     /// an EK other than the new pin (every attested key, for a reset) are revoked with it.
     static func apply(

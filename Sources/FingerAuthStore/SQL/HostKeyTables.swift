@@ -107,12 +107,10 @@ enum HostKeyTransaction {
         if try KeyTables.key(db, kid: key.kid) != nil { return try done(.conflict) }
         guard try KeyTables.claim(db, jti: proofJTI, keepUntil: keepUntil) else { return try done(.proofReplayed) }
         if let ek = key.ek {
-            let (pin, created) = try EKTables.pinOnFirstUse(db, host: key.host, ek: ek, now: now)
-            guard pin.ek == ek else { return try done(.ekMismatch) }
             var registration = row
             registration.kid = key.kid
-            if created {
-                try AuditTables.insert(db, EKPinResult.firstUseAudit(pin, registration: registration), time: now)
+            guard try EKTables.admits(db, host: key.host, ek: ek, registration: registration, now: now) else {
+                return try done(.ekMismatch)
             }
         }
         for replaced in try HostKeyTables.revoke(db, kid: nil, host: key.host, now: now) {

@@ -38,10 +38,8 @@ enum RegistrationTransaction {
             }
             if count >= keyLimit { return try done(.tooManyKeys) }
         }
-        if let ek = key.ek {
-            let (pin, created) = try EKTables.pinOnFirstUse(db, host: key.host, ek: ek, now: now)
-            guard pin.ek == ek else { return try done(.ekMismatch) }
-            if created { try AuditTables.insert(db, EKPinResult.firstUseAudit(pin, registration: row), time: now) }
+        if let ek = key.ek, try !EKTables.admits(db, host: key.host, ek: ek, registration: row, now: now) {
+            return try done(.ekMismatch)
         }
         if try !KeyTables.insert(db, key), let raced = try KeyTables.key(db, kid: key.kid) {
             return try done(Registration.existing(raced, for: key))
