@@ -240,6 +240,8 @@ final class RequestState: @unchecked Sendable {
 /// `@unchecked Sendable`: libmicrohttpd's threads and the writer's call it. `active`,
 /// `draining` and `parked` change only under `lock`; the rest is set in `init` and Sendable.
 final class RequestDispatcher: @unchecked Sendable {
+    /// A long poll's deadline comes at the next half second (`WaitTimers.after(_:roundedUpTo:_:)`).
+    static let awaitTick = 0.5
     let api: LoginAPI
     var service: AuthenticatorService { api.service }
     let requestTimeout: Double
@@ -343,7 +345,7 @@ final class RequestDispatcher: @unchecked Sendable {
                 let room = service.waits
                 let ticket = room.enter(key, after: version) { once.fire() }
                 guard let ticket else { return }
-                timers.after(seconds) {
+                timers.after(seconds, roundedUpTo: Self.awaitTick) {
                     room.leave(key, ticket: ticket)
                     once.fire()
                 }

@@ -9,7 +9,7 @@ import FingerAuthThreads
 ///
 /// `@unchecked Sendable`: request threads add, its thread runs. `heap`, `serial`, `stopping`
 /// and `thread` change only under `lock`; actions are `@Sendable`.
-final class WaitTimers: @unchecked Sendable {
+package final class WaitTimers: @unchecked Sendable {
     private struct Entry {
         let due: Double
         let serial: UInt64
@@ -24,20 +24,34 @@ final class WaitTimers: @unchecked Sendable {
     private var stopping = false
     private var thread: WorkerThread?
 
+    /// Timers not yet started.
+    package init() {}
+
     /// Starts the thread; false when it could not be created (then `after` runs at once).
     @discardableResult
-    func start() -> Bool {
+    package func start() -> Bool {
         guard case let .success(started) = WorkerThread.start({ [self] in loop() }) else { return false }
         lock.withLock { thread = started }
         return true
     }
 
     /// Runs `action` after `seconds` (at once when the thread is not running).
-    func after(_ seconds: Double, _ action: @escaping @Sendable () -> Void) {
+    package func after(_ seconds: Double, _ action: @escaping @Sendable () -> Void) {
+        after(seconds, roundedUpTo: 0, action)
+    }
+
+    /// Runs `action` after `seconds`, at the next multiple of `tick` seconds of the monotonic
+    /// clock from then (`tick` 0: exactly then), so that deadlines falling within one tick
+    /// run together. A long poll's heartbeat is one: each resumes a parked connection, and
+    /// libmicrohttpd's resume looks over all of its suspended connections once a pass —
+    /// 10,000 watches re-polling one by one made that walk most of an idle server's CPU.
+    package func after(_ seconds: Double, roundedUpTo tick: Double, _ action: @escaping @Sendable () -> Void) {
+        var due = monotonicSeconds() + max(0, seconds)
+        if tick > 0 { due = (due / tick).rounded(.up) * tick }
         let queued = lock.withLock { () -> Bool in
             guard thread != nil, !stopping else { return false }
             serial &+= 1
-            push(Entry(due: monotonicSeconds() + max(0, seconds), serial: serial, action: action))
+            push(Entry(due: due, serial: serial, action: action))
             if heap.first?.serial == serial { wake.signal() }
             return true
         }
@@ -45,7 +59,7 @@ final class WaitTimers: @unchecked Sendable {
     }
 
     /// Runs every action now and stops the thread.
-    func stop() {
+    package func stop() {
         let running = lock.withLock { () -> WorkerThread? in
             stopping = true
             wake.signal()
