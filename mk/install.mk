@@ -33,12 +33,12 @@ AUTHD_CONF_TARGET := $(DESTDIR)$(SYSCONFDIR)/fingerauthd.conf
 # Man pages present in man/ (fingerauth.1 may arrive later): section from the suffix.
 MAN_PAGES := $(sort $(wildcard man/*.1 man/*.5 man/*.8))
 INSTALL_BUILD_DEP := $(if $(NOBUILD),,build)
-# fingerauth-agent (screen lockers): installed, never enabled by install (see README,
-# "Screen lockers"); uninstall stops it first.
+# fingerauth-agent (screen lockers): installed, never enabled by install (see
+# docs/howto/screen-lockers.md); uninstall stops it first.
 AGENT_UNITS := fingerauth-agent.socket fingerauth-agent.service
 # The offline sync (fingerauth sync) and its timer: installed, never enabled by install.
 SYNC_UNITS := fingerauth-sync.service fingerauth-sync.timer
-# The workstation's approval watcher (docs/remote-approval.md): installed, never enabled by install.
+# The workstation's approval watcher (docs/howto/remote-approval.md): installed, never enabled by install.
 WATCHER_UNITS := fingerauth-watcher.service
 
 .PHONY: install uninstall install-check

@@ -5,10 +5,10 @@ import FingerAuthStore
 import FingerAuthTransport
 import XCTest
 
-/// The verification rules (README, "Running the authenticator"), one refusal at a time,
-/// with a fake clock: what is refused before the signature verified (unverified: the sender
-/// learns nothing) and what after (verified: the key holder hears the reason, and it counts
-/// against the user).
+/// The verification rules (docs/reference/http-api.md, "Token types and verification"), one
+/// refusal at a time, with a fake clock: what is refused before the signature verified
+/// (unverified: the sender learns nothing) and what after (verified: the key holder hears the
+/// reason, and it counts against the user).
 final class TokenVerifierTests: XCTestCase {
     var clock = FakeClock()
     var keys = FakeKeys()

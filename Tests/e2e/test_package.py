@@ -223,7 +223,7 @@ def test_pam_auth_update_profile_puts_the_module_before_pam_unix(tmp_path, obser
 
 
 def test_lintian_finds_no_error_and_no_warning_but_those_the_package_overrides(deb, observe):
-    """package: lintian on the built .deb -> no error, no warning left; each override is named in the README"""
+    """package: lintian on the built .deb -> no error, no warning left; each override is named in docs/howto/install.md"""
     if shutil.which("lintian") is None:
         pytest.skip("lintian is not installed (make e2e installs it)")
     done = run(["lintian", "--fail-on", "error,warning", "--tag-display-limit", "0", deb])
@@ -236,19 +236,19 @@ def test_lintian_finds_no_error_and_no_warning_but_those_the_package_overrides(d
     overrides = (REPO / "packaging" / "debian" / "lintian-overrides").read_text()
     named = sorted({line.split()[1] for line in overrides.splitlines() if line.startswith("fingerauth: ")})
     assert overridden == named, (overridden, named)  # every override is still needed
-    readme = (REPO / "README.md").read_text()
-    assert all("`%s`" % tag in readme for tag in named), named
-    observe("lintian: 0 errors, 0 warnings; overridden (README says why): %s; %d info tags"
+    guide = (REPO / "docs" / "howto" / "install.md").read_text()
+    assert all("`%s`" % tag in guide for tag in named), named
+    observe("lintian: 0 errors, 0 warnings; overridden (docs/howto/install.md says why): %s; %d info tags"
             % (", ".join(named), sum(1 for line in tags if line.startswith("I: "))))
 
 
-def test_readme_names_every_package_the_deb_depends_on(deb, observe):
-    """package: the Depends of the built .deb (computed from the binaries' NEEDED) -> the README's list, no more, no less"""
+def test_the_install_guide_names_every_package_the_deb_depends_on(deb, observe):
+    """package: the Depends of the built .deb (computed from the binaries' NEEDED) -> docs/howto/install.md's list, no more, no less"""
     depends = run(["dpkg-deb", "--field", deb, "Depends"]).stdout
     wanted = sorted({part.split()[0] for part in depends.split(",") if part.strip()})
-    readme = (REPO / "README.md").read_text()
-    found = re.search(r"^Depends \(what `make deb` computes\): (.*?)\.$", readme, re.M | re.S)
-    assert found, "README: no 'Depends (what `make deb` computes): ….' line"
+    guide = (REPO / "docs" / "howto" / "install.md").read_text()
+    found = re.search(r"^Depends \(what `make deb` computes\): (.*?)\.$", guide, re.M | re.S)
+    assert found, "docs/howto/install.md: no 'Depends (what `make deb` computes): ….' line"
     listed = sorted(re.findall(r"`([a-z0-9][a-z0-9.+-]*)`", found.group(1)))
     assert listed == wanted, (listed, wanted)
-    observe("README lists the %d packages of Depends" % len(wanted))
+    observe("docs/howto/install.md lists the %d packages of Depends" % len(wanted))

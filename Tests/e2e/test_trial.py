@@ -4,8 +4,9 @@ built package ($FINGERAUTH_DEB). Root's lines run one after the other in one she
 private mount namespace whose /etc/pam.d and /var/lib/pam are copies (pam-auth-update
 never touches the real common-*); alice's `sudo -k true` runs on a real pty in that
 namespace as the test user, through the real /etc/pam.d/sudo, and root's next line plays
-the finger. After the purge only what the README says the purge keeps is left; the
-README's commands for removing the authenticator too then leave nothing."""
+the finger. After the purge only what docs/howto/install.md ("Installing from the
+package") says the purge keeps is left; its commands for removing the authenticator too
+then leave nothing."""
 
 import glob
 import hashlib
@@ -29,7 +30,8 @@ from machine import SudoersDropIn
 from terminal import Terminal
 
 REPO = Path(__file__).resolve().parents[2]
-README = (REPO / "README.md").read_text()
+# The front door, then the docs/ tree: a section is looked up by its `## ` title in each.
+DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 PLACE = "Place your finger on the fingerprint reader"
 ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "DEBIAN_FRONTEND": "noninteractive",
        "HOME": "/root", "TERM": "dumb"}
@@ -40,9 +42,17 @@ PRUNED = ("/var/lib/dpkg", "/var/lib/apt", "/run/user", "/proc")
 
 
 def section(title):
-    start = README.index("\n## " + title + "\n")
-    end = README.find("\n## ", start + 1)
-    return README[start:end if end > 0 else len(README)]
+    """The `## title` section (up to the next `## `) of the one document that has it: the
+    README, or the page of docs/ the text moved to."""
+    found = []
+    for path in DOCUMENTS:
+        text = path.read_text()
+        start = text.find("\n## " + title + "\n")
+        if start >= 0:
+            end = text.find("\n## ", start + 1)
+            found.append((path, text[start:end if end > 0 else len(text)]))
+    assert len(found) == 1, "section %r in %s" % (title, [str(path.relative_to(REPO)) for path, _ in found] or "no document")
+    return found[0][1]
 
 
 def trial_commands():
@@ -53,7 +63,8 @@ def trial_commands():
 
 
 def kept_by_purge():
-    """The paths of the README's list of what `apt-get purge` keeps, and the removal block."""
+    """The paths of the list of what `apt-get purge` keeps ("Installing from the package",
+    docs/howto/install.md), and the removal block."""
     text = section("Installing from the package")
     kept = text[text.index("It keeps:"):text.index("To remove the authenticator completely")]
     paths = re.findall(r"^- `(/[^`]+)`", kept, re.M)
@@ -169,7 +180,7 @@ def machine(user):
 
 
 def test_the_readme_trial_from_package_to_purge(machine, user, tmp_path, observe):
-    """README "Try it without a reader", literally: install, fingerauthd init, the trial's enroll, fingerauth test, a real sudo by finger on a pty, stop, purge -> only what the README says is kept; its removal commands -> nothing"""
+    """README "Try it without a reader", literally: install, fingerauthd init, the trial's enroll, fingerauth test, a real sudo by finger on a pty, stop, purge -> only what docs/howto/install.md says is kept; its removal commands -> nothing"""
     commands = trial_commands()
     kept_paths, keeps_user, removal = kept_by_purge()
     pam_before, traces_before = pam_digest(), traces()
@@ -202,7 +213,7 @@ def test_the_readme_trial_from_package_to_purge(machine, user, tmp_path, observe
         assert strays == [], strays
         assert kept_paths and all(os.path.exists(k) for k in kept_paths), kept_paths
         assert keeps_user and account_exists("fingerauthd")
-        seen.append("purged: left %s and the user fingerauthd, as the README says" % ", ".join(
+        seen.append("purged: left %s and the user fingerauthd, as docs/howto/install.md says" % ", ".join(
             k for k in kept_paths if os.path.exists(k)))
 
         for command in removal:
@@ -210,7 +221,7 @@ def test_the_readme_trial_from_package_to_purge(machine, user, tmp_path, observe
             assert status == 0, "%s -> %d: %s" % (command, status, out)
         assert traces() - traces_before == set()
         assert not account_exists("fingerauthd") and not group_exists("fingerauthd")
-        seen.append("the README's removal: nothing left")
+        seen.append("docs/howto/install.md's removal: nothing left")
     finally:
         shell.close()
         print(shell.transcript[-6000:])
@@ -232,7 +243,7 @@ def sudo_by_finger(shell, user, sudo, touch):
 
 
 def check_step(command, out, user):
-    """What each step of the README must have done, beyond its exit status."""
+    """What each step of the trial must have done, beyond its exit status."""
     conf = Path("/etc/security/fingerauth.conf")
     if command.startswith("apt-get install"):
         assert "FingerAuth is installed but NOT enabled" in out, out

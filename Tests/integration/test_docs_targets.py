@@ -1,6 +1,7 @@
-"""The README's Layout section and docs/ARCHITECTURE.md against the targets Package.swift
-declares (`swift package dump-package`): every library, executable and C bridge is named in
-both, and neither names a target that does not exist (such as a target since split up).
+"""The source layout (docs/explanation/components.md, "Layout") and docs/ARCHITECTURE.md
+against the targets Package.swift declares (`swift package dump-package`): every library,
+executable and C bridge is named in both, and neither names a target that does not exist
+(such as a target since split up).
 No build needed.
 
     /usr/bin/python3 -m pytest -q -p no:cacheprovider Tests/integration/test_docs_targets.py
@@ -29,16 +30,20 @@ def targets():
     return {name: target["type"] for name, target in package_targets().items()}
 
 
+LAYOUT = REPO / "docs" / "explanation" / "components.md"
+
+
 def layout_section():
-    """The README's `## Layout` section, up to the next heading of its level or higher."""
-    readme = (REPO / "README.md").read_text()
-    found = re.search(r"^## Layout\n(.*?)(?=^#{1,2} |\Z)", readme, flags=re.M | re.S)
-    assert found, "README.md has no '## Layout' section"
+    """The `## Layout` section of docs/explanation/components.md, up to the next heading of
+    its level or higher."""
+    found = re.search(r"^## Layout\n(.*?)(?=^#{1,2} |\Z)", LAYOUT.read_text(), flags=re.M | re.S)
+    assert found, "docs/explanation/components.md has no '## Layout' section"
     return found.group(1)
 
 
 def documents():
-    return {"README.md, Layout": layout_section(), "docs/ARCHITECTURE.md": (REPO / "docs/ARCHITECTURE.md").read_text()}
+    return {"docs/explanation/components.md, Layout": layout_section(),
+            "docs/ARCHITECTURE.md": (REPO / "docs/ARCHITECTURE.md").read_text()}
 
 
 def named(text):
@@ -65,9 +70,9 @@ def test_no_target_is_named_that_does_not_exist(targets, document):
 
 def test_no_document_names_a_removed_target(targets):
     """The same for the rest of the documentation: man pages, BENCHMARKS.md, the whole
-    README, the Makefile's parts, the test files' comments."""
+    README and every page of docs/, the Makefile's parts, the test files' comments."""
     paths = [REPO / "README.md", REPO / "BENCHMARKS.md", REPO / "Makefile", *sorted((REPO / "man").glob("*")),
-             *sorted((REPO / "mk").glob("*.mk")), *sorted((REPO / "docs").glob("*.md")),
+             *sorted((REPO / "mk").glob("*.mk")), *sorted((REPO / "docs").rglob("*.md")),
              *sorted((REPO / "Tests").rglob("*.py")), *sorted((REPO / "Tests").rglob("*.swift"))]
     hits = []
     for path in paths:

@@ -1,7 +1,7 @@
 """Feeder for libfprint's `virtual_device` test reader (FP_VIRTUAL_DEVICE=<socket>).
 
 Protocol (libfprint's `virtual_device` driver, as `fingerauth trial touch` speaks it too;
-README, "Try it without a reader"): a Unix stream socket, one command per connection, no
+docs/tutorial/trial.md): a Unix stream socket, one command per connection, no
 trailing newline (`SCAN <id>` puts finger <id> on the reader, `SET_ENROLL_STAGES <n>`,
 `RETRY <n>`, `ERROR <n>`, `UNPLUG`); the device reads one chunk and closes the connection,
 so wait for EOF before the next one. Each open of the device re-creates the socket, so a
