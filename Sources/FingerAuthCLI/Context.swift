@@ -48,7 +48,8 @@ struct Context {
             let text = "\(error)"
             throw CommandError(
                 "configuration: "
-                    + (text.contains("fix:") ? text : text + " (fix it in \(configPath); the keys: fingerauth.conf(5))"))
+                    + (text.contains("fix:") ? text : text + " (fix it in \(configPath); the keys: fingerauth.conf(5))")
+            )
         }
         if let dir = args["state-dir"] {
             do { try options.set("state_dir", dir, source: "--state-dir") } catch { throw CommandError("\(error)") }

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 #if canImport(Glibc)
 import Glibc

@@ -22,9 +22,10 @@ package enum ListenConflict {
         let size = socklen_t(MemoryLayout<Int32>.size)
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size)
         if listen.family == .ipv6 { _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, size) }
-        let failure: Int32? = listen.withSocketAddress { address, length in
-            bind(fd, address, length) == 0 ? nil : errno
-        } ?? nil
+        let failure: Int32? =
+            listen.withSocketAddress { address, length in
+                bind(fd, address, length) == 0 ? nil : errno
+            } ?? nil
         guard let failure else { return nil }
         return explain(failure, listen)
     }
@@ -98,7 +99,10 @@ package enum ListenConflict {
 
     private static func linkTarget(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: 64)
-        let n = buffer.withUnsafeMutableBufferPointer { readlink(path, $0.baseAddress, $0.count - 1) }
+        let n = buffer.withUnsafeMutableBufferPointer { room -> Int in
+            guard let base = room.baseAddress else { return -1 }
+            return readlink(path, base, room.count - 1)
+        }
         guard n > 0 else { return nil }
         return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
