@@ -226,12 +226,19 @@ def user_status(lw, systemd=None):
                           env=lw.env, capture_output=True, text=True, timeout=20)
 
 
+def stop_agent(lw):
+    """No agent at all: stopped, and its socket gone (a stopped agent leaves it behind)."""
+    lw.agent.stop()
+    if lw.agent.socket.exists():
+        lw.agent.socket.unlink()
+
+
 def test_cli_status_as_the_user_checks_the_agent(lw):
     done = user_status(lw)
     assert "agent" in done.stdout and "fingerauth-agent/0.1.0" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "fingerprint unlock for alice: the agent answers"
-    lw.agent.stop()
+    stop_agent(lw)
     # Where systemd runs, no agent is a failure with systemd's fix.
     done = user_status(lw, systemd=True)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -244,7 +251,7 @@ def test_cli_status_as_the_user_on_a_host_without_systemd_does_not_fail_the_agen
     """Before: [FAIL] agent, "systemctl enable --now fingerauth-agent.socket", exit 1, on a
     host where nothing could run systemctl. Now the agent's line is skipped and says what
     applies there; the exit status is 0."""
-    lw.agent.stop()
+    stop_agent(lw)
     for done in (user_status(lw), user_status(lw, systemd=False)):
         assert done.returncode == 0, done.stdout + done.stderr
         assert "systemctl" not in done.stdout, done.stdout
