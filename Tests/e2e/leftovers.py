@@ -2,7 +2,7 @@
 Checks /etc/passwd (and group, shadow) for test users, /etc/sudoers.d for drop-ins,
 /etc/pam.d for fa-e2e-* services, the process table for the test's sshd, fingerauthd,
 fingerauth-login and test-user processes, /tmp for the setuid-root host copies of
-test_setuid_host.py, a marked /etc/security/fingerauth.conf of test_operator_status.py, and that the fingerauth package is not installed. Prints what it found; exit status 1 when anything is left."""
+test_setuid_host.py, and that the fingerauth package is not installed. Prints what it found; exit status 1 when anything is left."""
 
 import glob
 import os
@@ -40,13 +40,6 @@ def main():
     left = glob.glob("/tmp/fingerauth-e2e-setuid.*")
     if left:
         problems.append("setuid host copies left: %s" % ", ".join(left))
-    # test_operator_status.py writes the real /etc/security/fingerauth.conf, marked.
-    try:
-        with open("/etc/security/fingerauth.conf") as f:
-            if f.readline().startswith("# FingerAuth e2e"):
-                problems.append("/etc/security/fingerauth.conf left by an e2e test")
-    except FileNotFoundError:
-        pass
     left = glob.glob(str(PAM_DIR / (SERVICE_PREFIX + "*"))) + glob.glob(str(PAM_DIR / ("." + SERVICE_PREFIX + "*")))
     if left:
         problems.append("PAM service files left: %s" % ", ".join(left))
