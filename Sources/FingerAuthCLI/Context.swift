@@ -48,7 +48,8 @@ struct Context {
             let text = "\(error)"
             throw CommandError(
                 "configuration: "
-                    + (text.contains("fix:") ? text : text + " (fix it in \(configPath); see fingerauth(1))"))
+                    + (text.contains("fix:") ? text : text + " (fix it in \(configPath); the keys: fingerauth.conf(5))")
+            )
         }
         if let dir = args["state-dir"] {
             do { try options.set("state_dir", dir, source: "--state-dir") } catch { throw CommandError("\(error)") }
@@ -74,8 +75,13 @@ struct Context {
     }
 
     private static func invokingUser() -> String? {
-        if geteuid() == 0, let sudo = getenv("SUDO_USER"), sudo.pointee != 0 { return String(cString: sudo) }
-        return SystemUserDatabase().name(of: UInt32(getuid()))
+        sudoUser() ?? SystemUserDatabase().name(of: UInt32(getuid()))
+    }
+
+    /// `$SUDO_USER` when running as root (empty counts as unset): who ran sudo.
+    static func sudoUser() -> String? {
+        guard geteuid() == 0, let sudo = getenv("SUDO_USER"), sudo.pointee != 0 else { return nil }
+        return String(cString: sudo)
     }
 
     /// Creates `<state_dir>/users/<user>/prints` (user and prints directories root 0700).

@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthLoginDomain
 
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +22,8 @@ enum StatusCommand {
           {"user","ready","checks":[{"name","status","detail","fix"}]}. Run as a user (not
           root), it checks what that user's screen locker needs: the configuration and
           fingerauth-agent answering on agent_socket (present, answering, its version).
+          As root without --user it checks the user who ran sudo ($SUDO_USER), else asks which user
+          (exit status 2). On a host without systemd the agent's line is skipped, not failed.
           Exit status: 0 nothing blocks fingerprint login (warnings allowed), 1 something does,
           2 wrong usage.
         """
@@ -29,6 +32,7 @@ enum StatusCommand {
         let args = try CommandArguments(words, valued: Context.commonOptions.union(["pam-dir"]), switches: ["json"])
         let pamDirectory = args["pam-dir"] ?? PamServices.defaultDirectory
         if geteuid() != 0 { return try AgentStatus.run(args) }
+        let chosen = try StatusUser.choose(args)
         var checks: [StatusCheck] = []
         let user: String
         do {
@@ -44,9 +48,7 @@ enum StatusCommand {
                 throw error
             }
             user = fallback
-            checks = [
-                .fail("config", error.message, fix: "correct the configuration file and run fingerauth status again")
-            ]
+            checks = [.fail("config", error.message, fix: configFix(args["config"] ?? Options.defaultConfigPath))]
             for name in [
                 "pam-helper", "login-helper", "backend", "reader", "fprintd", "lid", "enrolled", "key", "registered",
                 "authenticator",
@@ -67,7 +69,7 @@ enum StatusCommand {
                         ("checks", .array(checks.map(\.json))),
                     ])))
         } else {
-            say("fingerauth status for \(user)")
+            say("fingerauth status for \(user)" + (chosen.map { " (\($0))" } ?? ""))
             for check in checks { say(check.text) }
             say(
                 blocking.isEmpty
@@ -75,6 +77,13 @@ enum StatusCommand {
                     : "fingerprint login for \(user): blocked by \(blocking.map(\.name).joined(separator: ", "))")
         }
         return blocking.isEmpty ? 0 : 1
+    }
+
+    /// The fix of a configuration that cannot be read: until it is corrected the module
+    /// turns fingerprint login off (PAM goes on to the password), which no terminal shows.
+    static func configFix(_ path: String) -> String {
+        "correct it in \(path) (every key: man 5 fingerauth.conf); until then the module turns fingerprint "
+            + "login off and logins go on to the password"
     }
 
     static func runChecks(_ context: Context, pamDirectory: String) -> [StatusCheck] {

@@ -76,7 +76,7 @@ extension AdminConsole {
             }
             return [
                 ConsoleHTML.time(record.time), event, ConsoleHTML.escape(e.outcome.name), user,
-                ConsoleHTML.escape(e.host ?? ""), "<code>\(ConsoleHTML.escape(e.kid ?? ""))</code>",
+                ConsoleHTML.escape(e.host ?? ""), Self.service(e), "<code>\(ConsoleHTML.escape(e.kid ?? ""))</code>",
                 ConsoleHTML.escape(e.reason?.text ?? ""), ConsoleHTML.escape(e.peer ?? ""), String(e.count),
                 ConsoleHTML.escape(e.admin ?? ""),
             ]
@@ -86,13 +86,21 @@ extension AdminConsole {
             <button type="submit">Filter</button> <small>times in UTC: YYYY-MM-DD or YYYY-MM-DD HH:MM; from is \
             included, to is not</small></form>\(problem.map { "<p class=\"error\" id=\"filter-error\">\(ConsoleHTML.escape($0))</p>" } ?? "")
             <p><a id="csv" href="/audit.csv\(kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))">Export CSV</a></p>
-            \(ConsoleHTML.table(id: "audit", headers: ["time (UTC)", "event", "outcome", "user", "host", "kid", "reason", "peer", "count", "admin"], rows: rows, classes: attention))
+            \(ConsoleHTML.table(id: "audit", headers: ["time (UTC)", "event", "outcome", "user", "host", "service", "kid", "reason", "peer", "count", "admin"], rows: rows, classes: attention))
             """
         if records.count == query.limit, let last = records.last {
             body +=
                 "<p><a id=\"older\" href=\"/audit?\((kept + ["before=\(last.id)"]).joined(separator: "&"))\">Older</a></p>"
         }
         return ConsoleHTML.page(title: "Audit log", admin: who.admin, csrf: who.csrf, current: "/audit", body: body)
+    }
+
+    /// The row's PAM service (`sudo`, `fingerauth-test`), and beside `fingerauth-agent` the
+    /// service the screen locker named, which nothing vouches for (in small type).
+    static func service(_ event: AuditEvent) -> String {
+        let service = ConsoleHTML.escape(event.service ?? "")
+        guard let client = event.clientService else { return service }
+        return service + " <small title=\"the service the client named\">(\(ConsoleHTML.escape(client)))</small>"
     }
 
     /// A row a person should look at: an offline login that no grant covers (or made after
@@ -119,14 +127,15 @@ extension AdminConsole {
             return "\"" + value.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"")
                 + "\""
         }
-        var lines = ["id,time,event,outcome,user,claimed_user,host,kid,reason,peer,count,admin"]
+        var lines = ["id,time,event,outcome,user,claimed_user,host,service,client_service,kid,reason,peer,count,admin"]
         for record in records {
             let e = record.event
             lines.append(
                 [
                     String(record.id), ConsoleHTML.time(record.time), cell(e.event.name), cell(e.outcome.name),
                     cell(e.user),
-                    cell(e.claimedUser), cell(e.host), cell(e.kid), cell(e.reason?.text), cell(e.peer), String(e.count),
+                    cell(e.claimedUser), cell(e.host), cell(e.service), cell(e.clientService), cell(e.kid),
+                    cell(e.reason?.text), cell(e.peer), String(e.count),
                     cell(e.admin),
                 ].joined(separator: ","))
         }

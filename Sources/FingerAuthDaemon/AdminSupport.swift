@@ -41,6 +41,10 @@ enum Admin {
                 return 1
             }
         }
+        if let problem = DatabaseAccess.problem(path) {
+            printError("fingerauthd: \(problem)")
+            return 1
+        }
         if mustExist && !SafeFile.exists(path) {
             printError("fingerauthd: \(path): no such database; check --db")
             return 1

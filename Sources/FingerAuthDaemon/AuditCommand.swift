@@ -35,20 +35,27 @@ enum AuditCommand {
                 print(JSONEncoding.encode(.array(records.map(json))))
             } else {
                 Admin.printTable(
-                    ["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "KID", "JTI", "PEER", "COUNT"],
+                    ["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "SERVICE", "KID", "JTI", "PEER", "COUNT"],
                     records.map { r in
                         let e = r.event
                         // An unverified request's user is only claimed: shown as such, never as the user.
                         let user = e.user ?? e.claimedUser.map { "(claimed " + $0 + ")" } ?? ""
                         return [
                             Admin.utcTime(r.time), e.event.name, e.outcome.name, e.reason?.text ?? "", user,
-                            e.host ?? "",
+                            e.host ?? "", serviceText(e),
                             e.kid ?? "", e.jti ?? "", e.peer ?? "", String(e.count),
                         ]
                     })
             }
             return 0
         }
+    }
+
+    /// The PAM service of a login (`sudo`, `fingerauth-test`), and for a screen locker's
+    /// login through the agent the service the locker named: `fingerauth-agent/swaylock`.
+    static func serviceText(_ event: AuditEvent) -> String {
+        guard let service = event.service else { return "" }
+        return event.clientService.map { service + "/" + $0 } ?? service
     }
 
     static func json(_ record: AuditRecord) -> JSONValue {

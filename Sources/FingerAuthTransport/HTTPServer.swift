@@ -126,6 +126,12 @@ package final class HTTPServer {
             port = 0
             throw ServerError(message: "\(listen.host): not a numeric address")
         }
+        // Said here, with who holds the address, before libmicrohttpd would say only
+        // "Failed to bind to port 0: Address already in use".
+        if let conflict = ListenConflict.probe(listen) {
+            port = 0
+            throw ServerError(message: conflict)
+        }
         var config = fa_mhd_config()
         config.flags = UInt32(flags)
         config.address = UnsafePointer(address.assumingMemoryBound(to: sockaddr.self))

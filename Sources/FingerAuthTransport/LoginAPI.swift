@@ -59,6 +59,13 @@ package struct LoginAPI: Sendable {
         }
     }
 
+    /// The login helper's warm-up: a `GET` of the login path, which opens the connection
+    /// while the finger is awaited and is answered 405 by design. Not logged (a line
+    /// `status=405` for every login read as an error); /metrics still counts it.
+    package static func isWarmUp(method: String, path: String) -> Bool {
+        method == "GET" && (path == "/v1/login" || path == "/login")
+    }
+
     /// The fixed name of `path` in /metrics' labels.
     package static func label(_ path: String) -> String {
         switch path {
@@ -132,7 +139,9 @@ package struct LoginAPI: Sendable {
         let line = RequestLine(request)
         switch Self.route(method: request.method, path: request.path) {
         case let .answer(response):
-            complete(line, RequestFacts(), response)
+            var facts = RequestFacts()
+            facts.quiet = Self.isWarmUp(method: request.method, path: request.path)
+            complete(line, facts, response)
             return response
         case let .operation(operation):
             let (exchange, outcome) = service.perform(operation, Self.serviceRequest(request), route: line.label)

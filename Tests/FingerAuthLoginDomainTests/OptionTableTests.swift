@@ -143,12 +143,25 @@ final class OptionTableTests: XCTestCase {
     }
 
     func testUnknownKeysAreRefusedWithTheMessageOfBefore() {
-        for key in ["bogus", "user", "service", "jti", "issuer", "terminal", "URL", "max-tries", "text", "claim", ""] {
+        for key in ["bogus", "user", "service", "jti", "issuer", "terminal", "text", "claim", "colour", ""] {
             var options = Options()
             XCTAssertThrowsError(try options.set(key, "1", source: "/etc/security/fingerauth.conf:4")) {
                 XCTAssertEqual("\($0)", "/etc/security/fingerauth.conf:4: \(key): unknown key")
             }
         }
+        // A key near one known key is answered with it (a typo otherwise turns the finger off unseen).
+        let near = [
+            ("timout", "timeout"), ("tiemout", "timeout"), ("URL", "url"), ("max-tries", "max_tries"),
+            ("debugfile", "debug_file"), ("approve_timout", "approve_timeout"), ("ttls", "ttl"),
+        ]
+        for (typed, meant) in near {
+            var options = Options()
+            XCTAssertThrowsError(try options.set(typed, "1", source: "/etc/security/fingerauth.conf:4")) {
+                XCTAssertEqual(
+                    "\($0)", "/etc/security/fingerauth.conf:4: \(typed): unknown key; did you mean `\(meant)`?")
+            }
+        }
+        XCTAssertNil(NearestKey.suggestion(for: String(repeating: "timeout", count: 10)))
         var options = Options()
         XCTAssertThrowsError(try options.set("text.nonsense", "x", source: "pam.d argument")) {
             XCTAssertTrue("\($0)".hasPrefix("pam.d argument: text.nonsense: unknown text; the texts are "), "\($0)")

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from support.agent import Agent
+from support.cli import status_lines
 from support.world import PASSWORDS, USERS, World
 
 PLACE_FINGER = "Place your finger on the fingerprint reader"
@@ -210,18 +211,59 @@ def test_root_host_still_runs_the_helper_itself(lw):
     assert login.name == "PAM_SUCCESS", login
 
 
-def test_cli_status_as_the_user_checks_the_agent(lw):
-    done = subprocess.run(["setpriv", "--reuid", str(ALICE), "--regid", str(ALICE), "--clear-groups", "--",
-                           str(lw.build / "fingerauth"), "status", "--config", str(lw.conf_path)],
+def user_status(lw, systemd=None):
+    """`fingerauth status` as alice; `systemd`: None for this host as it is (no systemd
+    here), else a /run of the command's own with (True) or without /run/systemd/system."""
+    from support.private_run import private_run, run_folder
+    prefix = []
+    if systemd is not None:
+        run_dir = run_folder(lw, "run-%s" % ("systemd" if systemd else "plain"))
+        if systemd:
+            (run_dir / "systemd" / "system").mkdir(parents=True)
+        prefix = private_run(run_dir)
+    return subprocess.run(prefix + ["setpriv", "--reuid", str(ALICE), "--regid", str(ALICE), "--clear-groups", "--",
+                                    str(lw.build / "fingerauth"), "status", "--config", str(lw.conf_path)],
                           env=lw.env, capture_output=True, text=True, timeout=20)
+
+
+def stop_agent(lw):
+    """No agent at all: stopped, and its socket gone (a stopped agent leaves it behind)."""
+    lw.agent.stop()
+    if lw.agent.socket.exists():
+        lw.agent.socket.unlink()
+
+
+def test_cli_status_as_the_user_checks_the_agent(lw):
+    done = user_status(lw)
     assert "agent" in done.stdout and "fingerauth-agent/0.1.0" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
-    lw.agent.stop()
-    done = subprocess.run(["setpriv", "--reuid", str(ALICE), "--regid", str(ALICE), "--clear-groups", "--",
-                           str(lw.build / "fingerauth"), "status", "--config", str(lw.conf_path)],
-                          env=lw.env, capture_output=True, text=True, timeout=20)
+    assert done.stdout.splitlines()[-1] == "fingerprint unlock for alice: the agent answers"
+    stop_agent(lw)
+    # Where systemd runs, no agent is a failure with systemd's fix.
+    done = user_status(lw, systemd=True)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "systemctl enable --now fingerauth-agent.socket" in done.stdout
+    assert status_lines(done.stdout)["agent"] == ("FAIL", "%s does not exist: the agent is not running" % lw.agent.socket)
+    assert "fix: as root: systemctl enable --now fingerauth-agent.socket" in done.stdout
+    assert done.stdout.splitlines()[-1] == "fingerprint unlock for alice: blocked by agent"
+
+
+def test_cli_status_as_the_user_on_a_host_without_systemd_does_not_fail_the_agent(lw):
+    """Before: [FAIL] agent, "systemctl enable --now fingerauth-agent.socket", exit 1, on a
+    host where nothing could run systemctl. Now the agent's line is skipped and says what
+    applies there; the exit status is 0."""
+    stop_agent(lw)
+    for done in (user_status(lw), user_status(lw, systemd=False)):
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "systemctl" not in done.stdout, done.stdout
+        mark, text = status_lines(done.stdout)["agent"]
+        assert (mark, text) == ("skip", "%s does not exist; no systemd on this host to start fingerauth-agent.socket, "
+                                        "so screen lockers have no fingerprint unlock (to have it: start it as root "
+                                        "from this host's init system: /usr/libexec/fingerauth/fingerauth-agent (it "
+                                        "listens on agent_socket; fingerauth-agent(8)))" % lw.agent.socket), text
+        assert status_lines(done.stdout)["enrollment"] == (
+            "skip", "root-only state; run sudo fingerauth status (it checks alice)")
+        assert done.stdout.splitlines()[-1] == ("fingerprint unlock for alice: no agent on this host (sudo and login "
+                                                "do not need it)")
 
 
 FAKE_AGENT = """

@@ -78,7 +78,8 @@ def test_audit_command_filters_by_user_and_time_and_prints_json(tmp_path):
         assert abs(rows[-1]["time"] - time.time()) < 60
 
         text = authd.admin("audit", "--user", "bob").stdout.splitlines()
-        assert text[0].split() == ["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "KID", "JTI", "PEER", "COUNT"]
+        assert text[0].split() == ["TIME", "EVENT", "OUTCOME", "REASON", "USER", "HOST", "SERVICE", "KID", "JTI", "PEER",
+                                   "COUNT"]
         assert len(text) == 3 and all(" bob " in line for line in text[1:])
 
         everything = json.loads(authd.admin("audit", "--json").stdout)

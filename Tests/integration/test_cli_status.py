@@ -183,6 +183,69 @@ def test_broken_configuration_fails_the_config_line_and_skips_the_rest(world):
     assert checks["sessions"]["status"] == "skip" and checks["offline"]["status"] == "skip"
 
 
+def test_a_typo_in_a_key_names_the_key_meant_and_where_the_keys_are(world):
+    """`timout = 5`: the module turns the finger off at sudo (the password still works);
+    status fails its config line with the file, line and key, the key meant, and the page
+    where every key is."""
+    ready_world(world)
+    world.conf_path.write_text(world.conf_path.read_text().replace("timeout = 5", "timout = 5"))
+    done = status(world)
+    assert done.returncode == 1 and done.stderr == ""
+    lines = done.stdout.splitlines()
+    [at] = [i for i, line in enumerate(lines) if line.startswith("[FAIL] config")]
+    line_number = world.conf_path.read_text().splitlines().index("timout = 5") + 1
+    assert lines[at] == ("[FAIL] config         configuration: %s:%d: timout: unknown key; did you mean `timeout`? "
+                         "(fix it in %s; the keys: fingerauth.conf(5))" % (world.conf_path, line_number, world.conf_path))
+    assert lines[at + 1].strip() == ("fix: correct it in %s (every key: man 5 fingerauth.conf); until then the module "
+                                     "turns fingerprint login off and logins go on to the password" % world.conf_path)
+    assert lines[-1] == "fingerprint login for alice: blocked by config"
+    # A word nothing is near: no guess.
+    world.conf_path.write_text(world.conf_path.read_text().replace("timout = 5", "colour = blue"))
+    detail = status_checks(status(world, "--json").stdout)["config"]["detail"]
+    assert detail.endswith(": colour: unknown key (fix it in %s; the keys: fingerauth.conf(5))" % world.conf_path)
+
+
+def status_as_root(world, *extra, sudo_user=None):
+    """`fingerauth status` as root with no --user, with SUDO_USER set to `sudo_user` or unset."""
+    env = {k: v for k, v in world.env.items() if k != "SUDO_USER"}
+    if sudo_user is not None:
+        env["SUDO_USER"] = sudo_user
+    return subprocess.run([str(world.build / "fingerauth"), "status", "--pam-dir", str(world.confdir), *extra,
+                           "--config", str(world.conf_path)], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_root_through_sudo_checks_the_user_who_ran_sudo_and_says_so(world):
+    ready_world(world)
+    done = status_as_root(world, sudo_user="alice")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "fingerauth status for alice (who ran sudo; --user NAME checks another)"
+    assert status_lines(done.stdout)["enrolled"] == ("ok", "right-index-finger")
+    assert lines[-1] == "fingerprint login for alice: ready"
+    # --user still wins over SUDO_USER, and the first line then says nothing more.
+    other = status_as_root(world, "--user", "bob", sudo_user="alice")
+    assert other.stdout.splitlines()[0] == "fingerauth status for bob"
+
+
+def test_root_itself_is_asked_which_user_instead_of_failing_roots_own_login(world):
+    """Before: root's own checklist, [FAIL] enrolled and key, "blocked", exit 1 on a host
+    where alice's fingerprint login was ready."""
+    ready_world(world)
+    for sudo_user in (None, "root"):
+        done = status_as_root(world, sudo_user=sudo_user)
+        assert (done.returncode, done.stdout) == (2, ""), done
+        assert done.stderr == (
+            "fingerauth: status as root checks one user's fingerprint login: which one? fingerauth status --user NAME\n"
+            "  (from that user's account, `sudo fingerauth status` checks them)\n"
+            "  users with FingerAuth state here: alice\n"), done.stderr
+    # A configuration that cannot be read is said at once, too.
+    world.conf_path.write_text(world.conf_path.read_text().replace("timeout = 5", "timout = 5"))
+    done = status_as_root(world, "--json")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[-1].startswith("  and the configuration: %s:" % world.conf_path)
+    assert "timout: unknown key; did you mean `timeout`?" in done.stderr
+
+
 def test_group_writable_configuration_is_unsafe(world):
     ready_world(world)
     os.chmod(world.conf_path, 0o664)
@@ -257,17 +320,21 @@ def test_parallel_prompt_warns_about_a_password_module_that_would_ask_again(worl
 
 
 def test_status_says_which_mode_the_local_seat_rule_runs_in(world):
-    """No logind here: records mode, a warning that says what it cannot see. With
-    /run/systemd/system present (a /run of the command's own): logind mode."""
+    """No logind here: records mode, a one-line warning that points to where its limits are
+    written. With /run/systemd/system present (a /run of the command's own): logind mode."""
     from support.private_run import private_run, run_folder
     ready_world(world)
     done = status(world, "--json")
     check = status_checks(done.stdout)["sessions"]
     assert check["status"] == "warn", check
-    assert check["detail"].startswith("records mode (no logind on this host): a login is skipped when PAM_RHOST, ")
-    assert "Cannot see: a job of cron or at" in check["detail"]
-    assert check["fix"].startswith("where remote logins matter, run systemd-logind")
+    assert check["detail"] == ("records mode (no logind on this host): remote logins are told by PAM_RHOST, the session "
+                               "records in /run/fingerauth/sessions and utmp; it sees less than logind mode "
+                               "(pam_fingerauth(8), LOCAL SEAT)"), check
+    assert check["fix"] is None
     assert done.returncode == 0
+    lines = status(world).stdout.splitlines()
+    [at] = [i for i, line in enumerate(lines) if line.startswith("[warn] sessions")]
+    assert len(lines[at].split()) <= 40 and lines[at + 1].startswith("[")  # one line, no fix under it
 
     run_dir = run_folder(world)
     (run_dir / "systemd" / "system").mkdir(parents=True)
@@ -276,4 +343,5 @@ def test_status_says_which_mode_the_local_seat_rule_runs_in(world):
                           env=world.env, capture_output=True, text=True, timeout=60)
     check = status_checks(done.stdout)["sessions"]
     assert check["status"] == "pass", check
-    assert check["detail"].startswith("logind mode: the reader is armed only for a login in an active, local session on a seat")
+    assert check["detail"] == ("logind mode: the reader is armed only for a login in an active, local seat session "
+                               "(pam_fingerauth(8), LOCAL SEAT)"), check

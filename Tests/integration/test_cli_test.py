@@ -93,3 +93,27 @@ def test_no_reader_fails_the_prepare_step(world):
     assert done.returncode == 1 and done.stderr == ""
     lines = steps(done.stdout)
     assert lines[2][:2] == ("FAIL", "prepare") and lines[2][2].startswith("reader: no-reader"), done.stdout
+
+
+def audit_table(world, *args):
+    """`fingerauthd audit` as an admin reads it: [{column: cell}], cut at the header's columns."""
+    done = world.authd.admin("audit", *args)
+    assert done.returncode == 0, done.stderr
+    header, *rows = done.stdout.splitlines()
+    names = header.split()
+    starts = [header.index(" " + name + " ") + 1 if i else 0 for i, name in enumerate(names[:-1])]
+    starts.append(header.rindex(names[-1]))
+    return [{name: row[start:end].strip() for name, start, end in zip(names, starts, starts[1:] + [len(row)])}
+            for row in rows]
+
+
+def test_the_audit_tells_a_fingerauth_test_from_a_real_sudo(world):
+    """Both are logins of alice's key on this host; before, the audit table showed the two
+    rows alike (the service was only in --json)."""
+    enroll(world)
+    assert run(world, "test", "--user", "alice", feed=["SCAN finger-A"]).returncode == 0
+    assert world.login("alice", scans=["finger-A"], service="sudo").name == "PAM_SUCCESS"
+    rows = [r for r in audit_table(world, "--user", "alice") if r["EVENT"] == "login"]
+    assert [(r["OUTCOME"], r["USER"], r["HOST"], r["SERVICE"]) for r in rows] == [
+        ("accept", "alice", "testhost", "fingerauth-test"), ("accept", "alice", "testhost", "sudo")], rows
+    assert rows[0]["KID"] == rows[1]["KID"] == world.kid("alice")

@@ -240,12 +240,30 @@ def test_overview_counts_this_tests_logins_and_the_audit_log_filters(world, admi
     assert logins.status == 200
     assert [(r[1], r[2], r[3], r[4]) for r in logins.table_rows("audit")] == [("login", "accept", "alice", "testhost")] * 2
     refused = admin.get("/audit?event=login&outcome=deny")
-    assert [(r[1], r[2], r[6]) for r in refused.table_rows("audit")] == [("login", "deny", "bad_signature")]
+    assert [(r[1], r[2], r[7]) for r in refused.table_rows("audit")] == [("login", "deny", "bad_signature")]
     assert admin.get("/audit?user=bob").table_rows("audit") == []
     exported = admin.get("/audit.csv?event=login")
     assert [h for h in admin.header(exported, "Content-Type")] == ["text/csv; charset=utf-8"]
     rows = list(csv.DictReader(io.StringIO(exported.text)))
     assert sorted(r["outcome"] for r in rows) == ["accept", "accept", "deny"]
+
+
+def test_the_audit_page_tells_a_fingerauth_test_from_a_real_sudo(world, admin):
+    """The service column: `fingerauth test` and a sudo by the same finger were two alike
+    rows before; the CSV export carries it too."""
+    world.enroll("alice", "finger-A")
+    approve_all(world)
+    tested = world.cli("test", "--user", "alice", feed=["SCAN finger-A"])
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert world.login("alice", scans=["finger-A"], service="sudo").name == "PAM_SUCCESS"
+    page = admin.get("/audit?event=login")
+    assert "<th>service</th>" in page.text, page
+    rows = page.table_rows("audit")
+    # Newest first: the sudo, then the test.
+    assert [(r[1], r[2], r[3], r[4], r[5]) for r in rows] == [
+        ("login", "accept", "alice", "testhost", "sudo"), ("login", "accept", "alice", "testhost", "fingerauth-test")], rows
+    exported = list(csv.DictReader(io.StringIO(admin.get("/audit.csv?event=login").text)))
+    assert [(r["service"], r["client_service"]) for r in exported] == [("sudo", ""), ("fingerauth-test", "")]
 
 
 def test_html_in_what_the_api_let_through_is_rendered_inert(world, admin):
@@ -324,7 +342,7 @@ def test_the_console_on_both_stores(tmp_path, ca, db):
         assert overview.element_text("accepted") == "Accepted logins (7 days): 1"
         assert overview.element_text("refused") == "Refused logins (7 days): 1"
         audit = client.get("/audit?event=admin_approve")
-        assert [(r[1], r[2], r[9]) for r in audit.table_rows("audit")] == [("admin_approve", "accept", "ada")]
+        assert [(r[1], r[2], r[10]) for r in audit.table_rows("audit")] == [("admin_approve", "accept", "ada")]
 
 
 def test_the_keys_and_hosts_pages_paginate_on_both_stores(tmp_path, ca, db):

@@ -94,7 +94,9 @@ def test_an_admin_signs_in_reads_the_figures_filters_approves_revokes_and_edits_
     browser.click('#filter button[type="submit"]')
     assert browser.path() == "/audit?user=&host=&event=login&outcome=accept&from=%s&to=" % today
     rows = browser.find_all("#audit tbody tr")
-    assert len(rows) == 3 and all(" login accept alice testhost " in " " + r.text + " " for r in rows), [r.text for r in rows]
+    assert len(rows) == 3 and all(" login accept alice testhost fa-test " in " " + r.text + " " for r in rows), \
+        [r.text for r in rows]
+    assert [h.text for h in browser.find_all("#audit thead th")][4:6] == ["host", "service"]
     browser.screenshot("03-audit-filtered")
 
     browser.get(base + "/keys")

@@ -57,6 +57,21 @@ def test_configuration_error_names_the_key(world):
     assert "max_tries" in text and "configuration error" in text
 
 
+def test_a_typo_in_a_key_names_the_file_line_key_and_the_key_meant(world):
+    """`timout = 5` in fingerauth.conf: the login is PAM_SERVICE_ERR (the stack goes on to
+    the password) and the one line says where, which key, and the key meant."""
+    world.enroll("alice", "finger-A")
+    world.write_conf(debug_file=None)
+    world.conf_path.write_text(world.conf_path.read_text().replace("timeout = 5", "timout = 5"))
+    line_number = world.conf_path.read_text().splitlines().index("timout = 5") + 1
+    report = login_with_syslog(world, world.service("fa-only", fallback=False))
+    assert "PAM_SERVICE_ERR" in report["stdout"], report
+    [(priority, text)] = [parse(m) for m in report["syslog"] if "pam_fingerauth" in m]
+    assert priority == LOG_AUTHPRIV | SEVERITY["err"]
+    assert text.endswith("configuration error, fingerprint login disabled: %s:%d: timout: unknown key; "
+                         "did you mean `timeout`?" % (world.conf_path, line_number)), text
+
+
 def test_debug_file_gets_the_steps_instead_of_syslog(world):
     world.enroll("alice", "finger-A")
     report = login_with_syslog(world, world.service("fa-only", fallback=False), scans=["finger-A"])

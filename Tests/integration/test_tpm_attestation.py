@@ -559,4 +559,4 @@ def test_the_console_shows_each_keys_ek_and_each_hosts_pin_and_where_it_came_fro
         hosts = {r[0]: r for r in client.get("/hosts").table_rows("hosts")}
         assert hosts[HOSTNAME][6].startswith("%s provisioned by " % ek[:16]), hosts
         audit = client.get("/audit?event=ek_pin")
-        assert [r[6] for r in audit.table_rows("audit")][-1] == "tofu: (none) -> tofu " + ek
+        assert [r[7] for r in audit.table_rows("audit")][-1] == "tofu: (none) -> tofu " + ek

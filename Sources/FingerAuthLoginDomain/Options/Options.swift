@@ -148,7 +148,7 @@ package struct Options: Equatable, Sendable {
             extraClaims.removeAll { $0.0 == name }
             extraClaims.append((name, text))
         } else {
-            throw error("unknown key")
+            throw error("unknown key" + (NearestKey.suggestion(for: key).map { "; did you mean `\($0)`?" } ?? ""))
         }
     }
 

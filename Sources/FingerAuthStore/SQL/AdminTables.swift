@@ -110,12 +110,12 @@ enum AdminTables {
         let rows = try db.textRows(
             """
             SELECT CAST(id AS TEXT), CAST("time" AS TEXT), event, "user", claimed_user, host, kid, outcome, reason, peer,
-                   CAST(count AS TEXT), admin, approval, client_address, workstation
+                   CAST(count AS TEXT), admin, approval, client_address, workstation, service, client_service
               FROM audit\(conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
              ORDER BY id DESC LIMIT CAST(?\(values.count) AS BIGINT)
             """, values)
         return rows.compactMap { row in
-            guard row.count == 15, let id = row[0].flatMap({ Int64($0) }), let time = row[1].flatMap({ Int64($0) }),
+            guard row.count == 17, let id = row[0].flatMap({ Int64($0) }), let time = row[1].flatMap({ Int64($0) }),
                 let event = row[2], let outcome = row[7]
             else { return nil }
             var audited = AuditEvent(
@@ -126,6 +126,8 @@ enum AdminTables {
             audited.approval = row[12]
             audited.clientAddress = row[13]
             audited.workstation = row[14]
+            audited.service = row[15]
+            audited.clientService = row[16]
             return AuditRecord(id: id, time: time, event: audited)
         }
     }
