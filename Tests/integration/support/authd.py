@@ -93,6 +93,14 @@ class Authd:
         if not os.access(self.binary, os.X_OK):
             raise RuntimeError("no fingerauthd at %s (set FINGERAUTH_BUILD)" % self.binary)
         args = [self.binary, "serve", "--listen", self.listen, "--db", self.db, "--audience", self.audience]
+        if "--config" not in self.args:
+            # Not the machine's /etc/fingerauthd.conf, which an installed package provides.
+            config = os.path.join(self.workdir, "fingerauthd.conf")
+            if not os.path.exists(config):
+                with open(config, "w") as f:
+                    f.write("# the test's own: every setting comes from the command line\n")
+                os.chmod(config, 0o600)
+            args += ["--config", config]
         if self.tls is not None:
             args += ["--tls-cert", self.tls.server_cert, "--tls-key", self.tls.server_key]
         args += self.args
