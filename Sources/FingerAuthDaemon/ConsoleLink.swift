@@ -1,6 +1,10 @@
 import FingerAuthCore
 import FingerAuthTransport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where `admin create` and `admin reset` point their setup link: `--console-url`, else the
 /// console that the configuration's `admin-listen` turns on. Without that line no console
 /// runs, and the link would answer nothing: the address is then the one the admin is told
@@ -37,16 +41,20 @@ struct ConsoleLink {
                 )
             }
             base = scheme + Self.reachable(listen) + ":\(listen.port)"
-            toTurnOn = []
+            // The line is there, but a serve started before it was added has no console yet.
+            toTurnOn =
+                Self.answers(listen, milliseconds: 1000)
+                ? []
+                : [
+                    "nothing listens on \(Self.reachable(listen)):\(listen.port) yet, so nothing answers the link: "
+                        + "restart fingerauthd to open the console: \(Self.restart(path))"
+                ]
             return
         }
         let loginPort = file["listen"].flatMap(ListenAddress.init)?.port
         let port = loginPort == Self.defaultPort ? Self.defaultPort + 1 : Self.defaultPort
         base = scheme + "127.0.0.1:\(port)"
-        let restart =
-            path == ConfigFile.defaultPath
-            ? "systemctl restart fingerauthd (without systemd: stop `fingerauthd serve` and start it again)"
-            : "stop `fingerauthd serve --config \(path)` and start it again"
+        let restart = Self.restart(path)
         toTurnOn = [
             "the console is off: \(path) has no admin-listen line, so nothing answers the link until you turn it on:",
             "  1. add this line to \(path):   admin-listen = 127.0.0.1:\(port)",
@@ -58,6 +66,35 @@ struct ConsoleLink {
     /// How the line before the link ends: the link follows at once, or after what turns the
     /// console on.
     var lead: String { toTurnOn.isEmpty ? ":" : " is the last line below" }
+
+    /// How to restart the fingerauthd that reads `path`.
+    static func restart(_ path: String) -> String {
+        path == ConfigFile.defaultPath
+            ? "systemctl restart fingerauthd (without systemd: stop `fingerauthd serve` and start it again)"
+            : "stop `fingerauthd serve --config \(path)` and start it again"
+    }
+
+    /// Whether something on this machine accepts a TCP connection where `listen` binds (a
+    /// wildcard by loopback) within `milliseconds`.
+    static func answers(_ listen: ListenAddress, milliseconds: Int32) -> Bool {
+        let host = reachable(listen)
+        guard let target = ListenAddress(host + ":\(listen.port)") else { return false }
+        let fd = socket(
+            target.family == .ipv6 ? AF_INET6 : AF_INET,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let (started, error) =
+            target.withSocketAddress { address, length in (connect(fd, address, length), errno) }
+            ?? (-1, EINVAL)
+        if started == 0 { return true }
+        guard error == EINPROGRESS else { return false }
+        var watched = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        guard poll(&watched, 1, milliseconds) == 1 else { return false }
+        var failure: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &size) == 0 && failure == 0
+    }
 
     /// The host of a listener as a browser on this machine reaches it: a wildcard address
     /// (every interface) by loopback.

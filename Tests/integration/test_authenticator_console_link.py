@@ -1,6 +1,7 @@
 """`fingerauthd admin create` and `admin reset` print a setup link that answers (issue 48,
 point 3): on the configuration's `admin-listen` when the console is on; while it is off
-(no `admin-listen` line, as shipped), the line to add and the restart that turn it on.
+(no `admin-listen` line, as shipped), the line to add and the restart that turn it on;
+with the line but no serve that read it, the restart.
 On a configuration `fingerauthd init` made (as root, for `nobody`, in a folder under /tmp);
 the console answers the link over TLS on loopback."""
 
@@ -50,15 +51,23 @@ def test_admin_create_without_admin_listen_names_the_line_and_the_restart_then_t
     port = free_port()
     with open(config, "a") as f:
         f.write("admin-listen = 127.0.0.1:%d\n" % port)
-    on = fingerauthd("admin", "reset", "ada", "--config", str(config))
-    assert on.returncode == 0, on.stdout + on.stderr
-    lines = on.stdout.splitlines()
-    assert len(lines) == 2 and lines[0].endswith("the one-time setup link (valid 24 hours, shown only now):"), on.stdout
-    link = lines[1]
     prefix = "https://127.0.0.1:%d" % port
-    assert link.startswith(prefix + "/setup?token="), link
+    # The line is there, but no serve has read it yet: the link is for it, and the restart is said.
+    before = fingerauthd("admin", "reset", "ada", "--config", str(config))
+    assert before.returncode == 0, before.stdout + before.stderr
+    lines = before.stdout.splitlines()
+    assert lines[1:-1] == [
+        "nothing listens on 127.0.0.1:%d yet, so nothing answers the link: restart fingerauthd to open the console: "
+        "stop `fingerauthd serve --config %s` and start it again" % (port, config)], before.stdout
+    assert lines[-1].startswith(prefix + "/setup?token="), before.stdout
     served = Served(config)
     try:
+        on = fingerauthd("admin", "reset", "ada", "--config", str(config))
+        assert on.returncode == 0, on.stdout + on.stderr
+        lines = on.stdout.splitlines()
+        assert len(lines) == 2 and lines[0].endswith("the one-time setup link (valid 24 hours, shown only now):"), on.stdout
+        link = lines[1]
+        assert link.startswith(prefix + "/setup?token="), link
         assert https_status(port, link[len(prefix):], place / "tls" / "cert.pem") == "HTTP/1.1 200 OK"
     finally:
         served.stop()
