@@ -80,6 +80,21 @@ def wait_listening(port, timeout=15):
         time.sleep(0.1)
 
 
+def bindable(port, timeout):
+    """Whether 127.0.0.1:port can be bound (waiting up to `timeout` s), as serve will bind it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+                return True
+            except OSError:
+                if time.monotonic() > deadline:
+                    return False
+        time.sleep(0.2)
+
+
 def https_status(url):
     found = re.match(r"https://127\.0\.0\.1:(\d+)(/.*)$", url)
     assert found, url
@@ -145,10 +160,17 @@ def test_reinstall_console_link_and_purge_while_serving_and_enrolled(console_por
         while not port_free(8443):
             assert time.monotonic() < deadline, "serve did not stop"
             time.sleep(0.1)
+        if not bindable(8444, timeout=30):  # another program took it meanwhile: not this test's to judge
+            pytest.skip("port 8444 was taken by another program during the test: %s"
+                        % shell.run("ss -tlnp | grep -E ':8444 '")[1])
         status, out = shell.run(serve)
         assert status == 0, out
-        wait_for_the_authenticator(shell)
-        wait_listening(8444)
+        try:
+            wait_for_the_authenticator(shell)
+            wait_listening(8444)
+        except AssertionError:
+            shell.run("sleep 1; jobs -l; ss -tlnp | grep -E ':844[34] '; ps -eo pid,ppid,lstart,cmd | grep -E 'fingerauthd|runuser'")
+            raise
         assert https_status(link) == "HTTP/1.1 200 OK"
         seen.append("admin create: console off, named `%s` and the restart; with them the link answered 200"
                     % line.group(1))
