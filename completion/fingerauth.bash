@@ -16,7 +16,7 @@ _fingerauth() {
         cword=$COMP_CWORD
     fi
 
-    local commands="enroll list remove key register revoke reset test status pam-line trial sync host approve help"
+    local commands="enroll list remove key register revoke reset test status pam-line trial sync host approve active-keys help"
     local fingers="left-thumb left-index-finger left-middle-finger left-ring-finger left-little-finger
         right-thumb right-index-finger right-middle-finger right-ring-finger right-little-finger"
     local common="--user --config --state-dir --help"
@@ -59,6 +59,7 @@ _fingerauth() {
         status|doctor) options="$common --json --pam-dir" ;;
         sync) options="$common --json" ;;
         approve) options="$common --wait --deny --yes" ;;
+        active-keys) options="--config --state-dir --wait --help" ;;
         pam-line)
             if [[ "$cur" != -* ]]; then
                 COMPREPLY=($(compgen -W "sudo sshd login common-auth gdm-password lightdm su polkit-1" -- "$cur"))

@@ -27,6 +27,7 @@ let usage = """
       sync        offline grants: drop withdrawn ones, upload offline logins (a timer runs it)
       host        register | status this host's own key (signs its remote-approval requests)
       approve     approve (finger) or deny (--deny) the user's pending remote-approval request
+      active-keys this host's users' keys still active at the authenticator (before a removal)
 
     common options:
       --user U         the user (default: $SUDO_USER under sudo, else you)
@@ -56,6 +57,7 @@ func commandUsage(_ command: String) -> String {
     case "sync": return SyncCommand.usage
     case "host": return HostCommand.usage
     case "approve": return ApproveCommand.usage
+    case "active-keys": return ActiveKeysCommand.usage
     default: return usage
     }
 }
@@ -91,6 +93,7 @@ do {
     case "sync": status = try SyncCommand.run(rest)
     case "host": status = try HostCommand.run(rest)
     case "approve": status = try ApproveCommand.run(rest)
+    case "active-keys": status = try ActiveKeysCommand.run(rest)
     default: throw UsageError.unknownCommand(command)
     }
     exit(status)

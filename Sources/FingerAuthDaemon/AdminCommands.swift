@@ -16,7 +16,8 @@ import Glibc
 /// account on every request, so that `reset` and `remove` end the admin's sessions too.
 enum AdminCommands {
     static func create(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
-        guard let (name, db, link) = try linkCommand(arguments, command: "admin create", existing: false) else {
+        guard let (name, db, link, console) = try linkCommand(arguments, command: "admin create", existing: false)
+        else {
             return 1
         }
         return Admin.withStore(db, mustExist: false) { store, now throws(StoreError) in
@@ -32,8 +33,8 @@ enum AdminCommands {
             try store.audit(
                 Admin.byAdmin(AuditEvent(event: .adminCreate, outcome: .accept, admin: name), Admin.operatorName()),
                 now: now)
-            print("created admin \(name); the one-time setup link (valid 24 hours, shown only now):")
-            print(link.url)
+            print("created admin \(name); the one-time setup link (valid 24 hours, shown only now)\(console.lead)")
+            printLink(link, console)
             return 0
         }
     }
@@ -41,7 +42,8 @@ enum AdminCommands {
     /// Clears the admin's password, which ends their console sessions, and prints a new
     /// setup link; any older link of theirs stops working.
     static func reset(_ arguments: ArraySlice<String>) throws(UsageError) -> Int32 {
-        guard let (name, db, link) = try linkCommand(arguments, command: "admin reset", existing: true) else {
+        guard let (name, db, link, console) = try linkCommand(arguments, command: "admin reset", existing: true)
+        else {
             return 1
         }
         return Admin.withStore(db, mustExist: true) { store, now throws(StoreError) in
@@ -55,8 +57,8 @@ enum AdminCommands {
                 now: now)
             print(
                 "reset admin \(name): password cleared, console sessions ended; "
-                    + "the one-time setup link (valid 24 hours, shown only now):")
-            print(link.url)
+                    + "the one-time setup link (valid 24 hours, shown only now)\(console.lead)")
+            printLink(link, console)
             return 0
         }
     }
@@ -85,18 +87,26 @@ enum AdminCommands {
     }
 
     /// What `create` and `reset` read before they open the store: the admin's name, the
-    /// database and a new setup link under the console's URL; nil (said why) without random bytes.
+    /// database, the console's address and a new setup link under it; nil (said why) without
+    /// random bytes.
     private static func linkCommand(
         _ arguments: ArraySlice<String>, command: String,
         existing: Bool
-    ) throws(UsageError) -> (String, String, SetupLink)? {
+    ) throws(UsageError) -> (String, String, SetupLink, ConsoleLink)? {
         let name = try adminName(arguments, command: command, existing: existing)
         let (options, db) = try Admin.options(arguments.dropFirst(), valued: ["console-url"], command: command)
-        guard let link = SetupLink(base: try consoleURL(options, command: command)) else {
+        let console = try ConsoleLink(options, command: command)
+        guard let link = SetupLink(base: console.base) else {
             printError("fingerauthd: \(command): no random bytes")
             return nil
         }
-        return (name, db, link)
+        return (name, db, link, console)
+    }
+
+    /// What turns the console on when it is off, then the link (the last line: scripts read it).
+    private static func printLink(_ link: SetupLink, _ console: ConsoleLink) {
+        for line in console.toTurnOn { print(line) }
+        print(link.url)
     }
 
     /// The NAME that follows the command: a new account's by the user-name rule; an existing
@@ -135,19 +145,6 @@ enum AdminCommands {
             }
             return 0
         }
-    }
-
-    /// `--console-url`, else `https://` and `admin-listen` of the configuration file.
-    static func consoleURL(_ options: Options, command: String) throws(UsageError) -> String {
-        if let given = options.optional("console-url") {
-            guard given.hasPrefix("https://") || given.hasPrefix("http://") else {
-                throw UsageError(message: "\(command): console-url must start with https://")
-            }
-            return given.hasSuffix("/") ? String(given.dropLast()) : given
-        }
-        let file = try ConfigFile.load(options.optional("config"), command: command)
-        let listen = file["admin-listen"].map { $0.allSatisfy(\.isNumber) ? "127.0.0.1:" + $0 : $0 } ?? "127.0.0.1:8444"
-        return "https://" + listen
     }
 }
 

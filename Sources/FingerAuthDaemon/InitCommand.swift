@@ -14,7 +14,8 @@ import Glibc
 /// unit), the configuration file, and on request a TLS certificate (a new ECDSA P-256 key,
 /// self-signed or signed by the admin's CA) for the name the hosts will use. Then it prints
 /// the next commands. It fills in what is missing or still the shipped example; a flag
-/// replaces a value; an existing certificate or key is replaced only with `--force`.
+/// replaces a value; an existing certificate and key are kept when they are what init
+/// would make now (a reinstall), else replaced only with `--force`.
 enum InitCommand {
     static let name = "init"
     /// The shipped /etc/fingerauthd.conf's example values: init replaces them.
@@ -31,7 +32,7 @@ enum InitCommand {
                 "user", "ca-cert", "ca-key", "days",
             ],
             switches: ["self-signed", "force"], command: name)
-        let request = try Request(flags)
+        let request = try Request(flags, words: arguments)
         guard geteuid() == 0 else {
             printError(
                 "fingerauthd: init must run as root: it gives the state directory and the TLS key to the service's user (try: sudo fingerauthd init …)"
@@ -94,9 +95,6 @@ enum InitCommand {
     ) throws(InitError) -> [String] {
         let certificatePath = settings["tls-cert"] ?? defaultCertificate
         let keyPath = settings["tls-key"] ?? defaultKey
-        for path in [certificatePath, keyPath] where SafeFile.exists(path) && !request.force {
-            throw InitError("\(path) exists; --force replaces it (and the certificate the hosts trust with it)")
-        }
         var issuer: CertificateIssuer?
         if let caCertificate = request.caCertificate, let caKey = request.caKey {
             do {
@@ -108,6 +106,10 @@ enum InitCommand {
             } catch {
                 throw InitError("CA \(caCertificate), \(caKey): \(error)")
             }
+        }
+        if !request.force && (SafeFile.exists(certificatePath) || SafeFile.exists(keyPath)) {
+            return try InitFiles.reuseCertificate(
+                certificatePath, keyPath: keyPath, subject: subject, issuer: issuer, request: request, owner: owner)
         }
         let made: ServerCertificate
         do {
@@ -124,7 +126,7 @@ enum InitCommand {
         ]
     }
 
-    private static func subjectText(_ subject: ServerCertificate.Subject) -> String {
+    static func subjectText(_ subject: ServerCertificate.Subject) -> String {
         switch subject {
         case let .address(text): return "the address \(text)"
         case let .dns(text): return "the name \(text)"
@@ -165,11 +167,14 @@ extension InitCommand {
         let force: Bool
         let days: Int
         let flags: Options
+        /// The arguments as given, for the command a message tells to run again.
+        let words: [String]
 
         var wantsCertificate: Bool { selfSigned || caCertificate != nil }
 
-        init(_ flags: Options) throws(UsageError) {
+        init(_ flags: Options, words: ArraySlice<String>) throws(UsageError) {
             self.flags = flags
+            self.words = Array(words)
             config = flags.optional("config") ?? ConfigFile.defaultPath
             user = flags.optional("user") ?? InitCommand.defaultUser
             if let name = flags.optional("name") {
@@ -201,6 +206,23 @@ extension InitCommand {
                 throw UsageError(
                     message: "init: listen takes a numeric address and port, such as 127.0.0.1:8443 or [::1]:8443")
             }
+        }
+
+        /// This init again with `extra` added, quoted for a shell: the command a message names.
+        func again(adding extra: String) -> String {
+            (["fingerauthd", InitCommand.name] + words.map(Self.shellWord) + [extra]).joined(separator: " ")
+        }
+
+        /// `word` as a shell reads it back: as it is when plain, else in single quotes.
+        static func shellWord(_ word: String) -> String {
+            let plain =
+                !word.isEmpty
+                && word.utf8.allSatisfy { byte in
+                    (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
+                        || "@%+=:,./_-".utf8.contains(byte)
+                }
+            if plain { return word }
+            return "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
         }
 
         /// `https://NAME:PORT/v1/login`, the port from `listen`; nil without `--name`.

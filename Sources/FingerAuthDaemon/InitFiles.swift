@@ -1,4 +1,5 @@
 import FingerAuthCore
+import FingerAuthCrypto
 import FingerAuthStore
 import FingerAuthSystem
 
@@ -44,7 +45,7 @@ enum InitFiles {
             guard mkdir(directory, 0o700) == 0 else {
                 throw InitError("cannot create \(directory): \(String(cString: strerror(errno)))")
             }
-            lines.append("state directory \(directory): created")
+            lines.append("state directory \(directory): created, \(user)'s, mode 0700")
         } else {
             guard (st.st_mode & S_IFMT) == S_IFDIR else {
                 throw InitError("\(directory) is not a directory (or is a symbolic link)")
@@ -57,15 +58,17 @@ enum InitFiles {
                         + "(\(strangers.prefix(3).joined(separator: ", "))): give the database a directory of its own (--db)"
                 )
             }
+            let mode = st.st_mode & 0o7777
+            let modeText = mode == 0o700 ? "mode 0700" : "mode now 0700 (was 0\(String(mode, radix: 8)))"
             lines.append(
                 st.st_uid == owner.uid
-                    ? "state directory \(directory): \(user)'s already"
-                    : "state directory \(directory): was \(DatabaseDirectory.userName(st.st_uid))'s")
+                    ? "state directory \(directory): \(user)'s already, \(modeText)"
+                    : "state directory \(directory): was \(DatabaseDirectory.userName(st.st_uid))'s, now \(user)'s, \(modeText)"
+            )
         }
         guard lchown(directory, owner.uid, owner.gid) == 0, chmod(directory, 0o700) == 0 else {
             throw InitError("cannot give \(directory) to \(user): \(String(cString: strerror(errno)))")
         }
-        lines[lines.count - 1] += ", now \(user)'s, mode 0700"
         for file in databaseFiles(database) where lstat(file, &st) == 0 {
             guard (st.st_mode & S_IFMT) == S_IFREG else { throw InitError("\(file) is not a regular file") }
             guard st.st_uid != owner.uid else { continue }
@@ -75,6 +78,50 @@ enum InitFiles {
             lines.append("database file \(file): was \(DatabaseDirectory.userName(st.st_uid))'s, now \(user)'s")
         }
         return lines
+    }
+
+    /// An existing certificate and key at init's paths: kept when they are what init would
+    /// make now for `subject` (a reinstall after a purge keeps /etc/fingerauthd), the key
+    /// handed to `owner`, mode 0600; else an error that names the one command that replaces
+    /// them.
+    static func reuseCertificate(
+        _ certificatePath: String, keyPath: String, subject: ServerCertificate.Subject, issuer: CertificateIssuer?,
+        request: InitCommand.Request, owner: (uid: uid_t, gid: gid_t)
+    ) throws(InitError) -> [String] {
+        let replace =
+            "to make a new key and certificate (each host's cafile copy must then be replaced too): "
+            + request.again(adding: "--force")
+        let found: CertificateOnDisk
+        do {
+            let certificatePEM = try SafeFile.read(
+                certificatePath, rule: FileRule(owner: nil, forbiddenBits: 0o022, maxBytes: 256 * 1024))
+            let keyPEM = try SafeFile.read(
+                keyPath, rule: FileRule(owner: nil, forbiddenBits: 0o077, maxBytes: 64 * 1024))
+            found = try CertificateOnDisk(
+                certificatePEM: certificatePEM, keyPEM: keyPEM, subject: subject, issuer: issuer)
+        } catch {
+            throw InitError(
+                "cannot reuse the certificate \(certificatePath) and its key \(keyPath): \(error); \(replace)")
+        }
+        if let why = found.refusal(for: subject, issuer: request.caCertificate) {
+            throw InitError("\(certificatePath) exists, but \(why); \(replace)")
+        }
+        var st = stat()
+        guard lstat(keyPath, &st) == 0 else {
+            throw InitError("\(keyPath): \(String(cString: strerror(errno)))")
+        }
+        let before = st.st_uid
+        guard lchown(keyPath, owner.uid, owner.gid) == 0, chmod(keyPath, 0o600) == 0 else {
+            throw InitError("cannot give \(keyPath) to \(request.user): \(String(cString: strerror(errno)))")
+        }
+        let signer = request.caCertificate.map { "signed by the CA \($0)" } ?? "self-signed"
+        return [
+            "certificate \(certificatePath): kept (made before): ECDSA P-256, \(signer), "
+                + "for \(InitCommand.subjectText(subject)), valid until \(found.expiry); --force makes a new one",
+            before == owner.uid
+                ? "key \(keyPath): kept, \(request.user)'s already, mode 0600"
+                : "key \(keyPath): kept, was \(DatabaseDirectory.userName(before))'s, now \(request.user)'s, mode 0600",
+        ]
     }
 
     /// Writes `bytes` atomically with `mode`, then gives the file to `owner`; the directory is

@@ -48,7 +48,8 @@ enum Usage {
                       https://NAME:PORT/v1/login), and with --self-signed or --ca-cert/--ca-key a new
                       ECDSA P-256 key (USER's, 0600) and certificate for NAME (a DNS name or an address),
                       valid N days (default 365), at tls-cert and tls-key (default
-                      /etc/fingerauthd/cert.pem and key.pem; --force replaces them). Prints the next
+                      /etc/fingerauthd/cert.pem and key.pem; a pair there already is kept when it is for
+                      NAME, signed as asked and still valid, --force replaces it). Prints the next
                       commands: start the service with systemd or without, a host's token, the host's url
                       and cafile.
                 """),
@@ -254,6 +255,8 @@ enum Usage {
             text: """
                   fingerauthd admin create NAME [--console-url URL]
                                                            a console account; prints its one-time setup link (24 h)
+                                                           on admin-listen, and while no admin-listen is set, the
+                                                           line to add and what to restart
                 """),
         Entry(
             words: ["admin", "reset"],

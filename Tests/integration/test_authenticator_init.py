@@ -11,6 +11,7 @@ folder under /tmp that nobody can reach, removed at the end."""
 import datetime
 import os
 import pwd
+import shlex
 import shutil
 import socket
 import ssl
@@ -101,7 +102,7 @@ def test_init_makes_the_state_directory_config_and_a_self_signed_p256_certificat
     assert "listen = 127.0.0.1:8443\n" in conf and "audience = https://127.0.0.1:8443/v1/login\n" in conf
     assert "auth.example.com" not in conf and "0.0.0.0" not in conf
     assert "# approval = automatic" in conf  # the shipped comments stay
-    for line in ("state directory %s: created, now nobody's, mode 0700" % (place / "state"),
+    for line in ("state directory %s: created, nobody's, mode 0700" % (place / "state"),
                  "certificate %s: ECDSA P-256, self-signed, for the address 127.0.0.1, valid 365 days" % (place / "tls" / "cert.pem"),
                  "            without systemd: runuser -u nobody -- fingerauthd serve --config %s" % (place / "fingerauthd.conf"),
                  "      url = https://127.0.0.1:8443/v1/login"):
@@ -125,9 +126,88 @@ def test_init_makes_the_state_directory_config_and_a_self_signed_p256_certificat
         served.stop()
     assert owner_mode(place / "state" / "authd.db")[0] == NOBODY.pw_uid
 
+    # init again (as after a reinstall): what is there is kept, and said so once.
     again = init(place, "--name", "127.0.0.1", "--self-signed")
-    assert again.returncode == 1 and "cert.pem exists; --force replaces it" in again.stderr
+    assert again.returncode == 0, again.stdout + again.stderr
     assert x509.load_pem_x509_certificate((place / "tls" / "cert.pem").read_bytes()) == cert
+    expiry = cert.not_valid_after.strftime("%Y-%m-%d")
+    for line in ("state directory %s: nobody's already, mode 0700" % (place / "state"),
+                 "certificate %s: kept (made before): ECDSA P-256, self-signed, for the address 127.0.0.1, valid until %s; "
+                 "--force makes a new one" % (place / "tls" / "cert.pem", expiry),
+                 "key %s: kept, nobody's already, mode 0600" % (place / "tls" / "key.pem"),
+                 "configuration %s: as it was" % (place / "fingerauthd.conf")):
+        assert line in again.stdout.splitlines(), again.stdout
+    assert "already, now" not in again.stdout
+
+
+def test_init_after_a_purge_and_reinstall_reuses_the_kept_certificate_and_fixes_the_shipped_config(place):
+    """What a purge keeps (/etc/fingerauthd, the state directory) and a reinstall brings back
+    (the shipped configuration): the README's init line works again, as it did the first time."""
+    shutil.copy(SHIPPED, place / "fingerauthd.conf")
+    first = init(place, "--name", "127.0.0.1", "--self-signed", "--listen", "127.0.0.1:8443")
+    assert first.returncode == 0, first.stdout + first.stderr
+    cert = (place / "tls" / "cert.pem").read_bytes()
+    shutil.copy(SHIPPED, place / "fingerauthd.conf")  # the purge deleted it, the reinstall shipped it
+    os.chown(place / "tls" / "key.pem", 0, 0)  # a user made again: the key's owner is stale
+    os.chmod(place / "state", 0o755)
+
+    again = init(place, "--name", "127.0.0.1", "--self-signed", "--listen", "127.0.0.1:8443")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (place / "tls" / "cert.pem").read_bytes() == cert
+    assert owner_mode(place / "tls" / "key.pem") == (NOBODY.pw_uid, 0o600)
+    assert owner_mode(place / "state") == (NOBODY.pw_uid, 0o700)
+    lines = again.stdout.splitlines()
+    assert "state directory %s: nobody's already, mode now 0700 (was 0755)" % (place / "state") in lines, again.stdout
+    assert "key %s: kept, was root's, now nobody's, mode 0600" % (place / "tls" / "key.pem") in lines, again.stdout
+    assert any(line.startswith("certificate %s: kept (made before): ECDSA P-256, self-signed, for the address 127.0.0.1"
+                               % (place / "tls" / "cert.pem")) for line in lines), again.stdout
+    conf = (place / "fingerauthd.conf").read_text()
+    assert "listen = 127.0.0.1:8443\n" in conf and "audience = https://127.0.0.1:8443/v1/login\n" in conf
+    assert "auth.example.com" not in conf and "0.0.0.0" not in conf
+    served = Served(place / "fingerauthd.conf")
+    try:
+        assert served.healthz(place / "tls" / "cert.pem", "127.0.0.1") == "HTTP/1.1 200 OK"
+    finally:
+        served.stop()
+
+
+def test_init_on_a_certificate_for_another_name_stops_and_names_the_one_command_that_continues(place):
+    first = init(place, "--name", "127.0.0.1", "--self-signed")
+    assert first.returncode == 0, first.stdout + first.stderr
+    cert = (place / "tls" / "cert.pem").read_bytes()
+    conf = (place / "fingerauthd.conf").read_text()
+
+    other = init(place, "--name", "localhost", "--self-signed")
+    # What it did before it stopped (nothing the new name changes), then why and what continues.
+    assert other.returncode == 1 and other.stdout == "state directory %s: nobody's already, mode 0700\n" % (
+        place / "state"), other.stdout
+    message = other.stderr.strip()
+    command = ("fingerauthd init --config {p}/fingerauthd.conf --db {p}/state/authd.db --tls-cert {p}/tls/cert.pem "
+               "--tls-key {p}/tls/key.pem --user nobody --name localhost --self-signed --force").format(p=place)
+    assert message == (
+        "fingerauthd: init: %s exists, but it is for '127.0.0.1', not localhost; to make a new key and certificate "
+        "(each host's cafile copy must then be replaced too): %s" % (place / "tls" / "cert.pem", command)), message
+    assert (place / "tls" / "cert.pem").read_bytes() == cert and (place / "fingerauthd.conf").read_text() == conf
+
+    # The command it names, as written, continues.
+    words = shlex.split(command)
+    done = fingerauthd(*words[1:])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "certificate %s: ECDSA P-256, self-signed, for the name localhost, valid 365 days" % (
+        place / "tls" / "cert.pem") in done.stdout.splitlines(), done.stdout
+    renewed = x509.load_pem_x509_certificate((place / "tls" / "cert.pem").read_bytes())
+    san = renewed.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert san.get_values_for_type(x509.DNSName) == ["localhost"]
+    # The audience the hosts' tokens name stays (a flag would replace it); the hosts are told.
+    assert "audience = https://127.0.0.1:8443/v1/login\n" in (place / "fingerauthd.conf").read_text()
+    assert "      audience = https://127.0.0.1:8443/v1/login" in done.stdout.splitlines(), done.stdout
+
+    # A CA's certificate is not reused for --self-signed, nor an expired or foreign key.
+    (place / "tls" / "key.pem").unlink()
+    missing = init(place, "--name", "localhost", "--self-signed")
+    assert missing.returncode == 1 and "cannot reuse the certificate %s and its key %s" % (
+        place / "tls" / "cert.pem", place / "tls" / "key.pem") in missing.stderr, missing.stderr
+    assert missing.stderr.rstrip().endswith("--self-signed --force"), missing.stderr
 
 
 @pytest.mark.parametrize("ca_key", ["ec", "rsa:2048"])
