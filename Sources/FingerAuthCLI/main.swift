@@ -13,21 +13,21 @@ let usage = """
     usage: fingerauth COMMAND [options]      (fingerauth COMMAND --help for each)
 
     commands:
-      enroll      read a finger and save the print; create and register the device key
-      list        the user's enrolled fingers
-      remove      delete one print (--finger NAME) or all of them (--all)
-      key         create | show | rotate the user's device key
-      register    register the device key with the authenticator (needs the host token)
-      revoke      revoke the device key (or --kid) at the authenticator
-      reset       revoke at the authenticator, then delete prints, key and registration
-      test        run the whole login as the PAM module does, one timed line per step
-      status      checklist of everything fingerprint login needs, each with its fix
-      pam-line    the line to add to /etc/pam.d/SERVICE
-      trial       try it without a fingerprint reader: start | touch | stop (a virtual reader)
-      sync        offline grants: drop withdrawn ones, upload offline logins (a timer runs it)
-      host        register | status this host's own key (signs its remote-approval requests)
-      approve     approve (finger) or deny (--deny) the user's pending remote-approval request
-      active-keys this host's users' keys still active at the authenticator (before a removal)
+      enroll       read a finger and save the print; create and register the device key
+      list         the user's enrolled fingers
+      remove       delete one print (--finger NAME) or all of them (--all)
+      key          create | show | rotate the user's device key
+      register     register the device key with the authenticator (needs the host token)
+      revoke       revoke the device key (or --kid) at the authenticator
+      reset        revoke at the authenticator, then delete prints, key and registration
+      test         run the whole login as the PAM module does, one timed line per step
+      status       checklist of everything fingerprint login needs, each with its fix
+      pam-line     the line to add to /etc/pam.d/SERVICE
+      trial        try it without a fingerprint reader: start | touch | stop (a virtual reader)
+      sync         offline grants: drop withdrawn ones, upload offline logins (a timer runs it)
+      host         register | status this host's own key (signs its remote-approval requests)
+      approve      approve (finger) or deny (--deny) the user's pending remote-approval request
+      active-keys  this host's users' keys still active at the authenticator (before a removal)
 
     common options:
       --user U         the user (default: $SUDO_USER under sudo, else you)

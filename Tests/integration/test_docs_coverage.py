@@ -211,7 +211,7 @@ def fingerauth_commands():
     and the subcommands each synopsis names (`fingerauth key create …`, `fingerauth trial
     start | touch … | stop`)."""
     main = next(text for text in usage_texts("fingerauth") if "commands:" in text)
-    commands = re.findall(r"^([a-z][a-z-]*)\s{2,}\S", block(main, "commands:", "\n\n"), re.M)
+    commands = re.findall(r"^([a-z][a-z-]*) +\S", block(main, "commands:", "\n\n"), re.M)
     assert len(commands) >= 10, commands
     found = [[command] for command in commands]
     for text in usage_texts("fingerauth"):
