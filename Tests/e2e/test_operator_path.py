@@ -213,6 +213,7 @@ def test_reinstall_console_link_and_purge_while_serving_and_enrolled(console_por
         removal = purged[purged.index("fingerauth: to delete these too"):]
         lines = re.findall(r"^fingerauth:   (\S.*?)\r?$", removal, re.M)
         assert lines and "rm -rf /run/fingerauth" not in lines, lines  # never blindly
+        assert lines == kept_by_purge()[2], "the purge prints the install page's removal lines"
         for command in lines:
             status, out = shell.run(command)
             assert status == 0, "%s -> %d: %s" % (command, status, out)

@@ -140,11 +140,15 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     usage = run(["fingerauth", "--help"], env=PLAIN_ENV)
     assert usage.returncode == 0 and "usage: fingerauth" in usage.stdout, usage.stdout + usage.stderr
     if re.search(r"^\s+status\s", usage.stdout, re.M):  # a command line of the usage
-        status = run(["fingerauth", "status"], env=PLAIN_ENV)
+        # Root itself, not under sudo: status asks which user it is to check (exit 2).
+        asked = run(["fingerauth", "status"], env=PLAIN_ENV)
+        assert asked.returncode == 2, asked.stdout + asked.stderr
+        assert "which one? fingerauth status --user NAME" in asked.stderr, asked.stderr
+        status = run(["fingerauth", "status", "--user", "root"], env=PLAIN_ENV)
         # A fresh, unconfigured host: status runs and reports (0 all good, 1 something to fix).
         assert status.returncode in (0, 1), status.stdout + status.stderr
         assert status.stdout.strip() and "error while loading" not in status.stderr
-        seen.append("fingerauth status -> exit %d" % status.returncode)
+        seen.append("fingerauth status -> exit 2 (which user?); --user root -> exit %d" % status.returncode)
     else:
         status = run(["fingerauth", "key", "show", "--help"], env=PLAIN_ENV)
         assert status.returncode == 0, status.stdout + status.stderr
