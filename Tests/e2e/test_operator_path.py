@@ -175,6 +175,16 @@ def test_reinstall_console_link_and_purge_while_serving_and_enrolled(console_por
         seen.append("admin create: console off, named `%s` and the restart; with them the link answered 200"
                     % line.group(1))
 
+        # A second serve, as the README starts it, while the first runs: it says who holds the port.
+        second = serve.rstrip().rstrip("&").strip()
+        status, out = shell.run("timeout 20 " + second)
+        assert status not in (0, 124), out
+        said = re.search(r"cannot listen on 127\.0\.0\.1:8443: another fingerauthd \(pid (\d+), user fingerauthd\) is "
+                         r"listening there", out)
+        assert said and int(said.group(1)) in daemon_pids(), out
+        assert "Failed to bind" not in out, out
+        seen.append("a second serve: %r" % said.group(0))
+
         # The trial's enrollment, then a purge while serve runs and the user is enrolled.
         for who, command in commands:
             if "trial start" in command or "fingerauth enroll" in command:
