@@ -3,13 +3,16 @@ installs it without enabling anything, the installed programs run with no Swift 
 on PATH, libpam finds the module by its bare name, and `apt-get remove` then `purge`
 leave nothing of it. /etc/pam.d/common-* must not change at any point."""
 
+import contextlib
 import hashlib
 import glob
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -80,6 +83,54 @@ def pam_config_digest():
     for path in sorted(glob.glob("/etc/pam.d/common-*")):
         digest.update(path.encode() + b"\0" + Path(path).read_bytes())
     return digest.hexdigest()
+
+
+
+# A container's own fingerauthd, played by sleep: in a mount namespace of its own, under a
+# root of its own (pivot_root onto a tmpfs), at /usr/sbin/fingerauthd there.
+CONTAINER = r"""set -e
+R=$1
+mount -t tmpfs tmpfs "$R"
+mkdir -p "$R/usr/sbin" "$R/usr/lib" "$R/lib" "$R/lib64" "$R/old"
+mount --rbind /usr/lib "$R/usr/lib"
+mount --rbind /lib "$R/lib"
+mount --rbind /lib64 "$R/lib64"
+cp /usr/bin/sleep "$R/usr/sbin/fingerauthd"
+cd "$R"
+pivot_root . old
+exec /usr/sbin/fingerauthd 300
+"""
+
+
+def same_root(pid):
+    here, there = os.stat("/"), os.stat("/proc/%d/root" % pid)
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+@contextlib.contextmanager
+def fingerauthd_in_a_container(tmp_path):
+    """The pid of a process whose /proc/PID/exe reads /usr/sbin/fingerauthd, as the
+    package's does, under another root: not this package's to stop."""
+    root = tmp_path / "container-root"
+    root.mkdir()
+    proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "--fork", "sh", "-c", CONTAINER, "sh",
+                             str(root)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            found = [int(name) for name in os.listdir("/proc") if name.isdigit()
+                     and os.path.exists("/proc/%s/exe" % name) and os.getpgid(int(name)) == proc.pid
+                     and os.readlink("/proc/%s/exe" % name) == "/usr/sbin/fingerauthd"]
+            if found:
+                assert not same_root(found[0])
+                yield found[0]
+                break
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
 
 
 @pytest.fixture
@@ -173,8 +224,14 @@ def test_package_installs_runs_and_removes_without_a_trace(deb, tmp_path, observ
     assert 'reason="user not enrolled"' in log.read_text() and "result=PAM_IGNORE" in log.read_text()
     seen.append("libpam loaded pam_fingerauth.so by name (PAM_IGNORE, not enrolled)")
 
-    removed = run(["apt-get", "remove", "-y", PACKAGE], env=APT_ENV)
-    assert removed.returncode == 0, removed.stdout + removed.stderr
+    with fingerauthd_in_a_container(tmp_path) as stranger:
+        removed = run(["apt-get", "remove", "-y", PACKAGE], env=APT_ENV)
+        assert removed.returncode == 0, removed.stdout + removed.stderr
+        # prerm stops what runs from the package's binaries, not a container's fingerauthd.
+        assert "pid %d " % stranger not in removed.stdout, removed.stdout
+        with open("/proc/%d/stat" % stranger) as f:
+            assert f.read().split(") ", 1)[1][0] in "RS", "the container's fingerauthd was stopped"
+    seen.append("a container's own /usr/sbin/fingerauthd (another root) kept running through the removal")
     assert package_state() == "rc"  # only the conffile is left, as Debian does on remove
     for path in FILES:
         assert os.path.exists(path) == (path in CONFFILES), path
