@@ -16,7 +16,8 @@ enum ActiveKeysCommand {
           Asks the authenticator which device keys of this host's users it still holds active
           or pending, and prints each with the command that revokes it (on the authenticator:
           fingerauthd keys revoke --kid KID; here: fingerauth revoke --user USER). Prints
-          nothing when no user has a registered key. Waits on the network at most S seconds in
+          nothing when no user has a registered key. This host's own key (remote approval) is
+          named from its registration record. Waits on the network at most S seconds in
           all (default 4). The package's prerm runs it before the binaries are removed. Needs root.
           Exit status: 0 none active, 1 some active or not known, 2 wrong usage.
         """
@@ -32,7 +33,20 @@ enum ActiveKeysCommand {
         try Context.requireRoot("active-keys")
         let wait = try seconds(args["wait"])
         let options = try Context.loadOptions(args, requireURL: false)
-        let keys = registeredKeys(options)
+        var status = deviceKeys(registeredKeys(options), options: options, wait: wait)
+        if let kid = registeredHostKey(options) {
+            say(
+                "fingerauth: this host's own key (it signs remote-approval requests), \(kid), is registered at the "
+                    + "authenticator by this host's record (not asked); a purge deletes it here. Unless revoked there "
+                    + "already, revoke it on the authenticator: fingerauthd hosts revoke-key --kid \(kid)")
+            status = 1
+        }
+        return status
+    }
+
+    /// The warning about `keys` still active at the authenticator, asked within `wait`
+    /// seconds: 0 when none is (or there is none), else 1.
+    private static func deviceKeys(_ keys: [Key], options: Options, wait: Int) -> Int32 {
         guard !keys.isEmpty else { return 0 }
         let prefix = "fingerauth: "
         guard let url = options.url?.text else {
@@ -106,6 +120,16 @@ enum ActiveKeysCommand {
                 "fingerauth:   \(key.user): key \(key.kid); if active, on the authenticator: fingerauthd keys revoke --kid \(key.kid)"
             )
         }
+    }
+
+    /// This host's own key when its registration record says it is registered. The
+    /// authenticator is not asked: no endpoint tells a host its key's status.
+    static func registeredHostKey(_ options: Options) -> String? {
+        let paths = HostPaths(options)
+        guard SafeFile.exists(paths.key), let record = try? Registration.load(paths.registration),
+            record.status != "revoked", isKid(record.kid)
+        else { return nil }
+        return record.kid
     }
 
     /// Every user under the state directory whose registration record is not revoked (the

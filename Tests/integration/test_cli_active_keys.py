@@ -51,3 +51,20 @@ def test_active_keys_with_the_authenticator_gone_names_what_it_could_not_ask_wit
     assert lines[1:] == ["fingerauth:   alice: key %s; if active, on the authenticator: fingerauthd keys revoke --kid %s"
                          % (kid, kid)], lines
     assert took < 4, took
+
+
+def test_active_keys_names_this_hosts_own_key_from_its_record(world):
+    """No user enrolled, but the host key of remote approval registered: named with the
+    command that revokes it on the authenticator (its status there is not asked)."""
+    assert (run(world, "active-keys").returncode) == 0
+    registered = world.cli("host", "register")
+    assert registered.returncode == 0, registered.stdout + registered.stderr
+    kid = world.cli("host", "status", "--json").stdout.split('"kid":"')[1].split('"')[0]
+    done = run(world, "active-keys")
+    assert done.returncode == 1 and done.stderr == "", done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "fingerauth: this host's own key (it signs remote-approval requests), %s, is registered at the authenticator "
+        "by this host's record (not asked); a purge deletes it here. Unless revoked there already, revoke it on the "
+        "authenticator: fingerauthd hosts revoke-key --kid %s" % (kid, kid)]
+    revoked = world.authd.admin("hosts", "revoke-key", "--kid", kid)
+    assert revoked.returncode == 0, revoked.stdout + revoked.stderr
