@@ -21,7 +21,7 @@ from support.world import PASSWORDS, USERS, World
 
 PLACE_FINGER = "Place your finger on the fingerprint reader"
 AGENT_MISSING = ("Fingerprint login unavailable: the fingerprint agent is not running "
-                 "(systemctl enable --now fingerauth-agent.socket)")
+                 "(fingerauth status says how to start it)")
 NOT_YOURS = "Fingerprint login refused: the agent answers only for your own user"
 ALICE, BOB = USERS["alice"], USERS["bob"]
 

@@ -74,7 +74,8 @@ package struct AgentLoginFlow<Connector: AgentConnector, Talk: Conversation, Use
             return say(
                 LoginOutcome(
                     .authInfoUnavailable,
-                    "agent not reachable at \(options.agentSocket): \(why.message) (systemctl enable --now fingerauth-agent.socket)"
+                    "agent not reachable at \(options.agentSocket): \(why.message) (start fingerauth-agent: with systemd, "
+                        + "systemctl enable --now fingerauth-agent.socket)"
                 ),
                 LoginTexts.agentMissing, request)
         }

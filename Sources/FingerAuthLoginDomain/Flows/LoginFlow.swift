@@ -303,7 +303,8 @@ package enum LoginTexts {
     package static let tooManyAttempts = "Fingerprint login unavailable: too many failed attempts, use the password"
     package static let offlineLogin =
         "Authenticator not reachable: logged in offline with this host's offline grant (expires {expires})"
-    /// What the user sees when no agent answers; names the command that fixes it.
+    /// What the user sees when no agent answers; names the command that says the fix for
+    /// this host (systemd's socket unit, or the agent started by the host's own init).
     package static let agentMissing =
-        "Fingerprint login unavailable: the fingerprint agent is not running (systemctl enable --now fingerauth-agent.socket)"
+        "Fingerprint login unavailable: the fingerprint agent is not running (fingerauth status says how to start it)"
 }
