@@ -13,13 +13,13 @@ own removal commands then leave nothing."""
 import os
 import re
 import socket
-import ssl
 import time
 from pathlib import Path
 
 import pytest
 
 from support.authd import build_dir
+from support.tls import https_status as tls_status
 from test_trial import (RootShell, account_exists, check_step, group_exists, kept_by_purge, machine,  # noqa: F401
                         port_free, shell_json, sudo_by_finger, traces, trial_commands, wait_for_the_authenticator)
 
@@ -98,15 +98,7 @@ def bindable(port, timeout):
 def https_status(url):
     found = re.match(r"https://127\.0\.0\.1:(\d+)(/.*)$", url)
     assert found, url
-    port, path = int(found.group(1)), found.group(2)
-    context = ssl.create_default_context(cafile=CERT)
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-        with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-            tls.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (path, port)).encode())
-            answer = b""
-            while chunk := tls.recv(4096):
-                answer += chunk
-    return answer.split(b"\r\n", 1)[0].decode()
+    return tls_status(int(found.group(1)), found.group(2), CERT)
 
 
 def test_reinstall_console_link_and_purge_while_serving_and_enrolled(console_port_free, user, tmp_path, observe):

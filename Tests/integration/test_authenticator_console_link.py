@@ -7,8 +7,8 @@ the console answers the link over TLS on loopback."""
 
 import os
 import socket
-import ssl
 
+from support.tls import https_status
 from test_authenticator_init import NOBODY, Served, fingerauthd, init, place  # noqa: F401  (fixture)
 
 
@@ -16,17 +16,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def https_status(port, path, cafile):
-    context = ssl.create_default_context(cafile=str(cafile))
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-        with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-            tls.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (path, port)).encode())
-            answer = b""
-            while chunk := tls.recv(4096):
-                answer += chunk
-    return answer.split(b"\r\n", 1)[0].decode()
 
 
 def test_admin_create_without_admin_listen_names_the_line_and_the_restart_then_the_link_answers(place):

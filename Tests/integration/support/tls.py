@@ -11,6 +11,8 @@ asked for RSA: `make_ca(tmpdir, server_key="rsa:2048", ca_key="rsa:2048")`.
 
 import os
 import re
+import socket
+import ssl
 import subprocess
 
 __all__ = ["TestCA", "make_ca"]
@@ -84,3 +86,15 @@ def make_ca(directory, server_key="ec", ca_key="ec"):
     for public in ("ca.pem", "server.pem"):
         os.chmod(path(public), 0o644)
     return TestCA(directory, path("ca.pem"), path("ca.key"), path("server.pem"), path("server.key"))
+
+
+def https_status(port, path, cafile):
+    """The status line of `GET path` on https://127.0.0.1:port, trusting only `cafile`."""
+    context = ssl.create_default_context(cafile=str(cafile))
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            tls.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (path, port)).encode())
+            answer = b""
+            while chunk := tls.recv(4096):
+                answer += chunk
+    return answer.split(b"\r\n", 1)[0].decode()
